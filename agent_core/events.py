@@ -1,0 +1,131 @@
+"""The loop's one stream of typed events (DESIGN §6). The TUI, headless output and the session
+log all consume it; `to_dict()` is the stream-json form (one object per line, with `type`)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass
+class Event:
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass
+class TurnStarted(Event):
+    type: ClassVar[str] = "turn_started"
+    turn: int
+    prompt: str
+
+
+@dataclass
+class TextDelta(Event):
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass
+class ThinkingDelta(Event):
+    type: ClassVar[str] = "thinking_delta"
+    text: str
+
+
+@dataclass
+class ToolCall(Event):
+    type: ClassVar[str] = "tool_call"
+    id: str
+    name: str
+    input: dict
+
+
+@dataclass
+class ToolResult(Event):
+    type: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    preview: str
+    size: int
+    is_error: bool = False
+
+
+@dataclass
+class PermissionRequest(Event):
+    type: ClassVar[str] = "permission_request"
+    id: str
+    name: str
+    input: dict
+    decision: str | None = None  # allow | always | deny, once answered
+
+
+@dataclass
+class AssistantDone(Event):
+    type: ClassVar[str] = "assistant_done"
+    message_id: str
+    model: str
+    usage: dict
+    stop_reason: str | None
+
+
+@dataclass
+class ContextUpdate(Event):
+    type: ClassVar[str] = "context"
+    tokens: int
+    window: int
+    threshold: int
+    state: str            # ok | warning | error | autocompact | blocking
+    percent_left: float
+    categories: dict[str, int] = field(default_factory=dict)
+    warning: int = 0
+    error: int = 0
+    blocking: int = 0
+
+
+@dataclass
+class Compaction(Event):
+    type: ClassVar[str] = "compaction"
+    layer: str
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    duration_s: float = 0.0
+    transcript_path: str | None = None
+    action: str = ""
+
+
+@dataclass
+class BreakerTripped(Event):
+    type: ClassVar[str] = "breaker"
+    breaker: str          # failures | thrash | ...
+    reason: str
+
+
+@dataclass
+class CostUpdate(Event):
+    type: ClassVar[str] = "cost"
+    total_usd: float | None                     # None when some model's price is unknown
+    by_model: dict[str, dict[str, Any]]         # model -> {bucket: tokens, ..., "cost_usd": float | None}
+    by_purpose: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Error(Event):
+    type: ClassVar[str] = "error"
+    kind: str             # auth | rate_limit | overloaded | prompt_too_long | connection | server | tool | blocking | internal
+    message: str
+    retryable: bool = False
+
+
+@dataclass
+class Notice(Event):
+    type: ClassVar[str] = "notice"
+    message: str
+
+
+@dataclass
+class TurnFinished(Event):
+    type: ClassVar[str] = "turn_finished"
+    stop_reason: str      # end_turn | max_turns | budget | cancelled | error | blocking
+    turns: int

@@ -1,0 +1,72 @@
+"""The `ctxtui` command. Parses arguments and dispatches; imports Textual only for screens, so
+`--headless` and `usage` never load it (DESIGN §1)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+EPILOG = """\
+commands:
+  ctxtui [options]                 open the TUI (the demo model when no ANTHROPIC_API_KEY is set)
+  ctxtui --headless -p PROMPT      run the agent without a screen (prompt may also come on stdin)
+  ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
+  ctxtui usage [PATH ...]          token and cost report over session logs
+
+environment (flags win over environment, which wins over .env in the workspace):
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, CTXTUI_MODEL, CTXTUI_CONTEXT_WINDOW,
+  CTXTUI_MAX_OUTPUT_TOKENS, CTXTUI_AUTOCOMPACT_PCT, CTXTUI_DISABLE_AUTOCOMPACT, CTXTUI_HOME
+  (see README.md for the full list)
+
+exit codes: 0 done, 1 run failed, 2 bad usage or configuration, 130 interrupted
+"""
+
+
+def _version() -> str:
+    try:
+        return version("ctxtui")
+    except PackageNotFoundError:
+        return "0.0.0+local"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ctxtui", description="Run a Claude coding agent while seeing and controlling its context window.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"ctxtui {_version()}")
+    p.add_argument("--headless", action="store_true", help="run without a screen (for scripts and CI)")
+    p.add_argument("-p", "--prompt", help="the prompt (headless); '-' or omitted reads stdin")
+    p.add_argument("--model", help="model id, or 'demo' for the offline demo model (env CTXTUI_MODEL)")
+    p.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text",
+                   help="headless output: text (default), json (one object at the end), stream-json (events)")
+    p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model calls in a run")
+    p.add_argument("--max-budget-usd", type=float, metavar="X", help="stop when the session cost reaches X dollars")
+    p.add_argument("--allow", metavar="TOOL[,TOOL]", action="append", default=[],
+                   help="allow these tools without asking (headless denies write/edit/bash unless allowed)")
+    p.add_argument("--resume", metavar="ID", help="resume the session with this id")
+    p.add_argument("--continue", dest="continue_", action="store_true", help="resume the most recent session")
+    p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
+    p.add_argument("--context-window", type=int, metavar="N", help="override the model's context window")
+    p.add_argument("--theme", metavar="NAME", help="a Textual theme name (TUI)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("watch", "usage"):
+        cmd, rest = argv[0], argv[1:]
+        if cmd == "usage":
+            from agent_core.usage_cli import main as usage_main
+            return usage_main(rest)
+        from app.watch import main as watch_main
+        return watch_main(rest)
+    args = build_parser().parse_args(argv)
+    if args.headless:
+        from agent_core.headless import main as headless_main
+        return headless_main(args)
+    from app.main import run_tui
+    return run_tui(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

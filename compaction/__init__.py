@@ -1,0 +1,17 @@
+"""The compaction engine: pure Python, no model client, no UI (DESIGN §1, §5)."""
+from .budget import STATES, ContextBudget
+from .entry import Entry, assistant, boundary, project, tool_result_block, user
+from .pipeline import (CompactionStage, LayerContext, Pipeline, PipelineConfig, PipelineResult,
+                       PipelineState)
+from .report import CompactionReport, LayerResult
+from .rounds import group_by_api_round, round_starts
+from .tokens import breakdown, count_tokens, estimate_message, estimate_text
+from .transcript import read_transcript, write_transcript
+from .validate import validate_history
+
+__all__ = [
+    "STATES", "CompactionReport", "CompactionStage", "ContextBudget", "Entry", "LayerContext", "LayerResult",
+    "Pipeline", "PipelineConfig", "PipelineResult", "PipelineState", "assistant", "boundary", "breakdown",
+    "count_tokens", "estimate_message", "estimate_text", "group_by_api_round", "project", "read_transcript",
+    "round_starts", "tool_result_block", "user", "validate_history", "write_transcript",
+]

@@ -1,0 +1,109 @@
+"""Thresholds and states (DESIGN §4).
+
+CC's fixed buffers are kept for windows of 200,000 and up; for smaller windows each one shrinks
+to the same share of the window, so the order of the thresholds holds for every window size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STATES = ("ok", "warning", "error", "autocompact", "blocking")
+REFERENCE_WINDOW = 200_000
+MIN_WINDOW = 1_000
+
+# name: (default tokens, share of window used instead when smaller)
+DEFAULTS = {
+    "output_reserve": (20_000, 0.10),
+    "autocompact_buffer": (13_000, 0.065),
+    "warning_buffer": (20_000, 0.10),
+    "error_buffer": (10_000, 0.05),
+    "blocking_buffer": (3_000, 0.015),
+}
+
+
+def _scaled(name: str, window: int, override: int | None) -> int:
+    if override is not None:
+        if override < 0:
+            raise ValueError(f"{name} must be a whole number >= 0, got {override}")
+        return override
+    default, share = DEFAULTS[name]
+    return int(min(default, share * window))
+
+
+@dataclass(frozen=True)
+class ContextBudget:
+    context_window: int = REFERENCE_WINDOW
+    max_output_tokens: int = 32_000
+    autocompact_enabled: bool = True
+    autocompact_pct: float | None = None
+    output_reserve: int | None = None
+    autocompact_buffer: int | None = None
+    warning_buffer: int | None = None
+    error_buffer: int | None = None
+    blocking_buffer: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.context_window, int) or self.context_window < MIN_WINDOW:
+            raise ValueError(f"context_window must be a whole number >= {MIN_WINDOW}, got {self.context_window!r}")
+        if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:
+            raise ValueError(f"max_output_tokens must be a whole number >= 1, got {self.max_output_tokens!r}")
+        if self.autocompact_pct is not None and not (0 < self.autocompact_pct <= 100):
+            raise ValueError(f"autocompact_pct must be a number in (0, 100], got {self.autocompact_pct!r}")
+        if self.effective_window <= 0:
+            raise ValueError("output_reserve leaves no room: it must be smaller than the context window")
+        if self.warning_threshold <= 0:
+            raise ValueError("the buffers leave no room below the auto-compact threshold; make them smaller")
+
+    @property
+    def reserve(self) -> int:
+        if self.output_reserve is not None:
+            return _scaled("output_reserve", self.context_window, self.output_reserve)
+        return min(self.max_output_tokens, _scaled("output_reserve", self.context_window, None))
+
+    @property
+    def effective_window(self) -> int:
+        return self.context_window - self.reserve
+
+    @property
+    def autocompact_threshold(self) -> int:
+        e = self.effective_window
+        if not self.autocompact_enabled:
+            return e
+        t = e - _scaled("autocompact_buffer", self.context_window, self.autocompact_buffer)
+        if self.autocompact_pct is not None:
+            t = min(t, int(e * self.autocompact_pct / 100))
+        return t
+
+    @property
+    def warning_threshold(self) -> int:
+        return self.autocompact_threshold - _scaled("warning_buffer", self.context_window, self.warning_buffer)
+
+    @property
+    def error_threshold(self) -> int:
+        return self.autocompact_threshold - _scaled("error_buffer", self.context_window, self.error_buffer)
+
+    @property
+    def blocking_limit(self) -> int:
+        return self.effective_window - _scaled("blocking_buffer", self.context_window, self.blocking_buffer)
+
+    def percent_left(self, tokens: int) -> float:
+        """Percent of the way left until auto-compact (0–100, floored at 0)."""
+        t = self.autocompact_threshold
+        return max(0.0, (t - tokens) / t * 100.0)
+
+    def state(self, tokens: int) -> str:
+        if tokens >= self.blocking_limit:
+            return "blocking"
+        if self.autocompact_enabled and tokens >= self.autocompact_threshold:
+            return "autocompact"
+        if tokens >= self.error_threshold:
+            return "error"
+        if tokens >= self.warning_threshold:
+            return "warning"
+        return "ok"
+
+    def as_dict(self) -> dict:
+        return {"window": self.context_window, "effective_window": self.effective_window,
+                "threshold": self.autocompact_threshold, "warning": self.warning_threshold,
+                "error": self.error_threshold, "blocking": self.blocking_limit,
+                "autocompact_enabled": self.autocompact_enabled}

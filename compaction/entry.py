@@ -1,0 +1,153 @@
+"""History entries: an API message plus metadata the API never sees (DESIGN §2).
+
+Entries are treated as immutable: layers build new entries with `with_content`/`replace` so
+the per-entry token estimate, cached on first use, can never go stale.
+"""
+from __future__ import annotations
+
+import time
+import uuid as _uuid
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Iterable
+
+KINDS = ("message", "compact_boundary", "summary", "attachment", "snip_marker")
+
+# Kinds that are bookkeeping only and never part of a request.
+NOT_SENT = frozenset({"compact_boundary"})
+
+
+def new_uuid() -> str:
+    return _uuid.uuid4().hex
+
+
+def _blocks(content: Any) -> list[dict]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content)
+
+
+@dataclass(frozen=True, eq=False)
+class Entry:
+    message: dict
+    kind: str = "message"
+    uuid: str = field(default_factory=new_uuid)
+    timestamp: float = field(default_factory=time.time)
+    response_id: str | None = None
+    usage: dict | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown entry kind {self.kind!r}; expected one of {KINDS}")
+        if isinstance(self.message.get("content"), str):
+            object.__setattr__(self, "message", {**self.message, "content": _blocks(self.message["content"])})
+
+    @property
+    def role(self) -> str:
+        return self.message["role"]
+
+    @property
+    def content(self) -> list[dict]:
+        return self.message["content"]
+
+    @property
+    def sent(self) -> bool:
+        return self.kind not in NOT_SENT
+
+    @cached_property
+    def tokens(self) -> int:
+        from .tokens import estimate_message
+
+        return 0 if not self.sent else estimate_message(self.message)
+
+    @cached_property
+    def category_tokens(self) -> dict[str, int]:
+        from .tokens import categorize_entry
+
+        return categorize_entry(self)
+
+    def tool_use_ids(self) -> list[str]:
+        return [b["id"] for b in self.content if b.get("type") == "tool_use"]
+
+    def tool_result_ids(self) -> list[str]:
+        return [b["tool_use_id"] for b in self.content if b.get("type") == "tool_result"]
+
+    def text(self) -> str:
+        return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+    def with_content(self, content: list[dict], **meta: Any) -> "Entry":
+        """Same entry (same uuid) with new content; metadata keys given are merged in."""
+        return replace(self, message={**self.message, "content": content}, meta={**self.meta, **meta})
+
+    def with_meta(self, **meta: Any) -> "Entry":
+        return replace(self, meta={**self.meta, **meta})
+
+    def to_dict(self) -> dict:
+        d = {"uuid": self.uuid, "kind": self.kind, "timestamp": self.timestamp, "message": self.message}
+        if self.response_id is not None:
+            d["response_id"] = self.response_id
+        if self.usage is not None:
+            d["usage"] = self.usage
+        if self.meta:
+            d["meta"] = self.meta
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Entry":
+        return cls(
+            message=d["message"],
+            kind=d.get("kind", "message"),
+            uuid=d["uuid"],
+            timestamp=d.get("timestamp", 0.0),
+            response_id=d.get("response_id"),
+            usage=d.get("usage"),
+            meta=d.get("meta") or {},
+        )
+
+
+def user(content: str | list[dict], kind: str = "message", **meta: Any) -> Entry:
+    return Entry({"role": "user", "content": _blocks(content)}, kind=kind, meta=meta)
+
+
+def assistant(content: str | list[dict], response_id: str | None = None, usage: dict | None = None, **meta: Any) -> Entry:
+    return Entry({"role": "assistant", "content": _blocks(content)}, response_id=response_id, usage=usage, meta=meta)
+
+
+def tool_result_block(tool_use_id: str, content: str | list[dict], is_error: bool = False) -> dict:
+    block: dict = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def boundary(trigger: str, tokens_before: int, tokens_after: int, transcript_path: str | None, layer: str) -> Entry:
+    """A compact boundary: recorded in the history and the log, never sent to the API."""
+    return Entry(
+        {"role": "user", "content": [{"type": "text", "text": f"[compaction: {layer} ({trigger})]"}]},
+        kind="compact_boundary",
+        meta={"trigger": trigger, "layer": layer, "tokens_before": tokens_before,
+              "tokens_after": tokens_after, "transcript_path": transcript_path},
+    )
+
+
+def project(entries: Iterable[Entry]) -> list[dict]:
+    """The API request messages for these entries.
+
+    Bookkeeping entries are dropped and adjacent messages of one role are merged (the API
+    joins them anyway); in a merged user message tool results come first, as the API requires.
+    """
+    out: list[dict] = []
+    for e in entries:
+        if not e.sent:
+            continue
+        if out and out[-1]["role"] == e.role:
+            prev = out[-1]
+            content = prev["content"] + e.content
+            if e.role == "user":
+                content = [b for b in content if b.get("type") == "tool_result"] + [
+                    b for b in content if b.get("type") != "tool_result"]
+            out[-1] = {"role": e.role, "content": content}
+        else:
+            out.append(e.message)
+    return out

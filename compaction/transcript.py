@@ -1,0 +1,63 @@
+"""Transcripts: the whole history at a compaction, on disk before the history is replaced."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .entry import Entry
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def ensure_private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    os.chmod(path, DIR_MODE)
+    return path
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """Write to a temp file in the same folder, fsync, then rename: a reader never sees half a file."""
+    ensure_private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: float | None = None) -> Path:
+    """`<folder>/<timestamp>-<trigger>.jsonl`, one entry per line, 0600. Raises on failure so the
+    caller never replaces history without a transcript."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now if now is not None else time.time()))
+    base = folder / f"{stamp}-{trigger}.jsonl"
+    path, n = base, 1
+    while path.exists():
+        path = folder / f"{stamp}-{trigger}-{n}.jsonl"
+        n += 1
+    text = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
+    return atomic_write_text(path, text)
+
+
+def read_transcript(path: Path) -> list[Entry]:
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                out.append(Entry.from_dict(json.loads(line)))
+    return out
