@@ -1,0 +1,61 @@
+"""What the loop needs from a model, whoever serves it (Anthropic, the offline demo, a test server)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Protocol, Union
+
+from .events import TextDelta, ThinkingDelta
+
+
+@dataclass
+class ModelResponse:
+    """A finished assistant message, in Messages-API form."""
+    id: str
+    model: str
+    content: list[dict]           # text / thinking / tool_use blocks
+    usage: dict                   # input_tokens, output_tokens, cache_creation_input_tokens,
+                                  # cache_read_input_tokens, optional cache_creation {ephemeral_5m/1h_input_tokens}
+    stop_reason: str | None = None
+
+
+class ModelError(Exception):
+    """A failed call, classified so the user is told what to do (DESIGN §9)."""
+
+    def __init__(self, kind: str, message: str, retryable: bool = False, retry_after: float | None = None,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind              # auth | rate_limit | overloaded | prompt_too_long | connection | server | bad_request | cancelled
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+
+StreamItem = Union[TextDelta, ThinkingDelta, ModelResponse]
+
+
+@dataclass
+class ModelInfo:
+    provider: str                 # anthropic | demo
+    model: str
+    context_window: int
+    max_output_tokens: int
+    offline: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class ModelClient(Protocol):
+    info: ModelInfo
+
+    def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
+               purpose: str = "main") -> AsyncIterator[StreamItem]:
+        """Yield text/thinking deltas as they arrive, then exactly one ModelResponse.
+        `purpose` is main | compaction | memory (the demo answers summary requests by it).
+        Raises ModelError."""
+        ...
+
+    async def count_tokens(self, *, system: str, messages: list[dict], tools: list[dict]) -> int | None:
+        """An exact count when the provider offers one (never on the hot path); None otherwise."""
+        ...
+
+    async def aclose(self) -> None: ...
