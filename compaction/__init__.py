@@ -8,8 +8,12 @@ from .rounds import group_by_api_round, round_starts
 from .tokens import breakdown, count_tokens, estimate_message, estimate_text
 from .transcript import read_transcript, write_transcript
 from .validate import validate_history
+from .autocompact import SummarizeConfig, default_stages  # noqa: E402  (summarizing stages, layers 5-8)
+from .breakers import BreakerConfig
+from .summarizer import SummarizeError, Summarizer, SummaryResult
 
 __all__ = [
+    "BreakerConfig", "SummarizeConfig", "SummarizeError", "Summarizer", "SummaryResult", "default_stages",
     "STATES", "CompactionReport", "CompactionStage", "ContextBudget", "Entry", "LayerContext", "LayerResult",
     "Pipeline", "PipelineConfig", "PipelineResult", "PipelineState", "assistant", "boundary", "breakdown",
     "count_tokens", "estimate_message", "estimate_text", "group_by_api_round", "project", "read_transcript",

@@ -23,23 +23,37 @@ class PipelineConfig:
     """One config for every layer. Layer-specific knobs live here so a session has one place to tune."""
     budget: ContextBudget = field(default_factory=ContextBudget)
     overhead_tokens: int = 0               # system prompt + tool definitions, used before any usage exists
-    # 1. tool-result budget (CC numbers)
-    tool_result_max_chars: int = 50_000
-    message_results_max_chars: int = 200_000
+    # 1. tool-result budget (CC numbers): always runs; decisions frozen per tool_use_id
+    tool_result_max_chars: int = 50_000       # one result over this is persisted
+    message_results_max_chars: int = 200_000  # one message's results over this: largest persisted first
     preview_bytes: int = 2_000
     self_bounded_tools: frozenset[str] = frozenset({"read_file"})
-    # 2. snip
+    # 2. snip: drop old middle rounds (archive first, leave a marker)
     snip_enabled: bool = True
+    snip_trigger_ratio: float | None = None  # share of the effective window; None = the warning threshold
+    snip_target_ratio: float = 0.5           # drop oldest middle rounds until the count is at most this share
+    snip_keep_recent_ratio: float = 0.1      # the recent tail kept holds at least this share of tokens ...
+    snip_keep_recent_rounds: int = 2         # ... and at least this many API rounds
+    snip_growth_ratio: float = 0.05          # hysteresis: fire again only after the count grew this share
     # 3. microcompact
     microcompact_enabled: bool = True
-    micro_keep_recent: int = 5
-    micro_min_chars: int = 100
-    preserved_tools: frozenset[str] = frozenset()
-    time_gap_minutes: float = 60.0
+    compactable_tools: frozenset[str] = frozenset({"bash", "read_file", "grep", "glob", "write_file", "edit_file"})
+    preserved_tools: frozenset[str] = frozenset()   # compactable tools whose results are never cleared
+    micro_keep_recent: int = 5                # count-based: seen compactable results kept
+    micro_min_chars: int = 100                # results this short or shorter are never cleared
+    micro_trigger_ratio: float = 0.5          # count-based acts only at or above this share of the window ...
+    micro_clear_at_least_ratio: float = 0.05  # ... and only when clearing frees this share (cache rewrite worth it)
+    time_based_enabled: bool = True
+    time_gap_minutes: float = 60.0            # time-based: gap since the last assistant message (cache expired)
     time_keep_recent: int = 5
-    # 4. context collapse
+    # 4. context collapse (read-time projection; the working history is untouched)
     collapse_enabled: bool = True
-    collapse_commit_ratio: float = 0.90
+    collapse_commit_ratio: float = 0.90       # commit new spans at or above this share of the window
+    collapse_target_ratio: float = 0.75       # ... until the view is at most this share
+    collapse_keep_recent_ratio: float = 0.15  # the recent tail is never collapsed (tokens share ...)
+    collapse_keep_recent_rounds: int = 3      # ... and rounds)
+    collapse_span_rounds: int = 6             # rounds per digest
+    collapse_digest_chars: int = 600
     # extra knobs for layers added later, by name
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -142,31 +156,117 @@ class Pipeline:
 
     async def run(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
         """The whole pipeline before a model call: cheap layers, then summarizing stages when the
-        projected count is still at or above the auto-compact threshold."""
+        projected count is still at or above the auto-compact threshold.
+
+        Each call counts as one turn for the thrash breaker (call it once per model call). Nothing
+        automatic runs once a breaker has tripped; the loop should then check `blocked(res.tokens)`."""
+        self._observe(entries)
         res = self.run_cheap(entries, now)
         budget = self.config.budget
+        trip = self.note_turn(res.tokens)
+        if trip is not None:
+            res.reports.append(trip)
         if not budget.autocompact_enabled or res.tokens < budget.autocompact_threshold:
+            return res
+        if not self.breakers().allows("auto"):
             return res
         return await self._summarize(res, now, "auto", None)
 
     async def compact(self, entries: Sequence[Entry], trigger: str = "manual", instructions: str | None = None,
                       now: float | None = None) -> PipelineResult:
-        """Run the summarizing stages regardless of the threshold (manual `/compact`, reactive)."""
+        """Run the summarizing stages regardless of the threshold: `manual` (`/compact [focus]`,
+        the compact tool; allowed even after a breaker trip) or `reactive` (after the main call
+        answered prompt-too-long; skipped once a breaker has tripped, see `auto_compact_stopped`)."""
+        self._observe(entries)
         res = self.run_cheap(entries, now)
+        if not self.breakers().allows(trigger):
+            return res
         return await self._summarize(res, now, trigger, instructions)
 
     async def _summarize(self, res: PipelineResult, now: float | None, trigger: str,
                          instructions: str | None) -> PipelineResult:
+        """Stages in order; the first that returns a smaller, valid history wins. A stage that
+        fails (report `details["failed"]`) or whose result is not smaller ends the attempt with
+        the old history kept, and counts towards the failures breaker."""
+        from .breakers import rejected_report
+
         now = time.time() if now is None else now
         work = res.entries
+        breakers = self.breakers()
         for stage in self.stages:
-            out = await stage(work, self._ctx(work, now, trigger, instructions))
+            ctx = self._ctx(work, now, trigger, instructions)
+            try:
+                out = await stage(work, ctx)
+            except Exception as exc:  # a stage bug must not take the session down; the history is kept
+                out = LayerResult(work, CompactionReport(
+                    layer=getattr(stage, "name", "stage"), trigger=trigger,
+                    action=f"Compaction failed: internal error {type(exc).__name__}: {exc}. The history is unchanged.",
+                    tokens_before=ctx.tokens, tokens_after=ctx.tokens,
+                    details={"failed": True, "reason": f"{type(exc).__name__}: {exc}"}))
             if out is None:
                 continue
-            if out.report is not None:
-                res.reports.append(out.report)
+            report = out.report
+            if out.entries is not work and report is not None and not report.details.get("failed"):
+                after = self.count(out.entries)
+                if after >= ctx.tokens:
+                    report = rejected_report(report.layer, f"the result would not be smaller ({ctx.tokens:,} → "
+                                             f"{after:,} tokens)", trigger, ctx.tokens, after)
+            if report is not None and report.details.get("failed"):
+                res.reports.append(report)
+                why = report.details.get("reason") or report.details.get("why") or report.action
+                trip = breakers.record_failure(why, trigger, ctx.tokens)
+                if trip is not None:
+                    res.reports.append(trip)
+                return res
+            if report is not None:
+                res.reports.append(report)
             if out.entries is not work:
+                breakers.record_success()
                 again = self.run_cheap(out.entries, now)
                 again.reports[:0] = res.reports
                 return again
         return res
+
+    # --- breakers, turns and blocking (DESIGN §5 layer 6, §4) ----------------------------------
+    def breakers(self):  # -> breakers.Breakers
+        """The breaker view over `state.of("breakers")`; knobs from `config.extra["breakers"]`
+        (a `BreakerConfig`), CC's defaults otherwise."""
+        from .breakers import BreakerConfig, Breakers
+
+        cfg = self.config.extra.get("breakers")
+        if isinstance(cfg, dict):
+            cfg = BreakerConfig(**cfg)
+        return Breakers(self.state.of("breakers"), cfg)
+
+    def note_turn(self, tokens: int) -> CompactionReport | None:
+        """Count one turn (`run` does it; call it yourself only if you bypass `run`). Returns the
+        thrash-breaker report on the turn it trips."""
+        return self.breakers().note_turn(tokens, self.config.budget.autocompact_threshold)
+
+    def auto_compact_stopped(self) -> str | None:
+        """Why automatic (and reactive) compaction is stopped for this session, or None."""
+        return self.breakers().tripped
+
+    def reset_breakers(self) -> None:
+        self.breakers().reset()
+
+    def blocked(self, tokens: int) -> str | None:
+        """A message for the user when `tokens` is at or above the blocking limit (send nothing), else None."""
+        b = self.config.budget
+        if tokens < b.blocking_limit:
+            return None
+        msg = (f"The context is full: {tokens:,} tokens, at or above the blocking limit of {b.blocking_limit:,} "
+               f"(window {b.context_window:,}). Nothing was sent to the model. Run /compact — optionally with a "
+               "focus, e.g. `/compact the failing parser test` — to summarise the conversation, then send your "
+               "message again.")
+        stopped = self.auto_compact_stopped()
+        if stopped:
+            msg += f" {stopped}"
+        return msg
+
+    def _observe(self, entries: Sequence[Entry]) -> None:
+        """Let stages that keep running notes (session memory) see the new entries, every turn."""
+        for stage in self.stages:
+            observe = getattr(stage, "observe", None)
+            if observe is not None:
+                observe(entries, self.state)

@@ -1,0 +1,380 @@
+"""The agent loop (DESIGN §6): one user turn at a time, compaction before every model call.
+
+`run(prompt)` drives a turn in its own task and yields its events from a queue, so `cancel()`
+can stop a stream or a tool batch at any point and still leave a valid, logged history.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from compaction import Entry, Pipeline, breakdown, project
+from compaction.entry import tool_result_block
+from compaction.report import CompactionReport
+from compaction.tokens import estimate_text
+
+from . import events as ev
+from .model import ModelClient, ModelError, ModelResponse
+
+Ask = Callable[[ev.PermissionRequest], Awaitable[str]]
+
+CANCELLED_RESULT = "Cancelled by the user before this tool finished."
+
+
+@dataclass
+class TurnLimits:
+    max_turns: int | None = None          # model calls per run()
+    max_budget_usd: float | None = None   # session cost at which runs stop
+
+
+@dataclass
+class _Turn:
+    """Mutable bookkeeping of the running turn, so a cancel can repair history."""
+    calls: int = 0
+    partial_text: list[str] = field(default_factory=list)
+    pending_tool_uses: list[dict] = field(default_factory=list)
+    done_results: dict[str, dict] = field(default_factory=dict)
+
+
+class Agent:
+    def __init__(self, *, client: ModelClient, pipeline: Pipeline, tools: Any, tool_ctx: Any,
+                 permissions: Any, cost: Any, system_prompt: str, session: Any = None, ask: Ask | None = None,
+                 limits: TurnLimits | None = None, entries: list[Entry] | None = None,
+                 compactions: list[ev.Compaction] | None = None, session_id: str = "") -> None:
+        self.client = client
+        self.pipeline = pipeline
+        self.tools = tools
+        self.tool_ctx = tool_ctx
+        self.permissions = permissions
+        self.cost = cost
+        self.system_prompt = system_prompt
+        self.session = session
+        self.ask = ask
+        self.limits = limits or TurnLimits()
+        self.entries: list[Entry] = list(entries or [])
+        self.compactions: list[ev.Compaction] = list(compactions or [])
+        self.context_history: list[tuple[int, int, bool]] = []
+        self.session_id = session_id
+        self.turns = 0
+        self._task: asyncio.Task | None = None
+        self._pending_compact: tuple[bool, str | None] | None = None
+        self._tool_defs = tools.definitions()
+        self._system_tokens = estimate_text(system_prompt)
+        self._tools_tokens = sum(estimate_text(str(d)) for d in self._tool_defs)
+        self.pipeline.config.overhead_tokens = self._system_tokens + self._tools_tokens
+
+    # ----- state for front-ends -------------------------------------------------------------
+    @property
+    def info(self):
+        return self.client.info
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def tokens(self) -> int:
+        return self.pipeline.count(self.entries)
+
+    def context_event(self) -> ev.ContextUpdate:
+        b = self.pipeline.config.budget
+        tokens = self.tokens()
+        cats = breakdown(self.entries, system_tokens=self._system_tokens, tools_tokens=self._tools_tokens,
+                         window=b.context_window, threshold=b.autocompact_threshold,
+                         autocompact_enabled=b.autocompact_enabled)
+        return ev.ContextUpdate(tokens=tokens, window=b.context_window, threshold=b.autocompact_threshold,
+                                state=b.state(tokens), percent_left=round(b.percent_left(tokens), 1),
+                                categories=cats, warning=b.warning_threshold, error=b.error_threshold,
+                                blocking=b.blocking_limit)
+
+    def cost_event(self) -> ev.CostUpdate:
+        return self.cost.event()
+
+    # ----- public actions --------------------------------------------------------------------
+    async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+        """One user turn. Yields events; the last one is always TurnFinished. Never raises."""
+        async for e in self._drive(self._turn(prompt)):
+            yield e
+
+    async def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]:
+        """Manual `/compact [focus]`. While a turn runs it is queued until after the tool batch."""
+        if self.busy:
+            self._pending_compact = (True, focus)
+            yield ev.Notice("Compaction queued: it runs after the current tool batch.")
+            return
+        async for e in self._drive(self._manual_compact(focus)):
+            yield e
+
+    def cancel(self) -> None:
+        if self.busy:
+            self._task.cancel()
+
+    def clear(self) -> None:
+        """`/clear`: forget the conversation (the session log keeps it)."""
+        self.entries = []
+        self.context_history.clear()
+        self._log_history()
+
+    async def aclose(self) -> None:
+        self.cancel()
+        if self._task is not None:
+            try:
+                await self._task
+            except BaseException:
+                pass
+        self._log_state()
+        if self.session is not None:
+            self.session.close()
+        await self.client.aclose()
+
+    # ----- the machinery ---------------------------------------------------------------------
+    async def _drive(self, body: Callable[[asyncio.Queue], Awaitable[None]]) -> AsyncIterator[ev.Event]:
+        if self.busy:
+            yield ev.Error("busy", "A turn is already running; wait for it or press Esc to cancel it.")
+            return
+        queue: asyncio.Queue = asyncio.Queue()
+        done = object()
+
+        async def runner() -> None:
+            try:
+                await body(queue)
+            finally:
+                queue.put_nowait(done)
+
+        self._task = asyncio.create_task(runner())
+        try:
+            while True:
+                item = await queue.get()
+                if item is done:
+                    break
+                yield item
+        finally:
+            if not self._task.done():
+                self._task.cancel()
+            try:
+                await self._task
+            except BaseException:
+                pass
+
+    def _emit(self, q: asyncio.Queue, e: ev.Event) -> None:
+        if self.session is not None and e.type in ("compaction", "breaker", "error", "turn_finished",
+                                                  "assistant_done", "tool_call", "tool_result", "notice"):
+            self.session.append_event(e.to_dict())
+        q.put_nowait(e)
+
+    def _append(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        if self.session is not None:
+            self.session.append_entry(entry)
+
+    def _adopt(self, new_entries: list[Entry]) -> None:
+        if new_entries is self.entries:
+            return
+        if len(new_entries) == len(self.entries) and all(a is b for a, b in zip(new_entries, self.entries)):
+            return
+        self.entries = list(new_entries)
+        self._log_history()
+
+    def _log_history(self) -> None:
+        if self.session is not None:
+            self.session.append_history(self.entries)
+
+    def _log_state(self) -> None:
+        if self.session is None:
+            return
+        self.session.append_state({"pipeline": self.pipeline.state.to_dict(), "cost": self.cost.to_dict(),
+                                   "permissions": self.permissions.to_dict()
+                                   if hasattr(self.permissions, "to_dict") else {},
+                                   "turns": self.turns})
+
+    def _report_events(self, q: asyncio.Queue, reports: list[CompactionReport]) -> bool:
+        compacted = False
+        for r in reports:
+            if r.layer == "breaker":
+                self._emit(q, ev.BreakerTripped(breaker=r.trigger, reason=r.action))
+                continue
+            c = ev.Compaction(layer=r.layer, trigger=r.trigger, tokens_before=r.tokens_before,
+                              tokens_after=r.tokens_after, duration_s=round(r.duration_s, 4),
+                              transcript_path=r.transcript_path, action=r.action)
+            self.compactions.append(c)
+            self._emit(q, c)
+            compacted = True
+        return compacted
+
+    def _context(self, q: asyncio.Queue, compacted: bool = False) -> ev.ContextUpdate:
+        c = self.context_event()
+        self.context_history.append((self.turns, c.tokens, compacted))
+        self._emit(q, c)
+        return c
+
+    def _finish(self, q: asyncio.Queue, reason: str) -> None:
+        self._log_state()
+        self._emit(q, ev.TurnFinished(stop_reason=reason, turns=self.turns))
+
+    def _turn(self, prompt: str) -> Callable[[asyncio.Queue], Awaitable[None]]:
+        async def body(q: asyncio.Queue) -> None:
+            turn = _Turn()
+            try:
+                await self._turn_body(prompt, q, turn)
+            except asyncio.CancelledError:
+                self._repair_after_cancel(turn)
+                self._finish(q, "cancelled")
+            except Exception as exc:  # a bug of ours: report it, keep the session usable
+                self._repair_after_cancel(turn)
+                self._emit(q, ev.Error("internal", f"Internal error: {type(exc).__name__}: {exc}. "
+                                                  "The session is saved; you can go on or resume it."))
+                self._finish(q, "error")
+        return body
+
+    def _repair_after_cancel(self, turn: _Turn) -> None:
+        """Keep what was done; answer unanswered tool calls so the history stays valid."""
+        if turn.pending_tool_uses:
+            blocks = []
+            for tu in turn.pending_tool_uses:
+                blocks.append(turn.done_results.get(tu["id"]) or
+                              tool_result_block(tu["id"], CANCELLED_RESULT, is_error=True))
+            self._append(Entry({"role": "user", "content": blocks}))
+        elif turn.partial_text and "".join(turn.partial_text).strip():
+            self._append(Entry({"role": "assistant", "content": [
+                {"type": "text", "text": "".join(turn.partial_text)}]}, meta={"cancelled": True}))
+
+    async def _turn_body(self, prompt: str, q: asyncio.Queue, turn: _Turn) -> None:
+        self.turns += 1
+        self._append(Entry({"role": "user", "content": [{"type": "text", "text": prompt}]}))
+        self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
+        reactive_used = False
+        while True:
+            if self.limits.max_turns is not None and turn.calls >= self.limits.max_turns:
+                self._emit(q, ev.Error("max_turns", f"Stopped after {turn.calls} model calls (--max-turns)."))
+                return self._finish(q, "max_turns")
+            total = self.cost.total_usd
+            if self.limits.max_budget_usd is not None and total is not None and total >= self.limits.max_budget_usd:
+                self._emit(q, ev.Error("budget", f"Stopped: the session cost ${total:.4f} reached the budget of "
+                                                 f"${self.limits.max_budget_usd:.4f} (--max-budget-usd)."))
+                return self._finish(q, "budget")
+
+            res = await self.pipeline.run(self.entries)
+            self._adopt(res.entries)
+            compacted = self._report_events(q, res.reports)
+            ctx = self._context(q, compacted)
+            if ctx.state == "blocking":
+                self._emit(q, ev.Error("blocking", f"The context holds {ctx.tokens:,} tokens, above the blocking "
+                                                   f"limit of {ctx.blocking:,}; nothing was sent. Run /compact "
+                                                   "(or `ctxtui --headless` with a larger window) to go on."))
+                return self._finish(q, "blocking")
+
+            try:
+                response = await self._call_model(res.request, q, turn)
+            except ModelError as e:
+                if e.kind == "prompt_too_long" and not reactive_used:
+                    reactive_used = True
+                    self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
+                    out = await self.pipeline.compact(self.entries, trigger="reactive")
+                    self._adopt(out.entries)
+                    self._context(q, self._report_events(q, out.reports))
+                    continue
+                self._emit(q, ev.Error(e.kind, e.message, e.retryable))
+                return self._finish(q, "error")
+            turn.calls += 1
+            turn.partial_text.clear()
+
+            self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
+                               usage=response.usage, meta={"model": response.model}))
+            self.cost.add(response.model, response.usage, "main")
+            self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
+                                           stop_reason=response.stop_reason))
+            self._emit(q, self.cost.event())
+            self._context(q)
+
+            tool_uses = [b for b in response.content if b.get("type") == "tool_use"]
+            if not tool_uses:
+                return self._finish(q, response.stop_reason or "end_turn")
+            await self._run_tools(tool_uses, q, turn)
+            self._log_state()
+            if self._pending_compact is not None:
+                _, focus = self._pending_compact
+                self._pending_compact = None
+                await self._compact_now(q, focus)
+
+    async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: _Turn) -> ModelResponse:
+        response: ModelResponse | None = None
+        async for item in self.client.stream(system=self.system_prompt, messages=request, tools=self._tool_defs,
+                                             max_tokens=self.client.info.max_output_tokens, purpose="main"):
+            if isinstance(item, ModelResponse):
+                response = item
+            else:
+                if isinstance(item, ev.TextDelta):
+                    turn.partial_text.append(item.text)
+                q.put_nowait(item)
+        if response is None:
+            raise ModelError("server", "The model's answer ended without a final message; try again.", True)
+        return response
+
+    async def _run_tools(self, tool_uses: list[dict], q: asyncio.Queue, turn: _Turn) -> None:
+        turn.pending_tool_uses = tool_uses
+        turn.done_results = {}
+        allowed: list[dict] = []
+        for tu in tool_uses:
+            self._emit(q, ev.ToolCall(id=tu["id"], name=tu["name"], input=tu.get("input") or {}))
+            decision = await self.permissions.check(tu["name"], tu.get("input") or {}, self._asker(q, tu))
+            if getattr(decision, "allowed", decision is True):
+                allowed.append(tu)
+            else:
+                msg = getattr(decision, "message", None) or f"Permission to run {tu['name']} was denied."
+                turn.done_results[tu["id"]] = tool_result_block(tu["id"], msg, is_error=True)
+                self._emit(q, ev.ToolResult(id=tu["id"], name=tu["name"], preview=msg[:500], size=len(msg),
+                                            is_error=True))
+
+        async def one(tu: dict) -> None:
+            out = await self.tools.execute(tu["name"], tu.get("input") or {}, self.tool_ctx)
+            turn.done_results[tu["id"]] = tool_result_block(tu["id"], out.content or "(no output)",
+                                                            is_error=out.is_error)
+            self._emit(q, ev.ToolResult(id=tu["id"], name=tu["name"], preview=out.content[:500],
+                                        size=len(out.content), is_error=out.is_error))
+            meta = getattr(out, "meta", None) or {}
+            if meta.get("compact_requested"):
+                self._pending_compact = (False, meta.get("focus"))
+
+        await asyncio.gather(*(one(tu) for tu in allowed))
+        blocks = [turn.done_results[tu["id"]] for tu in tool_uses]
+        turn.pending_tool_uses = []
+        self._append(Entry({"role": "user", "content": blocks}))
+
+    def _asker(self, q: asyncio.Queue, tu: dict) -> Ask | None:
+        if self.ask is None:
+            return None
+        ask = self.ask
+
+        async def wrapped(req: ev.PermissionRequest) -> str:
+            self._emit(q, req)
+            answer = await ask(req)
+            req.decision = answer
+            return answer
+        return wrapped
+
+    def _manual_compact(self, focus: str | None) -> Callable[[asyncio.Queue], Awaitable[None]]:
+        async def body(q: asyncio.Queue) -> None:
+            try:
+                await self._compact_now(q, focus)
+            except asyncio.CancelledError:
+                self._emit(q, ev.Notice("Compaction cancelled; the history is unchanged."))
+            self._log_state()
+            self._emit(q, ev.TurnFinished(stop_reason="compacted", turns=self.turns))
+        return body
+
+    async def _compact_now(self, q: asyncio.Queue, focus: str | None) -> None:
+        if not any(e.sent for e in self.entries):
+            self._emit(q, ev.Notice("Nothing to compact yet."))
+            return
+        before = self.tokens()
+        started = time.monotonic()
+        out = await self.pipeline.compact(self.entries, trigger="manual", instructions=focus)
+        self._adopt(out.entries)
+        compacted = self._report_events(q, out.reports)
+        if not compacted:
+            self._emit(q, ev.Notice(f"Compaction did not shrink the context ({before:,} tokens); history kept "
+                                    f"({time.monotonic() - started:.1f}s)."))
+        self._context(q, compacted)
+        self._emit(q, self.cost.event())

@@ -1,0 +1,236 @@
+"""The real model client: `anthropic.AsyncAnthropic`, streaming, the SDK's own retries (DESIGN §9).
+
+The SDK parses the SSE stream and retries 429/5xx/529/connection failures (honouring
+`retry-after`); this module only adds prompt-cache breakpoints, turns stream events into loop
+events, and classifies failures into `ModelError` (agent_core/errors.py).
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator
+
+import anthropic
+
+from .errors import TruncatedStream, classify
+from .events import TextDelta, ThinkingDelta
+from .model import ModelError, ModelInfo, ModelResponse, StreamItem
+from .models_info import model_limits
+
+DEFAULT_MODEL = "claude-sonnet-5-5"   # same default as agent_core/config.py
+DEFAULT_MAX_RETRIES = 2
+EPHEMERAL = {"type": "ephemeral"}
+MAX_BREAKPOINTS = 4          # the API rejects a request with more cache_control blocks than this
+UNCACHEABLE = ("thinking", "redacted_thinking")
+
+
+# ---------------------------------------------------------------- cache breakpoints
+
+def count_breakpoints(obj: Any) -> int:
+    """cache_control markers already present anywhere in a request part."""
+    if isinstance(obj, dict):
+        return int("cache_control" in obj) + sum(count_breakpoints(v) for v in obj.values())
+    if isinstance(obj, list):
+        return sum(count_breakpoints(v) for v in obj)
+    return 0
+
+
+def _mark_last_message(messages: list[dict]) -> tuple[list[dict], bool]:
+    """A copy of `messages` whose latest message has a breakpoint on its last cacheable block."""
+    if not messages:
+        return list(messages), False
+    last = messages[-1]
+    content = last.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    for j in range(len(blocks) - 1, -1, -1):
+        b = blocks[j]
+        if not isinstance(b, dict) or b.get("type") in UNCACHEABLE or "cache_control" in b:
+            continue
+        if b.get("type") == "text" and not str(b.get("text", "")).strip():
+            continue
+        blocks[j] = {**b, "cache_control": dict(EPHEMERAL)}
+        return [*messages[:-1], {**last, "content": blocks}], True
+    return list(messages), False
+
+
+def with_cache_breakpoints(system: str | list[dict] | None, messages: list[dict], tools: list[dict]
+                           ) -> tuple[list[dict] | None, list[dict], list[dict]]:
+    """Copies of system, messages and tools with ephemeral breakpoints on the system prompt, the last
+    tool definition and the latest message, so each call reads the previous call's prefix from the
+    prompt cache. The caller's dicts are never mutated. Markers already present are kept and count
+    against the API's limit of four; the latest message is marked first, then system, then tools."""
+    budget = MAX_BREAKPOINTS - count_breakpoints(messages) - count_breakpoints(tools) - count_breakpoints(system)
+    out_messages = list(messages)
+    if budget > 0:
+        marked, added = _mark_last_message(messages)
+        if added:
+            out_messages, budget = marked, budget - 1
+    if isinstance(system, str):
+        sys_blocks: list[dict] | None = [{"type": "text", "text": system}] if system.strip() else None
+    else:
+        sys_blocks = [dict(b) for b in system] if system else None
+    if sys_blocks and budget > 0 and "cache_control" not in sys_blocks[-1]:
+        sys_blocks[-1] = {**sys_blocks[-1], "cache_control": dict(EPHEMERAL)}
+        budget -= 1
+    out_tools = list(tools)
+    if out_tools and budget > 0 and "cache_control" not in out_tools[-1]:
+        out_tools[-1] = {**out_tools[-1], "cache_control": dict(EPHEMERAL)}
+    return sys_blocks, out_messages, out_tools
+
+
+# ---------------------------------------------------------------- response conversion
+
+def block_to_dict(block: Any) -> dict:
+    """A content block in the plain form the API accepts back in the next request."""
+    d = block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") else dict(block)
+    d.pop("parsed_output", None)
+    t = d.get("type")
+    if t == "text":
+        out = {"type": "text", "text": d.get("text", "")}
+        if d.get("citations"):
+            out["citations"] = d["citations"]
+        return out
+    if t == "thinking":
+        return {"type": "thinking", "thinking": d.get("thinking", ""), "signature": d.get("signature", "")}
+    if t == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": d.get("data", "")}
+    if t == "tool_use":
+        return {"type": "tool_use", "id": d["id"], "name": d["name"], "input": d.get("input") or {}}
+    return d
+
+
+def usage_to_dict(usage: Any) -> dict:
+    """Usage with every cache field present; the cache-write split defaults to all 5-minute writes
+    (the TTL our breakpoints ask for) when the API does not report it."""
+    get = (lambda k: usage.get(k)) if isinstance(usage, dict) else (lambda k: getattr(usage, k, None))
+    out = {
+        "input_tokens": int(get("input_tokens") or 0),
+        "output_tokens": int(get("output_tokens") or 0),
+        "cache_creation_input_tokens": int(get("cache_creation_input_tokens") or 0),
+        "cache_read_input_tokens": int(get("cache_read_input_tokens") or 0),
+    }
+    cc = get("cache_creation")
+    if cc is not None:
+        cget = (lambda k: cc.get(k)) if isinstance(cc, dict) else (lambda k: getattr(cc, k, None))
+        split = {"ephemeral_5m_input_tokens": int(cget("ephemeral_5m_input_tokens") or 0),
+                 "ephemeral_1h_input_tokens": int(cget("ephemeral_1h_input_tokens") or 0)}
+    else:
+        split = {"ephemeral_5m_input_tokens": out["cache_creation_input_tokens"], "ephemeral_1h_input_tokens": 0}
+    out["cache_creation"] = split
+    for extra in ("service_tier",):
+        if (v := get(extra)) is not None:
+            out[extra] = v
+    return out
+
+
+# ---------------------------------------------------------------- the client
+
+class AnthropicClient:
+    """`ModelClient` over the Anthropic Messages API."""
+
+    def __init__(self, api_key: str, base_url: str | None = None, model: str = DEFAULT_MODEL,
+                 max_output_tokens: int | None = None, context_window: int | None = None,
+                 max_retries: int = DEFAULT_MAX_RETRIES, timeout: float | None = None,
+                 thinking_budget: int | None = None, cache: bool = True) -> None:
+        if not api_key:
+            raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
+        kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
+        if base_url:
+            kwargs["base_url"] = base_url          # else the SDK reads ANTHROPIC_BASE_URL itself
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        self._client = anthropic.AsyncAnthropic(**kwargs)
+        self._secrets = (api_key,)
+        self.max_retries = max_retries
+        self.thinking_budget = thinking_budget
+        self.cache = cache
+        self.last_count_error: ModelError | None = None
+        limits = model_limits(model, context_window=context_window, max_output_tokens=max_output_tokens)
+        self.info = ModelInfo(
+            provider="anthropic", model=model, context_window=limits.context_window,
+            max_output_tokens=limits.max_output_tokens, offline=False,
+            notes=[f"context window {limits.context_window:,} ({limits.window_source})",
+                   f"max output {limits.max_output_tokens:,} ({limits.output_source})"])
+
+    def __repr__(self) -> str:  # never show the key
+        return f"AnthropicClient(model={self.info.model!r}, base_url={str(self.base_url)!r})"
+
+    @property
+    def base_url(self) -> Any:
+        return self._client.base_url
+
+    def _error(self, exc: BaseException) -> ModelError:
+        return classify(exc, secrets=self._secrets, base_url=self.base_url, retries=self.max_retries,
+                        model=self.info.model)
+
+    def request_params(self, *, system: str | list[dict] | None, messages: list[dict], tools: list[dict],
+                       max_tokens: int) -> dict[str, Any]:
+        """The keyword arguments for `messages.stream` (public so tests and the log can see them)."""
+        if self.cache:
+            sys_blocks, msgs, tls = with_cache_breakpoints(system, messages, tools)
+        else:
+            sys_blocks = [{"type": "text", "text": system}] if isinstance(system, str) and system.strip() \
+                else (list(system) if isinstance(system, list) and system else None)
+            msgs, tls = list(messages), list(tools)
+        params: dict[str, Any] = {"model": self.info.model, "max_tokens": int(max_tokens), "messages": msgs}
+        if sys_blocks:
+            params["system"] = sys_blocks
+        if tls:
+            params["tools"] = tls
+        if self.thinking_budget:
+            params["thinking"] = {"type": "enabled", "budget_tokens": int(self.thinking_budget)}
+        return params
+
+    async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
+                     purpose: str = "main") -> AsyncIterator[StreamItem]:
+        """Text and thinking deltas as they arrive, then one `ModelResponse`. Raises `ModelError`.
+        A stream that stops before `message_stop` (cut connection) or cannot be parsed raises a
+        retryable `ModelError`; its partial text was already yielded, so the caller decides."""
+        params = self.request_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
+        try:
+            async with self._client.messages.stream(**params) as s:
+                finished = False
+                async for event in s:
+                    kind = event.type
+                    if kind == "text":
+                        if event.text:
+                            yield TextDelta(text=event.text)
+                    elif kind == "thinking":
+                        if event.thinking:
+                            yield ThinkingDelta(text=event.thinking)
+                    elif kind == "message_stop":
+                        finished = True
+                if not finished:
+                    raise TruncatedStream()
+                message = await s.get_final_message()
+        except (asyncio.CancelledError, GeneratorExit):
+            raise
+        except ModelError as e:
+            raise self._error(e) from None
+        except Exception as e:
+            raise self._error(e) from e
+        yield ModelResponse(id=message.id, model=message.model,
+                            content=[block_to_dict(b) for b in message.content],
+                            usage=usage_to_dict(message.usage), stop_reason=message.stop_reason)
+
+    async def count_tokens(self, *, system: str, messages: list[dict], tools: list[dict]) -> int | None:
+        """The API's exact input count, or None when the call fails (the reason is kept in
+        `last_count_error`); counting is a confirmation, never a reason to stop a session."""
+        params: dict[str, Any] = {"model": self.info.model, "messages": list(messages)}
+        if isinstance(system, str) and system.strip():
+            params["system"] = system
+        elif isinstance(system, list) and system:
+            params["system"] = system
+        if tools:
+            params["tools"] = list(tools)
+        try:
+            result = await self._client.messages.count_tokens(**params)
+        except (asyncio.CancelledError, GeneratorExit):
+            raise
+        except Exception as e:
+            self.last_count_error = self._error(e)
+            return None
+        self.last_count_error = None
+        return int(result.input_tokens)
+
+    async def aclose(self) -> None:
+        await self._client.close()

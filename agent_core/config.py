@@ -1,0 +1,363 @@
+"""Configuration (DESIGN §11): one `Config` from five sources, first one that sets a value wins:
+
+    CLI flags  >  environment  >  `.env` in the workspace  >  user config file  >  defaults
+
+The `.env` file is read with python-dotenv's `dotenv_values` and never copied into `os.environ`.
+The user file is TOML at `$CTXTUI_CONFIG`, else `$XDG_CONFIG_HOME/ctxtui/config.toml`, else
+`~/.config/ctxtui/config.toml`; its keys are the `Config` field names (`[keymap]` is a table).
+An empty environment value counts as unset. A bad value raises `ConfigError` naming the variable,
+flag or file key and the form expected; the CLI turns it into exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .tool_spec import TOOL_NAMES
+
+DEMO_MODEL = "demo"
+DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundled data
+DEMO_CONTEXT_WINDOW = 30_000         # small, so compaction shows within a few prompts
+FALLBACK_CONTEXT_WINDOW = 200_000    # a real model genai-prices does not know
+MIN_CONTEXT_WINDOW = 1_000
+
+
+class ConfigError(ValueError):
+    """A configuration value the user must fix; the message says which one and how."""
+
+
+# ---------------------------------------------------------------- parsers (raise ValueError)
+
+def _text(v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError
+    return v.strip()
+
+
+def _int_at_least(lo: int) -> Callable[[Any], int]:
+    def parse(v: Any) -> int:
+        if isinstance(v, bool):
+            raise ValueError
+        if isinstance(v, str):
+            v = int(v.strip().replace("_", "").replace(",", ""))
+        if not isinstance(v, int) or v < lo:
+            raise ValueError
+        return v
+    return parse
+
+
+def _number(v: Any) -> float:
+    if isinstance(v, bool):
+        raise ValueError
+    if isinstance(v, str):
+        v = float(v.strip())
+    if not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ValueError
+    return float(v)
+
+
+def _positive(v: Any) -> float:
+    f = _number(v)
+    if f <= 0:
+        raise ValueError
+    return f
+
+
+def _percent(v: Any) -> float:
+    f = _number(v.strip().rstrip("%") if isinstance(v, str) else v)
+    if not 0 < f <= 100:
+        raise ValueError
+    return f
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
+        return v.strip().lower() in _TRUE
+    raise ValueError
+
+
+def _url(v: Any) -> str:
+    s = _text(v)
+    if not s.startswith(("http://", "https://")) or len(s) <= len("https://"):
+        raise ValueError
+    return s.rstrip("/")
+
+
+def _path(v: Any) -> Path:
+    if isinstance(v, Path):
+        return v
+    return Path(_text(v)).expanduser()
+
+
+def _tools(v: Any) -> tuple[str, ...]:
+    """Comma-separated names (a list of such strings from repeated --allow); `all` means every tool."""
+    items = [v] if isinstance(v, str) else list(v)
+    names: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ValueError
+        names += [n.strip() for n in item.split(",") if n.strip()]
+    if "all" in names:
+        return TOOL_NAMES
+    if not names or any(n not in TOOL_NAMES for n in names):
+        raise ValueError
+    return tuple(dict.fromkeys(names))
+
+
+def _keymap(v: Any) -> dict[str, str]:
+    if not isinstance(v, Mapping) or not all(isinstance(k, str) and isinstance(x, str) and x for k, x in v.items()):
+        raise ValueError
+    return dict(v)
+
+
+# ---------------------------------------------------------------- the settings table
+
+@dataclass(frozen=True)
+class Setting:
+    name: str                 # Config field, TOML key
+    env: str | None           # environment / .env variable
+    flag: str | None          # argparse dest of the CLI flag, if the CLI has (or may get) one
+    form: str                 # the expected form, for error messages and docs
+    meaning: str
+    parse: Callable[[Any], Any]
+
+    @property
+    def flag_name(self) -> str:
+        return "--" + (self.flag or self.name).rstrip("_").replace("_", "-")
+
+
+_TOOLS_FORM = "tool names separated by commas, from " + ", ".join(TOOL_NAMES) + " (or all)"
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("api_key", "ANTHROPIC_API_KEY", None, "a non-empty API key",
+            "Anthropic API key; without one the offline demo model is used", _text),
+    Setting("base_url", "ANTHROPIC_BASE_URL", "base_url", "an http:// or https:// URL",
+            "Messages API endpoint (a proxy or a test server)", _url),
+    Setting("model", "CTXTUI_MODEL", "model", "a model id, or demo",
+            f"model to run (default {DEFAULT_MODEL}, or demo when no API key is set)", _text),
+    Setting("context_window", "CTXTUI_CONTEXT_WINDOW", "context_window",
+            f"a whole number >= {MIN_CONTEXT_WINDOW}",
+            f"context window in tokens (default: the model's, from genai-prices; demo {DEMO_CONTEXT_WINDOW:,})",
+            _int_at_least(MIN_CONTEXT_WINDOW)),
+    Setting("max_output_tokens", "CTXTUI_MAX_OUTPUT_TOKENS", "max_output_tokens", "a whole number >= 1",
+            "max tokens per model reply; also the room reserved for a summary (default 32000)", _int_at_least(1)),
+    Setting("autocompact_pct", "CTXTUI_AUTOCOMPACT_PCT", "autocompact_pct", "a number in (0, 100]",
+            "auto-compact at this percent of the effective window, if lower than the default threshold",
+            _percent),
+    Setting("disable_autocompact", "CTXTUI_DISABLE_AUTOCOMPACT", "disable_autocompact",
+            "a boolean (1/0, true/false, yes/no, on/off)", "turn automatic compaction off", _bool),
+    Setting("home", "CTXTUI_HOME", "home", "a folder path",
+            "the folder that holds .ctxtui/ (sessions, transcripts); default the workspace", _path),
+    Setting("max_turns", "CTXTUI_MAX_TURNS", "max_turns", "a whole number >= 1",
+            "stop a run after this many model calls (default: no limit)", _int_at_least(1)),
+    Setting("max_budget_usd", "CTXTUI_MAX_BUDGET_USD", "max_budget_usd", "a number of dollars > 0",
+            "stop when the session cost reaches this (default: no limit)", _positive),
+    Setting("allow", "CTXTUI_ALLOW", "allow", _TOOLS_FORM,
+            "tools allowed without asking (headless denies write/edit/bash unless allowed)", _tools),
+    Setting("bash_timeout", "CTXTUI_BASH_TIMEOUT", "bash_timeout", "a number of seconds > 0",
+            "default timeout of the bash tool (default 120)", _positive),
+    Setting("theme", "CTXTUI_THEME", "theme", "a Textual theme name", "TUI colour theme", _text),
+    Setting("keymap", None, None, "a table of action = \"key\"",
+            "key bindings to override (user config file only)", _keymap),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+# (variable, expected form, meaning) for README and --help.
+VARIABLES: list[tuple[str, str, str]] = [(s.env, s.form, s.meaning) for s in SETTINGS if s.env] + [
+    ("CTXTUI_CONFIG", "a file path", "user config file (default $XDG_CONFIG_HOME/ctxtui/config.toml, "
+                                     "else ~/.config/ctxtui/config.toml)"),
+]
+
+
+def format_variables(width: int = 28) -> str:
+    """The VARIABLES table as plain text, for `--help` epilogs and the README."""
+    return "\n".join(f"  {name:<{width}} {meaning} [{form}]" for name, form, meaning in VARIABLES)
+
+
+# ---------------------------------------------------------------- Config
+
+@dataclass
+class Config:
+    """Everything a session needs to start. `sources` says where each value came from
+    (flag, env, .env, user file or default), for `ctxtui --help`-style diagnostics."""
+    model: str = DEMO_MODEL
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+    context_window: int | None = None          # None: the model's own (see resolved_context_window)
+    max_output_tokens: int = 32_000
+    autocompact_pct: float | None = None
+    disable_autocompact: bool = False
+    home: Path | None = None                   # folder holding .ctxtui/; None = workspace
+    workspace: Path = field(default_factory=Path.cwd)
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    allow: tuple[str, ...] = ()
+    bash_timeout: float = 120.0
+    theme: str | None = None
+    keymap: dict[str, str] = field(default_factory=dict)
+    config_file: Path | None = None            # the user file that was read, if any
+    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(self.workspace)
+        if self.home is None:
+            self.home = self.workspace
+        self.home = Path(self.home)
+
+    @property
+    def is_demo(self) -> bool:
+        return self.model == DEMO_MODEL
+
+    def resolved_context_window(self) -> int:
+        """The window to budget for: the override, else the demo's, else genai-prices' figure."""
+        if self.context_window is not None:
+            return self.context_window
+        if self.is_demo:
+            return DEMO_CONTEXT_WINDOW
+        from .cost import context_window
+
+        return context_window(self.model) or FALLBACK_CONTEXT_WINDOW
+
+    def budget(self):
+        """The compaction thresholds for this config (compaction.budget.ContextBudget)."""
+        from compaction.budget import ContextBudget
+
+        return ContextBudget(context_window=self.resolved_context_window(), max_output_tokens=self.max_output_tokens,
+                             autocompact_enabled=not self.disable_autocompact, autocompact_pct=self.autocompact_pct)
+
+    def secret_values(self) -> list[str]:
+        """Values that must never be written anywhere (the session log scrubs them)."""
+        return [self.api_key] if self.api_key else []
+
+    def public_dict(self) -> dict[str, Any]:
+        """The config without secrets, JSON-ready (for the session log's meta line)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name in ("api_key", "sources"):
+                continue
+            v = getattr(self, f.name)
+            out[f.name] = str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v
+        out["has_api_key"] = bool(self.api_key)
+        return out
+
+
+# ---------------------------------------------------------------- loading
+
+def user_config_path(environ: Mapping[str, str]) -> Path:
+    if environ.get("CTXTUI_CONFIG"):
+        return Path(environ["CTXTUI_CONFIG"]).expanduser()
+    base = environ.get("XDG_CONFIG_HOME")
+    if base:
+        return Path(base).expanduser() / "ctxtui" / "config.toml"
+    home = environ.get("HOME")
+    return (Path(home) if home else Path.home()) / ".config" / "ctxtui" / "config.toml"
+
+
+def _read_user_file(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the config file: {e}") from None
+    unknown = sorted(set(data) - set(_BY_NAME))
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting {unknown[0]!r}; known settings: {', '.join(_BY_NAME)}")
+    return data
+
+
+def _read_dotenv(workspace: Path) -> tuple[dict[str, str], Path]:
+    from dotenv import dotenv_values
+
+    path = workspace / ".env"
+    if not path.is_file():
+        return {}, path
+    try:
+        values = dotenv_values(path)
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read: {e}") from None
+    return {k: v for k, v in values.items() if v is not None}, path
+
+
+def _cli_values(cli: dict | argparse.Namespace | None) -> dict[str, Any]:
+    if cli is None:
+        return {}
+    raw = vars(cli) if isinstance(cli, argparse.Namespace) else dict(cli)
+    out = {}
+    for s in SETTINGS:
+        if s.flag is None:
+            continue
+        v = raw.get(s.flag, raw.get(s.name))
+        if v is None or v == [] or v is False and s.parse is _bool:
+            continue  # not given (argparse defaults: None, [], store_true False)
+        out[s.name] = v
+    return out
+
+
+def _parse(s: Setting, value: Any, where: str) -> Any:
+    try:
+        return s.parse(value)
+    except (ValueError, TypeError, AttributeError):
+        shown = "a value that is not shown" if s.name == "api_key" else repr(value)  # never echo a secret
+        raise ConfigError(f"{where} must be {s.form} (got {shown})") from None
+
+
+def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[str, str] | None = None,
+                workspace: Path | None = None) -> Config:
+    """Build the Config; raises ConfigError with a message the user can act on."""
+    environ = os.environ if environ is None else environ
+    cli_vals = _cli_values(cli)
+    raw_cli = (vars(cli) if isinstance(cli, argparse.Namespace) else dict(cli or {}))
+
+    ws_raw = workspace if workspace is not None else raw_cli.get("workspace")
+    ws = Path(ws_raw).expanduser() if ws_raw else Path.cwd()
+    if not ws.is_dir():
+        raise ConfigError(f"--workspace must be an existing folder (got {str(ws_raw or ws)!r})")
+    ws = ws.resolve()
+
+    dotenv, dotenv_path = _read_dotenv(ws)
+    user_path = user_config_path(environ)
+    user = _read_user_file(user_path)
+
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for s in SETTINGS:
+        if s.name in cli_vals:
+            raw, sources[s.name], where[s.name] = cli_vals[s.name], "flag", s.flag_name
+        elif s.env and (environ.get(s.env) or "").strip():
+            raw, sources[s.name], where[s.name] = environ[s.env], "env", s.env
+        elif s.env and (dotenv.get(s.env) or "").strip():
+            raw, sources[s.name], where[s.name] = dotenv[s.env], ".env", f"{s.env} (in {dotenv_path})"
+        elif s.name in user:
+            raw, sources[s.name], where[s.name] = user[s.name], "user file", f"{s.name} (in {user_path})"
+        else:
+            continue
+        values[s.name] = _parse(s, raw, where[s.name])
+
+    if "model" not in values:
+        values["model"] = DEFAULT_MODEL if values.get("api_key") else DEMO_MODEL
+    elif values["model"].lower() == DEMO_MODEL:
+        values["model"] = DEMO_MODEL
+    home = values.get("home")
+    if home is not None:
+        if not home.is_absolute():
+            home = values["home"] = ws / home  # relative to the workspace, like everything the agent touches
+        if home.exists() and not home.is_dir():
+            raise ConfigError(f"{where['home']} must be {_BY_NAME['home'].form} (got {str(home)!r}, which is a file)")
+    for s in SETTINGS:
+        sources.setdefault(s.name, "default")
+
+    return Config(workspace=ws, config_file=user_path if user else None, sources=sources, **values)

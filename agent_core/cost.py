@@ -1,0 +1,312 @@
+"""Cost tracking (DESIGN §8): tokens and dollars per model × bucket × purpose.
+
+Prices come from genai-prices' bundled offline snapshot only (its update functions are never
+called). Each call is priced on its own, because tiered prices depend on one request's input size:
+summing buckets first and pricing the sum would cross tiers that no request crossed.
+
+genai-prices wants `input_tokens` as the *total* input (uncached + cache read + cache write);
+it then subtracts the more specific units it has prices for (cache read, cache write, 1-hour
+cache write). A model whose data lacks a 1-hour write price would otherwise bill those tokens at
+the 5-minute rate, so for it the 1-hour price is derived as 2 × its input price (Anthropic's rule).
+An unknown model keeps its token counts and reports its cost as None; nothing here raises.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, Mapping
+
+from .events import CostUpdate
+
+BUCKETS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+PURPOSES = ("main", "compaction", "memory")
+FREE_MODELS = frozenset({"<synthetic>"})  # entries the loop makes itself: no API call, no cost
+INPUT_BUCKETS = ("input", "cache_write_5m", "cache_write_1h", "cache_read")
+
+
+def _int(value: Any) -> int:
+    """A token count from whatever an API (or a damaged log) handed us; bad values count as 0."""
+    if isinstance(value, bool) or value is None:
+        return 0
+    if isinstance(value, int):
+        return max(value, 0)
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return int(f) if math.isfinite(f) and f > 0 else 0
+
+
+def _as_mapping(usage: Any) -> Mapping:
+    if isinstance(usage, Mapping):
+        return usage
+    dump = getattr(usage, "model_dump", None)  # an SDK Usage object
+    if callable(dump):
+        try:
+            return dump()
+        except Exception:
+            return {}
+    return {}
+
+
+def usage_buckets(usage: dict) -> dict[str, int]:
+    """The five buckets from a Messages-API usage dict.
+
+    `input_tokens` is uncached input only. `cache_creation_input_tokens` is every cache write;
+    `cache_creation.{ephemeral_5m,ephemeral_1h}_input_tokens` splits it by TTL. Without the split
+    all writes are 5-minute ones (the API's default TTL)."""
+    u = _as_mapping(usage)
+    writes = _int(u.get("cache_creation_input_tokens"))
+    split = _as_mapping(u.get("cache_creation"))
+    w1h = _int(split.get("ephemeral_1h_input_tokens")) if split else 0
+    w5m = _int(split.get("ephemeral_5m_input_tokens")) if split else 0
+    if split:
+        # Trust the split; a total larger than it (older servers, partial data) is 5-minute writes.
+        w5m += max(writes - w1h - w5m, 0)
+    else:
+        w5m = writes
+    return {
+        "input": _int(u.get("input_tokens")),
+        "output": _int(u.get("output_tokens")),
+        "cache_write_5m": w5m,
+        "cache_write_1h": w1h,
+        "cache_read": _int(u.get("cache_read_input_tokens")),
+    }
+
+
+def _snapshot():
+    from genai_prices import data_snapshot
+
+    return data_snapshot.get_snapshot()
+
+
+@lru_cache(maxsize=256)
+def lookup_model(model: str):
+    """genai-prices' (provider, ModelInfo) for a model id, or None. Anthropic is tried first
+    (our client talks to it); then any provider that knows the id (e.g. a Bedrock-style id)."""
+    if not model or model in FREE_MODELS:
+        return None
+    snap = _snapshot()
+    try:
+        return snap.find_provider_model(model, None, "anthropic", None)
+    except Exception:
+        pass
+    for provider in snap.providers:
+        try:
+            found = provider.find_model(model)
+        except Exception:
+            continue
+        if found is not None:
+            return provider, found
+    return None
+
+
+def context_window(model: str) -> int | None:
+    """The model's context window from genai-prices' data, if it has one."""
+    found = lookup_model(model)
+    cw = getattr(found[1], "context_window", None) if found else None
+    return cw if isinstance(cw, int) and cw > 0 else None
+
+
+def _doubled(price: Any) -> Any:
+    from genai_prices.types import Tier, TieredPrices
+
+    if isinstance(price, TieredPrices):
+        return TieredPrices(base=price.base * 2, tiers=[Tier(start=t.start, price=t.price * 2) for t in price.tiers])
+    return price * 2
+
+
+def _model_price(model_info: Any, when: datetime):
+    """The model's prices at `when`, with a 1-hour cache-write price derived when the data has none."""
+    from genai_prices.types import ModelPrice
+
+    mp = model_info.get_prices(when)
+    if (getattr(mp, "cache_write_1h_mtok", None) is None and getattr(mp, "cache_write_mtok", None) is not None
+            and getattr(mp, "input_mtok", None) is not None):
+        values = {k: v for k, v in vars(mp).items() if not k.startswith("_")}
+        values["cache_write_1h_mtok"] = _doubled(mp.input_mtok)
+        mp = ModelPrice(**values)
+    return mp
+
+
+def _price_decimal(model: str, buckets: Mapping[str, int], when: datetime | None = None) -> Decimal | None:
+    if model in FREE_MODELS:
+        return Decimal(0)
+    found = lookup_model(model)
+    if found is None:
+        return None
+    from genai_prices import Usage
+
+    b = {k: _int(buckets.get(k)) for k in BUCKETS}
+    writes = b["cache_write_5m"] + b["cache_write_1h"]
+    usage = Usage(
+        input_tokens=b["input"] + writes + b["cache_read"],  # genai-prices wants the total input
+        output_tokens=b["output"],
+        cache_write_tokens=writes,
+        cache_write_1h_tokens=b["cache_write_1h"],
+        cache_read_tokens=b["cache_read"],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mp = _model_price(found[1], when or datetime.now(tz=timezone.utc))
+        return Decimal(mp.calc_price(usage)["total_price"])
+
+
+def price_buckets(model: str, buckets: dict[str, int]) -> float | None:
+    """Dollars for one request's buckets; None when the model (or its price) is unknown. Never raises."""
+    try:
+        d = _price_decimal(model, buckets)
+    except Exception:
+        return None
+    return None if d is None else float(d)
+
+
+def _saved_decimal(model: str, buckets: Mapping[str, int]) -> Decimal | None:
+    """What this request's cache reads would have cost as plain input, minus what they cost."""
+    reads = _int(buckets.get("cache_read"))
+    if reads == 0 or model in FREE_MODELS:
+        return Decimal(0)
+    try:
+        actual = _price_decimal(model, buckets)
+        uncached = _price_decimal(model, {**buckets, "cache_read": 0, "input": _int(buckets.get("input")) + reads})
+    except Exception:
+        return None
+    if actual is None or uncached is None:
+        return None
+    return uncached - actual
+
+
+@dataclass
+class _Tally:
+    """Tokens per bucket and dollars for one model or one purpose. cost None = unknown."""
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
+    cost: Decimal | None = Decimal(0)
+    saved: Decimal | None = Decimal(0)
+    calls: int = 0
+
+    def add(self, buckets: Mapping[str, int], cost: Decimal | None, saved: Decimal | None) -> None:
+        for k in BUCKETS:
+            self.tokens[k] += buckets.get(k, 0)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        self.saved = None if saved is None or self.saved is None else self.saved + saved
+        self.calls += 1
+
+    def view(self) -> dict[str, Any]:
+        return {**self.tokens, "cost_usd": None if self.cost is None else float(self.cost)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tokens": dict(self.tokens), "calls": self.calls,
+                "cost_usd": None if self.cost is None else str(self.cost),
+                "saved_usd": None if self.saved is None else str(self.saved)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "_Tally":
+        t = cls()
+        toks = d.get("tokens") or {}
+        for k in BUCKETS:
+            t.tokens[k] = _int(toks.get(k))
+        t.calls = _int(d.get("calls"))
+        t.cost = _decimal_or_none(d.get("cost_usd"))
+        t.saved = _decimal_or_none(d.get("saved_usd"))
+        return t
+
+
+def _decimal_or_none(v: Any) -> Decimal | None:
+    if v is None:
+        return None
+    try:
+        d = Decimal(str(v))
+    except Exception:
+        return None
+    return d if d.is_finite() else None
+
+
+class CostTracker:
+    """Running totals for a session, by model and by purpose (main | compaction | memory).
+
+    Dollars are kept as Decimal internally and stored as strings, so a resumed session's totals
+    equal the ones it had. `price_as` maps a model with no price of its own (e.g. "demo") to one
+    whose prices it should borrow; by default nothing is borrowed."""
+
+    def __init__(self, price_as: Mapping[str, str] | None = None) -> None:
+        self.price_as = dict(price_as or {})
+        self._models: dict[str, _Tally] = {}
+        self._purposes: dict[str, _Tally] = {}
+
+    def add(self, model: str, usage: dict, purpose: str = "main") -> None:
+        try:
+            model = str(model or "unknown")
+            purpose = str(purpose or "main")
+            buckets = usage_buckets(usage)
+            priced = self.price_as.get(model, model)
+            try:
+                cost = _price_decimal(priced, buckets)
+            except Exception:
+                cost = None
+            saved = _saved_decimal(priced, buckets)
+            self._models.setdefault(model, _Tally()).add(buckets, cost, saved)
+            self._purposes.setdefault(purpose, _Tally()).add(buckets, cost, saved)
+        except Exception:  # pragma: no cover - bookkeeping must never break a turn
+            pass
+
+    @property
+    def total_usd(self) -> float | None:
+        total = Decimal(0)
+        for t in self._models.values():
+            if t.cost is None:
+                return None
+            total += t.cost
+        return float(total)
+
+    def by_model(self) -> dict[str, dict[str, Any]]:
+        return {m: t.view() for m, t in self._models.items()}
+
+    def by_purpose(self) -> dict[str, dict[str, Any]]:
+        return {p: t.view() for p, t in self._purposes.items()}
+
+    def tokens(self) -> dict[str, int]:
+        """Tokens per bucket over every model."""
+        out = dict.fromkeys(BUCKETS, 0)
+        for t in self._models.values():
+            for k in BUCKETS:
+                out[k] += t.tokens[k]
+        return out
+
+    def calls(self) -> int:
+        return sum(t.calls for t in self._models.values())
+
+    def cache_hit_rate(self) -> float:
+        """Cache reads as a share of all input (uncached + writes + reads); 0.0 with no input."""
+        tok = self.tokens()
+        total = sum(tok[k] for k in INPUT_BUCKETS)
+        return tok["cache_read"] / total if total else 0.0
+
+    def saved_by_cache_usd(self) -> float | None:
+        total = Decimal(0)
+        for t in self._models.values():
+            if t.saved is None:
+                return None
+            total += t.saved
+        return float(total)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": 1,
+                "models": {m: t.to_dict() for m, t in self._models.items()},
+                "purposes": {p: t.to_dict() for p, t in self._purposes.items()}}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None, price_as: Mapping[str, str] | None = None) -> "CostTracker":
+        tr = cls(price_as=price_as)
+        d = d if isinstance(d, Mapping) else {}
+        for attr, key in (("_models", "models"), ("_purposes", "purposes")):
+            src = d.get(key)
+            if isinstance(src, Mapping):
+                getattr(tr, attr).update({str(k): _Tally.from_dict(v) for k, v in src.items() if isinstance(v, Mapping)})
+        return tr
+
+    def event(self) -> CostUpdate:
+        return CostUpdate(total_usd=self.total_usd, by_model=self.by_model(), by_purpose=self.by_purpose())

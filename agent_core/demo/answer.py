@@ -1,0 +1,163 @@
+"""The demo's prose: what it says between tool rounds and the final markdown answer.
+
+Built from this turn's calls and their results (file contents come from the workspace, in the
+line range the read asked for), so the answer is about what was actually explored.
+"""
+from __future__ import annotations
+
+from .conversation import Call, Turn, norm_path
+from .planner import first_line, grep_hits, paths_in, target
+from .workspace import LANG, Workspace, definitions, ext_of, excerpt
+
+EXCERPT_LINES = 40
+MAX_EXCERPTS = 4
+
+
+def read_range(ws: Workspace, c: Call) -> tuple[int, str]:
+    """(first line, text) of the part of the file a read_file call asked for."""
+    text = ws.text(norm_path(c.input.get("path"))) or ""
+    start = max(1, int(c.input.get("offset") or 1))
+    limit = int(c.input.get("limit") or 10**9)
+    return start, "\n".join(text.splitlines()[start - 1:start - 1 + limit])
+
+
+def _names(items: list[str], n: int = 6) -> str:
+    shown = ", ".join(f"`{x}`" for x in items[:n])
+    return shown + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def observe(ws: Workspace, c: Call, words: list[str]) -> str:
+    if c.result is None:
+        return ""
+    if c.is_error:
+        return f"`{c.name}` on `{target(c)}` failed: {first_line(c.result)} — I'll try something else."
+    if c.name in ("glob",) or (c.name == "bash" and c.input.get("command", "").startswith(("ls", "find"))):
+        found = paths_in(ws, c.result)
+        if not found:
+            return f"`{target(c)}` listed nothing I can read; I'll fall back to the files I can see."
+        return f"`{target(c)}` lists {len(found)} files, among them {_names(found, 5)}."
+    if c.name == "read_file":
+        path = norm_path(c.input.get("path"))
+        start, text = read_range(ws, c)
+        defs = definitions(text, ext_of(path))
+        n = len(text.splitlines())
+        what = f"defines {_names(defs)}" if defs and ext_of(path) != "md" else \
+            f"covers {_names(defs, 4)}" if defs else f"starts with “{first_line(text, 80)}”"
+        return f"`{path}` ({n} lines from line {start}) {what}."
+    if c.name == "grep":
+        hits = grep_hits(ws, c.result)
+        files = sorted({p for p, _, _ in hits})
+        if not hits:
+            return f"`{c.input.get('pattern')}` matched nothing readable."
+        return f"`{c.input.get('pattern')}` matches {len(hits)} lines in {len(files)} files ({_names(files, 4)})."
+    if c.name == "bash":
+        lines = [ln for ln in (c.result or "").splitlines() if ln.strip()]
+        return f"`{target(c)}` printed {len(lines)} lines, the first being `{first_line(c.result, 90)}`."
+    return f"`{c.name}` done: {first_line(c.result, 100)}"
+
+
+def observations(ws: Workspace, calls: list[Call], words: list[str]) -> str:
+    return "\n".join(f"- {o}" for o in (observe(ws, c, words) for c in calls) if o)
+
+
+def file_notes(ws: Workspace, turn: Turn, words: list[str]) -> str:
+    """Notes the demo writes when asked to save its findings to a file."""
+    lines = [f"# Notes: {turn.prompt.splitlines()[0][:80] if turn.prompt else 'workspace'}", ""]
+    for c in turn.calls:
+        if c.name == "read_file" and c.ok:
+            path = norm_path(c.input.get("path"))
+            defs = definitions(read_range(ws, c)[1], ext_of(path))
+            lines.append(f"- `{path}`: {', '.join(defs) if defs else 'read'}")
+    if len(lines) == 2:
+        lines.append(f"- {len(ws.files)} files in the workspace")
+    return "\n".join(lines) + "\n"
+
+
+def _title(prompt: str) -> str:
+    first = (prompt.splitlines() or ["the workspace"])[0].strip().rstrip("?.!") or "the workspace"
+    return first if len(first) <= 70 else first[:69] + "…"
+
+
+def compose(ws: Workspace, turn: Turn, words: list[str], intent: str, arg: dict) -> str:
+    calls = turn.calls
+    reads = [c for c in calls if c.name == "read_file" and c.ok]
+    errors = [c for c in calls if c.is_error]
+    out: list[str] = []
+
+    if intent == "compact":
+        done = any(c.name == "compact" and c.ok for c in calls) or turn.after_compaction
+        focus = f" with the focus “{arg.get('focus')}”" if arg.get("focus") else ""
+        out += ["## Context compacted" if done else "## Compaction not done", "",
+                (f"The conversation was summarised{focus}; the full transcript stays on disk, and I can keep "
+                 "working from the summary.") if done else "I could not compact the conversation."]
+    elif intent in ("write", "edit"):
+        name = "write_file" if intent == "write" else "edit_file"
+        mine = [c for c in calls if c.name == name]
+        ok = any(c.ok for c in mine)
+        path = arg.get("path", "")
+        verb = "Wrote" if intent == "write" else "Edited"
+        out += [f"## {verb} `{path}`" if ok else f"## Could not {intent} `{path}`", ""]
+        if ok:
+            out.append(f"- {first_line(mine[-1].result)}")
+        for c in [c for c in mine if c.is_error] or ([] if mine else [None]):
+            out.append(f"- {'the tool failed: ' + first_line(c.result) if c else 'the tool was not available'}")
+        if intent == "edit":
+            out += ["", f"Replaced `{arg.get('old', '')[:60]}` with `{arg.get('new', '')[:60]}`." if ok else
+                    "Nothing was changed."]
+    else:
+        n_rounds = len({c.round for c in calls})
+        out += [f"## {_title(turn.prompt)}", "",
+                f"I explored the workspace for this request with {len(calls)} tool calls over {n_rounds} "
+                f"rounds and read {len(reads)} files" +
+                (f"; {len(errors)} {'call' if len(errors) == 1 else 'calls'} failed." if errors else ".")]
+        if not calls:
+            files = ws.files
+            top = sorted({f.split('/')[0] for f in files})
+            out += ["", "No tools were available, so this comes from a quick look at the workspace:", "",
+                    f"- {len(files)} files; top level: {_names(top, 10)}"]
+
+    if reads:
+        out += ["", "### Files examined", ""]
+        for c in reads:
+            path = norm_path(c.input.get("path"))
+            start, text = read_range(ws, c)
+            defs = definitions(text, ext_of(path))
+            label = "sections" if ext_of(path) == "md" else "defines"
+            out.append(f"- `{path}` — {ws.line_count(path)} lines" + (f"; {label} {_names(defs, 8)}" if defs else ""))
+    hits = [h for c in calls if c.name == "grep" and c.ok for h in grep_hits(ws, c.result)]
+    if hits:
+        pat = next(c.input.get("pattern") for c in calls if c.name == "grep" and c.ok)
+        out += ["", f"### Where `{pat}` appears", ""]
+        out += [f"- `{p}:{n}` — {t[:100]}" for p, n, t in hits[:8]]
+        if len(hits) > 8:
+            out.append(f"- … and {len(hits) - 8} more matches")
+    cmds = [c for c in calls if c.name == "bash" and c.ok]
+    if cmds:
+        out += ["", "### Commands", ""]
+        for c in cmds:
+            lines = [ln.rstrip() for ln in (c.result or "").splitlines() if ln.strip()][:4]
+            out.append(f"- `{c.input.get('command')}`" + (":" if lines else " (no output)"))
+            out += [f"  - `{ln[:100]}`" for ln in lines]
+    if errors:
+        out += ["", "### Problems along the way", ""]
+        out += [f"- `{c.name}` on `{target(c)}`: {first_line(c.result)}" for c in errors]
+    if reads and intent == "explore":
+        out += ["", "### Key excerpts"]
+        for c in reads[:MAX_EXCERPTS]:
+            path = norm_path(c.input.get("path"))
+            start, text = read_range(ws, c)
+            first, lines = excerpt(text, words, EXCERPT_LINES)
+            if not lines:
+                continue
+            a = start + first - 1
+            out += ["", f"`{path}`, lines {a}–{a + len(lines) - 1}:", "",
+                    f"```{LANG.get(ext_of(path), '')}", *lines, "```"]
+    if intent == "explore":
+        out += ["", "### Next steps", ""]
+        unread = [p for p in ws.rank([f for f in ws.files if f not in
+                                      {norm_path(c.input.get('path')) for c in reads} | turn.read_before],
+                                     words, turn.prompt)[:2]]
+        steps = [f"Read `{p}` next." for p in unread]
+        steps.append("Ask me to search for a specific name, or to write these notes to a file.")
+        out += [f"{i}. {s}" for i, s in enumerate(steps, 1)]
+    return "\n".join(out).strip() + "\n"

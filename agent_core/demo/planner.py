@@ -1,0 +1,295 @@
+"""The demo's agent behaviour: a deterministic plan of tool rounds for the current prompt.
+
+A turn goes overview (glob, sometimes a harmless command alongside) → read the most relevant
+unread files in parallel with a grep for a prompt word → sometimes a deeper round (`wc -l`,
+`git log`, one more file) → the final answer. Errors get a substitute call in the next round.
+Everything derives from the prompt, the seed, what earlier turns read and this turn's results,
+so the same request always gets the same step, and a repeated prompt reads new files.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from .conversation import Call, Turn, canon, norm_path
+from .workspace import Workspace, digest, ext_of, keywords
+
+MAX_ROUNDS = 5
+READ_LIMIT = 200
+_GREP_HIT = re.compile(r"^([^:\n]+):(\d+):(.*)$")
+_WRITE = re.compile(r"\b(?:create|write|save)\b[^\n]*?\b(?:file|to|into|as|called|named)\s+[`'\"]?"
+                    r"([\w][\w./-]*\.[A-Za-z0-9]{1,6})\b", re.I)
+_EDIT = re.compile(r"\breplace\s+[`'\"](.+?)[`'\"]\s+with\s+[`'\"](.*?)[`'\"]\s+in\s+[`'\"]?([\w./-]+)", re.I | re.S)
+_COMPACT = re.compile(r"\bcompact\b(?:\s+(?:the\s+)?(?:context|conversation|history))?(?:[,:]?\s*(?:focus(?:ing)?\s+on\s+)?(.*))?",
+                      re.I | re.S)
+_EXT_WORDS = {"python": "py", "markdown": "md", "docs": "md", "documentation": "md", "readme": "md",
+              "toml": "toml", "config": "toml", "style": "tcss", "styles": "tcss", "css": "tcss", "json": "json",
+              "javascript": "js", "typescript": "ts", "shell": "sh", "yaml": "yml"}
+_LEADS = ("Next I'll", "Now I'll", "Let me")
+
+
+@dataclass
+class Step:
+    """One assistant message to produce: narration, then tool calls (none = final answer)."""
+    text: str
+    calls: list[tuple[str, dict]] = field(default_factory=list)
+    intent: str = "explore"
+
+
+def detect_intent(prompt: str) -> tuple[str, dict]:
+    """explore | write | edit | compact, with what the intent needs."""
+    m = _EDIT.search(prompt)
+    if m:
+        return "edit", {"old": m.group(1), "new": m.group(2), "path": norm_path(m.group(3))}
+    m = _COMPACT.match(prompt.strip()) or (re.search(r"\bcompact (?:the )?(?:context|conversation)\b", prompt, re.I)
+                                           and _COMPACT.search(prompt))
+    if m:
+        return "compact", {"focus": (m.group(1) or "").strip().rstrip(".")[:200]}
+    m = _WRITE.search(prompt)
+    if m and not m.group(1).startswith("/") and ".." not in m.group(1).split("/"):
+        return "write", {"path": norm_path(m.group(1))}
+    return "explore", {}
+
+
+def describe(name: str, inp: dict) -> str:
+    if name == "glob":
+        return f"list the files matching `{inp['pattern']}`"
+    if name == "bash":
+        return f"run `{inp['command']}`"
+    if name == "read_file":
+        off = inp.get("offset")
+        return f"read `{inp['path']}`" + (f" from line {off}" if off else "")
+    if name == "grep":
+        return f"search for `{inp['pattern']}`" + (f" in `{inp['glob']}` files" if inp.get("glob") else "")
+    if name == "write_file":
+        return f"write `{inp['path']}`"
+    if name == "edit_file":
+        return f"edit `{inp['path']}`"
+    return "compact the conversation" + (f" (focus: {inp['focus']})" if inp.get("focus") else "")
+
+
+def _join(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def plan_sentence(calls: list[tuple[str, dict]]) -> str:
+    """'read `a`, `b` and `c`, and search for `x`': one clause per tool, reads grouped."""
+    reads = [i for n, i in calls if n == "read_file"]
+    clauses, done = [], False
+    for name, inp in calls:
+        if name != "read_file":
+            clauses.append(describe(name, inp))
+        elif not done:
+            done = True
+            clauses.append("read " + _join([f"`{i['path']}`" + (f" from line {i['offset']}" if i.get("offset") else "")
+                                            for i in reads]))
+    return clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + ", and " + clauses[-1] \
+        if len(clauses) > 2 else " and ".join(clauses)
+
+
+def target(c: Call) -> str:
+    return str(c.input.get("path") or c.input.get("pattern") or c.input.get("command") or c.name)
+
+
+def first_line(text: str | None, width: int = 120) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            s = line.strip()
+            return s if len(s) <= width else s[:width - 1] + "…"
+    return "(no output)"
+
+
+def paths_in(ws: Workspace, text: str | None) -> list[str]:
+    """Files inside the workspace that a glob/ls/find output names, in order."""
+    out: list[str] = []
+    for line in (text or "").splitlines()[:3000]:
+        s = line.strip()
+        m = _GREP_HIT.match(s)
+        cand = m.group(1) if m else s.split()[-1] if s.split() else ""
+        rel = ws.relative(cand) if cand else None
+        if rel and rel not in out:
+            out.append(rel)
+    return out
+
+
+def grep_hits(ws: Workspace, text: str | None) -> list[tuple[str, int, str]]:
+    out = []
+    for line in (text or "").splitlines()[:2000]:
+        m = _GREP_HIT.match(line.strip())
+        if m:
+            rel = ws.relative(m.group(1))
+            if rel:
+                out.append((rel, int(m.group(2)), m.group(3).strip()))
+    return out
+
+
+class Planner:
+    def __init__(self, ws: Workspace, turn: Turn, seed: int, offered: set[str]) -> None:
+        self.ws, self.turn, self.seed, self.offered = ws, turn, seed, offered
+        self.h = int(digest(seed, turn.prompt, *sorted(turn.read_before))[:12], 16)
+        self.words = keywords(turn.prompt)
+        self.intent, self.arg = detect_intent(turn.prompt)
+        self.tried = {(c.name, canon(c.input)) for c in turn.calls}
+        self.read_all = set(turn.read_before) | {norm_path(c.input.get("path")) for c in turn.calls
+                                                 if c.name == "read_file"}
+        self.tool_rounds = 1 if turn.after_compaction else 2 + (self.h >> 1) % 2
+
+    # ---- what to look at -------------------------------------------------------------
+    def ext(self) -> str:
+        for w in self.words:
+            if w in _EXT_WORDS:
+                return _EXT_WORDS[w]
+            if w == "py":
+                return "py"
+        return self.ws.dominant_ext()
+
+    def glob_pattern(self) -> str:
+        e = self.ext()
+        if e == "py" and any(w in ("test", "tests", "testing") for w in self.words):
+            return "**/test_*.py"
+        return f"**/*.{e}" if e else "**/*"
+
+    def pool(self) -> list[str]:
+        """Files this turn's listings named, else the scan (matching the extension when possible)."""
+        found: list[str] = []
+        for c in self.turn.calls:
+            if c.ok and (c.name == "glob" or (c.name == "bash" and c.input.get("command", "").startswith(("ls", "find")))):
+                found += [p for p in paths_in(self.ws, c.result) if p not in found]
+        if found:
+            return found
+        e = self.ext()
+        scan = self.ws.files
+        return [f for f in scan if ext_of(f) == e] or scan
+
+    def candidates(self) -> list[str]:
+        pool = self.pool()
+        fresh = [p for p in pool if p not in self.read_all]
+        if not fresh:
+            tried_now = {norm_path(c.input.get("path")) for c in self.turn.calls if c.name == "read_file"}
+            fresh = [p for p in pool if p not in tried_now]
+        return self.ws.rank(fresh, self.words, digest(self.seed, self.turn.prompt, *sorted(self.turn.read_before)))
+
+    def keyword(self, shift: int = 0) -> str | None:
+        if not self.words:
+            return None
+        return self.words[((self.h >> 5) + shift) % len(self.words)]
+
+    def read(self, path: str) -> tuple[str, dict]:
+        inp: dict = {"path": path}
+        n = self.ws.line_count(path)
+        if n > READ_LIMIT:
+            inp["limit"] = READ_LIMIT
+            text = (self.ws.text(path) or "").lower().splitlines()
+            hit = next((i for i, ln in enumerate(text) if any(w in ln for w in self.words)), 0)
+            if hit > READ_LIMIT // 2:
+                inp["offset"] = hit - 20
+        return ("read_file", inp)
+
+    # ---- phases ------------------------------------------------------------------------
+    def overview(self) -> list[tuple[str, dict]]:
+        pat = self.glob_pattern()
+        calls: list[tuple[str, dict]] = [("glob", {"pattern": pat})]
+        if "glob" not in self.offered:
+            e = self.ext()
+            name = f" -name '*.{e}'" if e else ""
+            calls = [("bash", {"command": f"find . -type f{name} -not -path '*/.*' | sort | head -200"})]
+        elif self.h & 1:
+            calls.append(("bash", {"command": "git log --oneline -5" if self.ws.is_git else "ls -la"}))
+        return calls
+
+    def reading(self) -> list[tuple[str, dict]]:
+        k = 3 + (self.h >> 3) % 2
+        calls = [self.read(p) for p in self.candidates()[:k]]
+        kw = self.keyword()
+        e = self.ext()
+        grep: dict = {"pattern": kw} if kw else {"pattern": r"^(class|def) \w+" if e == "py" else r"^#+ "}
+        if e:
+            grep["glob"] = f"*.{e}"
+        calls.append(("grep", grep))
+        return calls
+
+    def deeper(self) -> list[tuple[str, dict]]:
+        done = [norm_path(c.input["path"]) for c in self.turn.calls if c.name == "read_file" and c.ok]
+        calls: list[tuple[str, dict]] = []
+        if done:
+            if self.ws.is_git and (self.h >> 7) & 1:
+                calls.append(("bash", {"command": f"git log --oneline -5 -- {shlex.quote(done[0])}"}))
+            else:
+                calls.append(("bash", {"command": "wc -l " + " ".join(shlex.quote(p) for p in done)}))
+        hits = [h for c in self.turn.calls if c.name == "grep" and c.ok for h in grep_hits(self.ws, c.result)]
+        nxt = next((p for p, _, _ in hits if p not in self.read_all), None)
+        if nxt is None:
+            nxt = next(iter(self.candidates()), None)
+        if nxt is not None and nxt not in self.read_all:
+            calls.append(self.read(nxt))
+        return calls
+
+    def phases(self) -> list:
+        if self.intent == "compact":
+            return [] if self.turn.after_compaction else [lambda: [("compact", {"focus": self.arg["focus"]}
+                                                                    if self.arg["focus"] else {})]]
+        if self.intent == "edit":
+            p = self.arg["path"]
+            return [lambda: [("read_file", {"path": p})],
+                    lambda: [("edit_file", {"path": p, "old_string": self.arg["old"], "new_string": self.arg["new"]})]]
+        explore = [self.overview, self.reading, self.deeper][:max(1, self.tool_rounds)]
+        if self.turn.after_compaction:
+            explore = [self.reading]
+        if self.intent == "write":
+            explore.append(lambda: [("write_file", {"path": self.arg["path"], "content": self.notes()})])
+        return explore
+
+    def notes(self) -> str:
+        from .answer import file_notes
+        return file_notes(self.ws, self.turn, self.words)
+
+    def recovery(self) -> list[tuple[str, dict]]:
+        """A substitute for each failed call of the last round."""
+        out: list[tuple[str, dict]] = []
+        for c in self.turn.last_round():
+            if not c.is_error:
+                continue
+            if c.name == "read_file":
+                nxt = next((p for p in self.candidates() if ("read_file", canon({"path": p})) not in self.tried), None)
+                if nxt:
+                    out.append(self.read(nxt))
+            elif c.name in ("glob", "bash"):
+                out.append(("bash", {"command": "ls"}) if c.name == "glob" else ("glob", {"pattern": "*"}))
+            elif c.name == "grep":
+                kw = self.keyword(1) or "main"
+                out.append(("glob", {"pattern": f"**/*{kw}*"}))
+            elif c.name == "edit_file":
+                out.append(("read_file", {"path": norm_path(c.input.get("path"))}))
+        return out
+
+    def usable(self, calls: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+        out = []
+        for name, inp in calls:
+            key = (name, canon(inp))
+            if name in self.offered and key not in self.tried and key not in {(n, canon(i)) for n, i in out}:
+                out.append((name, inp))
+        return out
+
+    # ---- the step ---------------------------------------------------------------------
+    def next_step(self) -> Step:
+        from .answer import compose, observations
+
+        r = self.turn.rounds
+        if r >= MAX_ROUNDS or not self.offered or self.turn.last_message_role == "assistant":
+            return Step(compose(self.ws, self.turn, self.words, self.intent, self.arg), [], self.intent)
+        calls = self.usable(self.recovery())
+        phases = self.phases()
+        for p in range(r, len(phases)):
+            calls = self.usable(calls + phases[p]())
+            if calls:
+                break
+        if not calls:
+            return Step(compose(self.ws, self.turn, self.words, self.intent, self.arg), [], self.intent)
+        seen = observations(self.ws, self.turn.last_round(), self.words)
+        lead = "First I'll" if r == 0 else _LEADS[(self.h + r) % len(_LEADS)]
+        sentence = f"{lead} {plan_sentence(calls)}."
+        if r == 0 and self.intent == "explore":
+            focus = f" about {', '.join(f'`{w}`' for w in self.words[:3])}" if self.words else ""
+            sentence = f"Exploring the workspace to answer your question{focus}. " + sentence
+        return Step("\n\n".join(x for x in (seen, sentence) if x), calls, self.intent)

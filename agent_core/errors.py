@@ -1,0 +1,212 @@
+"""Turn whatever a model call raised into a `ModelError` a user can act on (DESIGN §9).
+
+The SDK has already retried what it retries (429, 5xx, 529, connection errors) by the time an
+exception reaches us, so the message says so and tells the user the next step. Secrets (the API
+key) are scrubbed from every message, and a base URL is shown without credentials or query.
+"""
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from typing import Any, Iterable
+from urllib.parse import urlsplit
+
+from .model import ModelError
+
+PROMPT_TOO_LONG_RE = re.compile(r"prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)\s*maximum", re.I)
+MAX_API_MESSAGE = 500
+REDACTED = "[redacted]"
+
+# Exceptions the SDK's stream helpers raise on bytes that are not a well-formed event stream
+# (bad JSON, events out of order, a delta for a block that never started).
+MALFORMED_STREAM_ERRORS = (ValueError, RuntimeError, IndexError, KeyError)
+
+
+class TruncatedStream(Exception):
+    """The event stream ended before `message_stop` (the connection closed mid-answer)."""
+
+
+def parse_prompt_too_long(text: str) -> tuple[int, int] | None:
+    """(tokens, maximum) from the API's `prompt is too long: N tokens > M maximum`, else None."""
+    m = PROMPT_TOO_LONG_RE.search(text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, REDACTED)
+    return text
+
+
+def display_url(url: Any) -> str:
+    """A URL fit for a message: scheme, host, port and path only (no user:password, no query)."""
+    try:
+        p = urlsplit(str(url))
+        host = p.hostname or ""
+        port = f":{p.port}" if p.port else ""
+        return f"{p.scheme}://{host}{port}{p.path}".rstrip("/") or str(url)
+    except Exception:
+        return "the configured base URL"
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms`, or `retry-after` as seconds or a date)."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+    except (TypeError, ValueError):
+        pass
+    ra = headers.get("retry-after")
+    if ra is None:
+        return None
+    try:
+        return max(0.0, float(ra))
+    except (TypeError, ValueError):
+        pass
+    parsed = email.utils.parsedate_tz(ra)
+    if parsed is None:
+        return None
+    return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))
+
+
+def _api_message(exc: Any) -> str:
+    msg = getattr(exc, "api_message", None)
+    if not msg:
+        body = getattr(exc, "body", None)
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            msg = body["error"].get("message")
+        elif isinstance(body, str):
+            msg = body
+    msg = str(msg or "").strip().rstrip(".")
+    if len(msg) > MAX_API_MESSAGE:
+        msg = msg[:MAX_API_MESSAGE] + "…"
+    return msg or "no details given"
+
+
+def _error_type(exc: Any) -> str | None:
+    t = getattr(exc, "type", None)
+    if isinstance(t, str):
+        return t
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return body["error"].get("type")
+    return None
+
+
+def _retried(retries: int | None) -> str:
+    if not retries:
+        return ""
+    return f" The request was already retried {retries} time{'s' if retries != 1 else ''}."
+
+
+def _status_error(exc: Any, *, retries: int | None, model: str | None) -> ModelError:
+    status = getattr(exc, "status_code", None)
+    etype = _error_type(exc)
+    api_msg = _api_message(exc)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    ra = retry_after_seconds(headers)
+    rid = getattr(exc, "request_id", None)
+    ref = f" (request id {rid})" if rid else ""
+    # A mid-stream `event: error` arrives with HTTP 200; its error type says what it was.
+    shown = status if status and status != 200 else None
+    if shown is None:
+        retries = None  # the SDK never retries an error that arrives inside a started stream
+    code = f"HTTP {shown}" if shown else (etype or "stream error")
+    retry_hint = f"wait {ra:g} s" if ra is not None else "wait a little"
+
+    if status in (401, 403) or etype in ("authentication_error", "permission_error"):
+        return ModelError("auth", f"The API refused the credentials ({code}: {api_msg}). Check ANTHROPIC_API_KEY "
+                                  f"(and ANTHROPIC_BASE_URL if you use a proxy){ref}.", False, None, status)
+    if status == 402 or etype == "billing_error":
+        return ModelError("auth", f"The API refused the call for billing reasons ({code}: {api_msg}). Check the "
+                                  f"plan and credit of the account behind ANTHROPIC_API_KEY{ref}.", False, None, status)
+    if status == 429 or etype == "rate_limit_error":
+        return ModelError("rate_limit", f"Rate limited by the API ({code}: {api_msg}).{_retried(retries)} "
+                                        f"{retry_hint.capitalize()} and try again, or send requests less often{ref}.",
+                          True, ra, status)
+    if status == 529 or etype == "overloaded_error":
+        return ModelError("overloaded", f"The API is overloaded ({code}: {api_msg}).{_retried(retries)} "
+                                        f"{retry_hint.capitalize()} and try again{ref}.", True, ra, status)
+    if parse_prompt_too_long(api_msg) or "prompt is too long" in api_msg.lower():
+        return ModelError("prompt_too_long", f"The request does not fit the model's context window ({api_msg}). "
+                                             "Run /compact, or set CTXTUI_CONTEXT_WINDOW to the model's real window"
+                                             f"{ref}.", False, None, status)
+    if status == 413 or etype == "request_too_large":
+        return ModelError("prompt_too_long", f"The request is too large for the API ({code}: {api_msg}). Run "
+                                             f"/compact to shrink the conversation{ref}.", False, None, status)
+    if status == 404 or etype == "not_found_error":
+        name = f" '{model}'" if model else ""
+        return ModelError("bad_request", f"The API could not find what was asked ({code}: {api_msg}). Check the "
+                                         f"model name{name} (CTXTUI_MODEL or --model) and ANTHROPIC_BASE_URL{ref}.",
+                          False, None, status)
+    if status == 408 or etype == "timeout_error":
+        return ModelError("connection", f"The API timed out ({code}: {api_msg}).{_retried(retries)} Try again"
+                                        f"{ref}.", True, ra, status)
+    if (status is not None and status >= 500) or etype == "api_error":
+        return ModelError("server", f"The API had an internal error ({code}: {api_msg}).{_retried(retries)} "
+                                    f"{retry_hint.capitalize()} and try again{ref}.", True, ra, status)
+    if status == 409:
+        return ModelError("server", f"The API reported a conflict ({code}: {api_msg}). Try again{ref}.",
+                          True, ra, status)
+    return ModelError("bad_request", f"The API rejected the request ({code}: {api_msg}). This is likely a bug in "
+                                     f"how ctxtui built the request; the session log has the history{ref}.",
+                      False, None, status)
+
+
+def classify(exc: BaseException, *, secrets: Iterable[str | None] = (), base_url: Any = None,
+             retries: int | None = None, model: str | None = None) -> ModelError:
+    """The `ModelError` for `exc`; `retries` is how many times the SDK was allowed to retry."""
+    err = _classify(exc, base_url=base_url, retries=retries, model=model)
+    secrets = tuple(secrets)
+    err.message = redact(err.message, secrets)
+    err.args = (err.message,)
+    return err
+
+
+def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: str | None) -> ModelError:
+    import anthropic
+
+    where = f"the API at {display_url(base_url)}" if base_url is not None else "the API"
+    if isinstance(exc, ModelError):
+        return exc
+    if isinstance(exc, anthropic.APIStatusError):
+        return _status_error(exc, retries=retries, model=model)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ModelError("connection", f"The request to {where} timed out.{_retried(retries)} Check your network "
+                                        "and try again.", True)
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        why = f": {type(cause).__name__}" if cause is not None else ""
+        return ModelError("connection", f"Could not connect to {where}{why}.{_retried(retries)} Check your network "
+                                        "connection and ANTHROPIC_BASE_URL.", True)
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return ModelError("server", f"The API sent a response ctxtui could not read (HTTP {exc.status_code}). Try "
+                                    "again.", True, None, exc.status_code)
+    if isinstance(exc, TruncatedStream):
+        return ModelError("connection", f"The connection to {where} closed before the answer was complete; the "
+                                        "partial answer was discarded. Try again.", True)
+    if isinstance(exc, anthropic.AnthropicError):
+        return ModelError("auth" if type(exc).__name__.endswith("CredentialsError") else "server",
+                          f"The Anthropic client failed: {type(exc).__name__}. Check ANTHROPIC_API_KEY and "
+                          "ANTHROPIC_BASE_URL.", False)
+    if _is_transport_error(exc):
+        return ModelError("connection", f"The connection to {where} dropped mid-answer ({type(exc).__name__}); the "
+                                        "partial answer was discarded. Try again.", True)
+    if isinstance(exc, MALFORMED_STREAM_ERRORS):
+        return ModelError("server", f"{where[0].upper()}{where[1:]} sent a malformed event "
+                                    f"stream ({type(exc).__name__}); the partial answer was discarded. Try again.",
+                          True)
+    return ModelError("server", f"The model call failed unexpectedly ({type(exc).__name__}). Try again.", True)
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    """An error of the HTTP layer under the SDK (httpx2 today), raised while a stream is read."""
+    for cls in type(exc).__mro__:
+        if cls.__name__ == "TransportError" and cls.__module__.split(".")[0].startswith("httpx"):
+            return True
+    return isinstance(exc, (ConnectionError, EOFError))

@@ -1,0 +1,14 @@
+"""Session logs that ctxtui reads: Claude Code's and its own, as one stream of normalized records.
+
+    reader = LogReader(path)          # sniffs the format; share a Deduper across files of a report
+    for rec in reader.records(final=True): ...     # one pass over a finished file
+    new = reader.read()                            # later: only what was appended since
+"""
+from .discover import claude_projects_dir, discover, expand
+from .reader import LogReader, session_from_path
+from .records import CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord, context_tokens
+
+__all__ = [
+    "CompactionRecord", "Deduper", "LineStats", "LogFollower", "LogReader", "Record", "UsageRecord",
+    "claude_projects_dir", "context_tokens", "discover", "expand", "session_from_path",
+]

@@ -1,0 +1,130 @@
+"""Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`) -> normalized records.
+
+Read, never written (DESIGN §7). What matters in them:
+- each content block of a response is its own `assistant` record repeating the same
+  `message.usage`: counted once, on `message.id` + `requestId`;
+- sub-agent calls are `isSidechain: true` records, in the session file (older versions) or in
+  `<session>/subagents/*.jsonl`; a sidechain replay of a main-chain response counts once;
+- `<synthetic>` responses are made by Claude Code itself: no API call, no cost;
+- a compaction is `{"type":"system","subtype":"compact_boundary","compactMetadata":{...}}` then a
+  user record with `isCompactSummary: true`; the tokens after it are the next response's context.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..cost import FREE_MODELS, usage_buckets
+from .records import CompactionRecord, Deduper, Record, UsageRecord, context_tokens
+
+# Only lines containing one of these can yield a record; the rest are never parsed.
+MARKERS = (b'"usage"', b"compact_boundary", b"isCompactSummary")
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """Epoch seconds from an ISO-8601 string (Claude Code) or a number (ctxtui); None if unreadable."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def is_candidate(line: bytes) -> bool:
+    """Cheap pre-filter: could this line carry usage or a compaction?"""
+    return b'"usage"' in line or b"compact_boundary" in line or b"isCompactSummary" in line
+
+
+class ClaudeCodeParser:
+    """Stateful: keeps the compaction waiting for its tokens-after, per session."""
+
+    source = "claude_code"
+
+    def __init__(self, path: str, fallback_session: str, dedup: Deduper) -> None:
+        self.path = path
+        self.fallback_session = fallback_session
+        self.dedup = dedup
+        self._pending: dict[str, CompactionRecord] = {}
+
+    def wants(self, line: bytes) -> bool:
+        return is_candidate(line)
+
+    def parse(self, obj: dict) -> list[Record]:
+        kind = obj.get("type")
+        if kind == "assistant":
+            return self._assistant(obj)
+        if kind == "system" and obj.get("subtype") == "compact_boundary":
+            return self._boundary(obj)
+        if kind == "user" and obj.get("isCompactSummary"):
+            return self._summary(obj)
+        return []
+
+    def _session(self, obj: dict) -> str:
+        sid = obj.get("sessionId")
+        return sid if isinstance(sid, str) and sid else self.fallback_session
+
+    def _assistant(self, obj: dict) -> list[Record]:
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            return []
+        usage = msg.get("usage")
+        model = msg.get("model")
+        if not isinstance(usage, dict) or model in FREE_MODELS:
+            return []
+        model = model if isinstance(model, str) and model else "unknown"
+        mid, rid = msg.get("id"), obj.get("requestId")
+        if mid and rid:
+            key = f"{mid}:{rid}"
+        elif mid:
+            key = str(mid)
+        else:  # nothing to deduplicate on: every record counts
+            key = f"uuid:{obj.get('uuid') or id(obj)}"
+        sidechain = bool(obj.get("isSidechain"))
+        session = self._session(obj)
+        rec = UsageRecord(
+            session_id=session, model=model, timestamp=parse_timestamp(obj.get("timestamp")),
+            request_key=key, buckets=usage_buckets(usage), is_sidechain=sidechain,
+            context_tokens=context_tokens(usage), source=self.source, path=self.path,
+            agent_id=obj.get("agentId") if isinstance(obj.get("agentId"), str) else None,
+            purpose="subagent" if sidechain else "main")
+        out: list[Record] = []
+        pending = None if sidechain else self._pending.pop(session, None)
+        if pending is not None:
+            pending.tokens_after = rec.context_tokens
+            out.append(pending)
+        admitted = self.dedup.admit(rec)
+        if admitted is not None:
+            out.append(admitted)
+        return out
+
+    def _boundary(self, obj: dict) -> list[Record]:
+        meta = obj.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        pre = meta.get("preTokens")
+        session = self._session(obj)
+        rec = CompactionRecord(
+            key=str(obj.get("uuid") or f"{session}@{obj.get('timestamp')}"), session_id=session,
+            timestamp=parse_timestamp(obj.get("timestamp")), trigger=str(meta.get("trigger") or "unknown"),
+            tokens_before=pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
+            is_sidechain=bool(obj.get("isSidechain")), source=self.source, path=self.path)
+        if not rec.is_sidechain:
+            self._pending[session] = rec
+        return [rec]
+
+    def _summary(self, obj: dict) -> list[Record]:
+        session = self._session(obj)
+        pending = self._pending.get(session)
+        if pending is not None:
+            pending.has_summary = True
+            return []
+        # A summary with no boundary before it (older logs): a compaction of unknown size.
+        rec = CompactionRecord(
+            key=str(obj.get("uuid") or f"{session}@{obj.get('timestamp')}"), session_id=session,
+            timestamp=parse_timestamp(obj.get("timestamp")), trigger="unknown", tokens_before=None,
+            is_sidechain=bool(obj.get("isSidechain")), has_summary=True, source=self.source, path=self.path)
+        if not rec.is_sidechain:
+            self._pending[session] = rec
+        return [rec]

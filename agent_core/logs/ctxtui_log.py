@@ -1,0 +1,135 @@
+"""ctxtui's own session logs (`.ctxtui/sessions/<id>.jsonl`, agent_core/session_log.py) -> records.
+
+Lines are `{"t": kind, ...}`:
+- `meta`: session id and model;
+- `entry` / `history`: history entries; an assistant entry carries `response_id`, `usage` and
+  `meta.model` (re-logged when its content changes: the response id keeps it counted once);
+- `event` (`at` = when): `assistant_done` (message_id, model, usage: the same response again) and
+  `compaction` (layer, trigger, tokens_before, tokens_after);
+- `state` (`at`): snapshots holding the cost tracker's cumulative totals. Calls made for
+  compaction summaries and memory upkeep leave no entry, so their usage is the growth of those
+  purposes' totals between snapshots (priced as one request per snapshot: exact unless one
+  snapshot spans several such calls that straddle a price tier).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..cost import BUCKETS, FREE_MODELS, usage_buckets
+from .claude_code import parse_timestamp
+from .records import CompactionRecord, Deduper, Record, UsageRecord, context_tokens
+
+SIDE_PURPOSES = ("compaction", "memory")
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class CtxtuiParser:
+    source = "ctxtui"
+
+    def __init__(self, path: str, fallback_session: str, dedup: Deduper) -> None:
+        self.path = path
+        self.session_id = fallback_session
+        self.model = "unknown"
+        self.dedup = dedup
+        self._n_compactions = 0
+        self._purpose_seen: dict[str, tuple[int, dict[str, int]]] = {}   # purpose -> (calls, tokens)
+
+    def wants(self, line: bytes) -> bool:
+        return (b'"usage"' in line or b'"compaction"' in line or b'"t":"meta"' in line or b'"t": "meta"' in line
+                or b'"purposes"' in line)
+
+    def parse(self, obj: dict) -> list[Record]:
+        t = obj.get("t")
+        if t == "entry":
+            e = obj.get("entry")
+            return self._entry(e) if isinstance(e, dict) else []
+        if t == "event":
+            ev = obj.get("event")
+            return self._event(ev, obj) if isinstance(ev, dict) else []
+        if t == "history":
+            changed = obj.get("changed")
+            out: list[Record] = []
+            if isinstance(changed, dict):
+                for e in changed.values():
+                    if isinstance(e, dict):
+                        out.extend(self._entry(e))
+            return out
+        if t == "state":
+            return self._state(obj)
+        if t == "meta":
+            sid, model = obj.get("session_id"), obj.get("model")
+            if isinstance(sid, str) and sid:
+                self.session_id = sid
+            if isinstance(model, str) and model:
+                self.model = model
+        return []
+
+    def _usage(self, key: Any, model: Any, usage: dict, ts: Any, purpose: str = "main") -> list[Record]:
+        model = model if isinstance(model, str) and model else self.model
+        if model in FREE_MODELS:
+            return []
+        rec = UsageRecord(
+            session_id=self.session_id, model=model, timestamp=parse_timestamp(ts), request_key=str(key),
+            buckets=usage_buckets(usage), context_tokens=context_tokens(usage) if purpose == "main" else 0,
+            source=self.source,
+            path=self.path, purpose=purpose)
+        admitted = self.dedup.admit(rec)
+        return [admitted] if admitted is not None else []
+
+    def _entry(self, e: dict) -> list[Record]:
+        usage = e.get("usage")
+        if not isinstance(usage, dict):
+            return []
+        meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
+        key = e.get("response_id") or f"uuid:{e.get('uuid')}"
+        return self._usage(key, meta.get("model"), usage, e.get("timestamp"))
+
+    def _event(self, ev: dict, line: dict) -> list[Record]:
+        kind = ev.get("type")
+        if kind == "assistant_done" and isinstance(ev.get("usage"), dict) and ev.get("message_id"):
+            return self._usage(ev["message_id"], ev.get("model"), ev["usage"], line.get("at"))
+        if kind != "compaction":
+            return []
+        self._n_compactions += 1
+        return [CompactionRecord(
+            key=f"{self.session_id}#{self._n_compactions}", session_id=self.session_id,
+            timestamp=parse_timestamp(line.get("at")), trigger=str(ev.get("trigger") or "unknown"),
+            tokens_before=_int_or_none(ev.get("tokens_before")), tokens_after=_int_or_none(ev.get("tokens_after")),
+            layer=str(ev.get("layer") or "compact"), has_summary=bool(ev.get("transcript_path")),
+            source=self.source, path=self.path)]
+
+    def _state(self, obj: dict) -> list[Record]:
+        cost = obj.get("cost")
+        if not isinstance(cost, dict) or not isinstance(cost.get("purposes"), dict):
+            return []
+        models = cost.get("models")
+        model = next(iter(models)) if isinstance(models, dict) and len(models) == 1 else self.model
+        out: list[Record] = []
+        for purpose in SIDE_PURPOSES:
+            tally = cost["purposes"].get(purpose)
+            if not isinstance(tally, dict):
+                continue
+            calls = _int(tally.get("calls"))
+            raw = tally.get("tokens") if isinstance(tally.get("tokens"), dict) else {}
+            tokens = {k: _int(raw.get(k)) for k in BUCKETS}
+            prev_calls, prev = self._purpose_seen.get(purpose, (0, dict.fromkeys(BUCKETS, 0)))
+            if calls < prev_calls:      # totals went back (a different run): start over
+                prev_calls, prev = 0, dict.fromkeys(BUCKETS, 0)
+            self._purpose_seen[purpose] = (calls, tokens)
+            if calls == prev_calls:
+                continue
+            delta = {k: max(tokens[k] - prev[k], 0) for k in BUCKETS}
+            usage = {"input_tokens": delta["input"], "output_tokens": delta["output"],
+                     "cache_creation_input_tokens": delta["cache_write_5m"] + delta["cache_write_1h"],
+                     "cache_creation": {"ephemeral_5m_input_tokens": delta["cache_write_5m"],
+                                        "ephemeral_1h_input_tokens": delta["cache_write_1h"]},
+                     "cache_read_input_tokens": delta["cache_read"]}
+            out.extend(self._usage(f"{self.session_id}:{purpose}:{calls}", model, usage, obj.get("at"), purpose))
+        return out

@@ -1,0 +1,115 @@
+"""One incremental reader over a session log of either format: bytes -> lines -> records.
+
+`LogReader.read()` returns the records appended since the previous call (what `ctxtui watch`
+polls); `LogReader.records(final=True)` streams a finished file once (what `ctxtui usage` does).
+The format is sniffed from the first complete line: ctxtui's records carry a `"t"` field,
+Claude Code's a `"type"`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator, Protocol
+
+from .claude_code import ClaudeCodeParser
+from .ctxtui_log import CtxtuiParser
+from .records import Deduper, LineStats, LogFollower, Record
+
+
+class Parser(Protocol):
+    source: str
+
+    def wants(self, line: bytes) -> bool: ...
+
+    def parse(self, obj: dict) -> list[Record]: ...
+
+
+def looks_whole(line: bytes) -> bool:
+    """A JSON-object line ends with `}`: truncated and garbage lines fail this without parsing."""
+    return line[:1] == b"{" and line[-1:] == b"}"
+
+
+def sniff_format(obj: dict) -> str:
+    return "ctxtui" if "t" in obj and "type" not in obj else "claude_code"
+
+
+def session_from_path(path: Path) -> str:
+    """The session id a file stands for when its records do not say: `<session>.jsonl`, or the
+    session folder of a sub-agent log (`<session>/subagents/agent-x.jsonl`)."""
+    if path.parent.name == "subagents":
+        return path.parent.parent.name
+    return path.stem
+
+
+class LogReader:
+    """Follows one log file; share a `Deduper` between the readers of one report."""
+
+    def __init__(self, path: str | Path, *, dedup: Deduper | None = None, fmt: str | None = None,
+                 offset: int = 0) -> None:
+        self.path = Path(path)
+        self.dedup = dedup if dedup is not None else Deduper()
+        self.follower = LogFollower(self.path, offset=offset)
+        self.format = fmt
+        self._parser: Parser | None = self._make_parser(fmt) if fmt else None
+
+    @property
+    def stats(self) -> LineStats:
+        return self.follower.stats
+
+    @property
+    def skipped(self) -> int:
+        """Corrupt or truncated lines skipped so far."""
+        return self.follower.stats.corrupt
+
+    @property
+    def offset(self) -> int:
+        return self.follower.offset
+
+    def _make_parser(self, fmt: str) -> Parser:
+        fallback = session_from_path(self.path)
+        if fmt == "ctxtui":
+            return CtxtuiParser(str(self.path), fallback, self.dedup)
+        if fmt == "claude_code":
+            return ClaudeCodeParser(str(self.path), fallback, self.dedup)
+        raise ValueError(f"unknown log format {fmt!r}; expected 'claude_code' or 'ctxtui'")
+
+    def read(self, final: bool = False) -> list[Record]:
+        """The records in the bytes appended since the last read."""
+        return list(self.records(final=final))
+
+    def records(self, final: bool = False) -> Iterator[Record]:
+        stats = self.follower.stats
+        loads = json.loads
+        parser = self._parser
+        for lineno, line in self.follower.lines(final=final):
+            line = line.rstrip(b" \t\r")
+            if not line:
+                continue
+            if not looks_whole(line):
+                stats.mark_corrupt(lineno)
+                continue
+            if parser is None:
+                try:
+                    obj = loads(line)
+                except ValueError:
+                    stats.mark_corrupt(lineno)
+                    continue
+                if not isinstance(obj, dict):
+                    stats.mark_corrupt(lineno)
+                    continue
+                self.format = sniff_format(obj)
+                parser = self._parser = self._make_parser(self.format)
+                if parser.wants(line):
+                    yield from parser.parse(obj)
+                continue
+            if not parser.wants(line):
+                continue
+            try:
+                obj = loads(line)
+            except ValueError:
+                stats.mark_corrupt(lineno)
+                continue
+            if isinstance(obj, dict):
+                yield from parser.parse(obj)
+            else:
+                stats.mark_corrupt(lineno)

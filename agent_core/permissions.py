@@ -1,0 +1,144 @@
+"""Permission policy per tool: allow / ask / deny (DESIGN §10).
+
+The front-end answers questions through a callback: the TUI shows a modal (allow once, allow
+always, deny); headless has no one to ask, so anything not allowed up front (`--allow TOOL`) is
+denied. A denial is a tool result the model reads, never an exception. "always" lasts for the
+session and is part of the state a resumed session restores."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Iterable, Mapping
+
+from .events import PermissionRequest
+from .tool_spec import TOOL_NAMES
+from .tools.base import ToolOutput
+
+MODES = ("allow", "ask", "deny")
+ANSWERS = ("allow", "always", "deny")
+DEFAULT_POLICY: dict[str, str] = {
+    "read_file": "allow", "glob": "allow", "grep": "allow", "compact": "allow",
+    "write_file": "ask", "edit_file": "ask", "bash": "ask",
+}
+UNKNOWN_TOOL_MODE = "ask"      # a tool nobody configured is asked about, never silently allowed
+
+Ask = Callable[[PermissionRequest], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of a check. `source` says why: policy | always | user | headless | error."""
+    allowed: bool
+    tool: str
+    source: str
+    answer: str | None = None          # what the user answered, when asked
+    message: str = ""                  # for a denial: the text the model sees
+
+    def output(self) -> ToolOutput:
+        """The tool result for a denied call (the loop sends it instead of running the tool)."""
+        return ToolOutput(self.message or f"The user denied permission to use {self.tool}.", is_error=True,
+                          meta={"permission": "denied", "source": self.source})
+
+
+def parse_tool_list(text: str | Iterable[str]) -> list[str]:
+    """'bash,write_file' (or a list of such strings, as repeated --allow flags give) -> tool names.
+    'all' or '*' means every built-in tool. Raises ValueError naming a bad name and the valid ones."""
+    items = [text] if isinstance(text, str) else list(text)
+    names: list[str] = []
+    for item in items:
+        for name in (n.strip() for n in item.split(",")):
+            if not name:
+                continue
+            if name in ("all", "*"):
+                names.extend(TOOL_NAMES)
+            elif name in TOOL_NAMES:
+                names.append(name)
+            else:
+                raise ValueError(f"unknown tool {name!r}; expected a comma-separated list of: "
+                                 f"{', '.join(TOOL_NAMES)} (or 'all')")
+    return list(dict.fromkeys(names))
+
+
+class PermissionPolicy:
+    """`defaults` (DEFAULT_POLICY when None) under `overrides` (config, CLI --allow/--deny), under
+    the session's "always" answers."""
+
+    def __init__(self, defaults: Mapping[str, str] | None = None,
+                 overrides: Mapping[str, str] | None = None) -> None:
+        self.defaults = dict(DEFAULT_POLICY if defaults is None else defaults)
+        self.overrides = dict(overrides or {})
+        for source, table in (("defaults", self.defaults), ("overrides", self.overrides)):
+            for tool, mode in table.items():
+                if mode not in MODES:
+                    raise ValueError(f"permission for {tool!r} in {source} is {mode!r}; expected one of "
+                                     f"{', '.join(MODES)}")
+        self.always: set[str] = set()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @classmethod
+    def headless(cls, allow: str | Iterable[str] = (), deny: str | Iterable[str] = ()) -> "PermissionPolicy":
+        """The policy for `--allow TOOL[,TOOL]` / `--deny TOOL[,TOOL]`."""
+        overrides = {t: "allow" for t in parse_tool_list(allow)}
+        overrides.update({t: "deny" for t in parse_tool_list(deny)})
+        return cls(overrides=overrides)
+
+    def mode(self, tool: str) -> str:
+        """allow | ask | deny. An "always" answer turns ask into allow; it never lifts a deny."""
+        base = self.configured_mode(tool)
+        return "allow" if base == "ask" and tool in self.always else base
+
+    def configured_mode(self, tool: str) -> str:
+        """The mode from defaults and overrides alone (what a new session would start with)."""
+        return self.overrides.get(tool) or self.defaults.get(tool) or UNKNOWN_TOOL_MODE
+
+    async def check(self, tool_name: str, input: dict, ask: Ask | None, *,  # noqa: A002
+                    request_id: str = "") -> Decision:
+        mode = self.mode(tool_name)
+        if mode == "allow":
+            remembered = tool_name in self.always and self.configured_mode(tool_name) == "ask"
+            return Decision(True, tool_name, "always" if remembered else "policy")
+        if mode == "deny":
+            return Decision(False, tool_name, "policy", message=(
+                f"The user denied permission to use {tool_name}: their permission settings deny it. "
+                f"Do not retry it; continue without it or tell the user what you need."))
+        if ask is None:
+            return Decision(False, tool_name, "headless", message=(
+                f"The user denied permission to use {tool_name}: this run is non-interactive and "
+                f"{tool_name} was not allowed up front (run with --allow {tool_name} to permit it). "
+                f"Do not retry it; continue without it or say what you would have done."))
+        # One question per tool at a time: parallel calls wait, then see an "always" given meanwhile.
+        async with self._locks.setdefault(tool_name, asyncio.Lock()):
+            if tool_name in self.always:
+                return Decision(True, tool_name, "always")
+            request = PermissionRequest(id=request_id, name=tool_name, input=dict(input))
+            try:
+                answer = str(await ask(request)).strip().lower()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 — a broken front-end must not crash the turn
+                return Decision(False, tool_name, "error", message=(
+                    f"The user denied permission to use {tool_name}: the permission prompt failed "
+                    f"({type(e).__name__}). Do not retry it."))
+            request.decision = answer
+        if answer == "always":
+            self.always.add(tool_name)
+            return Decision(True, tool_name, "user", answer="always")
+        if answer == "allow":
+            return Decision(True, tool_name, "user", answer="allow")
+        return Decision(False, tool_name, "user", answer=answer, message=(
+            f"The user denied permission to use {tool_name} for this call. Do not retry the same call; "
+            f"ask the user how to proceed or take another approach."))
+
+    # --- session state (resume keeps the "always" answers) ---
+    def to_dict(self) -> dict:
+        return {"always": sorted(self.always)}
+
+    def restore(self, state: Mapping) -> None:
+        self.always = {str(t) for t in state.get("always", [])}
+
+    @classmethod
+    def from_dict(cls, state: Mapping, defaults: Mapping[str, str] | None = None,
+                  overrides: Mapping[str, str] | None = None) -> "PermissionPolicy":
+        policy = cls(defaults, overrides)
+        policy.restore(state)
+        return policy

@@ -1,0 +1,36 @@
+"""Lets the compaction engine ask the session's model for a summary without importing any SDK."""
+from __future__ import annotations
+
+from typing import Any
+
+from compaction.summarizer import SummarizeError, SummaryResult
+
+from .model import ModelClient, ModelError, ModelResponse
+
+TRANSPORT_KINDS = frozenset({"connection", "server", "overloaded", "rate_limit"})
+
+
+class ModelSummarizer:
+    """A compaction `Summarizer` backed by a `ModelClient`; its cost is booked as `compaction`."""
+
+    def __init__(self, client: ModelClient, cost: Any, max_tokens: int | None = None) -> None:
+        self.client = client
+        self.cost = cost
+        self.max_tokens = max_tokens
+
+    async def summarize(self, messages: list[dict], *, system: str, instructions: str | None = None) -> SummaryResult:
+        max_tokens = self.max_tokens or min(self.client.info.max_output_tokens, 20_000)
+        response: ModelResponse | None = None
+        try:
+            async for item in self.client.stream(system=system, messages=messages, tools=[], max_tokens=max_tokens,
+                                                 purpose="compaction"):
+                if isinstance(item, ModelResponse):
+                    response = item
+        except ModelError as e:
+            raise SummarizeError(e.message, prompt_too_long=e.kind == "prompt_too_long",
+                                 transport=e.kind in TRANSPORT_KINDS) from e
+        if response is None:
+            raise SummarizeError("the summary stream ended without a message", transport=True)
+        self.cost.add(response.model, response.usage, "compaction")
+        text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+        return SummaryResult(text=text, usage=response.usage, model=response.model)

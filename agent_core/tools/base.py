@@ -1,0 +1,126 @@
+"""What every tool shares: its output, the context it runs in, the error a tool raises on purpose,
+and the small input checker that turns a bad call into a message the model can act on."""
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, TypeVar
+
+from .recent import RecentFiles
+
+T = TypeVar("T")
+
+# Variables holding ctxtui's own credentials: a command the model runs must never see them
+# (`env` would otherwise copy the key into a tool result and from there into the session log).
+SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+SKIP_DIRS = frozenset({".git", ".venv", ".ctxtui", "__pycache__", "node_modules"})
+
+
+@dataclass
+class ToolOutput:
+    """A tool's answer: the text the model sees, whether it is an error, and facts for the loop."""
+    content: str
+    is_error: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolError(Exception):
+    """Raised by a tool for a failure the model can fix (bad input, missing file, refused path).
+    The registry turns it into an `is_error` result carrying exactly this message."""
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch. One per session; tools never keep state of their own."""
+    workspace: Path
+    recent_files: RecentFiles = field(default_factory=RecentFiles)
+    bash_timeout: float = 120.0          # seconds, when the call gives none
+    bash_max_timeout: float = 600.0      # a call may ask for more, up to this
+    output_cap: int = 30_000             # chars of bash output kept (head + tail)
+    read_max_lines: int = 2_000
+    read_max_line_chars: int = 2_000
+    read_max_chars: int = 50_000         # read_file bounds itself (the result budget exempts it)
+    list_cap: int = 500                  # glob paths / grep matches shown
+    skip_dirs: frozenset[str] = SKIP_DIRS
+    env: dict[str, str] | None = None    # bash environment; None = ours minus SECRET_ENV_VARS
+    spill_dir: Path | None = None        # where bash keeps the full output of a capped command (0600)
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(os.path.realpath(Path(self.workspace).expanduser()))
+        if not self.workspace.is_dir():
+            raise ValueError(f"workspace {self.workspace} is not a folder")
+
+    def bash_env(self) -> dict[str, str]:
+        if self.env is not None:
+            return dict(self.env)
+        env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
+        env.setdefault("PAGER", "cat")
+        env.setdefault("GIT_PAGER", "cat")
+        return env
+
+    def rel(self, path: Path) -> str:
+        """The path as the model should write it: relative to the workspace, '/' separated."""
+        try:
+            r = path.relative_to(self.workspace).as_posix()
+        except ValueError:
+            return str(path)
+        return r or "."
+
+
+async def run_in_thread(fn: Callable[[threading.Event], T]) -> T:
+    """Run blocking work off the event loop. `fn` receives an Event set when the calling task is
+    cancelled, so long walks (grep, glob) stop promptly instead of running on unseen."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(fn, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,),
+}
+
+
+def check_input(schema: dict, data: Any, tool: str) -> list[str]:
+    """Problems with `data` against a flat JSON schema (required, types, unknown keys, minimum).
+    Small on purpose: our schemas are flat, and we want messages written for the model."""
+    if not isinstance(data, dict):
+        return [f"input must be a JSON object, got {type(data).__name__}"]
+    props: dict = schema.get("properties", {})
+    problems = [f"missing required field '{k}'" for k in schema.get("required", []) if k not in data]
+    for key, value in data.items():
+        spec = props.get(key)
+        if spec is None:
+            if schema.get("additionalProperties", True) is False:
+                problems.append(f"unknown field '{key}' (fields of {tool}: {', '.join(props) or 'none'})")
+            continue
+        want = spec.get("type")
+        ok = _TYPES.get(want, (object,))
+        bad_bool = isinstance(value, bool) and want in ("integer", "number")
+        if not isinstance(value, ok) or bad_bool:
+            problems.append(f"field '{key}' must be {want}, got {type(value).__name__}")
+            continue
+        if "minimum" in spec and value < spec["minimum"]:
+            problems.append(f"field '{key}' must be at least {spec['minimum']}, got {value}")
+    return problems
+
+
+class Tool:
+    """A built-in tool. Subclasses set the three class attributes and implement `run`."""
+    name: ClassVar[str]
+    description: ClassVar[str]           # written for the model
+    input_schema: ClassVar[dict]
+    read_only: ClassVar[bool] = False
+
+    def definition(self) -> dict:
+        """The Messages-API tool definition."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002 (API name)
+        raise NotImplementedError

@@ -1,0 +1,213 @@
+"""bash: run a shell command in the workspace, in its own process group so a timeout or a
+cancellation kills everything it started. Output is stream-capped: however much a command prints,
+only the head and tail (ctx.output_cap chars) are ever held in memory."""
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .base import Tool, ToolContext, ToolError, ToolOutput
+
+DRAIN_GRACE_S = 0.25      # after bash exits, how long to wait for a background job to release the pipe
+KILL_WAIT_S = 5.0         # after SIGKILL, how long to wait for the exit to be reported
+
+
+class CappedText:
+    """Decodes a byte stream incrementally and keeps only its first and last chars within `cap`;
+    counts what it drops so the note can say how much."""
+
+    def __init__(self, cap: int) -> None:
+        self.head_cap = max(cap // 2, 0)
+        self.tail_cap = max(cap - self.head_cap, 0)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail = ""
+        self.total_chars = 0
+
+    def feed(self, data: bytes) -> None:
+        self._add(self._decoder.decode(data))
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        self.total_chars += len(text)
+        if self._head_len < self.head_cap:
+            take = text[:self.head_cap - self._head_len]
+            self._head.append(take)
+            self._head_len += len(take)
+            text = text[len(take):]
+        if text:
+            self._tail += text
+            if len(self._tail) > 2 * self.tail_cap:
+                self._tail = self._tail[len(self._tail) - self.tail_cap:] if self.tail_cap else ""
+
+    def finish(self) -> tuple[str, int]:
+        """(text with an omission note if anything was dropped, number of chars dropped)."""
+        self._add(self._decoder.decode(b"", final=True))
+        head = "".join(self._head)
+        tail = self._tail[len(self._tail) - self.tail_cap:] if self.tail_cap else ""
+        omitted = self.total_chars - len(head) - len(tail)
+        if omitted <= 0:
+            return head + self._tail, 0
+        return f"{head}\n[… {omitted} chars omitted …]\n{tail}", omitted
+
+
+class _Collector(asyncio.SubprocessProtocol):
+    """Feeds output straight into the cap (no StreamReader buffer) and reports exit and pipe close
+    separately: a background job may keep the pipe open long after bash itself has exited."""
+
+    def __init__(self, cap: int, loop: asyncio.AbstractEventLoop, spill_dir: Path | None = None) -> None:
+        self.out = CappedText(cap)
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self.spill = _Spill(spill_dir) if spill_dir is not None else None
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.out.feed(data)
+        if self.spill is not None:
+            self.spill.write(data)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class _Spill:
+    """Every byte of the output, on disk, so a capped result still loses nothing. Kept only
+    when the cap dropped something; otherwise deleted."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self._f = None
+        self.failed = False
+
+    def write(self, data: bytes) -> None:
+        if self.failed:
+            return
+        try:
+            if self._f is None:
+                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd, name = tempfile.mkstemp(dir=self.folder, prefix="bash-", suffix=".txt")
+                os.fchmod(fd, 0o600)
+                self._f = os.fdopen(fd, "wb")
+                self.path = Path(name)
+            self._f.write(data)
+        except OSError:
+            self.failed = True
+
+    def finish(self, keep: bool) -> Path | None:
+        if self._f is None:
+            return None
+        self._f.close()
+        if keep and not self.failed:
+            return self.path
+        self.path.unlink(missing_ok=True)
+        return None
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)     # start_new_session: the group id is bash's pid
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _fmt_s(seconds: float) -> str:
+    return f"{seconds:g} s"
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = (
+        "Run a shell command with /bin/bash -c in the workspace folder and return its output "
+        "(stdout and stderr interleaved) followed by its exit code. Each call starts a fresh shell: "
+        "`cd` and variables do not carry over, so chain steps with && . No input can be typed: "
+        "avoid interactive commands and pass flags like --yes. Long output keeps only its start and "
+        "end; filter it (grep, head, tail) when you need a specific part. Default timeout 120 s; "
+        "pass `timeout` (seconds) for longer jobs. Prefer the read_file, grep and glob tools for "
+        "reading and searching files, and edit_file/write_file for changing them."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command line to run."},
+            "timeout": {"type": "number",
+                        "description": "Seconds before the command and everything it started are killed "
+                                       "(default 120, max 600)."},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
+        command = input["command"]
+        if not command.strip():
+            raise ToolError("command is empty; give the shell command to run")
+        timeout, notes = self._timeout(input.get("timeout"), ctx)
+        loop = asyncio.get_running_loop()
+        try:
+            transport, proto = await loop.subprocess_exec(
+                lambda: _Collector(ctx.output_cap, loop, ctx.spill_dir), "/bin/bash", "-c", command,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                cwd=str(ctx.workspace), env=ctx.bash_env(), start_new_session=True)
+        except OSError as e:
+            raise ToolError(f"could not start /bin/bash: {e}") from e
+        pid = transport.get_pid()
+        timed_out = held_open = False
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(proto.exited), timeout)
+            except asyncio.TimeoutError:
+                timed_out = True
+                _kill_group(pid)
+                await asyncio.wait_for(asyncio.shield(proto.exited), KILL_WAIT_S)
+            try:
+                await asyncio.wait_for(asyncio.shield(proto.closed), DRAIN_GRACE_S)
+            except asyncio.TimeoutError:
+                held_open = True
+        except asyncio.CancelledError:
+            _kill_group(pid)
+            if proto.spill is not None:
+                proto.spill.finish(keep=False)
+            raise
+        finally:
+            transport.close()
+        code = transport.get_returncode()
+        text, omitted = proto.out.finish()
+        spilled = proto.spill.finish(keep=omitted > 0) if proto.spill is not None else None
+        parts = [text.rstrip("\n") if text.strip() else "(no output)"]
+        if spilled is not None:
+            parts.append(f"[the full output ({proto.out.total_chars:,} chars) is saved in {ctx.rel(spilled)}; "
+                         "search it with grep or read parts of it with read_file]")
+        if held_open:
+            parts.append("[a background process still holds the output; what it prints later is not "
+                         "captured. Redirect background jobs' output to a file.]")
+        if timed_out:
+            parts.append(f"[timed out after {_fmt_s(timeout)}: the command and every process it started "
+                         f"were killed. Pass a larger `timeout` (max {_fmt_s(ctx.bash_max_timeout)}) or run "
+                         f"long jobs in the background with output to a file.]")
+        parts.extend(notes)
+        parts.append(f"exit code {code}")
+        meta = {"exit_code": code, "timed_out": timed_out, "total_chars": proto.out.total_chars,
+                "omitted_chars": omitted, "command": command, "full_output": str(spilled) if spilled else None}
+        return ToolOutput("\n".join(parts), is_error=timed_out or code != 0, meta=meta)
+
+    @staticmethod
+    def _timeout(value: float | None, ctx: ToolContext) -> tuple[float, list[str]]:
+        if value is None:
+            return ctx.bash_timeout, []
+        if value <= 0:
+            raise ToolError(f"timeout must be a positive number of seconds, got {value}")
+        if value > ctx.bash_max_timeout:
+            return ctx.bash_max_timeout, [f"[timeout lowered to the maximum, {_fmt_s(ctx.bash_max_timeout)}]"]
+        return float(value), []

@@ -1,0 +1,68 @@
+"""The tool registry: what the model is offered, and the one place a call is executed. `execute`
+never raises (except cancellation, which the loop must see): an unknown tool, bad input or a
+crash becomes an `is_error` result that says what went wrong and what to do."""
+from __future__ import annotations
+
+import asyncio
+from typing import Iterable
+
+from ..tool_spec import TOOL_NAMES
+from .base import Tool, ToolContext, ToolError, ToolOutput, check_input
+from .bash import BashTool
+from .compact import CompactTool
+from .edit_file import EditFileTool
+from .glob_tool import GlobTool
+from .grep import GrepTool
+from .read_file import ReadFileTool
+from .write_file import WriteFileTool
+
+BUILTIN_TOOLS: tuple[type[Tool], ...] = (BashTool, ReadFileTool, WriteFileTool, EditFileTool, GlobTool,
+                                         GrepTool, CompactTool)
+if tuple(t.name for t in BUILTIN_TOOLS) != TOOL_NAMES:  # tool_spec is the shared source of names
+    raise ImportError(f"built-in tools {[t.name for t in BUILTIN_TOOLS]} differ from tool_spec.TOOL_NAMES")
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in (tools if tools is not None else (cls() for cls in BUILTIN_TOOLS)):
+            if tool.name in self._tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self._tools[tool.name] = tool
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def definitions(self, only: Iterable[str] | None = None) -> list[dict]:
+        """Messages-API tool definitions, in registration order (stable, so the prompt cache holds)."""
+        keep = None if only is None else set(only)
+        return [t.definition() for n, t in self._tools.items() if keep is None or n in keep]
+
+    async def execute(self, name: str, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolOutput(f"Unknown tool '{name}'. Available tools: {', '.join(self._tools)}.",
+                              is_error=True, meta={"error": "unknown_tool"})
+        problems = check_input(tool.input_schema, input, name)
+        if problems:
+            return ToolOutput(f"Invalid input for {name}: {'; '.join(problems)}. "
+                              f"Fix the call to match the tool's input schema and retry.",
+                              is_error=True, meta={"error": "bad_input"})
+        try:
+            return await tool.run(input, ctx)
+        except asyncio.CancelledError:
+            raise
+        except ToolError as e:
+            return ToolOutput(f"Error: {e}", is_error=True, meta={"error": "tool"})
+        except OSError as e:
+            where = f" ({e.filename})" if e.filename else ""
+            return ToolOutput(f"Error: {name} failed: {e.strerror or e}{where}. Check the path and its "
+                              f"permissions, then retry.", is_error=True, meta={"error": "os"})
+        except Exception as e:  # noqa: BLE001 — a tool bug must not end the session
+            return ToolOutput(f"Error: {name} failed unexpectedly ({type(e).__name__}: {e}). "
+                              f"Try a different approach or report this.", is_error=True,
+                              meta={"error": "internal"})

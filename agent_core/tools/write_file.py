@@ -1,0 +1,45 @@
+"""write_file: create or replace a whole file (parent folders are created, inside the workspace)."""
+from __future__ import annotations
+
+from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
+from .sandbox import resolve_path
+
+
+class WriteFileTool(Tool):
+    name = "write_file"
+    description = (
+        "Create a file, or replace a file's whole content, with `content` exactly as given (UTF-8). "
+        "Missing parent folders are created. To change part of an existing file, prefer edit_file: "
+        "it is safer and cheaper than rewriting the file."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path relative to the workspace."},
+            "content": {"type": "string", "description": "The complete new content of the file."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
+        path = resolve_path(ctx.workspace, input["path"])
+        shown = ctx.rel(path)
+        content: str = input["content"]
+
+        def write(_stop) -> bool:
+            if path.is_dir():
+                raise ToolError(f"'{shown}' is a folder; give a file path to write.")
+            existed = path.exists()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("w", encoding="utf-8", newline="") as f:
+                f.write(content)
+            return existed
+
+        existed = await run_in_thread(write)
+        ctx.recent_files.record(path)
+        n_lines = content.count("\n") + (bool(content) and not content.endswith("\n"))
+        n_bytes = len(content.encode("utf-8"))
+        verb = "Overwrote" if existed else "Created"
+        return ToolOutput(f"{verb} '{shown}' ({n_lines} lines, {n_bytes} bytes).",
+                          meta={"path": shown, "created": not existed, "bytes": n_bytes})

@@ -1,0 +1,74 @@
+"""Formatting for display: numbers, dollars, durations. Presentation only, no accounting."""
+from __future__ import annotations
+
+import time
+
+
+def tokens(n: int | float | None) -> str:
+    """12,345 — exact, with thousands separators (the panes show exact numbers)."""
+    if n is None:
+        return "—"
+    return f"{int(n):,}"
+
+
+def short_tokens(n: int | float | None) -> str:
+    """12.3k / 1.2M for tight columns."""
+    if n is None:
+        return "—"
+    n = int(n)
+    if abs(n) >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if abs(n) >= 10_000:
+        return f"{n / 1_000:.0f}k"
+    if abs(n) >= 1_000:
+        return f"{n / 1_000:.1f}k"
+    return str(n)
+
+
+def usd(x: float | None) -> str:
+    """Dollars; unknown prices show as "?" rather than a wrong zero."""
+    if x is None:
+        return "?"
+    if x == 0:
+        return "$0"
+    if abs(x) < 0.01:
+        return f"${x:.4f}"
+    return f"${x:,.2f}"
+
+
+def percent(x: float | None, digits: int = 0) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.{digits}f}%"
+
+
+def duration(s: float | None) -> str:
+    if s is None:
+        return "—"
+    if s < 1:
+        return f"{s * 1000:.0f}ms"
+    if s < 60:
+        return f"{s:.1f}s"
+    return f"{int(s // 60)}m{int(s % 60):02d}s"
+
+
+def clock(t: float | None) -> str:
+    """Local HH:MM:SS, or — when unknown."""
+    if t is None:
+        return "—"
+    return time.strftime("%H:%M:%S", time.localtime(t))
+
+
+def size(n: int) -> str:
+    """Bytes as B/KB/MB."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def one_line(s: str, width: int) -> str:
+    """First line, trimmed to width with an ellipsis."""
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: max(0, width - 1)] + "…"

@@ -1,0 +1,215 @@
+"""Finding and reading session logs for the transcript browser, without Textual.
+
+Three kinds of file are listed: ctxtui session logs (`<sessions>/<id>.jsonl`), ctxtui compaction
+transcripts (`<sessions>/<id>/transcripts/*.jsonl`) and Claude Code logs
+(`~/.claude/projects/<project>/<session>.jsonl`, read, never written). Each line becomes one
+`Record` with a kind the viewer can filter on and a flag for compaction boundaries.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Iterator
+
+KINDS = ("user", "assistant", "tool", "thinking", "summary", "compaction", "other")
+
+
+@dataclass(frozen=True)
+class LogFile:
+    path: Path
+    kind: str          # session | transcript | claude
+    group: str         # session id, or Claude Code project folder
+    name: str
+    size: int
+    mtime: float
+
+
+def _stat_entry(path: Path, kind: str, group: str) -> LogFile | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return LogFile(path, kind, group, path.name, st.st_size, st.st_mtime)
+
+
+def scan(sessions_root: Path | None, claude_root: Path | None) -> list[LogFile]:
+    """Every log under the roots, newest first. Missing roots are skipped, never created."""
+    out: list[LogFile] = []
+    if sessions_root is not None and sessions_root.is_dir():
+        for p in sessions_root.glob("*.jsonl"):
+            f = _stat_entry(p, "session", p.stem)
+            if f:
+                out.append(f)
+        for p in sessions_root.glob("*/transcripts/*.jsonl"):
+            f = _stat_entry(p, "transcript", p.parent.parent.name)
+            if f:
+                out.append(f)
+    if claude_root is not None and claude_root.is_dir():
+        for p in claude_root.glob("*/*.jsonl"):
+            f = _stat_entry(p, "claude", p.parent.name)
+            if f:
+                out.append(f)
+    out.sort(key=lambda f: (-f.mtime, str(f.path)))
+    return out
+
+
+def is_log_path(path: str) -> bool:
+    return path.endswith(".jsonl")
+
+
+@dataclass
+class Record:
+    line: int            # 1-based line number in the file
+    kind: str            # one of KINDS
+    role: str
+    time: str            # as written in the file, shortened; "" when absent
+    summary: str         # one line for the list
+    text: str            # full text for the detail view and search
+    boundary: bool = False
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+
+def _block_text(b: dict) -> tuple[str, str]:
+    """(kind, text) of one content block."""
+    t = b.get("type")
+    if t == "text":
+        return "", b.get("text", "")
+    if t == "thinking":
+        return "thinking", b.get("thinking", "")
+    if t == "tool_use":
+        return "tool", f"{b.get('name', '?')} {json.dumps(b.get('input', {}), ensure_ascii=False)}"
+    if t == "tool_result":
+        c = b.get("content", "")
+        if isinstance(c, list):
+            c = "\n".join(x.get("text", "") for x in c if isinstance(x, dict))
+        return "tool", f"result {'(error) ' if b.get('is_error') else ''}{c}"
+    return "other", json.dumps(b, ensure_ascii=False)[:2000]
+
+
+def _message_record(line: int, message: dict, kind_hint: str, time_text: str) -> Record:
+    role = message.get("role", "")
+    content = message.get("content", "")
+    if isinstance(content, str):
+        blocks = [{"type": "text", "text": content}]
+    else:
+        blocks = [b for b in content if isinstance(b, dict)]
+    kinds, texts = [], []
+    for b in blocks:
+        k, t = _block_text(b)
+        kinds.append(k)
+        texts.append(t)
+    text = "\n".join(t for t in texts if t)
+    if kind_hint:
+        kind = kind_hint
+    elif "tool" in kinds:
+        kind = "tool"
+    elif kinds and all(k == "thinking" for k in kinds):
+        kind = "thinking"
+    else:
+        kind = role if role in ("user", "assistant") else "other"
+    return Record(line, kind, role, time_text, " ".join(text.split())[:300], text)
+
+
+def _time_text(v) -> str:
+    if isinstance(v, (int, float)):
+        return datetime.fromtimestamp(v).strftime("%H:%M:%S")
+    if isinstance(v, str):
+        return v[11:19] if len(v) >= 19 else v
+    return ""
+
+
+def parse_line(line_no: int, raw: str) -> Record | None:
+    """One JSONL line of any supported log as a Record; None for blank lines. A line that is not
+    JSON (a log cut mid-write) becomes an `other` record instead of stopping the load."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return Record(line_no, "other", "", "", "unreadable line: " + raw[:200], raw[:2000])
+    if not isinstance(obj, dict):
+        return Record(line_no, "other", "", "", raw[:300], raw[:2000])
+    t = _time_text(obj.get("timestamp") if "timestamp" in obj else obj.get("at"))
+    rec_t = obj.get("t")   # ctxtui session log record type
+    if rec_t == "event" and isinstance(obj.get("event"), dict):
+        obj = obj["event"]
+    elif rec_t == "history":
+        n = len(obj.get("uuids") or [])
+        return Record(line_no, "compaction", "", t, f"history rewritten: now {n} entries "
+                      f"({len(obj.get('changed') or {})} new or changed)", json.dumps(obj, ensure_ascii=False)[:20000])
+    elif rec_t in ("meta", "state"):
+        text = json.dumps(obj, ensure_ascii=False)
+        return Record(line_no, "other", "", t, f"{rec_t}: {text[:280]}", text[:20000])
+    typ = obj.get("type")
+    # Claude Code: {"type":"system","subtype":"compact_boundary","compactMetadata":{...}}
+    if typ == "system" and obj.get("subtype") == "compact_boundary":
+        meta = obj.get("compactMetadata") or {}
+        s = f"compaction ({meta.get('trigger', '?')}) — {meta.get('preTokens', '?')} tokens before"
+        return Record(line_no, "compaction", "system", t, s, json.dumps(obj, ensure_ascii=False), boundary=True)
+    # ctxtui compaction event in a session log
+    if typ == "compaction":
+        s = (f"compaction {obj.get('layer', '?')} ({obj.get('trigger', '?')}) "
+             f"{obj.get('tokens_before', '?')} → {obj.get('tokens_after', '?')} tokens")
+        return Record(line_no, "compaction", "", t, s, json.dumps(obj, ensure_ascii=False), boundary=True)
+    # an entry (ctxtui) possibly wrapped as {"entry": {...}}
+    entry = obj.get("entry") if isinstance(obj.get("entry"), dict) else obj
+    kind = entry.get("kind")
+    message = entry.get("message")
+    if isinstance(message, dict) and "content" in message:
+        if kind == "compact_boundary":
+            m = entry.get("meta") or {}
+            s = (f"compaction {m.get('layer', '?')} ({m.get('trigger', '?')}) "
+                 f"{m.get('tokens_before', '?')} → {m.get('tokens_after', '?')} tokens")
+            return Record(line_no, "compaction", "", t or _time_text(entry.get("timestamp")), s,
+                          json.dumps(m, ensure_ascii=False), boundary=True)
+        hint = "summary" if kind in ("summary", "attachment", "snip_marker") or obj.get("isCompactSummary") else ""
+        rec = _message_record(line_no, message, hint, t or _time_text(entry.get("timestamp")))
+        if obj.get("isSidechain"):
+            rec.summary = "[sidechain] " + rec.summary
+        return rec
+    label = typ or kind or "record"
+    text = json.dumps(obj, ensure_ascii=False)
+    return Record(line_no, "other", "", t, f"{label}: {text[:280]}", text[:20000])
+
+
+def iter_records(path: Path) -> Iterator[tuple[Record, int]]:
+    """(record, bytes read so far) for each line of the file."""
+    done = 0
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            done += len(raw)
+            rec = parse_line(n, raw.decode("utf-8", errors="replace"))
+            if rec is not None:
+                yield rec, done
+
+
+def load(path: Path, on_batch: Callable[[list[Record], int], None], *, batch_size: int = 2000,
+         cancelled: Callable[[], bool] = lambda: False, gate: threading.Event | None = None) -> int:
+    """Read the whole file, handing records over in batches (with bytes read so far). Meant for a
+    thread: the caller's `on_batch` moves them to the UI. `gate`, when given, is waited on after
+    the first batch (tests use it to hold a load half-way). Returns the number of records."""
+    batch: list[Record] = []
+    total = 0
+    first = True
+    for rec, done in iter_records(path):
+        batch.append(rec)
+        if len(batch) >= batch_size:
+            on_batch(batch, done)
+            total += len(batch)
+            batch = []
+            if first and gate is not None:
+                while not gate.wait(0.05):
+                    if cancelled():
+                        return total
+            first = False
+            if cancelled():
+                return total
+    on_batch(batch, path.stat().st_size if path.exists() else 0)
+    return total + len(batch)

@@ -1,0 +1,89 @@
+"""`ctxtui` with no subcommand: load the config, build the agent, run the Textual app.
+
+The agent is built before the app exists, but permission questions must reach the app's modal:
+a `PermissionBridge` is handed to the agent as its `ask` callback and pointed at the app once it
+is made. Without it the agent would get the headless policy, which never asks.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from agent_core import events as ev
+from agent_core.config import Config, ConfigError, load_config
+
+
+class PermissionBridge:
+    """The agent's `ask` callback before the app exists; answers "deny" if there is no app."""
+
+    def __init__(self) -> None:
+        self.app: Any = None
+
+    async def __call__(self, request: ev.PermissionRequest) -> str:
+        if self.app is None:
+            return "deny"
+        return await self.app.ask_permission(request)
+
+
+def default_claude_root() -> Path | None:
+    """~/.claude/projects when it exists (read only, never created)."""
+    p = Path.home() / ".claude" / "projects"
+    return p if p.is_dir() else None
+
+
+def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, environ: Mapping[str, str] | None = None,
+              workspace: Path | None = None, resume: str | None = None, continue_: bool = False,
+              claude_root: Path | None | str = "default", client: Any = None, **app_kwargs: Any):
+    """Config → agent → app. Raises ConfigError. `client` replaces the model client (tests);
+    `claude_root` defaults to ~/.claude/projects when it exists."""
+    from agent_core.factory import build_agent
+    from agent_core.paths import sessions_dir
+
+    from .tui import CtxApp
+
+    cli_dict = dict(vars(cli) if isinstance(cli, argparse.Namespace) else (cli or {}))
+    config: Config = load_config(cli_dict, environ=environ, workspace=workspace)
+    theme = app_kwargs.pop("theme", None) or config.theme
+    check_theme(theme)
+    bridge = PermissionBridge()
+    agent = build_agent(config, ask=bridge, resume=resume, continue_=continue_, client=client)
+
+    def factory(**overrides: Any):
+        """A new agent for /model NAME (new session) or /resume ID, from the same CLI settings."""
+        over = dict(cli_dict)
+        if "model" in overrides:
+            over["model"] = overrides["model"]
+        cfg = load_config(over, environ=environ, workspace=config.workspace)
+        return build_agent(cfg, ask=bridge, resume=overrides.get("resume"))
+
+    if claude_root == "default":
+        claude_root = default_claude_root()
+    app = CtxApp(agent, sessions_root=sessions_dir(config.home), claude_root=claude_root,
+                 agent_factory=factory, theme=theme,
+                 keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)
+    bridge.app = app
+    return app
+
+
+def check_theme(name: str | None) -> None:
+    """Raise ConfigError unless `name` is one of Textual's built-in themes (or not given)."""
+    if not name:
+        return
+    from textual.theme import BUILTIN_THEMES
+
+    if name not in BUILTIN_THEMES:
+        raise ConfigError(f"--theme (or CTXTUI_THEME) must be one of: {', '.join(sorted(BUILTIN_THEMES))} "
+                          f"(got {name!r})")
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """Open the TUI. Exit codes: 0 done, 2 bad configuration."""
+    try:
+        app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)))
+    except ConfigError as e:
+        print(f"ctxtui: {e}", file=sys.stderr)
+        return 2
+    result = app.run()
+    return int(result or 0)

@@ -1,0 +1,400 @@
+"""The transcript browser: ctxtui sessions and their compaction transcripts, and Claude Code logs
+when `~/.claude/projects` exists; refreshed live with watchfiles; each opens read-only with search,
+a filter by kind and jumps between compaction boundaries. Big files load in a thread worker in
+batches, so the screen keeps answering keys while a 50 MB log is read.
+
+Also the /resume picker (a list of ctxtui sessions)."""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import ModalScreen, Screen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import DataTable, Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from .. import format as fmt
+from ..logfiles import KINDS, LogFile, Record, is_log_path, load, scan
+
+WATCH_DEBOUNCE_MS = 50
+KIND_LABELS = {"session": "ctxtui session", "transcript": "transcript", "claude": "Claude Code"}
+
+
+def _mtime_text(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+
+
+class TranscriptBrowser(Screen[None]):
+    """Lists the logs under the roots, newest first; Enter opens one."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="transcripts.close"),
+        Binding("r", "rescan", "Refresh", id="transcripts.refresh"),
+    ]
+
+    def __init__(self, sessions_root: Path | None, claude_root: Path | None,
+                 viewer_gate: threading.Event | None = None) -> None:
+        super().__init__()
+        self.sessions_root = sessions_root
+        self.claude_root = claude_root
+        self.files: list[LogFile] = []
+        self.watching = False
+        self.viewer_gate = viewer_gate
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="browser"):
+            yield Static(id="browser-roots")
+            yield DataTable(id="browser-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#browser").border_title = "Transcripts"
+        roots = [("ctxtui sessions", self.sessions_root), ("Claude Code", self.claude_root)]
+        self.query_one("#browser-roots", Static).update(Content.assemble(*[
+            part for label, root in roots for part in
+            ((f"{label}: ", "dim"), (str(root) if root else "—", "bold"),
+             ("" if root and root.is_dir() else " (not found)", "dim"), "   ")]))
+        table = self.query_one(DataTable)
+        table.add_column("kind", key="kind")
+        table.add_column("session / project", key="group")
+        table.add_column("file", key="name")
+        table.add_column("size", key="size")
+        table.add_column("modified", key="mtime")
+        self.rescan()
+        self.watch_roots()
+        table.focus()
+
+    def rescan(self) -> None:
+        files = scan(self.sessions_root, self.claude_root)
+        if [(f.path, f.size, f.mtime) for f in files] == [(f.path, f.size, f.mtime) for f in self.files]:
+            return
+        self.files = files
+        table = self.query_one(DataTable)
+        selected = None
+        if table.row_count and table.cursor_row < table.row_count:
+            selected = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        table.clear()
+        for f in files:
+            table.add_row(KIND_LABELS[f.kind], fmt.one_line(f.group, 40), f.name,
+                          fmt.size(f.size), _mtime_text(f.mtime), key=str(f.path))
+        if selected is not None:
+            try:
+                table.move_cursor(row=table.get_row_index(selected), animate=False)
+            except Exception:  # the selected file went away
+                pass
+
+    def action_rescan(self) -> None:
+        self.rescan()
+
+    @work(exclusive=True, group="watch")
+    async def watch_roots(self) -> None:
+        """Rescan when anything under the roots changes (watchfiles, debounce in tens of ms)."""
+        from watchfiles import awatch
+
+        roots = [r for r in (self.sessions_root, self.claude_root) if r is not None and r.is_dir()]
+        if not roots:
+            return
+        stop = asyncio.Event()
+        try:
+            self.watching = True
+            async for changes in awatch(*roots, debounce=WATCH_DEBOUNCE_MS, step=10, stop_event=stop,
+                                        watch_filter=lambda _c, p: is_log_path(p)):
+                self.rescan()
+        finally:
+            self.watching = False
+            stop.set()
+
+    @on(DataTable.RowSelected, "#browser-table")
+    def open_selected(self, event: DataTable.RowSelected) -> None:
+        path = Path(str(event.row_key.value))
+        self.app.push_screen(TranscriptViewer(path, gate=self.viewer_gate))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class RecordList(ScrollView, can_focus=True):
+    """A virtual list of records: only the visible lines are rendered, so 500,000 records scroll
+    as fast as 50. Holds indices into the viewer's records (the current filter)."""
+
+    COMPONENT_CLASSES = {"records--cursor", "records--boundary", "records--match", "records--dim"}
+    DEFAULT_CSS = """
+    RecordList > .records--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    RecordList > .records--boundary { color: $accent; text-style: bold; }
+    RecordList > .records--dim { color: $foreground-muted; }
+    """
+    BINDINGS = [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "Last", show=False),
+    ]
+
+    cursor: reactive[int] = reactive(0)
+
+    class CursorMoved(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.records: list[Record] = []
+        self.rows: list[int] = []
+
+    def set_rows(self, records: list[Record], rows: list[int]) -> None:
+        self.records = records
+        self.rows = rows
+        self.virtual_size = Size(self.size.width, len(rows))
+        if self.cursor >= len(rows):
+            self.cursor = max(0, len(rows) - 1)
+        self.refresh()
+
+    def validate_cursor(self, value: int) -> int:
+        return max(0, min(value, len(self.rows) - 1)) if self.rows else 0
+
+    def watch_cursor(self, value: int) -> None:
+        self.scroll_to_region_visible(value)
+        self.refresh()
+        self.post_message(self.CursorMoved(value))
+
+    def scroll_to_region_visible(self, row: int) -> None:
+        top = self.scroll_offset.y
+        height = max(1, self.size.height)
+        if row < top:
+            self.scroll_to(y=row, animate=False)
+        elif row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False)
+
+    def action_move(self, delta: int) -> None:
+        self.cursor += delta
+
+    def action_page(self, direction: int) -> None:
+        self.cursor += direction * max(1, self.size.height - 1)
+
+    def action_jump(self, where: int) -> None:
+        self.cursor = where if where >= 0 else len(self.rows) - 1
+
+    def current(self) -> Record | None:
+        if 0 <= self.cursor < len(self.rows):
+            return self.records[self.rows[self.cursor]]
+        return None
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        if row >= len(self.rows):
+            return Strip.blank(width, base)
+        r = self.records[self.rows[row]]
+        dim = self.get_component_rich_style("records--dim")
+        style = self.get_component_rich_style("records--boundary") if r.boundary else Style()
+        segments = [Segment(f"{r.line:>7} ", dim), Segment(f"{r.time:<9}", dim),
+                    Segment(f"{r.kind:<11}", style + Style(bold=True)), Segment(r.summary, style)]
+        strip = Strip(segments)
+        if row == self.cursor:
+            strip = strip.apply_style(self.get_component_rich_style("records--cursor"))
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+
+class TranscriptViewer(Screen[None]):
+    """One log, read-only. `/` search (Enter or `n` finds the next match), `f` cycles the kind
+    filter, `]` / `[` jump to the next / previous compaction boundary."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="viewer.close"),
+        Binding("slash", "search", "Search", id="viewer.search"),
+        Binding("n", "find(1)", "Next match", id="viewer.next"),
+        Binding("N", "find(-1)", "Prev match", id="viewer.prev"),
+        Binding("f", "cycle_filter", "Filter", id="viewer.filter"),
+        Binding("right_square_bracket", "boundary(1)", "Next compaction", id="viewer.next_boundary"),
+        Binding("left_square_bracket", "boundary(-1)", "Prev compaction", id="viewer.prev_boundary"),
+    ]
+
+    kind_filter: reactive[str] = reactive("all")
+
+    def __init__(self, path: Path, *, gate: threading.Event | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.records: list[Record] = []
+        self.loaded_bytes = 0
+        self.total_bytes = 0
+        self.done = False
+        self.gate = gate
+        self.query_text = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="viewer"):
+            yield Static(id="viewer-status")
+            yield Input(placeholder="search (Enter: next match, Esc: back to the list)", id="viewer-search")
+            yield RecordList(id="viewer-list")
+            yield Static(id="viewer-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#viewer").border_title = f"{self.path.name} (read-only)"
+        try:
+            self.total_bytes = self.path.stat().st_size
+        except OSError:
+            self.total_bytes = 0
+        self._status()
+        self.query_one(RecordList).focus()
+        self.load_file()
+
+    @work(thread=True, exclusive=True, group="load")
+    def load_file(self) -> None:
+        worker = get_current_worker()
+        try:
+            load(self.path, lambda batch, done: self.app.call_from_thread(self._add_batch, batch, done),
+                 cancelled=lambda: worker.is_cancelled, gate=self.gate)
+        except OSError as e:
+            self.app.call_from_thread(self._failed, f"cannot read {self.path}: {e.strerror or e}")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._finished)
+
+    def _add_batch(self, batch: list[Record], done: int) -> None:
+        self.records.extend(batch)
+        self.loaded_bytes = done
+        self._refilter(keep=True)
+        self._status()
+
+    def _finished(self) -> None:
+        self.done = True
+        self._status()
+
+    def _failed(self, message: str) -> None:
+        self.done = True
+        self.query_one("#viewer-status", Static).update(Content.assemble(("✗ ", "$error"), message))
+
+    def _status(self) -> None:
+        lst = self.query_one(RecordList)
+        boundaries = sum(1 for r in self.records if r.boundary)
+        if self.done:
+            state = f"{len(self.records):,} records · {fmt.size(self.total_bytes)}"
+        else:
+            state = f"loading {fmt.size(self.loaded_bytes)} / {fmt.size(self.total_bytes)} · {len(self.records):,} records"
+        self.query_one("#viewer-status", Static).update(Content.assemble(
+            (state, "bold"), f" · {boundaries} compaction boundar{'y' if boundaries == 1 else 'ies'}",
+            " · filter: ", (self.kind_filter, "bold $accent"),
+            f" · showing {len(lst.rows):,}",
+            (f" · search: {self.query_text}" if self.query_text else "", "dim")))
+
+    # -- filtering, search, jumps -------------------------------------------------------------------
+    def _refilter(self, keep: bool = False) -> None:
+        lst = self.query_one(RecordList)
+        current = lst.current()
+        k = self.kind_filter
+        visible = [i for i, r in enumerate(self.records) if k == "all" or r.kind == k or (k == "compaction" and r.boundary)]
+        lst.set_rows(self.records, visible)
+        if current is not None and not keep:
+            idx = next((n for n, i in enumerate(visible) if self.records[i].line >= current.line), 0)
+            lst.cursor = idx
+
+    def watch_kind_filter(self, _value: str) -> None:
+        if self.is_mounted:
+            self._refilter()
+            self._status()
+
+    def action_cycle_filter(self) -> None:
+        order = ("all",) + KINDS
+        self.kind_filter = order[(order.index(self.kind_filter) + 1) % len(order)]
+
+    def action_search(self) -> None:
+        self.query_one("#viewer-search", Input).focus()
+
+    @on(Input.Submitted, "#viewer-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        self.query_text = event.value.strip()
+        self.query_one(RecordList).focus()
+        self.action_find(1, from_current=True)
+
+    def action_find(self, direction: int, from_current: bool = False) -> None:
+        q = self.query_text.lower()
+        if not q:
+            self.notify("Type a search first: press / then Enter.", severity="warning")
+            return
+        lst = self.query_one(RecordList)
+        found = self._scan(lst, lambda r: q in r.lower, direction, include_current=from_current)
+        if found is None:
+            self.notify(f"No {'further ' if not from_current else ''}match for {self.query_text!r}.", severity="warning")
+        self._status()
+
+    def action_boundary(self, direction: int) -> None:
+        lst = self.query_one(RecordList)
+        if self._scan(lst, lambda r: r.boundary, direction) is None:
+            self.notify("No further compaction boundary." if self.records else "Nothing loaded yet.")
+
+    def _scan(self, lst: RecordList, pred, direction: int, include_current: bool = False) -> int | None:
+        n = len(lst.rows)
+        start = lst.cursor if include_current else lst.cursor + direction
+        rng = range(start, n) if direction > 0 else range(start, -1, -1)
+        for pos in rng:
+            if pred(self.records[lst.rows[pos]]):
+                lst.cursor = pos
+                return pos
+        return None
+
+    @on(RecordList.CursorMoved)
+    def _show_detail(self, event: RecordList.CursorMoved) -> None:
+        r = self.query_one(RecordList).current()
+        detail = self.query_one("#viewer-detail", Static)
+        if r is None:
+            detail.update("")
+            return
+        text = r.text if len(r.text) <= 4000 else r.text[:4000] + f"\n… {len(r.text) - 4000:,} more characters"
+        detail.update(Content.assemble((f"line {r.line} · {r.kind}{' · ' + r.role if r.role else ''}\n", "bold"), text))
+
+    def action_close(self) -> None:
+        if isinstance(self.focused, Input):
+            self.query_one(RecordList).focus()
+            return
+        self.dismiss(None)
+
+
+class ResumeScreen(ModalScreen[str | None]):
+    """/resume: pick a ctxtui session (newest first); returns its id or None."""
+
+    BINDINGS = [Binding("escape", "close", "Close", id="resume.close")]
+
+    def __init__(self, sessions_root: Path | None, current: str = "") -> None:
+        super().__init__()
+        self.sessions_root = sessions_root
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        files = [f for f in scan(self.sessions_root, None) if f.kind == "session" and f.group != self.current]
+        with Vertical(id="resume-dialog"):
+            if not files:
+                yield Static("No saved sessions yet.")
+            else:
+                yield OptionList(*[Option(Content(f"{f.group}   {_mtime_text(f.mtime)}   {fmt.size(f.size)}"), id=f.group)
+                                   for f in files], id="resume-list")
+
+    def on_mount(self) -> None:
+        self.query_one("#resume-dialog").border_title = "Resume a session"
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,369 @@
+"""The Textual app. The agent loop runs in a worker; each event it yields is handed to the widget
+that shows it (attributes down: panes get the event, the conversation gets a method call). The
+app owns no accounting: numbers come from the loop's events and the agent's own state.
+
+Slash commands, the command palette and key bindings all end in the same `run_slash`.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer
+
+from agent_core import events as ev
+
+from . import commands
+from .screens.context_screen import ContextScreen
+from .screens.help import HelpScreen
+from .screens.permission import PermissionScreen
+from .screens.transcripts import ResumeScreen, TranscriptBrowser
+from .widgets.context_pane import ContextPane, history_points
+from .widgets.conversation import Conversation
+from .widgets.cost_pane import CostPane
+from .widgets.prompt import PromptInput
+from .widgets.status import StatusBar
+from .widgets.timeline import Timeline
+
+STYLES = Path(__file__).resolve().parent.parent / "styles"
+CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "permission.tcss",
+             "context_screen.tcss", "transcripts.tcss", "help.tcss")
+
+# Builds a replacement agent for /model and /resume: keyword overrides of the CLI config
+# (model=..., resume=...). Provided by app.main; None disables those commands.
+AgentFactory = Callable[..., Any]
+
+
+class CtxApp(App[int]):
+    """ctxtui's screen. `agent` follows the Agent API (agent_core.agent)."""
+
+    TITLE = "ctxtui"
+    CSS_PATH = [STYLES / f for f in CSS_FILES]
+    COMMANDS = App.COMMANDS | {commands.SlashCommandProvider}
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel turn", id="app.cancel"),
+        Binding("ctrl+o", "slash('/context')", "Context", id="app.context"),
+        Binding("ctrl+t", "slash('/transcripts')", "Transcripts", id="app.transcripts"),
+        Binding("f1", "slash('/help')", "Help", id="app.help"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+    ]
+
+    def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
+                 agent_factory: AgentFactory | None = None, clock: Callable[[], float] = time.time,
+                 theme: str | None = None, keymap: dict[str, str] | None = None,
+                 close_agent: bool = True) -> None:
+        super().__init__()
+        self.agent = agent
+        self.sessions_root = sessions_root
+        self.claude_root = claude_root
+        self.agent_factory = agent_factory
+        self.clock = clock
+        self.close_agent = close_agent
+        self._theme_name = theme
+        self._user_keymap = dict(keymap or {})
+        self._started_at: float | None = None
+        self._attach(agent)
+
+    # ----- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Conversation(id="conversation")
+                yield PromptInput(id="prompt")
+            with Vertical(id="side"):
+                yield ContextPane(id="context-pane")
+                yield CostPane(id="cost-pane")
+                yield Timeline(id="timeline", clock=self.clock)
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one(Conversation)
+
+    @property
+    def prompt_input(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def context_pane(self) -> ContextPane:
+        return self.query_one(ContextPane)
+
+    @property
+    def cost_pane(self) -> CostPane:
+        return self.query_one(CostPane)
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.status.busy)
+
+    async def on_mount(self) -> None:
+        if self._theme_name:
+            self.theme = self._theme_name
+        if self._user_keymap:
+            self.set_keymap(self._user_keymap)
+        await self._show_agent(resumed=bool(getattr(self.agent, "entries", None)))
+        self.prompt_input.focus()
+
+    async def on_unmount(self) -> None:
+        if self.close_agent and self.agent is not None:
+            try:
+                await self.agent.aclose()
+            except Exception:  # closing must not hide the real exit
+                pass
+
+    # ----- agent state → panes -------------------------------------------------------------------
+    def _attach(self, agent: Any) -> None:
+        """The TUI answers the agent's permission questions with the modal."""
+        if getattr(agent, "ask", "absent") is None:
+            agent.ask = self.ask_permission
+
+    async def _show_agent(self, resumed: bool) -> None:
+        """Render the agent's current state: status line, conversation (on resume), panes, timeline."""
+        a = self.agent
+        info = a.info
+        self.status.model = info.model
+        self.status.offline = bool(getattr(info, "offline", False))
+        self.status.session_id = a.session_id
+        conv = self.conversation
+        await conv.clear()
+        self.timeline.reset()
+        if self.status.offline:
+            await conv.add_notice(f"Offline demo model ({info.provider}): no API key is set, so nothing "
+                                  "leaves this machine. Set ANTHROPIC_API_KEY to use Claude.")
+        if resumed:
+            await conv.load_entries(a.entries)
+            await conv.add_notice(f"Resumed session {a.session_id}: {len(a.entries):,} entries.")
+            for c in getattr(a, "compactions", []):
+                self.timeline.add_compaction(c, resumed=True)
+        self._update_context(a.context_event())
+        self._update_cost(a.cost_event())
+
+    def _update_context(self, c: ev.ContextUpdate) -> None:
+        pane = self.context_pane
+        pane.history = history_points(getattr(self.agent, "context_history", ()))
+        pane.context = c
+        self.status.state = c.state
+
+    def _update_cost(self, c: ev.CostUpdate) -> None:
+        pane = self.cost_pane
+        pane.extras = self._cost_extras(c)
+        pane.cost = c
+
+    def _cost_extras(self, c: ev.CostUpdate) -> dict[str, Any]:
+        """Figures the tracker knows but the event does not carry (cache hit rate, savings), and
+        the burn rate over this app's run."""
+        out: dict[str, Any] = {}
+        cost = getattr(self.agent, "cost", None)
+        for name, method in (("cache_hit_rate", "cache_hit_rate"), ("saved_usd", "saved_by_cache_usd")):
+            fn = getattr(cost, method, None)
+            if callable(fn):
+                try:
+                    out[name] = fn()
+                except Exception:
+                    pass
+        if c.total_usd is not None and c.by_model:
+            now = self.clock()
+            if self._started_at is None:
+                self._started_at = now
+            hours = (now - self._started_at) / 3600
+            if hours > 1 / 60:  # a rate over less than a minute says nothing
+                out["burn_usd_per_hour"] = c.total_usd / hours
+        return out
+
+    # ----- the loop, in a worker ---------------------------------------------------------------
+    async def handle_event(self, e: ev.Event) -> None:
+        """One loop event → the widget that shows it."""
+        conv = self.conversation
+        if isinstance(e, ev.TextDelta):
+            await conv.append_text(e.text)
+        elif isinstance(e, ev.ThinkingDelta):
+            await conv.append_thinking(e.text)
+        elif isinstance(e, ev.TurnStarted):
+            self.status.busy = True
+        elif isinstance(e, ev.ToolCall):
+            await conv.add_tool_call(e.id, e.name, e.input)
+        elif isinstance(e, ev.ToolResult):
+            conv.set_tool_result(e.id, e.preview, e.size, e.is_error)
+        elif isinstance(e, ev.AssistantDone):
+            await conv.end_text()
+        elif isinstance(e, ev.ContextUpdate):
+            self._update_context(e)
+        elif isinstance(e, ev.Compaction):
+            await conv.add_compaction(e)
+            self.timeline.add_compaction(e)
+        elif isinstance(e, ev.BreakerTripped):
+            self.timeline.add_breaker(e)
+            await conv.add_notice(f"Auto-compaction stopped by the {e.breaker} breaker: {e.reason}")
+        elif isinstance(e, ev.CostUpdate):
+            self._update_cost(e)
+        elif isinstance(e, ev.Error):
+            await conv.add_error(e)
+        elif isinstance(e, ev.Notice):
+            await conv.add_notice(e.message)
+        elif isinstance(e, ev.PermissionRequest):
+            pass  # answered through ask_permission (the modal)
+        elif isinstance(e, ev.TurnFinished):
+            await conv.end_text()
+            if e.stop_reason == "cancelled":
+                await conv.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
+
+    async def _drive(self, stream) -> None:
+        self.status.busy = True
+        try:
+            async for e in stream:
+                await self.handle_event(e)
+        finally:
+            self.status.busy = False
+            await self.conversation.end_text()
+
+    @work(group="agent")
+    async def run_prompt(self, text: str) -> None:
+        await self.conversation.add_user(text)
+        await self._drive(self.agent.run(text))
+
+    @work(group="agent")
+    async def run_compact(self, focus: str | None) -> None:
+        await self._drive(self.agent.compact(focus or None))
+
+    async def ask_permission(self, request: ev.PermissionRequest) -> str:
+        """The agent's `ask` callback: show the modal, wait for allow / always / deny."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+
+        def done(result: str | None) -> None:
+            if not answer.done():
+                answer.set_result(result or "deny")
+
+        self.push_screen(PermissionScreen(request), callback=done)
+        try:
+            return await answer
+        except asyncio.CancelledError:
+            # The turn was cancelled while asking: close the modal too.
+            if isinstance(self.screen, PermissionScreen):
+                self.screen.dismiss("deny")
+            raise
+
+    # ----- input ----------------------------------------------------------------------------------
+    @on(PromptInput.Submitted)
+    def _submitted(self, event: PromptInput.Submitted) -> None:
+        text = event.text
+        if commands.is_command(text):
+            self.run_slash(text)
+            return
+        if self.busy:
+            self.notify("A turn is running: press Esc to cancel it, or wait.", severity="warning")
+            self.fill_prompt(text)
+            return
+        self.run_prompt(text)
+
+    def fill_prompt(self, text: str) -> None:
+        p = self.prompt_input
+        p.load_text(text)
+        p.move_cursor(p.document.end)
+        p.focus()
+
+    def action_cancel_turn(self) -> None:
+        if self.busy:
+            self.agent.cancel()
+
+    def action_slash(self, text: str) -> None:
+        self.run_slash(text)
+
+    def run_slash(self, text: str) -> None:
+        try:
+            cmd = commands.parse(text)
+        except commands.CommandError as e:
+            self.notify(str(e), severity="error", markup=False)
+            return
+        handler = getattr(self, f"_cmd_{cmd.name}")
+        handler(cmd.arg)
+
+    def _cmd_compact(self, arg: str) -> None:
+        self.run_compact(arg or None)
+
+    def _cmd_context(self, arg: str) -> None:
+        pane = self.context_pane
+        self.push_screen(ContextScreen(pane.context, tuple(pane.history)))
+
+    def _cmd_cost(self, arg: str) -> None:
+        if self.screen.maximized is self.cost_pane:
+            self.screen.minimize()
+        else:
+            self.screen.maximize(self.cost_pane, container=False)
+
+    def _cmd_help(self, arg: str) -> None:
+        self.push_screen(HelpScreen())
+
+    def _cmd_transcripts(self, arg: str) -> None:
+        self.push_screen(TranscriptBrowser(self.sessions_root, self.claude_root))
+
+    def _cmd_clear(self, arg: str) -> None:
+        if self.busy:
+            self.notify("A turn is running: press Esc first, then /clear.", severity="warning")
+            return
+        self.agent.clear()
+        self.call_next(self._after_clear)
+
+    async def _after_clear(self) -> None:
+        await self._show_agent(resumed=False)
+        await self.conversation.add_notice("Context cleared. The session log still holds everything.")
+
+    def _cmd_model(self, arg: str) -> None:
+        self._switch(f"model {arg}", model=arg)
+
+    def _cmd_resume(self, arg: str) -> None:
+        if arg:
+            self._switch(f"session {arg}", resume=arg)
+            return
+
+        def picked(session_id: str | None) -> None:
+            if session_id:
+                self._switch(f"session {session_id}", resume=session_id)
+
+        self.push_screen(ResumeScreen(self.sessions_root, current=self.agent.session_id), callback=picked)
+
+    def _switch(self, what: str, **overrides: Any) -> None:
+        if self.agent_factory is None:
+            self.notify(f"Cannot switch to {what} from here: restart with the matching ctxtui flag.",
+                        severity="error", markup=False)
+            return
+        if self.busy:
+            self.notify("A turn is running: press Esc first.", severity="warning")
+            return
+        self.switch_agent(what, overrides)
+
+    @work(group="agent", exclusive=True)
+    async def switch_agent(self, what: str, overrides: dict[str, Any]) -> None:
+        try:
+            made = self.agent_factory(**overrides)
+            new = await made if isinstance(made, Awaitable) else made
+        except Exception as e:  # ConfigError, unknown session, ...: say so, keep the current agent
+            self.notify(f"Could not switch to {what}: {e}", severity="error", markup=False)
+            return
+        old, self.agent = self.agent, new
+        self._attach(new)
+        self._started_at = None
+        try:
+            await old.aclose()
+        except Exception:
+            pass
+        await self._show_agent(resumed="resume" in overrides)
+        if "model" in overrides:
+            await self.conversation.add_notice(
+                f"Now on {new.info.model} in a new session {new.session_id}; "
+                f"the previous session can be resumed with /resume {old.session_id}.")

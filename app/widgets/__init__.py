@@ -1,0 +1,1 @@
+"""Widgets of the main screen; each renders state handed to it by the app."""

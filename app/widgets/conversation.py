@@ -1,0 +1,288 @@
+"""The conversation: user prompts, streamed assistant text, thinking, tool calls, compaction markers,
+errors. It only renders what the loop reports; it never decides anything.
+
+Assistant text is streamed through Textual's `MarkdownStream`, which batches fragments and appends
+to the document (only the last block is re-parsed), so a chunk costs the same whether the
+conversation holds 2 messages or 2,000. The view follows the bottom (`anchor`) until the user
+scrolls up, and picks it up again when they scroll back down.
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from agent_core import events as ev
+from compaction.entry import Entry
+
+from .. import format as fmt
+
+# What the user can do about each kind of error (the loop's message says what happened).
+ERROR_HINTS = {
+    "auth": "Set ANTHROPIC_API_KEY to a valid key, or run `ctxtui --model demo` to work offline.",
+    "rate_limit": "The SDK already retried. Wait a little, then send the prompt again.",
+    "overloaded": "The API is overloaded. Wait a minute, then send the prompt again.",
+    "prompt_too_long": "Run /compact (optionally with a focus) to shrink the context, or /clear to start over.",
+    "connection": "Check your network and ANTHROPIC_BASE_URL, then send the prompt again.",
+    "server": "The API failed on its side. Send the prompt again.",
+    "tool": "The model has been told the tool failed and can try another way.",
+    "blocking": "The context is full: run /compact to free space, or /clear to start a new session.",
+    "internal": "This is a ctxtui bug. Nothing is lost (the session log keeps everything); please report it.",
+}
+
+TOOL_ARG_KEYS = ("command", "path", "pattern", "focus")
+
+
+def tool_summary(name: str, args: dict, width: int = 70) -> str:
+    """The one argument that says what a call does (the command, the path, the pattern)."""
+    for k in TOOL_ARG_KEYS:
+        if k in args and args[k]:
+            return fmt.one_line(str(args[k]), width)
+    return fmt.one_line(json.dumps(args, ensure_ascii=False), width) if args else ""
+
+
+class UserMessage(Static):
+    """A prompt the user sent."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content(text), classes="message")
+
+
+class AssistantMessage(Markdown):
+    """Assistant text; streamed into while the model writes."""
+
+
+class ThinkingBlock(Collapsible):
+    """The model's thinking, collapsed: it is rarely what the user wants to read first."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.body = Static(Content(text), classes="thinking-body")
+        super().__init__(self.body, title="Thinking", collapsed=True)
+
+    def append(self, text: str) -> None:
+        self.text += text
+        self.body.update(Content(self.text))
+        self.title = Content(f"Thinking · {len(self.text):,} chars")
+
+
+class ToolBlock(Collapsible):
+    """One tool call: name and arguments; then the result preview, its size and error state."""
+
+    def __init__(self, call_id: str, name: str, args: dict) -> None:
+        self.call_id = call_id
+        self.tool_name = name
+        self.args = args
+        self.summary = tool_summary(name, args)
+        self.args_view = Static(Content(json.dumps(args, indent=2, ensure_ascii=False)), classes="tool-args")
+        self.result_view = Static(Content("running…"), classes="tool-result")
+        super().__init__(self.args_view, self.result_view, title=self._make_title("⚙", ""), collapsed=True,
+                         classes="tool -running")
+
+    def _make_title(self, mark: str, tail: str) -> Content:
+        return Content.assemble((f"{mark} {self.tool_name}", "bold"), "  ", self.summary, (tail, "dim"))
+
+    def set_result(self, preview: str, size: int, is_error: bool) -> None:
+        self.remove_class("-running")
+        self.add_class("-error" if is_error else "-ok")
+        self.result_view.update(Content(preview if preview else "(no output)"))
+        tail = f"  · {fmt.size(size)}" + ("  · error" if is_error else "")
+        self.title = self._make_title("✗" if is_error else "✓", tail)
+
+
+class CompactionMarker(Static):
+    """A compaction boundary: what ran, why, how much it freed and where the transcript is."""
+
+    def __init__(self, layer: str, trigger: str, before: int, after: int,
+                 transcript_path: str | None = None, action: str = "") -> None:
+        self.compaction_layer, self.trigger = layer, trigger
+        self.tokens_before, self.tokens_after = before, after
+        self.transcript_path = transcript_path
+        head = (f"── compacted · {layer} ({trigger}) · {fmt.tokens(before)} → {fmt.tokens(after)} tokens "
+                f"(freed {fmt.tokens(max(0, before - after))})")
+        if action:
+            head += f" · {action}"
+        parts: list = [(head, "bold")]
+        if transcript_path:
+            parts += ["\n   transcript: ", (transcript_path, "underline")]
+        super().__init__(Content.assemble(*parts), classes="compaction")
+
+
+class ErrorMessage(Static):
+    """An error with what to do about it."""
+
+    def __init__(self, kind: str, message: str, retryable: bool = False) -> None:
+        self.kind = kind
+        hint = ERROR_HINTS.get(kind, "")
+        parts: list = [(f"✗ {kind.replace('_', ' ')}: ", "bold"), message]
+        if retryable:
+            parts.append(("  (retryable)", "dim"))
+        if hint:
+            parts += ["\n  → ", (hint, "italic")]
+        super().__init__(Content.assemble(*parts), classes="error")
+
+
+class NoticeMessage(Static):
+    """A line from the loop or the app that is neither conversation nor error."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content(text), classes="notice")
+
+
+class SummaryBlock(Collapsible):
+    """A compaction summary (on resume): collapsed, it is long and the marker says what happened."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Static(Content(text)), title=f"Summary · {len(text):,} chars", collapsed=True,
+                         classes="summary")
+
+
+class Conversation(VerticalScroll):
+    """The scrolling conversation. Methods are called by the app for each loop event."""
+
+    DEFAULT_CSS = """
+    Conversation { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._stream: MarkdownStream | None = None
+        self._current_md: AssistantMessage | None = None
+        self._thinking: ThinkingBlock | None = None
+        self._tools: dict[str, ToolBlock] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def streaming(self) -> bool:
+        return self._stream is not None
+
+    @property
+    def current_markdown(self) -> AssistantMessage | None:
+        return self._current_md
+
+    # -- streaming text ---------------------------------------------------------------------------
+    async def append_text(self, text: str) -> None:
+        if self._stream is None:
+            self._thinking = None
+            md = AssistantMessage()
+            self._current_md = md
+            await self.mount(md)
+            self._stream = Markdown.get_stream(md)
+        await self._stream.write(text)
+
+    async def end_text(self) -> None:
+        """Finish the current assistant block (the stream flushes what it still holds)."""
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+        self._thinking = None
+
+    async def append_thinking(self, text: str) -> None:
+        if self._stream is not None:
+            await self.end_text()
+        if self._thinking is None:
+            self._thinking = ThinkingBlock()
+            await self.mount(self._thinking)
+        self._thinking.append(text)
+
+    # -- discrete items ---------------------------------------------------------------------------
+    async def add_user(self, text: str) -> UserMessage:
+        await self.end_text()
+        w = UserMessage(text)
+        await self.mount(w)
+        # Sending a prompt means the user wants to see the answer: follow the bottom again.
+        self.anchor()
+        return w
+
+    async def add_tool_call(self, call_id: str, name: str, args: dict) -> ToolBlock:
+        await self.end_text()
+        block = ToolBlock(call_id, name, args)
+        self._tools[call_id] = block
+        await self.mount(block)
+        return block
+
+    def set_tool_result(self, call_id: str, preview: str, size: int, is_error: bool) -> None:
+        block = self._tools.get(call_id)
+        if block is not None:
+            block.set_result(preview, size, is_error)
+
+    async def add_compaction(self, c: ev.Compaction) -> CompactionMarker:
+        await self.end_text()
+        w = CompactionMarker(c.layer, c.trigger, c.tokens_before, c.tokens_after, c.transcript_path, c.action)
+        await self.mount(w)
+        return w
+
+    async def add_error(self, e: ev.Error) -> ErrorMessage:
+        await self.end_text()
+        w = ErrorMessage(e.kind, e.message, e.retryable)
+        await self.mount(w)
+        return w
+
+    async def add_notice(self, text: str) -> NoticeMessage:
+        await self.end_text()
+        w = NoticeMessage(text)
+        await self.mount(w)
+        return w
+
+    async def clear(self) -> None:
+        await self.end_text()
+        self._tools.clear()
+        await self.remove_children()
+        self.anchor()
+
+    # -- resume -----------------------------------------------------------------------------------
+    async def load_entries(self, entries: Iterable[Entry], limit: int = 400) -> int:
+        """Rebuild the view from a history (resume). Shows the last `limit` entries; says how many
+        earlier ones are only in the session log. Returns the number of widgets mounted."""
+        entries = list(entries)
+        widgets: list = []
+        hidden = max(0, len(entries) - limit)
+        if hidden:
+            widgets.append(NoticeMessage(f"… {hidden:,} earlier entries are in the session log "
+                                         "(open it with /transcripts)"))
+        pending: dict[str, ToolBlock] = {}
+        for e in entries[hidden:]:
+            widgets.extend(self._entry_widgets(e, pending))
+        self._tools.update(pending)
+        if widgets:
+            await self.mount_all(widgets)
+        self.anchor()
+        return len(widgets)
+
+    def _entry_widgets(self, e: Entry, pending: dict[str, ToolBlock]) -> list:
+        if e.kind == "compact_boundary":
+            m = e.meta
+            return [CompactionMarker(m.get("layer", "?"), m.get("trigger", "?"), int(m.get("tokens_before", 0)),
+                                     int(m.get("tokens_after", 0)), m.get("transcript_path"))]
+        if e.kind in ("summary", "attachment", "snip_marker"):
+            return [SummaryBlock(e.text() or json.dumps(e.content)[:2000])]
+        out: list = []
+        for b in e.content:
+            t = b.get("type")
+            if t == "text" and b.get("text"):
+                out.append(UserMessage(b["text"]) if e.role == "user" else AssistantMessage(b["text"]))
+            elif t == "thinking":
+                out.append(ThinkingBlock(b.get("thinking", "")))
+            elif t == "tool_use":
+                block = ToolBlock(b.get("id", ""), b.get("name", "?"), b.get("input") or {})
+                pending[block.call_id] = block
+                out.append(block)
+            elif t == "tool_result":
+                block = pending.get(b.get("tool_use_id", ""))
+                if block is not None:
+                    text = _result_text(b.get("content", ""))
+                    block.set_result(fmt.one_line(text, 2000) if len(text) > 2000 else text,
+                                     len(text.encode()), bool(b.get("is_error")))
+        return out
+
+
+def _result_text(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(x.get("text", "") for x in content if isinstance(x, dict))

@@ -1,0 +1,220 @@
+"""How fast `ctxtui usage --json` reads a big Claude Code log, against naive readers in the same run.
+
+Builds a synthetic ~100 MB session log in a temp folder (user prompts, tool results, one record
+per content block repeating the response's usage, sub-agent records and replays, compactions, a few
+corrupt lines and a cut-off last line), then times:
+
+  ours        usage_cli.main([log, "--json"]) in-process: byte pre-filter, json only on candidate
+              lines, dedup, every response priced through agent_core.cost (learned rates)
+  naive       json.loads of every line, then the same dedup and bucket sums, priced once per model
+              total (cheaper than correct: no per-request pricing at all)
+  naive+price naive, plus agent_core.cost.price_buckets on every response (what a correct naive
+              reader pays); the pricing part is measured on a sample and scaled up
+
+Usage: .venv/bin/python bench/usage.py [--mb 100] [--keep]
+Prints records (lines) per second and the ratios; nothing is asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agent_core.cost import BUCKETS, price_buckets, usage_buckets  # noqa: E402
+from agent_core.usage_cli import main as usage_main  # noqa: E402
+
+MODELS = ("claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001")
+WORDS = ("def", "return", "self", "import", "value", "result", "error", "path", "line", "token", "cache",
+         "print", "for", "in", "if", "else", "class", "None", "True", "data", "json", "file", "read")
+
+
+def _text(rng: random.Random, n: int) -> str:
+    out, size = [], 0
+    while size < n:
+        line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
+        out.append(line)
+        size += len(line) + 1
+    return "\n".join(out)
+
+
+def build_log(path: Path, target_bytes: int, seed: int = 7) -> dict:
+    """Write the synthetic log; returns what it holds (lines, responses, ...)."""
+    rng = random.Random(seed)
+    payloads = [_text(rng, rng.choice((300, 1200, 4000, 9000))) for _ in range(64)]
+    session = "5f1e2d3c-0000-4000-8000-bench0000001"
+    common = {"parentUuid": None, "userType": "external", "cwd": "/home/me/proj", "sessionId": session,
+              "version": "2.0.14", "gitBranch": "main"}
+    stats = {"lines": 0, "responses": 0, "assistant_records": 0, "corrupt": 0, "compactions": 0}
+    t0 = 1_749_900_000
+    n = 0
+    context = 20_000
+    with open(path, "w", encoding="utf-8") as f:
+        def emit(rec: dict) -> None:
+            f.write(json.dumps({**common, **rec}, separators=(",", ":")) + "\n")
+            stats["lines"] += 1
+
+        while f.tell() < target_bytes:
+            n += 1
+            ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t0 + n * 7))
+            if n % 20 == 1:
+                emit({"type": "user", "uuid": f"p{n}", "timestamp": ts, "isSidechain": False,
+                      "message": {"role": "user", "content": _text(rng, 200)}})
+            body = rng.choice(payloads)
+            emit({"type": "user", "uuid": f"t{n}", "timestamp": ts, "isSidechain": False,
+                  "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"tu{n - 1}",
+                                                           "content": body}]},
+                  "toolUseResult": {"stdout": body, "stderr": "", "interrupted": False}})
+            sidechain = n % 50 in (10, 11, 12, 13)
+            model = MODELS[2] if sidechain else MODELS[0 if n % 7 else 1]
+            context = min(context + rng.randint(500, 4000), 180_000)
+            write = rng.randint(0, 3000)
+            w1h = write // 3 if n % 5 == 0 else 0
+            usage = {"input_tokens": rng.randint(1, 20), "cache_creation_input_tokens": write,
+                     "cache_read_input_tokens": context, "output_tokens": rng.randint(20, 1500),
+                     "cache_creation": {"ephemeral_5m_input_tokens": write - w1h, "ephemeral_1h_input_tokens": w1h},
+                     "service_tier": "standard"}
+            mid, rid = f"msg_{n:08x}", f"req_{n:08x}"
+            blocks = [{"type": "thinking", "thinking": _text(rng, 200), "signature": "sig"},
+                      {"type": "text", "text": _text(rng, 300)},
+                      {"type": "tool_use", "id": f"tu{n}", "name": "Bash", "input": {"command": "ls -la"}}]
+            for i, block in enumerate(blocks[: rng.randint(1, 3)]):
+                emit({"type": "assistant", "uuid": f"a{n}.{i}", "timestamp": ts, "isSidechain": sidechain,
+                      "requestId": rid, "message": {"id": mid, "type": "message", "role": "assistant",
+                                                    "model": model, "content": [block], "stop_reason": None,
+                                                    "usage": usage}})
+                stats["assistant_records"] += 1
+            stats["responses"] += 1
+            if n % 50 == 20:   # a sidechain replay of the main chain's last response: counts once
+                emit({"type": "assistant", "uuid": f"r{n}", "timestamp": ts, "isSidechain": True,
+                      "requestId": rid, "message": {"id": mid, "type": "message", "role": "assistant",
+                                                    "model": model, "content": [blocks[1]], "usage": usage}})
+                stats["assistant_records"] += 1
+            if context >= 180_000:
+                emit({"type": "system", "subtype": "compact_boundary", "uuid": f"b{n}", "timestamp": ts,
+                      "content": "Conversation compacted", "isSidechain": False,
+                      "compactMetadata": {"trigger": "auto", "preTokens": context}})
+                emit({"type": "user", "uuid": f"s{n}", "timestamp": ts, "isSidechain": False,
+                      "isCompactSummary": True, "message": {"role": "user", "content": _text(rng, 3000)}})
+                stats["compactions"] += 1
+                context = 25_000
+            if n % 5000 == 0:
+                f.write('{"type":"assistant","message":{"usage":{"input_tokens":1\n')
+                stats["lines"] += 1
+                stats["corrupt"] += 1
+        f.write('{"type":"assistant","requestId":"cut","message":{"id":"cut","usa')  # cut off mid-line
+        stats["lines"] += 1
+        stats["corrupt"] += 1
+    stats["bytes"] = path.stat().st_size
+    return stats
+
+
+def run_ours(path: Path) -> dict:
+    out, err = io.StringIO(), io.StringIO()
+    code = usage_main([str(path), "--json"], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def run_naive(path: Path, price_each: bool = False, sample: int | None = None) -> tuple[dict, list]:
+    """json.loads on every line; dedup on message.id + requestId (main chain preferred)."""
+    seen: dict[str, tuple[str, dict, bool]] = {}
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict) or obj.get("type") != "assistant":
+                continue
+            msg = obj.get("message")
+            if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
+                continue
+            key = f"{msg.get('id')}:{obj.get('requestId')}"
+            side = bool(obj.get("isSidechain"))
+            if key in seen and (side or not seen[key][2]):
+                continue
+            seen[key] = (msg.get("model"), usage_buckets(msg["usage"]), side)
+    by_model: dict[str, dict[str, int]] = {}
+    for model, b, _ in seen.values():
+        t = by_model.setdefault(model, dict.fromkeys(BUCKETS, 0))
+        for k in BUCKETS:
+            t[k] += b[k]
+    costs = {m: price_buckets(m, b) for m, b in by_model.items()}
+    return {"by_model": by_model, "cost": costs}, list(seen.values())
+
+
+def best_of(n: int, fn, *args):
+    best, result = float("inf"), None
+    for _ in range(n):
+        t = time.perf_counter()
+        result = fn(*args)
+        best = min(best, time.perf_counter() - t)
+    return best, result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=100.0, help="size of the synthetic log in MB (default 100)")
+    ap.add_argument("--repeat", type=int, default=2, help="runs of each reader; the best is kept")
+    ap.add_argument("--keep", action="store_true", help="keep the temp folder and print its path")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-usage-"))
+    try:
+        path = tmp / "projects" / "-home-me-proj" / "5f1e2d3c-0000-4000-8000-bench0000001.jsonl"
+        path.parent.mkdir(parents=True)
+        t = time.perf_counter()
+        st = build_log(path, int(args.mb * 1_000_000))
+        print(f"built {st['bytes'] / 1e6:.1f} MB: {st['lines']:,} lines, {st['assistant_records']:,} assistant "
+              f"records, {st['responses']:,} responses, {st['compactions']} compactions, {st['corrupt']} corrupt "
+              f"lines ({time.perf_counter() - t:.1f} s)")
+
+        price_buckets(MODELS[0], {"input": 1})  # load genai-prices' data once, outside every timing
+        t_ours, ours = best_of(args.repeat, run_ours, path)
+        t_naive, (naive, responses) = best_of(args.repeat, run_naive, path)
+
+        # Correct naive pricing: price_buckets per response, timed on a sample and scaled.
+        sample = responses[:3000]
+        t = time.perf_counter()
+        for model, b, _ in sample:
+            price_buckets(model, b)
+        t_price = (time.perf_counter() - t) / max(len(sample), 1) * len(responses)
+        t_naive_priced = t_naive + t_price
+
+        # The two readers must agree on what they count.
+        tot = ours["totals"]
+        naive_tokens = {k: sum(m[k] for m in naive["by_model"].values()) for k in BUCKETS}
+        agree = all(tot[f"{k}_tokens"] == naive_tokens[k] for k in BUCKETS) and tot["requests"] == len(responses)
+        print(f"ours counted {tot['requests']:,} responses, ${tot['cost_usd']:,.2f}, "
+              f"{tot['compactions']} compactions, {ours['skipped_lines']} corrupt lines skipped; "
+              f"token totals {'match' if agree else 'DIFFER FROM'} the naive reader's")
+
+        lines, mb = st["lines"], st["bytes"] / 1e6
+        rows = [("ours (ctxtui usage --json)", t_ours), ("naive: json.loads every line", t_naive),
+                ("naive + price_buckets per response", t_naive_priced)]
+        print(f"\n{'reader':38} {'seconds':>8} {'records/s':>12} {'MB/s':>8} {'ours is':>9}")
+        for name, secs in rows:
+            ratio = "" if secs is t_ours else f"{secs / t_ours:.2f}x"
+            print(f"{name:38} {secs:8.2f} {lines / secs:12,.0f} {mb / secs:8.1f} {ratio:>9}")
+        print(f"\n(naive + price: pricing scaled from {len(sample):,} price_buckets calls; "
+              f"best of {args.repeat} runs each; peak RSS "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB for the whole bench)")
+        if args.keep:
+            print(f"log kept at {path}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Helpers shared by the cheap layers (1–4) and `Pipeline.run_cheap`.
+
+Why a module of its own: every layer needs the same three things — to touch only what is new
+since its last run (a per-process scan mark), to rewrite entries while keeping the usage anchor
+truthful, and to know which tool produced a result — and the pipeline needs a projection that
+costs O(new entries) per turn.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .entry import Entry
+from .tokens import adjust_anchor, anchor_index, estimate_block
+
+# ----- per-process scratch ---------------------------------------------------------------------
+
+
+def runtime(state: Any, layer: str) -> dict:
+    """Scratch space for `layer` that lives on the PipelineState object but outside `layers`, so it
+    is never serialised: it describes list objects of this process (scan marks, caches). After a
+    resume it is empty and each layer rescans once."""
+    rt = state.__dict__.setdefault("_runtime", {})
+    return rt.setdefault(layer, {})
+
+
+def mark_get(rt: dict, key: str, entries: Sequence[Entry]) -> int:
+    """Index of the last entry processed by an earlier run on this same list lineage, or -1.
+
+    The mark holds the entry object itself: if that exact object is still at that index, the
+    caller passed our previous output plus appended entries, so everything up to it is done."""
+    m = rt.get(key)
+    if not m:
+        return -1
+    i, obj = m
+    return i if i < len(entries) and entries[i] is obj else -1
+
+
+def mark_set(rt: dict, key: str, entries: Sequence[Entry]) -> None:
+    rt[key] = (len(entries) - 1, entries[-1]) if entries else None
+
+
+# ----- rewriting with a truthful anchor ----------------------------------------------------------
+
+
+def rewrite(entries: list[Entry], changes: dict[int, Entry], sent_delta: dict[int, int]) -> list[Entry]:
+    """A new list with `changes` applied. `sent_delta[i]` is the token change of entry i against
+    what was actually sent before; the part at or before the usage anchor shifts the anchor
+    (`adjust_anchor`) so `count_tokens` drops by exactly what the estimates say was freed."""
+    out = list(entries)
+    for i, e in changes.items():
+        out[i] = e
+    a = anchor_index(out)
+    if a is None:
+        return out
+    delta = sum(d for i, d in sent_delta.items() if i <= a)
+    return adjust_anchor(out, delta, upto=0) if delta else out
+
+
+# ----- tool names ------------------------------------------------------------------------------
+
+
+def tool_uses_before(entries: Sequence[Entry], i: int) -> dict[str, dict]:
+    """The tool_use blocks (by id) of the assistant entries right before entry i: the calls that
+    the tool_results in entry i answer. Walks back over at most one assistant run."""
+    out: dict[str, dict] = {}
+    seen_assistant = False
+    k = i - 1
+    while k >= 0:
+        e = entries[k]
+        if e.sent:
+            if e.role == "assistant":
+                seen_assistant = True
+                for b in e.content:
+                    if b.get("type") == "tool_use":
+                        out[b.get("id")] = b
+            elif seen_assistant:
+                break
+        k -= 1
+    return out
+
+
+def has_tool_results(e: Entry) -> bool:
+    return e.role == "user" and e.sent and any(b.get("type") == "tool_result" for b in e.content)
+
+
+def result_text(block: dict) -> str | None:
+    """The text of a tool_result, or None when it holds images/documents (those are not text)."""
+    c = block.get("content", "")
+    if isinstance(c, str):
+        return c
+    if all(isinstance(x, dict) and x.get("type") == "text" for x in c):
+        return "".join(x.get("text", "") for x in c)
+    return None
+
+
+def result_chars(block: dict) -> int:
+    c = block.get("content", "")
+    if isinstance(c, str):
+        return len(c)
+    return sum(len(x.get("text", "")) if x.get("type") == "text" else 10_000 for x in c if isinstance(x, dict))
+
+
+def block_tokens(block: dict) -> int:
+    return estimate_block(block)
+
+
+# ----- recent tail of rounds ---------------------------------------------------------------------
+
+
+def tail_round(entries: Sequence[Entry], starts: list[int], keep_tokens: int, keep_rounds: int) -> int:
+    """Index (into `starts`) of the first round of the protected recent tail: the fewest latest
+    rounds holding at least `keep_tokens` estimated tokens and `keep_rounds` rounds, and always the
+    round with the usage anchor (so rewrites before it can be accounted on the anchor)."""
+    anchor = anchor_index(entries)
+    acc = 0
+    r = len(starts) - 1
+    end = len(entries)
+    while r >= 1:
+        acc += sum(e.tokens for e in entries[starts[r]:end])
+        n = len(starts) - r
+        if acc >= keep_tokens and n >= keep_rounds and (anchor is None or starts[r] <= anchor):
+            return r
+        end = starts[r]
+        r -= 1
+    return 1
+
+
+# ----- incremental projection ------------------------------------------------------------------
+
+
+class Projector:
+    """`entry.project` with memory: a turn that appends k entries costs O(k) Python work.
+
+    It keeps the previous view and, per entry, the message count and the last message after it,
+    so a view that shares a prefix (by identity) with the previous one only folds the rest. The
+    prefix check is a C-level list comparison (Entry compares by identity)."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.msgs: list[dict] = []
+        self.ends: list[int] = []
+        self.lasts: list[dict | None] = []
+
+    def _common_prefix(self, view: Sequence[Entry]) -> int:
+        prev = self.entries
+        m = min(len(prev), len(view))
+        if m == 0:
+            return 0
+        if view[m - 1] is prev[m - 1] and (view[:m] == prev if m == len(prev) else view[:m] == prev[:m]):
+            return m
+        lo, hi = 0, m  # largest k with view[:k] == prev[:k]; O(m log m) C-level compares
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if view[:mid] == prev[:mid]:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def project(self, view: Sequence[Entry]) -> list[dict]:
+        k = self._common_prefix(view)
+        if k < len(self.entries):
+            n = self.ends[k - 1] if k else 0
+            del self.entries[k:], self.ends[k:], self.lasts[k:], self.msgs[n:]
+            if n:
+                self.msgs[n - 1] = self.lasts[k - 1]
+        out = self.msgs
+        for e in view[k:]:
+            if e.sent:
+                if out and out[-1]["role"] == e.role:
+                    content = out[-1]["content"] + e.content
+                    if e.role == "user":
+                        content = [b for b in content if b.get("type") == "tool_result"] + [
+                            b for b in content if b.get("type") != "tool_result"]
+                    out[-1] = {"role": e.role, "content": content}
+                else:
+                    out.append(e.message)
+            self.entries.append(e)
+            self.ends.append(len(out))
+            self.lasts.append(out[-1] if out else None)
+        return list(out)

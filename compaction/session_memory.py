@@ -1,0 +1,344 @@
+"""Session memory (DESIGN §5 layer 5): deterministic notes kept from the history as it grows, and
+the compaction that uses them as the summary instead of asking a model.
+
+The notes record what a summary must not lose — the user's requests, files read and changed,
+commands with their exit codes, errors and what fixed them, decisions, the current step — and
+are updated from new entries only (O(new entries) per turn). They live as plain JSON in
+`PipelineState.of("session_memory")`, so they survive a resume and later compactions.
+
+At compact time the notes replace the older history and a verbatim tail is kept (CC: at least
+10,000 tokens and 5 messages with text, at most 40,000), cut only where no tool pair and no
+response split across entries would be separated. The stage declines (None, so the LLM stage
+runs) when the notes are empty, when a manual focus asks for a model summary, or when the
+result would still be above the auto-compact threshold.
+"""
+from __future__ import annotations
+
+import re
+import time
+from typing import Sequence
+
+from .autocompact import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
+from .entry import Entry, boundary, user
+from .pipeline import LayerContext
+from .report import CompactionReport, LayerResult
+from .summary_prompt import summary_message
+from .tokens import count_tokens, estimate_text
+
+STATE_KEY = "session_memory"
+RECENT_UUIDS = 256
+CAPS = {"requests": 40, "commands": 40, "errors": 30, "decisions": 30, "files_read": 60, "files_changed": 60}
+PENDING_CAP = 200
+
+_EXIT = [re.compile(p, re.I) for p in (
+    r"exit(?:ed)?[ _]?(?:code|status)\s*[:=]?\s*(-?\d+)",
+    r"\[exit\s+(-?\d+)\]",
+    r"return\s*code\s*[:=]?\s*(-?\d+)",
+    r"returncode\s*[:=]\s*(-?\d+)",
+)]
+_DECISION = re.compile(r"\b(I'll|I will|I'm going to|we'll|we should|decided|decision|instead|chose|choose|"
+                       r"switch(?:ed)? to|the plan is|approach)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _clip(s: str, n: int) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _tail(s: str, n: int) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else "…" + s[-(n - 1):]
+
+
+def _result_text(block: dict) -> str:
+    c = block.get("content", "")
+    if isinstance(c, str):
+        return c
+    return "\n".join(b.get("text", "") for b in c if b.get("type") == "text")
+
+
+def exit_code(text: str, is_error: bool) -> str:
+    """The exit code a bash result reports (the last one mentioned: our bash tool ends its output
+    with `exit code N`), else "error"/"ok" from its error flag."""
+    best: tuple[int, str] | None = None
+    for rx in _EXIT:
+        for m in rx.finditer(text or ""):
+            if best is None or m.start() > best[0]:
+                best = (m.start(), m.group(1))
+    if best is not None:
+        return best[1]
+    return "error" if is_error else "ok"
+
+
+def _what(name: str, inp: dict) -> str:
+    if not isinstance(inp, dict):
+        return ""
+    for k in ("path", "command", "pattern", "focus"):
+        if isinstance(inp.get(k), str):
+            return _clip(inp[k], 200)
+    return ""
+
+
+class SessionNotes:
+    """A view over the JSON dict holding the notes; methods mutate it in place."""
+
+    def __init__(self, state: dict) -> None:
+        self.s = state
+        for k, v in (("seq", 0), ("recent", []), ("pending", {}), ("requests", []), ("files_read", {}),
+                     ("files_changed", {}), ("commands", []), ("errors", []), ("decisions", []),
+                     ("current", None)):
+            self.s.setdefault(k, v)
+
+    # --- updating ----------------------------------------------------------------------------
+    def update(self, entries: Sequence[Entry]) -> int:
+        """Take in the entries not seen yet; returns how many were processed.
+
+        Walks back from the end only to the newest entry already seen, so a turn costs
+        O(new entries) even though layers rewrite and drop older ones."""
+        known = set(self.s["recent"])
+        i = len(entries)
+        while i > 0 and entries[i - 1].uuid not in known:
+            i -= 1
+        n = 0
+        for e in entries[i:]:
+            if e.uuid in known:
+                continue
+            self._observe(e)
+            self.s["recent"].append(e.uuid)
+            known.add(e.uuid)
+            n += 1
+        if len(self.s["recent"]) > RECENT_UUIDS:
+            del self.s["recent"][:-RECENT_UUIDS]
+        return n
+
+    def _push(self, key: str, item) -> None:
+        lst = self.s[key]
+        lst.append(item)
+        cap = CAPS[key]
+        if len(lst) > cap:
+            # the first request states the task: keep it
+            del lst[1 if key == "requests" else 0]
+
+    def _file(self, key: str, path: str, op: str | None = None) -> None:
+        files = self.s[key]
+        rec = files.setdefault(path, {"count": 0, "last": 0} if op is None else {"ops": {}, "last": 0})
+        if op is None:
+            rec["count"] += 1
+        else:
+            rec["ops"][op] = rec["ops"].get(op, 0) + 1
+        rec["last"] = self.s["seq"]
+        if len(files) > CAPS[key]:
+            oldest = min(files, key=lambda p: files[p]["last"])
+            del files[oldest]
+
+    def _observe(self, e: Entry) -> None:
+        self.s["seq"] += 1
+        if e.kind != "message" or not e.sent:
+            return
+        if e.role == "assistant":
+            for b in e.content:
+                if b.get("type") == "tool_use":
+                    inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                    self.s["pending"][b["id"]] = {"name": b.get("name", "?"), "what": _what(b.get("name", ""), inp)}
+                    if len(self.s["pending"]) > PENDING_CAP:
+                        del self.s["pending"][next(iter(self.s["pending"]))]
+            text = e.text().strip()
+            if text:
+                self.s["current"] = {"text": _tail(text, 600), "seq": self.s["seq"]}
+                for sent in _SENTENCE.split(text):
+                    if _DECISION.search(sent) and len(sent.strip()) > 12:
+                        self._push("decisions", _clip(sent, 240))
+            return
+        texts = [b.get("text", "") for b in e.content if b.get("type") == "text" and str(b.get("text", "")).strip()]
+        for b in e.content:
+            if b.get("type") == "tool_result":
+                call = self.s["pending"].pop(b.get("tool_use_id"), None)
+                if call is not None:
+                    self._result(call["name"], call["what"], _result_text(b), bool(b.get("is_error")))
+        if texts:
+            self._push("requests", _clip("\n".join(texts), 500))
+
+    def _result(self, name: str, what: str, text: str, is_error: bool) -> None:
+        ok = not is_error
+        if name == "bash":
+            code = exit_code(text, is_error)
+            ok = code in ("0", "ok")
+            self._push("commands", {"command": what, "exit": code})
+        elif ok and name == "read_file" and what:
+            self._file("files_read", what)
+        elif ok and name in ("write_file", "edit_file") and what:
+            self._file("files_changed", what, name)
+        if not ok:
+            snippet = _tail(text, 240) if name == "bash" else _clip(text, 240)
+            self._push("errors", {"tool": name, "what": what, "error": snippet or "(no output)", "fixed": None})
+        else:
+            for err in self.s["errors"]:
+                if err["fixed"] is None and err["tool"] == name and err["what"] == what:
+                    err["fixed"] = f"a later {name} of the same {'command' if name == 'bash' else 'target'} succeeded"
+
+    # --- reading -----------------------------------------------------------------------------
+    def is_empty(self) -> bool:
+        s = self.s
+        return not (s["requests"] or s["files_read"] or s["files_changed"] or s["commands"] or s["errors"]
+                    or s["decisions"])
+
+    def _sections(self) -> list[tuple[str, list[str]]]:
+        s = self.s
+        by_recent = lambda d: sorted(d, key=lambda p: d[p]["last"])  # noqa: E731
+        return [
+            ("User requests, oldest first", [f"- {r}" for r in s["requests"]]),
+            ("Files read", [f"- {p} (read {s['files_read'][p]['count']}×)" for p in by_recent(s["files_read"])]),
+            ("Files changed", [f"- {p}: " + ", ".join(f"{op} ×{n}" for op, n in s["files_changed"][p]["ops"].items())
+                               for p in by_recent(s["files_changed"])]),
+            ("Commands and exit codes", [f"- `{c['command']}` → {c['exit']}" for c in s["commands"]]),
+            ("Errors and fixes", [f"- {x['tool']} {x['what']}: {x['error']}"
+                                  + (f" — fixed: {x['fixed']}" if x["fixed"] else " — not fixed yet")
+                                  for x in s["errors"]]),
+            ("Decisions", [f"- {d}" for d in s["decisions"]]),
+            ("Current work (latest assistant message)", [s["current"]["text"]] if s["current"] else []),
+        ]
+
+    def render(self, max_tokens: int = 8_000) -> str:
+        """The notes as a summary of at most `max_tokens` (estimated): the oldest items of the
+        longest sections go first; the first request and the current work stay."""
+        sections = self._sections()
+
+        def text() -> str:
+            parts = ["Session notes, kept automatically from the conversation:"]
+            parts += [f"## {title}\n" + "\n".join(lines) for title, lines in sections if lines]
+            return "\n\n".join(parts)
+
+        out = text()
+        while estimate_text(out) > max_tokens:
+            candidates = [(len(lines), k) for k, (title, lines) in enumerate(sections)
+                          if len(lines) > (1 if k in (0, len(sections) - 1) else 0)]
+            if not candidates:
+                return out[: max_tokens * 4]
+            _, k = max(candidates)
+            lines = sections[k][1]
+            del lines[1 if k == 0 else 0]
+            out = text()
+        return out
+
+
+def safe_cuts(entries: Sequence[Entry]) -> list[bool]:
+    """safe[i]: the history may be cut before entry i without separating a tool_use from its
+    tool_result or the entries of one response (same response id). safe[len] is True."""
+    n = len(entries)
+    diff = [0] * (n + 2)
+    use_at: dict[str, int] = {}
+    first_rid: dict[str, int] = {}
+    last_rid: dict[str, int] = {}
+    for j, e in enumerate(entries):
+        if not e.sent:
+            continue
+        for b in e.content:
+            if b.get("type") == "tool_use":
+                use_at[b["id"]] = j
+            elif b.get("type") == "tool_result" and b.get("tool_use_id") in use_at:
+                u = use_at[b["tool_use_id"]]
+                diff[u + 1] += 1
+                diff[j + 1] -= 1
+        if e.role == "assistant" and e.response_id is not None:
+            first_rid.setdefault(e.response_id, j)
+            last_rid[e.response_id] = j
+    for rid, f in first_rid.items():
+        diff[f + 1] += 1
+        diff[last_rid[rid] + 1] -= 1
+    safe, run = [], 0
+    for i in range(n + 1):
+        run += diff[i]
+        safe.append(run == 0)
+    return safe
+
+
+def keep_start(entries: Sequence[Entry], min_tokens: int, min_text: int, max_tokens: int) -> int:
+    """Index where the verbatim tail starts (len(entries) = keep nothing).
+
+    Walk back from the end until both minimums are met, without passing `max_tokens` or the last
+    compact boundary; then move to a safe cut: back if that still fits under the maximum, else
+    forward."""
+    n = len(entries)
+    floor = 0
+    for i in range(n - 1, -1, -1):
+        if entries[i].kind == "compact_boundary":
+            floor = i + 1
+            break
+    suffix = [0] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + entries[i].tokens
+    start, texts = n, 0
+    for i in range(n - 1, floor - 1, -1):
+        if suffix[i] > max_tokens:
+            break
+        start = i
+        if entries[i].sent and any(b.get("type") == "text" and str(b.get("text", "")).strip()
+                                   for b in entries[i].content):
+            texts += 1
+        if suffix[i] >= min_tokens and texts >= min_text:
+            break
+    safe = safe_cuts(entries)
+    back = next((i for i in range(start, floor - 1, -1) if safe[i]), None)
+    if back is not None and suffix[back] <= max_tokens:
+        return back
+    return next(i for i in range(start, n + 1) if safe[i])
+
+
+class SessionMemoryStage:
+    """Layer 5. Also keeps the notes current: the pipeline calls `observe` on every turn."""
+
+    name = "session_memory"
+
+    def __init__(self, config: SummarizeConfig | None = None) -> None:
+        self.config = config or SummarizeConfig()
+
+    @staticmethod
+    def notes(state) -> SessionNotes:
+        return SessionNotes(state.of(STATE_KEY))
+
+    def observe(self, entries: Sequence[Entry], state) -> None:
+        self.notes(state).update(entries)
+
+    async def __call__(self, entries: list[Entry], ctx: LayerContext) -> LayerResult | None:
+        t0 = time.monotonic()
+        cfg, window = self.config, ctx.budget.context_window
+        if not cfg.session_memory or (ctx.instructions and ctx.instructions.strip()):
+            return None
+        notes = self.notes(ctx.state)
+        notes.update(entries)
+        if notes.is_empty():
+            return None
+        start = keep_start(entries, cfg.limit("sm_min_tokens", window), cfg.sm_min_text_messages,
+                           cfg.limit("sm_max_tokens", window))
+        if not any(e.sent for e in entries[:start] if e.kind == "message"):
+            return None   # nothing older than the tail to replace
+        kept = [e for e in entries[start:] if e.kind != "compact_boundary"]
+        overhead = ctx.config.overhead_tokens
+        summary_text = notes.render(cfg.limit("notes_max_tokens", window))
+
+        def build(path: str | None) -> tuple[list[Entry], int]:
+            note = user(summary_message(summary_text, path, recent_kept=bool(kept), auto=ctx.trigger != "manual",
+                                        source="notes"), kind="summary", layer=self.name, transcript_path=path)
+            body = reanchor([note, *kept], overhead)
+            return body, count_tokens(body, overhead)
+
+        body, after = build("?" * 80)
+        threshold = ctx.budget.autocompact_threshold
+        if after >= threshold or after >= ctx.tokens or check_new_history(body):
+            return None   # the LLM stage may do better
+        path, why = save_transcript(ctx, entries, cfg.require_transcript)
+        if why:
+            return failed(self.name, ctx, why, entries, t0)
+        body, after = build(path)
+        if after >= ctx.tokens:
+            return None
+        new = [boundary(ctx.trigger, ctx.tokens, after, path, self.name), *body]
+        report = CompactionReport(
+            layer=self.name, trigger=ctx.trigger,
+            action=(f"Replaced {start} older entries by the session notes ({ctx.tokens:,} → {after:,} tokens); "
+                    f"kept the last {len(kept)} entries verbatim"),
+            tokens_before=ctx.tokens, tokens_after=after, duration_s=time.monotonic() - t0, transcript_path=path,
+            details={"kept_entries": len(kept), "summary_tokens": body[0].tokens,
+                     "kept_tokens": sum(e.tokens for e in kept)})
+        return LayerResult(new, report)

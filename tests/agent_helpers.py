@@ -1,0 +1,39 @@
+"""Building agents for tests: the real SDK against the fake server, or the demo model, in a tmp workspace."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core import events as ev
+from agent_core.config import load_config
+from agent_core.factory import build_agent
+
+SECRET = "sk-ant-test-SECRET-0123456789abcdef"
+
+
+def make_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    ws.mkdir(parents=True, exist_ok=True)
+    (ws / "README.md").write_text("# Sample\n\nA small project used by the tests.\n")
+    (ws / "src").mkdir(exist_ok=True)
+    (ws / "src" / "app.py").write_text("def main():\n    return 42\n" * 20)
+    (ws / "src" / "util.py").write_text("import os\n\ndef helper(x):\n    return x * 2\n" * 30)
+    return ws
+
+
+def fake_agent(ws: Path, base_url: str, ask=None, **cli):
+    environ = {"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
+    config = load_config({"model": "claude-sonnet-4-5", **cli}, environ=environ, workspace=ws)
+    return build_agent(config, ask=ask, resume=cli.get("resume"), continue_=cli.get("continue_", False))
+
+
+def demo_agent(ws: Path, ask=None, **cli):
+    config = load_config({"model": "demo", **cli}, environ={}, workspace=ws)
+    return build_agent(config, ask=ask, resume=cli.get("resume"), continue_=cli.get("continue_", False))
+
+
+async def collect(agen) -> list[ev.Event]:
+    return [e async for e in agen]
+
+
+def of(events, cls):
+    return [e for e in events if isinstance(e, cls)]

@@ -1,0 +1,90 @@
+"""The Messages API's streaming event sequence for one answer, and its non-streaming body."""
+from __future__ import annotations
+
+import json
+
+Event = tuple[str, dict]
+
+
+def _chunks(s: str, n: int) -> list[str]:
+    n = max(1, n)
+    return [s[i:i + n] for i in range(0, len(s), n)] or [""]
+
+
+def start_usage(u: dict) -> dict:
+    return {
+        "input_tokens": u["input_tokens"],
+        "cache_creation_input_tokens": u["cache_creation_input_tokens"],
+        "cache_read_input_tokens": u["cache_read_input_tokens"],
+        "cache_creation": dict(u["cache_creation"]),
+        "output_tokens": 1,
+        "service_tier": "standard",
+    }
+
+
+def delta_usage(u: dict) -> dict:
+    # message_delta carries cumulative totals (the SDK overwrites, not adds).
+    return {
+        "input_tokens": u["input_tokens"],
+        "cache_creation_input_tokens": u["cache_creation_input_tokens"],
+        "cache_read_input_tokens": u["cache_read_input_tokens"],
+        "output_tokens": u["output_tokens"],
+    }
+
+
+def message_events(*, msg_id: str, model: str, content: list[dict], usage: dict, stop_reason: str,
+                   chunk: int = 16) -> list[Event]:
+    events: list[Event] = [("message_start", {"type": "message_start", "message": {
+        "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": start_usage(usage)}}),
+        ("ping", {"type": "ping"})]
+    for idx, b in enumerate(content):
+        t = b["type"]
+        if t == "text":
+            events.append(("content_block_start", {"type": "content_block_start", "index": idx,
+                                                   "content_block": {"type": "text", "text": ""}}))
+            for part in _chunks(b["text"], chunk):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                                       "delta": {"type": "text_delta", "text": part}}))
+        elif t == "thinking":
+            events.append(("content_block_start", {"type": "content_block_start", "index": idx,
+                                                   "content_block": {"type": "thinking", "thinking": "",
+                                                                     "signature": ""}}))
+            for part in _chunks(b["thinking"], chunk):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                                       "delta": {"type": "thinking_delta", "thinking": part}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                                   "delta": {"type": "signature_delta",
+                                                             "signature": b.get("signature", "")}}))
+        elif t == "redacted_thinking":
+            events.append(("content_block_start", {"type": "content_block_start", "index": idx,
+                                                   "content_block": {"type": "redacted_thinking",
+                                                                     "data": b.get("data", "")}}))
+        elif t == "tool_use":
+            events.append(("content_block_start", {"type": "content_block_start", "index": idx,
+                                                   "content_block": {"type": "tool_use", "id": b["id"],
+                                                                     "name": b["name"], "input": {}}}))
+            raw = json.dumps(b.get("input") or {}, separators=(",", ":"))
+            for part in [""] + _chunks(raw, chunk):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": idx,
+                                                       "delta": {"type": "input_json_delta",
+                                                                 "partial_json": part}}))
+        else:
+            raise ValueError(f"fake_anthropic cannot stream a {t!r} block")
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": idx}))
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                                     "usage": delta_usage(usage)}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def encode(name: str, data: dict) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def message_body(*, msg_id: str, model: str, content: list[dict], usage: dict, stop_reason: str) -> dict:
+    return {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None,
+            "usage": {**delta_usage(usage), "cache_creation": dict(usage["cache_creation"]),
+                      "service_tier": "standard"}}

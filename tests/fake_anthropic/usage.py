@@ -1,0 +1,132 @@
+"""Token counts and a simulated prompt cache for the fake server.
+
+Counts use the project's own estimator (compaction.tokens), so usage the fake server reports
+agrees with what the loop estimates. The request is linearised in the API's cache order
+(tools, system, messages) into segments, one per tool / system block / content block. A segment
+carrying `cache_control` is a breakpoint: the prefix up to it is written to the cache. On the
+next request the longest prefix already cached (up to the last breakpoint) is a cache read, the
+rest up to the last breakpoint a cache write, and whatever follows plain input — like the API.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+
+from compaction.tokens import MESSAGE_OVERHEAD, estimate_block, estimate_text
+
+
+@dataclass(frozen=True)
+class Segment:
+    key: str          # canonical JSON without cache_control
+    tokens: int
+    ttl: str | None   # "5m" | "1h" when this segment is a breakpoint, else None
+
+
+def _strip_cc(obj):
+    if isinstance(obj, dict):
+        return {k: _strip_cc(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_strip_cc(v) for v in obj]
+    return obj
+
+
+def _ttl(obj) -> str | None:
+    cc = obj.get("cache_control") if isinstance(obj, dict) else None
+    if not isinstance(cc, dict):
+        return None
+    return "1h" if cc.get("ttl") == "1h" else "5m"
+
+
+def _key(obj) -> str:
+    return json.dumps(_strip_cc(obj), sort_keys=True, separators=(",", ":"))
+
+
+def segments(body: dict) -> list[Segment]:
+    out: list[Segment] = []
+    for tool in body.get("tools") or []:
+        out.append(Segment("tool:" + _key(tool), estimate_text(_key(tool)), _ttl(tool)))
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        out.append(Segment("system:" + system, estimate_text(system), None))
+    elif isinstance(system, list):
+        for b in system:
+            out.append(Segment("system:" + _key(b), estimate_text(str(b.get("text", ""))), _ttl(b)))
+    for i, m in enumerate(body.get("messages") or []):
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        for j, b in enumerate(blocks):
+            if not isinstance(b, dict):
+                continue
+            n = estimate_block(b) + (MESSAGE_OVERHEAD if j == 0 else 0)
+            # The role and the message boundary are part of the prefix identity.
+            out.append(Segment(f"{m.get('role')}:{i}:{j}:" + _key(b), n, _ttl(b)))
+    return out
+
+
+def count_input(body: dict) -> int:
+    return sum(s.tokens for s in segments(body))
+
+
+def count_output(content: list[dict]) -> int:
+    return max(1, sum(estimate_block(b) for b in content))
+
+
+@dataclass
+class CacheUsage:
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    ephemeral_5m_input_tokens: int
+    ephemeral_1h_input_tokens: int
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+class PrefixCache:
+    """Prefix hashes written at breakpoints, per model. `min_tokens` mimics the API's minimum
+    cacheable length (0 by default so small test requests cache)."""
+
+    def __init__(self, min_tokens: int = 0) -> None:
+        self.min_tokens = min_tokens
+        self._store: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._store.clear()
+
+    def account(self, body: dict, *, write: bool = True) -> CacheUsage:
+        segs = segments(body)
+        model = str(body.get("model", ""))
+        cum: list[int] = []
+        hashes: list[str] = []
+        h = hashlib.sha256()
+        running = 0
+        for s in segs:
+            h.update(s.key.encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+            running += s.tokens
+            cum.append(running)
+            hashes.append(h.hexdigest())
+        total = running
+        bps = [i for i, s in enumerate(segs) if s.ttl is not None and cum[i] >= self.min_tokens]
+        if not bps:
+            return CacheUsage(total, 0, 0, 0, 0)
+        last = bps[-1]
+        with self._lock:
+            hit = next((i for i in range(last, -1, -1) if (model, hashes[i]) in self._store), -1)
+            if write:
+                for i in bps:
+                    self._store[(model, hashes[i])] = cum[i]
+        read = cum[hit] if hit >= 0 else 0
+        creation = cum[last] - read
+        # Split the written span by the TTL of the breakpoint that covers each segment.
+        split = {"5m": 0, "1h": 0}
+        for i in range(hit + 1, last + 1):
+            cover = next(b for b in bps if b >= i)
+            split[segs[cover].ttl or "5m"] += segs[i].tokens
+        return CacheUsage(total - cum[last], creation, read, split["5m"], split["1h"])

@@ -1,0 +1,210 @@
+"""`ctxtui usage`: the report, its JSON shape, grouping, pricing by bucket, paths and errors."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from agent_core.cost import price_buckets
+from agent_core.usage_cli import main
+from app.cli import main as ctxtui_main
+from tests.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
+
+BUCKET_KEYS = {"input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens"}
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_json(*argv):
+    code, out, err = run(*argv, "--json")
+    assert code == 0, err
+    return json.loads(out), err
+
+
+@pytest.fixture
+def projects(tmp_path):
+    """Two projects, three sessions over two days, one compaction, one sub-agent log."""
+    root = tmp_path / "projects"
+    write_log(root / "-home-me-a" / "s-a1.jsonl", [
+        user(session="s-a1"),
+        assistant("m1", "r1", session="s-a1", u=usage(inp=100, out=10), block="thinking"),
+        assistant("m1", "r1", session="s-a1", u=usage(inp=100, out=10)),
+        boundary(120_000, session="s-a1", ts="2025-06-14T10:30:00Z"),
+        assistant("m2", "r2", session="s-a1", u=usage(inp=200, out=20, read=5000), ts="2025-06-14T10:31:00Z"),
+    ])
+    write_log(root / "-home-me-a" / "s-a1" / "subagents" / "agent-x.jsonl", [
+        assistant("m3", "r3", session="s-a1", sidechain=True, u=usage(inp=1000, out=1)),
+    ])
+    write_log(root / "-home-me-b" / "s-b1.jsonl", [
+        assistant("m4", "r4", session="s-b1", model="claude-haiku-4-5-20251001", u=usage(inp=40, out=4),
+                  ts="2025-06-15T09:00:00Z"),
+        assistant("m5", "r5", session="s-b1", model="mystery-model-1", u=usage(inp=7, out=7),
+                  ts="2025-06-15T09:01:00Z"),
+    ])
+    return root
+
+
+def test_json_shape(projects):
+    data, _ = run_json(str(projects))
+    assert {"totals", "by_model", "sessions"} <= set(data)
+    assert set(data["by_model"]) == {MODEL, "claude-haiku-4-5-20251001", "mystery-model-1"}
+    for m, row in data["by_model"].items():
+        assert BUCKET_KEYS | {"cost_usd"} <= set(row)
+        assert all(isinstance(row[k], int) for k in BUCKET_KEYS)
+    assert data["by_model"]["mystery-model-1"]["cost_usd"] is None       # unknown price, tokens kept
+    assert data["by_model"]["mystery-model-1"]["input_tokens"] == 7
+    assert isinstance(data["by_model"][MODEL]["cost_usd"], float)
+    t = data["totals"]
+    assert t["input_tokens"] == 100 + 200 + 1000 + 40 + 7
+    assert t["output_tokens"] == 10 + 20 + 1 + 4 + 7
+    assert t["cache_read_tokens"] == 5000
+    assert t["requests"] == 5 and t["sessions"] == 2 and t["compactions"] == 1
+    assert t["cost_usd"] is None and t["priced_cost_usd"] > 0
+    assert data["unpriced_models"] == ["mystery-model-1"]
+    sessions = {s["session_id"]: s for s in data["sessions"]}
+    a1 = sessions["s-a1"]
+    assert a1["project"] == "-home-me-a" and a1["subagent_requests"] == 1 and a1["requests"] == 3
+    assert a1["compactions"] == [{"timestamp": "2025-06-14T10:30:00Z", "trigger": "auto", "layer": "compact",
+                                  "tokens_before": 120_000, "tokens_after": 5220, "is_sidechain": False}]
+    assert a1["last_context_tokens"] == 5220
+    assert sessions["s-b1"]["cost_usd"] is None
+    assert data["files"] == 3 and data["skipped_lines"] == 0
+
+
+def test_one_hour_cache_write_costs_twice_input_and_five_minute_one_and_a_quarter(tmp_path):
+    n = 100_000
+    log = write_log(tmp_path / "p" / "s.jsonl", [
+        assistant("in", "r", session="input", u={"input_tokens": n, "output_tokens": 0}),
+        assistant("w1h", "r", session="write-1h", u={"input_tokens": 0, "output_tokens": 0,
+                                                     "cache_creation_input_tokens": n,
+                                                     "cache_creation": {"ephemeral_5m_input_tokens": 0,
+                                                                        "ephemeral_1h_input_tokens": n}}),
+        assistant("w5m", "r", session="write-5m", u={"input_tokens": 0, "output_tokens": 0,
+                                                     "cache_creation_input_tokens": n,
+                                                     "cache_creation": {"ephemeral_5m_input_tokens": n,
+                                                                        "ephemeral_1h_input_tokens": 0}}),
+        assistant("w", "r", session="write-unsplit", u={"input_tokens": 0, "output_tokens": 0,
+                                                        "cache_creation_input_tokens": n}),
+    ])
+    data, _ = run_json(str(log))
+    cost = {s["session_id"]: s["cost_usd"] for s in data["sessions"]}
+    base = price_buckets(MODEL, {"input": n})
+    assert base and cost["input"] == pytest.approx(base)
+    assert cost["write-1h"] == pytest.approx(2 * base)
+    assert cost["write-5m"] == pytest.approx(1.25 * base)
+    assert cost["write-unsplit"] == pytest.approx(1.25 * base)    # no split: the API's default 5-minute TTL
+    tokens = data["by_model"][MODEL]
+    assert (tokens["cache_write_1h_tokens"], tokens["cache_write_5m_tokens"]) == (n, 2 * n)
+
+
+def test_by_groupings_in_the_table(projects):
+    code, out, _ = run(str(projects), "--by", "day", "--utc")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["Day", "Requests", "Input"]
+    rows = {ln.split()[0]: ln.split() for ln in lines[2:] if ln[:4] == "2025"}
+    assert set(rows) == {"2025-06-14", "2025-06-15"}
+    assert rows["2025-06-14"][1:3] == ["3", "1,300"] and rows["2025-06-15"][1:3] == ["2", "47"]
+    total = next(ln for ln in lines if ln.startswith("Total")).split()
+    assert total[1:3] == ["5", "1,347"]
+    assert total[-1].endswith("+?")                        # part of the cost is unknown
+
+    code, out, _ = run(str(projects), "--by", "session")
+    names = [ln.split()[0] for ln in out.splitlines()[2:] if ln.startswith("s-")]
+    assert names == ["s-a1", "s-b1"]                       # oldest first
+
+    code, out, _ = run(str(projects))                      # default: by model
+    assert out.splitlines()[0].startswith("Model")
+    row = next(ln for ln in out.splitlines() if ln.startswith("mystery-model-1")).split()
+    assert row[1] == "1" and row[-1] == "unknown"
+    assert "unknown price" in out and "mystery-model-1" in out
+    # columns line up: every row as wide as the header's cost column ends
+    body = [ln for ln in out.splitlines()[:-3] if ln and not ln.startswith("-")]
+    assert len({len(ln) for ln in body}) == 1
+
+
+def test_json_by_day_and_since(projects):
+    data, _ = run_json(str(projects), "--utc")
+    assert list(data["by_day"]) == ["2025-06-14", "2025-06-15"]
+    data, _ = run_json(str(projects), "--utc", "--since", "2025-06-15")
+    assert data["totals"]["requests"] == 2 and data["totals"]["compactions"] == 0
+    assert set(data["by_model"]) == {"claude-haiku-4-5-20251001", "mystery-model-1"}
+    data, _ = run_json(str(projects), "--utc", "--since", "20250616")
+    assert data["totals"]["requests"] == 0 and data["sessions"] == []
+
+
+def test_corrupt_lines_are_reported_on_stderr(tmp_path):
+    log = write_log(tmp_path / "s.jsonl", [assistant("m1", "r1")], tail='{"broken\nnot json\n{"type":"assi')
+    code, out, err = run(str(log), "--json")
+    assert code == 0
+    assert f"skipped 3 corrupt lines in {log}" in err
+    data = json.loads(out)
+    assert data["skipped_lines"] == 3 and data["totals"]["requests"] == 1
+
+
+def test_claude_config_dir_is_honoured(tmp_path, monkeypatch, projects):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(projects.parent))
+    monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
+    data, _ = run_json()
+    assert data["totals"]["requests"] == 5
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "elsewhere"))
+    code, out, err = run()
+    assert code == 2 and str(tmp_path / "elsewhere" / "projects") in err and "CLAUDE_CONFIG_DIR" in err
+
+
+def test_default_is_home_claude_projects(tmp_path, monkeypatch):
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    write_log(tmp_path / ".claude" / "projects" / "p" / "s.jsonl", [assistant("m1", "r1")])
+    data, _ = run_json()
+    assert data["totals"]["requests"] == 1
+
+
+def test_ctxtui_sessions_folder_is_accepted(tmp_path):
+    from agent_core.session_log import SessionLog
+    from compaction.entry import assistant as a_entry
+
+    log = SessionLog.create(tmp_path, {"model": MODEL}, session_id="20250614T100000-abcdef")
+    log.append_entry(a_entry("hi", response_id="msg_a", usage=usage(inp=10, out=5), model=MODEL))
+    log.close()
+    cc = write_log(tmp_path / "cc" / "s.jsonl", [assistant("m1", "r1", u=usage(inp=1, out=1))])
+    data, _ = run_json(str(tmp_path / ".ctxtui" / "sessions"), str(cc))
+    sessions = {s["session_id"]: s for s in data["sessions"]}
+    assert sessions["20250614T100000-abcdef"]["source"] == "ctxtui"
+    assert sessions["20250614T100000-abcdef"]["project"] == tmp_path.name
+    assert sessions["sess-1"]["source"] == "claude_code"
+    assert data["totals"]["input_tokens"] == 11
+
+
+def test_same_path_twice_counts_once(projects):
+    data, _ = run_json(str(projects), str(projects / "-home-me-a" / "s-a1.jsonl"))
+    assert data["totals"]["requests"] == 5 and data["files"] == 3
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["/no/such/path.jsonl"], "no such file or folder: /no/such/path.jsonl"),
+    (["--by", "week"], "invalid choice"),
+    (["--since", "yesterday"], "not a date"),
+    (["--frobnicate"], "unrecognized arguments"),
+])
+def test_bad_usage_exits_2_with_a_message(argv, needle):
+    code, out, err = run(*argv)
+    assert code == 2 and needle in err and out == ""
+
+
+def test_help_lists_every_flag(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    for flag in ("--json", "--by", "--since", "--utc", "PATH", "CLAUDE_CONFIG_DIR", "cost_usd",
+                 "cache_write_1h_tokens", "exit codes"):
+        assert flag in text
+
+
+def test_wired_as_ctxtui_usage(projects, capsys):
+    assert ctxtui_main(["usage", str(projects), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["requests"] == 5

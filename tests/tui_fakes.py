@@ -1,0 +1,175 @@
+"""Helpers for the TUI tests: a small scripted agent that follows the Agent API, and fixed events
+for snapshot tests (fixed numbers, no clock)."""
+from __future__ import annotations
+
+import asyncio
+from typing import AsyncIterator
+
+from agent_core import events as ev
+from agent_core.model import ModelInfo
+from compaction.entry import Entry
+
+SESSION_ID = "20260101T000000-abcdef"
+FIXED_TIME = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
+
+
+def context_event(tokens: int, window: int = 200_000, state: str | None = None) -> ev.ContextUpdate:
+    """A ContextUpdate with CC-like thresholds for a 200k window (DESIGN §4)."""
+    threshold, warning, error, blocking = 167_000, 147_000, 157_000, 177_000
+    if state is None:
+        state = ("blocking" if tokens >= blocking else "autocompact" if tokens >= threshold else
+                 "error" if tokens >= error else "warning" if tokens >= warning else "ok")
+    system, tools = 3_100, 11_900
+    rest = max(0, tokens - system - tools)
+    cats = {"system": system, "tools": tools, "user_text": rest // 10, "assistant_text": rest // 5,
+            "tool_calls": rest // 10, "tool_results": rest // 2, "summaries": rest - rest // 10 * 2 - rest // 5 - rest // 2}
+    buffer = window - threshold
+    cats["free"] = max(0, window - tokens - buffer)
+    cats["autocompact_buffer"] = buffer
+    return ev.ContextUpdate(tokens=tokens, window=window, threshold=threshold, state=state,
+                            percent_left=round(max(0.0, (threshold - tokens) / threshold * 100), 1),
+                            categories=cats, warning=warning, error=error, blocking=blocking)
+
+
+def cost_event() -> ev.CostUpdate:
+    sonnet = {"input": 12_345, "output": 6_789, "cache_write_5m": 45_000, "cache_write_1h": 0,
+              "cache_read": 310_000, "cost_usd": 0.4512}
+    haiku = {"input": 2_000, "output": 1_500, "cache_write_5m": 0, "cache_write_1h": 0,
+             "cache_read": 0, "cost_usd": 0.0095}
+    return ev.CostUpdate(total_usd=0.4607, by_model={"claude-sonnet-4-5": sonnet, "claude-haiku-4-5": haiku},
+                         by_purpose={"main": {**sonnet}, "compaction": {**haiku}})
+
+
+class FakeAgent:
+    """Scripted agent: each run streams `chunks` text pieces, keeps a token count that grows by
+    `growth` per turn and compacts (layer autocompact) when it passes the threshold."""
+
+    def __init__(self, *, window: int = 8_000, chunks: int = 20, growth: int = 2_500,
+                 chunk_delay: float = 0.0, gate: asyncio.Event | None = None) -> None:
+        self.info = ModelInfo(provider="demo", model="demo", context_window=window, max_output_tokens=1_000,
+                              offline=True, notes=["demo — offline"])
+        self.session_id = SESSION_ID
+        self.entries: list[Entry] = []
+        self.compactions: list[ev.Compaction] = []
+        self.context_history: list[tuple[int, int, bool]] = []
+        self.ask = None
+        self.turns = 0
+        self.tokens = 1_000
+        self.window = window
+        self.chunks = chunks
+        self.growth = growth
+        self.chunk_delay = chunk_delay
+        self.gate = gate
+        self.cost_usd = 0.0
+        self.emitted: list[ev.Event] = []
+        self.closed = False
+        self._task: asyncio.Task | None = None
+        self._cancelled = False
+
+    # -- state -----------------------------------------------------------------------------------
+    def _threshold(self) -> int:
+        return int(self.window * 0.835)
+
+    def context_event(self) -> ev.ContextUpdate:
+        t, w = self._threshold(), self.window
+        warning, error, blocking = t - w // 10, t - w // 20, int(w * 0.885)
+        state = ("blocking" if self.tokens >= blocking else "autocompact" if self.tokens >= t else
+                 "error" if self.tokens >= error else "warning" if self.tokens >= warning else "ok")
+        cats = {"system": 500, "tools": 400, "user_text": self.tokens // 4, "assistant_text": self.tokens // 4,
+                "tool_results": max(0, self.tokens - 900 - self.tokens // 2),
+                "free": max(0, t - self.tokens), "autocompact_buffer": w - t}
+        return ev.ContextUpdate(tokens=self.tokens, window=w, threshold=t, state=state,
+                                percent_left=round(max(0.0, (t - self.tokens) / t * 100), 1), categories=cats,
+                                warning=warning, error=error, blocking=blocking)
+
+    def cost_event(self) -> ev.CostUpdate:
+        if not self.turns:
+            return ev.CostUpdate(total_usd=0.0, by_model={})
+        n = self.turns
+        row = {"input": 100 * n, "output": 50 * n, "cache_write_5m": 400 * n, "cache_write_1h": 0,
+               "cache_read": 900 * n, "cost_usd": self.cost_usd}
+        return ev.CostUpdate(total_usd=self.cost_usd, by_model={"demo": row}, by_purpose={"main": dict(row)})
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    # -- API -------------------------------------------------------------------------------------
+    async def _emit(self, e: ev.Event) -> ev.Event:
+        self.emitted.append(e)
+        return e
+
+    async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
+        self._task = asyncio.current_task()
+        self._cancelled = False
+        self.turns += 1
+        self.entries.append(Entry({"role": "user", "content": [{"type": "text", "text": prompt}]}))
+        yield await self._emit(ev.TurnStarted(turn=self.turns, prompt=prompt))
+        try:
+            if "write" in prompt:
+                yield await self._emit(ev.ToolCall(id=f"t{self.turns}", name="write_file",
+                                                   input={"path": "notes.txt", "content": "hello\n"}))
+                req = ev.PermissionRequest(id=f"t{self.turns}", name="write_file",
+                                           input={"path": "notes.txt", "content": "hello\n"})
+                yield await self._emit(req)
+                answer = await self.ask(req) if self.ask else "deny"
+                req.decision = answer
+                ok = answer in ("allow", "always")
+                text = "wrote notes.txt" if ok else "The user denied permission to use write_file."
+                yield await self._emit(ev.ToolResult(id=f"t{self.turns}", name="write_file", preview=text,
+                                                     size=len(text), is_error=not ok))
+            for i in range(self.chunks):
+                if self._cancelled:
+                    raise asyncio.CancelledError
+                if i == 1 and self.gate is not None:
+                    await self.gate.wait()
+                if self.chunk_delay:
+                    await asyncio.sleep(self.chunk_delay)
+                yield await self._emit(ev.TextDelta(text=f"word{i} " if i % 7 else f"\n\nPara {i}: "))
+            self.tokens += self.growth
+            self.cost_usd += 0.01
+            yield await self._emit(ev.AssistantDone(message_id=f"m{self.turns}", model="demo",
+                                                    usage={"input_tokens": 100, "output_tokens": 50},
+                                                    stop_reason="end_turn"))
+            yield await self._emit(self.cost_event())
+            compacted = False
+            if self.tokens >= self._threshold():
+                before = self.tokens
+                self.tokens = 1_500
+                c = ev.Compaction(layer="autocompact", trigger="auto", tokens_before=before,
+                                  tokens_after=self.tokens, duration_s=0.25,
+                                  transcript_path=f"/tmp/t/{self.turns}-auto.jsonl")
+                self.compactions.append(c)
+                compacted = True
+                yield await self._emit(c)
+            c = self.context_event()
+            self.context_history.append((self.turns, c.tokens, compacted))
+            yield await self._emit(c)
+            yield await self._emit(ev.TurnFinished(stop_reason="end_turn", turns=self.turns))
+        except asyncio.CancelledError:
+            yield await self._emit(ev.TurnFinished(stop_reason="cancelled", turns=self.turns))
+
+    async def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]:
+        before = self.tokens
+        self.tokens = max(500, self.tokens // 3)
+        c = ev.Compaction(layer="autocompact", trigger="manual", tokens_before=before, tokens_after=self.tokens,
+                          duration_s=0.1, transcript_path="/tmp/t/manual.jsonl", action=f"focus: {focus}" if focus else "")
+        self.compactions.append(c)
+        yield await self._emit(c)
+        ctx = self.context_event()
+        self.context_history.append((self.turns, ctx.tokens, True))
+        yield await self._emit(ctx)
+        yield await self._emit(ev.TurnFinished(stop_reason="compacted", turns=self.turns))
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        if self.gate is not None:
+            self.gate.set()
+
+    def clear(self) -> None:
+        self.entries = []
+        self.context_history.clear()
+        self.tokens = 1_000
+
+    async def aclose(self) -> None:
+        self.closed = True
