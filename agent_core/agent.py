@@ -22,6 +22,8 @@ from .model import ModelClient, ModelError, ModelResponse
 Ask = Callable[[ev.PermissionRequest], Awaitable[str]]
 
 CANCELLED_RESULT = "Cancelled by the user before this tool finished."
+# The SDK retries failed requests itself, but never a stream that broke after it started.
+MID_STREAM_RETRIES = 2
 
 
 @dataclass
@@ -78,9 +80,11 @@ class Agent:
     def tokens(self) -> int:
         return self.pipeline.count(self.entries)
 
-    def context_event(self) -> ev.ContextUpdate:
+    def context_event(self, tokens: int | None = None) -> ev.ContextUpdate:
+        """The context numbers now; `tokens` overrides the count (the pipeline's projected count,
+        which is what will be sent when context collapse is active)."""
         b = self.pipeline.config.budget
-        tokens = self.tokens()
+        tokens = self.tokens() if tokens is None else tokens
         cats = breakdown(self.entries, system_tokens=self._system_tokens, tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled)
@@ -195,6 +199,9 @@ class Agent:
             if r.layer == "breaker":
                 self._emit(q, ev.BreakerTripped(breaker=r.trigger, reason=r.action))
                 continue
+            if r.details.get("failed"):
+                self._emit(q, ev.Error("compaction", r.action, retryable=True))
+                continue
             c = ev.Compaction(layer=r.layer, trigger=r.trigger, tokens_before=r.tokens_before,
                               tokens_after=r.tokens_after, duration_s=round(r.duration_s, 4),
                               transcript_path=r.transcript_path, action=r.action)
@@ -203,8 +210,8 @@ class Agent:
             compacted = True
         return compacted
 
-    def _context(self, q: asyncio.Queue, compacted: bool = False) -> ev.ContextUpdate:
-        c = self.context_event()
+    def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None) -> ev.ContextUpdate:
+        c = self.context_event(tokens)
         self.context_history.append((self.turns, c.tokens, compacted))
         self._emit(q, c)
         return c
@@ -245,6 +252,7 @@ class Agent:
         self._append(Entry({"role": "user", "content": [{"type": "text", "text": prompt}]}))
         self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
         reactive_used = False
+        stream_retries = 0
         while True:
             if self.limits.max_turns is not None and turn.calls >= self.limits.max_turns:
                 self._emit(q, ev.Error("max_turns", f"Stopped after {turn.calls} model calls (--max-turns)."))
@@ -258,11 +266,10 @@ class Agent:
             res = await self.pipeline.run(self.entries)
             self._adopt(res.entries)
             compacted = self._report_events(q, res.reports)
-            ctx = self._context(q, compacted)
-            if ctx.state == "blocking":
-                self._emit(q, ev.Error("blocking", f"The context holds {ctx.tokens:,} tokens, above the blocking "
-                                                   f"limit of {ctx.blocking:,}; nothing was sent. Run /compact "
-                                                   "(or `ctxtui --headless` with a larger window) to go on."))
+            ctx = self._context(q, compacted, tokens=res.tokens)
+            blocked = self.pipeline.blocked(res.tokens)
+            if blocked:
+                self._emit(q, ev.Error("blocking", blocked))
                 return self._finish(q, "blocking")
 
             try:
@@ -273,7 +280,19 @@ class Agent:
                     self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
                     out = await self.pipeline.compact(self.entries, trigger="reactive")
                     self._adopt(out.entries)
-                    self._context(q, self._report_events(q, out.reports))
+                    if not self._report_events(q, out.reports):
+                        why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
+                        self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
+                                                                  "Run /compact with a focus, or /clear."))
+                        return self._finish(q, "error")
+                    self._context(q, True, tokens=out.tokens)
+                    continue
+                if e.retryable and e.status is None and stream_retries < MID_STREAM_RETRIES:
+                    stream_retries += 1
+                    turn.partial_text.clear()
+                    self._emit(q, ev.Notice(f"{e.message.split(';')[0]}; retrying ({stream_retries}/"
+                                            f"{MID_STREAM_RETRIES})."))
+                    await asyncio.sleep(0.2 * stream_retries)
                     continue
                 self._emit(q, ev.Error(e.kind, e.message, e.retryable))
                 return self._finish(q, "error")

@@ -17,7 +17,7 @@ from compaction.tokens import estimate_block
 from compaction.validate import validate_history
 
 from .demo.cache import PrefixCache, request_items, request_tokens
-from .demo.conversation import canon, parse
+from .demo.conversation import parse
 from .demo.planner import Planner
 from .demo.summary import memory_notes, summarize
 from .demo.workspace import Workspace, digest
@@ -71,6 +71,8 @@ class DemoModel:
         content, stop = self._fit(content, stop, max_tokens)
         out_tokens = sum(estimate_block(b) for b in content)
         usage = self._cache.usage(items, out_tokens)
+        # n comes from the request, not a counter: unique per request and stable across instances,
+        # so a resumed session never repeats the id of the assistant message before it.
         response = ModelResponse(id=f"msg_demo_{int(key[:13], 16)}", model="demo", content=content,
                                  usage=usage, stop_reason=stop)
         for i, block in enumerate(b for b in content if b["type"] == "text"):
@@ -92,7 +94,8 @@ class DemoModel:
         if purpose == "memory":
             return [{"type": "text", "text": memory_notes(messages, max_tokens)}], "end_turn"
         offered = {t.get("name") for t in tools or [] if isinstance(t, dict)} & set(TOOL_NAMES)
-        step = Planner(Workspace(self.workspace), parse(messages), self.seed, offered).next_step()
+        step = Planner(Workspace(self.workspace), parse(messages), self.seed, offered,
+                       self.info.context_window).next_step()
         content: list[dict] = [{"type": "text", "text": step.text}]
         for k, (name, inp) in enumerate(step.calls):
             content.append({"type": "tool_use", "id": f"toolu_demo_{digest(key, k)[:20]}", "name": name,

@@ -23,13 +23,13 @@ from .system_prompt import system_prompt
 from .tools import RecentFiles, ToolContext, ToolRegistry, resolve_path
 
 
-def make_client(config: Config) -> ModelClient:
+def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
     if config.is_demo:
         from .demo_model import DemoModel
 
         return DemoModel(config.workspace, context_window=config.resolved_context_window(),
                          max_output_tokens=min(config.max_output_tokens, 4_000),
-                         chunk_delay=config.demo_chunk_delay if hasattr(config, "demo_chunk_delay") else 0.0)
+                         chunk_delay=demo_chunk_delay)
     from .anthropic_client import AnthropicClient
 
     explicit_out = config.sources.get("max_output_tokens") not in (None, "default")
@@ -49,7 +49,7 @@ def _file_reader(workspace: Path):
 
 
 def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = None, continue_: bool = False,
-                client: ModelClient | None = None) -> Agent:
+                client: ModelClient | None = None, demo_chunk_delay: float = 0.0) -> Agent:
     """Raises ConfigError (exit 2 at the CLI) for an unknown session or an unusable setting."""
     home = Path(config.home)
     loaded = None
@@ -72,7 +72,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
         log = SessionLog.create(home, {"model": config.model, "workspace": str(config.workspace),
                                        "config": config.public_dict()}, secrets=config.secret_values())
 
-    client = client or make_client(config)
+    client = client or make_client(config, demo_chunk_delay)
     budget = config.budget()
     if budget.context_window != client.info.context_window and config.context_window is None:
         from compaction import ContextBudget

@@ -33,7 +33,9 @@ output:
            "requests", "cost_usd"}}, "by_day": {DAY: {...}}, "sessions": [{"session_id", "project",
            "models", ..., "cost_usd", "compactions": [...]}], "unpriced_models", "files",
            "skipped_lines"}; cost_usd is null when a model's price is unknown
-           (then "priced_cost_usd" holds the part that is known)
+           (then "priced_cost_usd" holds the part that is known); --json always holds every
+           grouping, --by only picks the table's
+  days are local dates unless --utc
 
 examples:
   ctxtui usage                                   every Claude Code session on this machine
@@ -138,6 +140,8 @@ def render_table(report: UsageReport, by: str) -> str:
     n = report.compaction_count()
     notes.append(f"{len(report.sessions)} session{'s' if len(report.sessions) != 1 else ''}, "
                  f"{report.files} file{'s' if report.files != 1 else ''}, {n} compaction{'s' if n != 1 else ''}")
+    if not report.files:
+        notes.append("no session logs (*.jsonl) found under the given paths")
     unknown = report.unpriced_models()
     if unknown:
         notes.append("unknown price (cost shown as unknown or +?): " + ", ".join(unknown))

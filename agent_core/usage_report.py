@@ -17,7 +17,6 @@ from typing import Any, Callable, Iterable
 from .cost import BUCKETS, price_buckets
 from .logs.records import CompactionRecord, Record, UsageRecord
 
-INPUT_BUCKETS = ("input", "cache_write_5m", "cache_write_1h", "cache_read")
 TOKEN_KEYS = {b: f"{b}_tokens" for b in BUCKETS}
 _PROBE_MAX = 1 << 22          # ~4M tokens of input: beyond any context window
 _REL_TOL = 1e-9
@@ -42,10 +41,13 @@ class Pricer:
             learned = self._models[model] = self._learn(model)
         if learned is None:
             return self._exact(model, buckets)
-        const, rates, limit = learned
-        if sum(buckets.get(k, 0) for k in INPUT_BUCKETS) > limit:
+        const, r, limit = learned
+        i, w5, w1, cr = (buckets.get("input", 0), buckets.get("cache_write_5m", 0), buckets.get("cache_write_1h", 0),
+                         buckets.get("cache_read", 0))
+        if i + w5 + w1 + cr > limit:
             return self._exact(model, buckets)
-        return const + sum(rates[k] * buckets.get(k, 0) for k in BUCKETS)
+        return (const + r["input"] * i + r["cache_write_5m"] * w5 + r["cache_write_1h"] * w1 + r["cache_read"] * cr
+                + r["output"] * buckets.get("output", 0))
 
     def _exact(self, model: str, buckets: dict[str, int]) -> float | None:
         self.exact_calls += 1
@@ -108,6 +110,14 @@ class Tally:
         else:
             self.cost += sign * cost
 
+    def merge(self, other: "Tally") -> "Tally":
+        for k in BUCKETS:
+            self.tokens[k] += other.tokens[k]
+        self.requests += other.requests
+        self.cost += other.cost
+        self.unpriced += other.unpriced
+        return self
+
     @property
     def cost_usd(self) -> float | None:
         return None if self.unpriced else self.cost
@@ -140,18 +150,31 @@ def project_of(path: str) -> str:
     return parent.name
 
 
+def _sum(tallies: Iterable[Tally]) -> Tally:
+    out = Tally()
+    for t in tallies:
+        out.merge(t)
+    return out
+
+
 @dataclass
 class SessionSummary:
+    """One session; its tokens are kept per (model, day) cell, the finest grouping any view needs,
+    so each record updates one tally and the per-model and per-day views are sums of cells."""
     session_id: str
     source: str
     project: str
-    tally: Tally = field(default_factory=Tally)
+    cells: dict[tuple[str, str], Tally] = field(default_factory=dict)
     models: set[str] = field(default_factory=set)
     first: float | None = None
     last: float | None = None
     subagent_requests: int = 0
     last_context_tokens: int = 0
     compactions: dict[str, CompactionRecord] = field(default_factory=dict)
+
+    @property
+    def tally(self) -> Tally:
+        return _sum(self.cells.values())
 
     def see(self, ts: float | None) -> None:
         if ts is not None:
@@ -180,15 +203,19 @@ class UsageReport:
         self.since = since
         self.tz = timezone.utc if utc else None
         self.price = pricer or Pricer()
-        self.totals = Tally()
-        self.by_model: dict[str, Tally] = {}
-        self.by_day: dict[str, Tally] = {}
         self.sessions: dict[str, SessionSummary] = {}
         self.files = 0
         self.skipped_lines = 0
+        self._days: dict[int, str] = {}
 
     def day(self, ts: float | None) -> str:
-        return "unknown" if ts is None else datetime.fromtimestamp(ts, self.tz).date().isoformat()
+        if ts is None:
+            return "unknown"
+        slot = int(ts // 900)         # every time zone's offset is a whole number of quarter hours
+        d = self._days.get(slot)
+        if d is None:
+            d = self._days[slot] = datetime.fromtimestamp(ts, self.tz).date().isoformat()
+        return d
 
     def _keep(self, ts: float | None) -> bool:
         return self.since is None or (ts is not None and self.day(ts) >= self.since.isoformat())
@@ -216,15 +243,12 @@ class UsageReport:
             self._usage(rec.replaces, -1)
         if not self._keep(rec.timestamp):
             return
-        cost = self.price(rec.model, rec.buckets)
-        b = rec.buckets
-        self.totals.add(b, cost, sign)
-        m = self.by_model.get(rec.model) or self.by_model.setdefault(rec.model, Tally())
-        m.add(b, cost, sign)
-        d = self.day(rec.timestamp)
-        (self.by_day.get(d) or self.by_day.setdefault(d, Tally())).add(b, cost, sign)
         s = self._session(rec)
-        s.tally.add(b, cost, sign)
+        cell = (rec.model, self.day(rec.timestamp))
+        t = s.cells.get(cell)
+        if t is None:
+            t = s.cells[cell] = Tally()
+        t.add(rec.buckets, self.price(rec.model, rec.buckets), sign)
         if rec.is_sidechain:
             s.subagent_requests += sign
         if sign > 0:
@@ -232,6 +256,30 @@ class UsageReport:
             s.see(rec.timestamp)
             if rec.purpose == "main" and (s.last is None or rec.timestamp is None or rec.timestamp >= s.last):
                 s.last_context_tokens = rec.context_tokens
+
+    def _group(self, index: int) -> dict[str, Tally]:
+        out: dict[str, Tally] = {}
+        for s in self.sessions.values():
+            for cell, t in s.cells.items():
+                if not t.requests:    # emptied by a sidechain copy being replaced
+                    continue
+                g = out.get(cell[index])
+                if g is None:
+                    g = out[cell[index]] = Tally()
+                g.merge(t)
+        return out
+
+    @property
+    def by_model(self) -> dict[str, Tally]:
+        return self._group(0)
+
+    @property
+    def by_day(self) -> dict[str, Tally]:
+        return self._group(1)
+
+    @property
+    def totals(self) -> Tally:
+        return _sum(t for s in self.sessions.values() for t in s.cells.values())
 
     def unpriced_models(self) -> list[str]:
         return sorted(m for m, t in self.by_model.items() if t.unpriced)
@@ -243,10 +291,11 @@ class UsageReport:
         return sorted(self.sessions.values(), key=lambda s: (s.last or 0.0, s.session_id))
 
     def to_json(self) -> dict[str, Any]:
+        by_model, by_day = self.by_model, self.by_day
         return {
             "totals": {**self.totals.to_dict(), "sessions": len(self.sessions), "compactions": self.compaction_count()},
-            "by_model": {m: t.to_dict() for m, t in sorted(self.by_model.items())},
-            "by_day": {d: t.to_dict() for d, t in sorted(self.by_day.items())},
+            "by_model": {m: t.to_dict() for m, t in sorted(by_model.items())},
+            "by_day": {d: t.to_dict() for d, t in sorted(by_day.items())},
             "sessions": [s.to_dict() for s in self.session_list()],
             "unpriced_models": self.unpriced_models(),
             "files": self.files,

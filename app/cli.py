@@ -6,6 +6,8 @@ import argparse
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from agent_core.config import format_variables
+
 EPILOG = """\
 commands:
   ctxtui [options]                 open the TUI (the demo model when no ANTHROPIC_API_KEY is set)
@@ -13,10 +15,8 @@ commands:
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
   ctxtui usage [PATH ...]          token and cost report over session logs
 
-environment (flags win over environment, which wins over .env in the workspace):
-  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, CTXTUI_MODEL, CTXTUI_CONTEXT_WINDOW,
-  CTXTUI_MAX_OUTPUT_TOKENS, CTXTUI_AUTOCOMPACT_PCT, CTXTUI_DISABLE_AUTOCOMPACT, CTXTUI_HOME
-  (see README.md for the full list)
+environment (flags win over environment, then .env in the workspace, then the user config file):
+{variables}
 
 exit codes: 0 done, 1 run failed, 2 bad usage or configuration, 130 interrupted
 """
@@ -32,7 +32,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ctxtui", description="Run a Claude coding agent while seeing and controlling its context window.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG.format(variables=format_variables()), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"ctxtui {_version()}")
     p.add_argument("--headless", action="store_true", help="run without a screen (for scripts and CI)")
     p.add_argument("-p", "--prompt", help="the prompt (headless); '-' or omitted reads stdin")
@@ -46,7 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="ID", help="resume the session with this id")
     p.add_argument("--continue", dest="continue_", action="store_true", help="resume the most recent session")
     p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
-    p.add_argument("--context-window", type=int, metavar="N", help="override the model's context window")
+    p.add_argument("--context-window", type=int, metavar="N",
+                   help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")
+    p.add_argument("--max-output-tokens", type=int, metavar="N", help="max tokens per answer (env CTXTUI_MAX_OUTPUT_TOKENS)")
+    p.add_argument("--autocompact-pct", type=float, metavar="P",
+                   help="auto-compact at P%% of the effective window at the latest (env CTXTUI_AUTOCOMPACT_PCT)")
+    p.add_argument("--disable-autocompact", action="store_true", default=None,
+                   help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
+    p.add_argument("--home", metavar="DIR", help="folder that holds .ctxtui/ (default: the workspace; env CTXTUI_HOME)")
+    p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
+    p.add_argument("--bash-timeout", type=float, metavar="SECONDS",
+                   help="default timeout of the bash tool (env CTXTUI_BASH_TIMEOUT)")
     p.add_argument("--theme", metavar="NAME", help="a Textual theme name (TUI)")
     return p
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 
 def tokens(n: int | float | None) -> str:
@@ -72,3 +73,13 @@ def one_line(s: str, width: int) -> str:
     """First line, trimmed to width with an ellipsis."""
     s = " ".join(s.split())
     return s if len(s) <= width else s[: max(0, width - 1)] + "…"
+
+
+def path(p: str | Path | None) -> str:
+    """A path as a person reads it: ~ for the home folder."""
+    if p is None:
+        return "—"
+    try:
+        return "~/" + str(Path(p).relative_to(Path.home()))
+    except ValueError:
+        return str(p)

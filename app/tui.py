@@ -65,7 +65,7 @@ class CtxApp(App[int]):
         self.agent_factory = agent_factory
         self.clock = clock
         self.close_agent = close_agent
-        self._theme_name = theme
+        self.theme_name = theme
         self._user_keymap = dict(keymap or {})
         self._started_at: float | None = None
         self._attach(agent)
@@ -112,8 +112,8 @@ class CtxApp(App[int]):
         return bool(self.status.busy)
 
     async def on_mount(self) -> None:
-        if self._theme_name:
-            self.theme = self._theme_name
+        if self.theme_name:
+            self.theme = self.theme_name
         if self._user_keymap:
             self.set_keymap(self._user_keymap)
         await self._show_agent(resumed=bool(getattr(self.agent, "entries", None)))
@@ -194,7 +194,7 @@ class CtxApp(App[int]):
         elif isinstance(e, ev.ThinkingDelta):
             await conv.append_thinking(e.text)
         elif isinstance(e, ev.TurnStarted):
-            self.status.busy = True
+            pass  # the prompt is already shown (run_prompt); _drive marks the app busy
         elif isinstance(e, ev.ToolCall):
             await conv.add_tool_call(e.id, e.name, e.input)
         elif isinstance(e, ev.ToolResult):
@@ -224,11 +224,13 @@ class CtxApp(App[int]):
 
     async def _drive(self, stream) -> None:
         self.status.busy = True
+        self.refresh_bindings()
         try:
             async for e in stream:
                 await self.handle_event(e)
         finally:
             self.status.busy = False
+            self.refresh_bindings()
             await self.conversation.end_text()
 
     @work(group="agent")
@@ -276,6 +278,15 @@ class CtxApp(App[int]):
         p.load_text(text)
         p.move_cursor(p.document.end)
         p.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc shows as "Cancel turn" only while a turn runs (greyed out otherwise)."""
+        if action == "cancel_turn" and self.is_mounted:
+            try:
+                return True if self.busy else None
+            except Exception:  # status bar not there yet
+                return None
+        return True
 
     def action_cancel_turn(self) -> None:
         if self.busy:

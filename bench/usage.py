@@ -125,7 +125,7 @@ def run_ours(path: Path) -> dict:
     return json.loads(out.getvalue())
 
 
-def run_naive(path: Path, price_each: bool = False, sample: int | None = None) -> tuple[dict, list]:
+def run_naive(path: Path) -> tuple[dict, list]:
     """json.loads on every line; dedup on message.id + requestId (main chain preferred)."""
     seen: dict[str, tuple[str, dict, bool]] = {}
     with open(path, "rb") as f:
@@ -153,19 +153,22 @@ def run_naive(path: Path, price_each: bool = False, sample: int | None = None) -
     return {"by_model": by_model, "cost": costs}, list(seen.values())
 
 
-def best_of(n: int, fn, *args):
-    best, result = float("inf"), None
+def interleaved(n: int, *fns):
+    """Best time and last result of each function, run in turns so a busy machine hurts all alike."""
+    best = [float("inf")] * len(fns)
+    results: list = [None] * len(fns)
     for _ in range(n):
-        t = time.perf_counter()
-        result = fn(*args)
-        best = min(best, time.perf_counter() - t)
-    return best, result
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            results[i] = fn()
+            best[i] = min(best[i], time.perf_counter() - t)
+    return list(zip(best, results))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=100.0, help="size of the synthetic log in MB (default 100)")
-    ap.add_argument("--repeat", type=int, default=2, help="runs of each reader; the best is kept")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each reader, in turns; the best is kept")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder and print its path")
     args = ap.parse_args()
 
@@ -180,8 +183,8 @@ def main() -> None:
               f"lines ({time.perf_counter() - t:.1f} s)")
 
         price_buckets(MODELS[0], {"input": 1})  # load genai-prices' data once, outside every timing
-        t_ours, ours = best_of(args.repeat, run_ours, path)
-        t_naive, (naive, responses) = best_of(args.repeat, run_naive, path)
+        (t_ours, ours), (t_naive, (naive, responses)) = interleaved(
+            args.repeat, lambda: run_ours(path), lambda: run_naive(path))
 
         # Correct naive pricing: price_buckets per response, timed on a sample and scaled.
         sample = responses[:3000]

@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from .breakers import rejected_report
 from .budget import REFERENCE_WINDOW
 from .entry import Entry, boundary, project, tool_result_block, user
 from .pipeline import CompactionStage, LayerContext
 from .ptl import is_prompt_too_long, is_retry_marker, token_gap, truncate_for_retry
 from .reinject import ReadFile, reinject
 from .report import CompactionReport, LayerResult
-from .breakers import rejected_report
 from .summarizer import SummarizeError, Summarizer
 from .summary_prompt import SUMMARY_SYSTEM, build_summary_prompt, format_summary, looks_like_error, summary_message
 from .tokens import anchor_index, count_tokens, usage_total
@@ -219,7 +219,8 @@ class AutoCompactStage:
 
         summary = format_summary(result.text)
         if looks_like_error(summary):
-            what = "the summary was empty" if not summary.strip() else f"the summary looks like an error ({summary[:80]!r})"
+            what = ("the summary was empty" if not summary.strip()
+                    else f"the summary looks like an error ({summary[:80]!r})")
             return LayerResult(entries, _rejected(self.name, what, ctx, ctx.tokens, path, result))
 
         # The new history.

@@ -132,21 +132,28 @@ class Projector:
     """`entry.project` with memory: a turn that appends k entries costs O(k) Python work.
 
     It keeps the previous view and, per entry, the message count and the last message after it,
-    so a view that shares a prefix (by identity) with the previous one only folds the rest. The
-    prefix check is a C-level list comparison (Entry compares by identity)."""
+    so a view sharing a prefix (by identity) with the previous one only folds the rest.
+    Fast path: handed the same list object again, longer and with the same object where the old
+    end was, the list is taken to have grown by appends (the loop's contract: it appends to its
+    history or swaps in a new list, never edits one in place). Any other list gets a C-level
+    identity comparison of the prefix. The result is a fresh list the caller owns."""
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
         self.msgs: list[dict] = []
         self.ends: list[int] = []
         self.lasts: list[dict | None] = []
+        self.src: Sequence[Entry] | None = None
 
     def _common_prefix(self, view: Sequence[Entry]) -> int:
         prev = self.entries
-        m = min(len(prev), len(view))
+        n = len(prev)
+        if view is self.src and len(view) >= n and (n == 0 or view[n - 1] is prev[-1]):
+            return n
+        m = min(n, len(view))
         if m == 0:
             return 0
-        if view[m - 1] is prev[m - 1] and (view[:m] == prev if m == len(prev) else view[:m] == prev[:m]):
+        if view[m - 1] is prev[m - 1] and (view[:m] == prev if m == n else view[:m] == prev[:m]):
             return m
         lo, hi = 0, m  # largest k with view[:k] == prev[:k]; O(m log m) C-level compares
         while lo < hi:
@@ -178,4 +185,5 @@ class Projector:
             self.entries.append(e)
             self.ends.append(len(out))
             self.lasts.append(out[-1] if out else None)
+        self.src = view
         return list(out)

@@ -15,8 +15,8 @@ Two triggers:
   that frees at least `micro_clear_at_least_ratio` of the window (like the API's
   `clear_at_least`): a rewrite invalidates the cached prefix, so it must be worth the cache write.
 
-Cleared ids are frozen in the state so a history rebuilt with the original content is cleared the
-same way again (without shifting the anchor a second time).
+Clearing rewrites the working history the loop adopts (and logs), so there is no persistent
+state: the per-process records below are rebuilt by one scan after a resume or a snip.
 
 Cost: results are registered once (per-process scan mark); a running sum of what could be freed
 makes the batching test O(1); a clear touches only the pending results; settled records are
@@ -62,8 +62,6 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     cfg = ctx.config
     if not cfg.microcompact_enabled:
         return LayerResult(entries)
-    st = ctx.state.of(NAME)
-    cleared: dict = st.setdefault("cleared", {})
     rt = runtime(ctx.state, NAME)
     start = mark_get(rt, "seen", entries) + 1
     if start == 0 or "records" not in rt:
@@ -73,9 +71,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     tools = cfg.compactable_tools - cfg.preserved_tools
     blocks_of: dict[int, list[dict]] = {}
     deltas: dict[int, int] = {}
-    reapplied = 0
 
-    # 1. register results added since the last run; re-apply frozen clears
+    # 1. register results added since the last run
     for i in range(start, len(entries)):
         e = entries[i]
         if not has_tool_results(e):
@@ -88,14 +85,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
             tool = uses.get(tid, {}).get("name")
             if tool not in tools:
                 continue
-            if tid in cleared:
-                if b.get("content") != placeholder(tool):
-                    blocks_of.setdefault(i, list(e.content))[j] = {**b, "content": placeholder(tool)}
-                    deltas.setdefault(i, 0)  # the anchor already saw it cleared
-                    reapplied += 1
-                records.append([tid, i, e.uuid, tool, 0, True])
-            else:
-                records.append([tid, i, e.uuid, tool, _freeable(b, tool, cfg.micro_min_chars), False])
+            done = b.get("content") == placeholder(tool)
+            records.append([tid, i, e.uuid, tool, 0 if done else _freeable(b, tool, cfg.micro_min_chars), done])
 
     # 2. which records the model has seen, and the count-based keep window
     la = last_assistant(entries)
@@ -141,7 +132,6 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
                 freed_est -= d
                 break
         r[CLEARED] = True
-        cleared[r[TID]] = 1
     if targets:
         rt["cand"] = sum(x[FREE] for x in records[:rt["p"]] if not x[CLEARED])
 
@@ -162,15 +152,10 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if not blocks_of:
         return LayerResult(entries)
     n = len(targets)
-    if n:
-        what = f"cleared {n} old tool result(s) the model had already seen (about {freed_est:,} tokens)"
-        why = (f"; {int((ctx.now - entries[la].timestamp) // 60)} min since the last response, cache expired"
-               if trigger == "time" else "")
-        action = what + why
-    else:
-        action = f"re-applied {reapplied} frozen clear(s)"
-        trigger = "resume"
+    action = f"cleared {n} old tool result(s) the model had already seen (about {freed_est:,} tokens)"
+    if trigger == "time":
+        action += f"; {int((ctx.now - entries[la].timestamp) // 60)} min since the last response, cache expired"
     report = CompactionReport(layer=NAME, trigger=trigger, action=action, tokens_before=ctx.tokens,
                               tokens_after=count_tokens(out, cfg.overhead_tokens),
-                              details={"cleared": n, "reapplied": reapplied, "freed_estimate": freed_est})
+                              details={"cleared": n, "freed_estimate": freed_est})
     return LayerResult(out, report)

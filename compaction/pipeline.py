@@ -136,23 +136,43 @@ class Pipeline:
         return LayerContext(self.config, self.state, self.session_dir, now, self.count(entries), trigger, instructions)
 
     def run_cheap(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
-        """Layers 1–4 only: no model call, synchronous."""
+        """Layers 1–4 only: no model call, synchronous, O(new entries) per turn in steady state.
+
+        Layers run in order with one config, each handed the count as the previous one left it;
+        each layer checks its own trigger against that count (tool-result budget: always, to keep
+        frozen decisions; snip: warning threshold + hysteresis; microcompact: time gap, or its
+        count trigger with batching; collapse: replays committed spans always, commits new ones at
+        its ratio), so a later layer acts only if the count is still above its trigger.
+        `entries` of the result is the input list itself when no rewriting layer changed anything.
+        """
+        import dataclasses
+
+        from .layerkit import Projector
+
         now = time.time() if now is None else now
-        work = list(entries)
+        work = entries if isinstance(entries, list) else list(entries)
         reports: list[CompactionReport] = []
-        for _name, layer in self.rewriting:
-            res = layer(work, self._ctx(work, now))
-            work = res.entries
+
+        def step(layer: Layer, es: list[Entry]) -> list[Entry]:
+            t0 = time.perf_counter()
+            res = layer(es, self._ctx(es, now))
             if res.report is not None:
-                reports.append(res.report)
+                rep = res.report
+                if not rep.duration_s:
+                    rep = dataclasses.replace(rep, duration_s=time.perf_counter() - t0)
+                reports.append(rep)
+            return res.entries
+
+        for _name, layer in self.rewriting:
+            work = step(layer, work)
         view = work
         for _name, layer in self.projecting:
-            res = layer(view, self._ctx(view, now))
-            view = res.entries
-            if res.report is not None:
-                reports.append(res.report)
+            view = step(layer, view)
         tokens = self.count(view)
-        return PipelineResult(work, project(view), reports, tokens, self.config.budget.state(tokens))
+        projector = self.__dict__.get("_projector")
+        if projector is None:
+            projector = self.__dict__["_projector"] = Projector()
+        return PipelineResult(work, projector.project(view), reports, tokens, self.config.budget.state(tokens))
 
     async def run(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
         """The whole pipeline before a model call: cheap layers, then summarizing stages when the

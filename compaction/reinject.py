@@ -17,6 +17,7 @@ from typing import Awaitable, Callable, Sequence, Union
 from .entry import Entry, user
 
 READ_TOOL = "read_file"
+CLEARED_PREFIX = "[Old result of "   # microcompact's placeholder for a cleared result
 MIN_USEFUL_TOKENS = 200     # a smaller remainder of the total budget is not worth a cut-down file
 
 ReadFile = Callable[[str], Union[str, None, Awaitable[Union[str, None]]]]
@@ -66,7 +67,10 @@ def recent_reads(entries: Sequence[Entry]) -> list[ReadRecord]:
                 if b.get("is_error"):
                     continue
                 partial = inp.get("offset") is not None or inp.get("limit") is not None
-                latest[_key(inp["path"])] = ReadRecord(inp["path"], _result_text(b), i, partial)
+                text = _result_text(b)
+                if text.startswith(CLEARED_PREFIX):     # microcompact cleared it: only a re-read can help
+                    text = None
+                latest[_key(inp["path"])] = ReadRecord(inp["path"], text, i, partial)
     return sorted(latest.values(), key=lambda r: r.order, reverse=True)
 
 

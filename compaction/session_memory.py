@@ -26,7 +26,7 @@ from .summary_prompt import summary_message
 from .tokens import count_tokens, estimate_text
 
 STATE_KEY = "session_memory"
-RECENT_UUIDS = 256
+RECENT_UUIDS = 64
 CAPS = {"requests": 40, "commands": 40, "errors": 30, "decisions": 30, "files_read": 60, "files_changed": 60}
 PENDING_CAP = 200
 
@@ -85,29 +85,34 @@ class SessionNotes:
 
     def __init__(self, state: dict) -> None:
         self.s = state
-        for k, v in (("seq", 0), ("recent", []), ("pending", {}), ("requests", []), ("files_read", {}),
-                     ("files_changed", {}), ("commands", []), ("errors", []), ("decisions", []),
-                     ("current", None)):
+        for k, v in (("seq", 0), ("recent", []), ("last_ts", None), ("pending", {}), ("requests", []),
+                     ("files_read", {}), ("files_changed", {}), ("commands", []), ("errors", []),
+                     ("decisions", []), ("current", None)):
             self.s.setdefault(k, v)
 
     # --- updating ----------------------------------------------------------------------------
     def update(self, entries: Sequence[Entry]) -> int:
         """Take in the entries not seen yet; returns how many were processed.
 
-        Walks back from the end only to the newest entry already seen, so a turn costs
-        O(new entries) even though layers rewrite and drop older ones."""
+        New means: a uuid not among the last ones processed and a timestamp not older than the
+        newest processed. Walking back from the end stops at the first entry that is not new, so
+        a turn costs O(new entries) even though layers rewrite and drop older ones, and the old
+        user messages an LLM compaction keeps are not taken in twice."""
         known = set(self.s["recent"])
+        last = self.s["last_ts"]
         i = len(entries)
-        while i > 0 and entries[i - 1].uuid not in known:
+        while i > 0 and entries[i - 1].uuid not in known and (last is None or entries[i - 1].timestamp >= last):
             i -= 1
         n = 0
         for e in entries[i:]:
-            if e.uuid in known:
+            if e.uuid in known or (last is not None and e.timestamp < last):
                 continue
             self._observe(e)
             self.s["recent"].append(e.uuid)
             known.add(e.uuid)
+            last = e.timestamp if last is None else max(last, e.timestamp)
             n += 1
+        self.s["last_ts"] = last
         if len(self.s["recent"]) > RECENT_UUIDS:
             del self.s["recent"][:-RECENT_UUIDS]
         return n

@@ -7,8 +7,11 @@ results add up to over `message_results_max_chars`, is written to
 is truncated with a note instead.
 
 Prompt-cache stability: the decision for a tool_use_id (persist or keep) is frozen the first time
-it is seen and the exact replacement text is stored in the layer state, so re-applying it — next
-turn, or to a history rebuilt with the original content on resume — is byte-identical.
+it is seen. State: `replaced` maps tool_use_id -> {text, path, chars} with the exact replacement
+text, so re-applying it — next turn, or to a history rebuilt with the original content on
+resume — is byte-identical; `seen_upto` is the uuid of the newest entry decided, so results up to
+it that are not in `replaced` stay kept even if the limits change (the state stays small: it grows
+with persisted results only).
 
 Trust: a stored path is used only if it is exactly this session's canonical path for that id and
 resolves inside the session folder with no symlink. Otherwise it is never read or written: if the
@@ -126,9 +129,11 @@ def _restore_file(d: dict, text: str) -> None:
             pass
 
 
-def _process(entries: list[Entry], i: int, ctx: LayerContext, decisions: dict) -> tuple[Entry | None, int, dict]:
-    """Decide/re-apply for the results of entry i. Returns (new entry or None, token change against
-    what was sent before, counters)."""
+def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
+             seen_before: bool) -> tuple[Entry | None, int, dict]:
+    """Decide/re-apply for the results of entry i. `seen_before`: the entry was decided by an
+    earlier run, so its results not in `replaced` are frozen as kept. Returns (new entry or None,
+    token change against what was sent before, counters)."""
     e = entries[i]
     cfg = ctx.config
     uses = tool_uses_before(entries, i)
@@ -136,7 +141,6 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, decisions: dict) -
     counts = {"persisted": 0, "truncated": 0, "reapplied": 0, "repersisted": 0, "chars": 0}
     sent_delta = 0
     fresh: list[tuple[int, str, str]] = []  # (block index, id, text) of undecided, persistable results
-    new_ids: list[str] = []
 
     def put(j: int, d: dict, sent_tokens: int) -> None:
         nonlocal sent_delta
@@ -148,14 +152,14 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, decisions: dict) -
             continue
         tid = b["tool_use_id"]
         text = result_text(b)
-        if tid in decisions:
-            d = decisions[tid]
+        if tid in replaced:
+            d = replaced[tid]
             original = d is not None and text is not None and len(text) == d["chars"] and text != d["text"]
             if d is None or not original:
                 continue  # kept, already applied, or cleared since by a later layer
             if d.get("path") and not path_trusted(d["path"], ctx.session_dir, tid):
                 nd = _decide_persist(tid, b, text, ctx)
-                decisions[tid] = nd  # never the untrusted path again
+                replaced[tid] = nd  # never the untrusted path again (None: kept from now on)
                 if nd is not None:
                     put(j, nd, block_tokens({**b, "content": d["text"]}))
                     counts["repersisted"] += 1
@@ -165,7 +169,8 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, decisions: dict) -
             put(j, d, block_tokens({**b, "content": d["text"]}))  # the anchor already saw this text
             counts["reapplied"] += 1
             continue
-        new_ids.append(tid)
+        if seen_before:
+            continue  # frozen: kept when first seen
         name = uses.get(tid, {}).get("name")
         if name in cfg.self_bounded_tools or text is None:
             continue
@@ -189,12 +194,10 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, decisions: dict) -
                 decided[tid] = d
                 put(j, d, block_tokens(blocks[j]))
                 total -= len(text) - len(d["text"])
-    for tid in new_ids:
-        d = decided.get(tid)
-        decisions[tid] = d
-        if d is not None:
-            counts["persisted" if d["path"] else "truncated"] += 1
-            counts["chars"] += d["chars"]
+    for tid, d in decided.items():
+        replaced[tid] = d
+        counts["persisted" if d["path"] else "truncated"] += 1
+        counts["chars"] += d["chars"]
     if blocks == e.content:
         return None, 0, counts
     return e.with_content(blocks), sent_delta, counts
@@ -202,21 +205,28 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, decisions: dict) -
 
 def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st = ctx.state.of(NAME)
-    decisions: dict = st.setdefault("decisions", {})
+    replaced: dict = st.setdefault("replaced", {})
     rt = runtime(ctx.state, NAME)
     start = mark_get(rt, "scanned", entries) + 1
+    # Results up to the last entry an earlier run decided are frozen as kept unless replaced.
+    # Within a process the scan mark covers that; after a resume the stored uuid does.
+    seen_upto = -1
+    if start == 0 and st.get("seen_upto"):
+        seen_upto = next((k for k in range(len(entries) - 1, -1, -1) if entries[k].uuid == st["seen_upto"]), -1)
     changes: dict[int, Entry] = {}
     deltas: dict[int, int] = {}
     totals = {"persisted": 0, "truncated": 0, "reapplied": 0, "repersisted": 0, "chars": 0}
     for i in range(start, len(entries)):
         if not has_tool_results(entries[i]):
             continue
-        new, delta, counts = _process(entries, i, ctx, decisions)
+        new, delta, counts = _process(entries, i, ctx, replaced, i <= seen_upto)
         for k, v in counts.items():
             totals[k] += v
         if new is not None:
             changes[i] = new
             deltas[i] = delta
+    if entries:
+        st["seen_upto"] = entries[-1].uuid
     if not changes:
         mark_set(rt, "scanned", entries)
         return LayerResult(entries)
@@ -227,7 +237,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         parts.append(f"persisted {totals['persisted']} large tool result(s) "
                      f"({totals['chars']:,} characters) to {FOLDER}/")
     if totals["truncated"]:
-        parts.append(f"truncated {totals['truncated']} large tool result(s) (no safe session folder)")
+        parts.append(f"truncated {totals['truncated']} large tool result(s) (no safe session folder to save them in, or saving failed)")
     if totals["repersisted"]:
         parts.append(f"re-persisted {totals['repersisted']} result(s) whose stored path was not trusted")
     if totals["reapplied"]:

@@ -8,6 +8,7 @@ from agent_core.config import load_config
 from agent_core.factory import build_agent
 
 SECRET = "sk-ant-test-SECRET-0123456789abcdef"
+MODEL = "claude-sonnet-4-6"
 
 
 def make_workspace(root: Path) -> Path:
@@ -22,7 +23,7 @@ def make_workspace(root: Path) -> Path:
 
 def fake_agent(ws: Path, base_url: str, ask=None, **cli):
     environ = {"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
-    config = load_config({"model": "claude-sonnet-4-5", **cli}, environ=environ, workspace=ws)
+    config = load_config({"model": MODEL, **cli}, environ=environ, workspace=ws)
     return build_agent(config, ask=ask, resume=cli.get("resume"), continue_=cli.get("continue_", False))
 
 

@@ -61,3 +61,44 @@ def histories(draw, min_rounds: int = 1, max_rounds: int = 30) -> list[Entry]:
         elif not last or draw(st.booleans()):
             out.append(Entry({"role": "user", "content": [{"type": "text", "text": draw(texts)}]}, timestamp=t + 1))
     return out
+
+
+# ----- configs (for the layer properties) --------------------------------------------------------
+
+ratios = st.floats(0.0, 1.2, allow_nan=False)
+small_ratios = st.one_of(st.floats(0.0, 0.3), ratios)
+
+
+@st.composite
+def configs(draw):
+    """Any PipelineConfig a user could set, biased to small windows and usual tool sets so every
+    layer gets to act."""
+    from compaction.budget import ContextBudget
+    from compaction.pipeline import PipelineConfig
+
+    window = draw(st.sampled_from([1_000, 2_000, 5_000, 20_000, 60_000, 200_000]))
+    budget = ContextBudget(window, draw(st.integers(1, 64_000)), autocompact_enabled=draw(st.booleans()))
+    tools = st.frozensets(st.sampled_from(TOOLS))
+    default = PipelineConfig()
+    return PipelineConfig(
+        budget=budget, overhead_tokens=draw(st.integers(0, 3_000)),
+        tool_result_max_chars=draw(st.sampled_from([0, 10, 120, 2_000, 50_000])),
+        message_results_max_chars=draw(st.sampled_from([0, 100, 5_000, 200_000])),
+        preview_bytes=draw(st.sampled_from([0, 7, 300, 2_000])),
+        self_bounded_tools=draw(st.one_of(st.just(default.self_bounded_tools), tools)),
+        snip_enabled=draw(st.booleans()),
+        snip_trigger_ratio=draw(st.one_of(st.none(), small_ratios)),
+        snip_target_ratio=draw(small_ratios), snip_keep_recent_ratio=draw(small_ratios),
+        snip_keep_recent_rounds=draw(st.integers(0, 4)), snip_growth_ratio=draw(st.floats(0, 0.3)),
+        microcompact_enabled=draw(st.booleans()),
+        compactable_tools=draw(st.one_of(st.just(default.compactable_tools), tools)),
+        preserved_tools=draw(st.one_of(st.just(frozenset()), tools)),
+        micro_keep_recent=draw(st.integers(0, 6)), micro_min_chars=draw(st.sampled_from([0, 3, 100, 1_000])),
+        micro_trigger_ratio=draw(small_ratios), micro_clear_at_least_ratio=draw(st.floats(0, 0.3)),
+        time_based_enabled=draw(st.booleans()), time_gap_minutes=draw(st.sampled_from([0.0, 1.0, 60.0])),
+        time_keep_recent=draw(st.integers(0, 6)),
+        collapse_enabled=draw(st.booleans()), collapse_commit_ratio=draw(small_ratios),
+        collapse_target_ratio=draw(small_ratios), collapse_keep_recent_ratio=draw(small_ratios),
+        collapse_keep_recent_rounds=draw(st.integers(0, 4)), collapse_span_rounds=draw(st.integers(1, 8)),
+        collapse_digest_chars=draw(st.sampled_from([0, 40, 600])),
+    )

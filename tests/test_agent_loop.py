@@ -12,7 +12,7 @@ from compaction import project, validate_history
 from tests.fake_anthropic import (FakeAnthropic, cut, echo_responder, malformed, overloaded, prompt_too_long,
                                   rate_limit, reply, server_error, tool_use)
 
-from .agent_helpers import SECRET, collect, fake_agent, make_workspace, of
+from .agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
 
 
 def session_file(agent):
@@ -38,7 +38,7 @@ async def test_multi_turn_with_parallel_tool_calls(tmp_path):
         assert "src/app.py" in next(r for r in results if r.name == "glob").preview
         assert isinstance(events[-1], ev.TurnFinished) and events[-1].stop_reason == "end_turn"
         assert "".join(e.text for e in of(events, ev.TextDelta)).endswith("Found **two** modules.")
-        assert of(events, ev.CostUpdate)[-1].by_model["claude-sonnet-4-5"]["output"] > 0
+        assert of(events, ev.CostUpdate)[-1].by_model[MODEL]["output"] > 0
 
         events2 = await collect(agent.run("and now?"))
         assert events2[-1].stop_reason == "end_turn"
@@ -89,7 +89,8 @@ async def test_persistent_fault_ends_in_a_clear_error_and_a_resumable_session(tm
 
 async def test_prompt_too_long_compacts_once_and_retries(tmp_path):
     ws = make_workspace(tmp_path)
-    with FakeAnthropic([reply("first"), prompt_too_long(250_000, 200_000)], responder=echo_responder) as fake:
+    with FakeAnthropic([reply("first " * 3000), prompt_too_long(250_000, 200_000)],
+                       responder=echo_responder) as fake:
         agent = fake_agent(ws, fake.base_url)
         await collect(agent.run("one " * 50))
         events = await collect(agent.run("two"))
@@ -187,6 +188,7 @@ async def test_headless_policy_denies_bash_unless_allowed(tmp_path):
 
 async def test_compact_tool_runs_after_the_batch(tmp_path):
     ws = make_workspace(tmp_path)
+    (ws / "src" / "util.py").write_text("def helper(x):\n    return x * 2  # doubles its input\n" * 400)
     script = [reply("reading", tool_use("read_file", {"path": "src/util.py"})),
               reply(tool_use("compact", {"focus": "the util module"}))]
     with FakeAnthropic(script, responder=echo_responder) as fake:
@@ -203,7 +205,7 @@ async def test_compact_tool_runs_after_the_batch(tmp_path):
 
 async def test_manual_compact_command(tmp_path):
     ws = make_workspace(tmp_path)
-    with FakeAnthropic([reply("a " * 400), reply("b " * 400)], responder=echo_responder) as fake:
+    with FakeAnthropic([reply("alpha " * 2000), reply("beta " * 2000)], responder=echo_responder) as fake:
         agent = fake_agent(ws, fake.base_url)
         await collect(agent.run("first"))
         await collect(agent.run("second"))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction import (ContextBudget, Entry, Pipeline, PipelineConfig, SummarizeConfig, SummarizeError,
-                        SummaryResult, assistant, default_stages, project, read_transcript, tool_result_block, user,
+from compaction import (ContextBudget, Entry, Pipeline, PipelineConfig, SummarizeConfig, SummaryResult,
+                        assistant, default_stages, project, read_transcript, tool_result_block, user,
                         validate_history)
 from compaction import autocompact
 from compaction.autocompact import AutoCompactStage, recent_user_messages, summary_request
@@ -318,6 +318,14 @@ def test_recent_reads_pairs_calls_with_results_and_counts_reattachments():
     recs = recent_reads(es)
     assert [r.path for r in recs] == ["old.py", "f1.py", "f0.py"]
     assert recs[1].content.startswith("body 1")
+
+
+async def test_a_result_cleared_by_microcompact_is_only_reattached_from_disk():
+    es = _reads(2, 10)
+    es[2] = es[2].with_content([tool_result_block("r0", "[Old result of read_file cleared]")])
+    assert [e.meta["path"] for e in await reinject(es, [])] == ["f1.py"]
+    out = await reinject(es, [], read_file=lambda p: f"disk {p}")
+    assert [e.meta["path"] for e in out] == ["f1.py", "f0.py"] and "disk f0.py" in out[1].text()
 
 
 # --- blocking -----------------------------------------------------------------------------------

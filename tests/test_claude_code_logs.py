@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from agent_core.cost import BUCKETS, price_buckets
-from agent_core.logs import (CompactionRecord, Deduper, LogFollower, LogReader, UsageRecord, discover, expand)
+from agent_core.logs import (CompactionRecord, Deduper, LogFollower, LogReader, UsageRecord, discover, expand,
+                             newest_log)
 from agent_core.usage_report import Pricer, UsageReport
 
 MODEL = "claude-sonnet-4-5-20250929"
@@ -145,6 +146,20 @@ def test_subagent_logs_are_read_and_replays_across_files_count_once(tmp_path):
     assert s.tally.tokens["input"] == 1010 and s.subagent_requests == 1
 
 
+def test_newest_log_skips_subagent_logs(tmp_path):
+    import os
+
+    old = write_log(tmp_path / "p" / "old.jsonl", [assistant("m1")])
+    new = write_log(tmp_path / "p" / "new.jsonl", [assistant("m2")])
+    sub = write_log(tmp_path / "p" / "old" / "subagents" / "agent-1.jsonl", [assistant("m3")])
+    os.utime(old, (1000, 1000))
+    os.utime(new, (2000, 2000))
+    os.utime(sub, (3000, 3000))
+    assert newest_log(tmp_path) == new
+    assert newest_log(old) == old
+    assert newest_log(tmp_path / "empty-or-missing") is None
+
+
 def test_subagent_records_without_session_id_take_the_session_folder(tmp_path):
     rec = assistant("m", "r")
     del rec["sessionId"]
@@ -185,7 +200,8 @@ def test_compaction_boundary_and_summary_with_tokens_after(tmp_path):
 
 def test_sidechain_response_does_not_resolve_main_compaction(tmp_path):
     log = write_log(tmp_path / "s.jsonl", [
-        boundary(100_000), assistant("sub", "r", sidechain=True, u=usage(inp=1)), assistant("m", "r", u=usage(inp=42, out=0))])
+        boundary(100_000), assistant("sub", "r", sidechain=True, u=usage(inp=1)),
+        assistant("m", "r", u=usage(inp=42, out=0))])
     comps = [r for r in read_all(log) if isinstance(r, CompactionRecord)]
     assert comps[-1].tokens_after == 42
 
@@ -215,13 +231,14 @@ def test_invalid_utf8_and_wrong_shapes_never_crash(tmp_path):
              b'{"type":"assistant","message":{"usage":{"input_tokens":"12","output_tokens":null},"model":5}}',
              b'{"type":"system","subtype":"compact_boundary","compactMetadata":"?"}',
              b'{"type":"user","isCompactSummary":true,"usage":1}',
-             b'{"usage": "\xc3\x28"}']
+             b'{"usage": "\xc3\x28"}',
+             b'{"usage": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"]
     log.write_bytes(b"\n".join(lines) + b"\n")
     reader = LogReader(log)
     recs = reader.read(final=True)
     (u,) = usages(recs)
     assert u.model == "unknown" and u.buckets["input"] == 12
-    assert reader.skipped == 1        # only the undecodable line is corrupt; the rest are just not usage
+    assert reader.skipped == 2        # the undecodable and the too-deep lines; the rest are just not usage
 
 
 # ---- the follower -------------------------------------------------------------------------------
@@ -248,6 +265,7 @@ def test_half_written_last_line_is_completed_by_the_next_read(tmp_path):
     reader = LogReader(log)
     assert reader.read() == []
     assert reader.follower.pending == line[:40].encode() and reader.skipped == 0
+    assert (reader.offset, reader.follower.line_offset) == (40, 0)
     with open(log, "a") as f:
         f.write(line[40:-1])
     assert reader.read() == []                 # still no newline: still pending
@@ -256,6 +274,7 @@ def test_half_written_last_line_is_completed_by_the_next_read(tmp_path):
     recs = usages(reader.read())
     assert [(r.request_key, r.buckets["input"]) for r in recs] == [("m1:r1", 77), ("m2:r1", 77)]
     assert reader.skipped == 0 and reader.follower.stats.lines == 2
+    assert reader.follower.line_offset == reader.offset == log.stat().st_size
 
 
 def test_follower_restarts_when_the_file_shrinks(tmp_path):
@@ -365,3 +384,21 @@ def test_fast_pricer_falls_back_past_a_price_tier_and_for_unknown_models():
     assert pricer.exact_calls == calls + 1                # past it: the exact price
     assert pricer(MODEL, big) > pricer(MODEL, small) * 250_000 / 190_000  # the long-context rate applies
     assert pricer("no-such-model-xyz", small) is None
+
+
+_token = st.one_of(st.integers(min_value=-5, max_value=10**7), st.none(), st.booleans(), st.floats(allow_nan=True),
+                   st.text(max_size=3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["input_tokens", "output_tokens", "cache_creation_input_tokens",
+                                        "cache_read_input_tokens"]), _token),
+       st.one_of(st.none(), st.just({}), st.dictionaries(
+           st.sampled_from(["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"]), _token)))
+def test_fast_bucket_split_equals_cost_usage_buckets(u, split):
+    from agent_core.cost import usage_buckets
+    from agent_core.logs.records import buckets_of
+
+    if split is not None:
+        u = {**u, "cache_creation": split}
+    assert buckets_of(u) == usage_buckets(u)

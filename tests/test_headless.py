@@ -18,7 +18,7 @@ from app.cli import build_parser
 from compaction import project, validate_history
 from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, server_error, tool_use
 
-from .agent_helpers import SECRET, make_workspace
+from .agent_helpers import MODEL, SECRET, make_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ class _Tty(io.StringIO):
 
 
 def env_for(fake):
-    return {"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url, "CTXTUI_MODEL": "claude-sonnet-4-5"}
+    return {"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url, "CTXTUI_MODEL": MODEL}
 
 
 def test_text_output_streams_the_answer_and_closes_on_stderr(tmp_path):
@@ -69,7 +69,7 @@ def test_stream_json_has_typed_events_and_a_result(tmp_path):
     assert {"tokens", "window", "threshold", "state", "percent_left"} <= set(ctx)
     assert ctx["state"] in ("ok", "warning", "error", "autocompact", "blocking")
     cost = [d for d in lines if d["type"] == "cost"][-1]
-    assert cost["total_usd"] > 0 and cost["by_model"]["claude-sonnet-4-5"]["cost_usd"] > 0
+    assert cost["total_usd"] > 0 and cost["by_model"][MODEL]["cost_usd"] > 0
     result = lines[-1]
     assert result["type"] == "result" and result["stop_reason"] == "end_turn" and result["turns"] == 1
     assert result["is_error"] is False and result["session_id"] and result["total_usd"] == cost["total_usd"]
@@ -133,7 +133,7 @@ def test_allowed_tool_runs(tmp_path):
 
 def test_a_run_that_compacts_reports_it(tmp_path):
     ws = make_workspace(tmp_path)
-    (ws / "big.txt").write_text("data line\n" * 3000)
+    (ws / "big.txt").write_text("data line\n" * 800)
 
     def responder(body):
         if not body.get("tools"):

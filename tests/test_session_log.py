@@ -19,10 +19,9 @@ from agent_core.cost import CostTracker
 from agent_core.events import Compaction
 from agent_core.session_log import (REDACTED, SessionLog, SessionReplay, latest_session, list_sessions,
                                     load_session)
-from compaction.entry import Entry, assistant, boundary, tool_result_block, user
+from compaction.entry import Entry, assistant, boundary, project, tool_result_block, user
 from compaction.pipeline import PipelineState
 from compaction.validate import validate_history
-from compaction.entry import project
 from tests.strategies import histories
 
 KEY = "sk-ant-api03-SECRETSECRETSECRET-0123456789"

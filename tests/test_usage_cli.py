@@ -208,3 +208,19 @@ def test_help_lists_every_flag(capsys):
 def test_wired_as_ctxtui_usage(projects, capsys):
     assert ctxtui_main(["usage", str(projects), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["totals"]["requests"] == 5
+
+
+def test_usage_never_loads_textual_or_the_sdk(projects):
+    import subprocess
+    import sys
+
+    code = ("import sys, io; from app.cli import main; "
+            f"rc = main(['usage', {str(projects)!r}, '--json']); "
+            "bad = [m for m in ('textual', 'rich', 'anthropic') if m in sys.modules]; "
+            "sys.exit(rc or (3 if bad else 0))")
+    from pathlib import Path
+
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["totals"]["requests"] == 5

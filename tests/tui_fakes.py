@@ -173,3 +173,32 @@ class FakeAgent:
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+def scripted_turn() -> list[ev.Event]:
+    """A fixed turn with every kind of block the conversation shows."""
+    text = ("I looked at the project layout.\n\n## Findings\n\n- `compaction/` holds the engine\n"
+            "- `app/` holds the TUI\n\n```python\ndef hello():\n    return 'world'\n```\n")
+    out: list[ev.Event] = [ev.TurnStarted(turn=1, prompt="Explore the project and summarise it")]
+    out += [ev.ThinkingDelta(text="The user wants an overview; list files first.")]
+    out += [ev.ToolCall(id="t1", name="glob", input={"pattern": "**/*.py"}),
+            ev.ToolResult(id="t1", name="glob", preview="app/tui.py\ncompaction/entry.py", size=2_048),
+            ev.ToolCall(id="t2", name="bash", input={"command": "pytest -q"}),
+            ev.ToolResult(id="t2", name="bash", preview="exit code 1: 2 failed", size=512, is_error=True)]
+    out += [ev.TextDelta(text=text[i:i + 17]) for i in range(0, len(text), 17)]
+    out += [ev.AssistantDone(message_id="m1", model="claude-sonnet-4-5", usage={}, stop_reason="end_turn"),
+            ev.Compaction(layer="microcompact", trigger="auto", tokens_before=152_300, tokens_after=131_900,
+                          duration_s=0.004, transcript_path=None, action="cleared 6 old tool results"),
+            ev.Compaction(layer="autocompact", trigger="auto", tokens_before=168_200, tokens_after=24_700,
+                          duration_s=6.2, transcript_path="~/.ctxtui/sessions/20260101T000000-abcdef/"
+                                                          "transcripts/20260101T001500-auto.jsonl"),
+            ev.BreakerTripped(breaker="thrash", reason="context refilled within 3 turns, 3 times"),
+            ev.Error(kind="rate_limit", message="429 from the API after 2 retries.", retryable=True),
+            ev.TurnFinished(stop_reason="end_turn", turns=1)]
+    return out
+
+
+HISTORY = tuple((t, n, c) for t, n, c in [(1, 20_000, False), (2, 46_000, False), (3, 81_000, False),
+                                          (4, 118_000, False), (5, 152_300, True), (6, 131_900, False),
+                                          (7, 168_200, True), (8, 24_700, False), (9, 61_000, False),
+                                          (10, 97_000, False), (11, 140_000, False)])

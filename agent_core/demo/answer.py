@@ -9,15 +9,23 @@ from .conversation import Call, Turn, norm_path
 from .planner import first_line, grep_hits, paths_in, target
 from .workspace import LANG, Workspace, definitions, ext_of, excerpt
 
-EXCERPT_LINES = 40
+EXCERPT_LINES = 50
 MAX_EXCERPTS = 4
+
+
+def _whole(v: object, default: int) -> int:
+    """A positive int from a tool input (histories may hold another model's calls)."""
+    try:
+        return max(1, int(v)) if v is not None and not isinstance(v, bool) else default
+    except (TypeError, ValueError):
+        return default
 
 
 def read_range(ws: Workspace, c: Call) -> tuple[int, str]:
     """(first line, text) of the part of the file a read_file call asked for."""
     text = ws.text(norm_path(c.input.get("path"))) or ""
-    start = max(1, int(c.input.get("offset") or 1))
-    limit = int(c.input.get("limit") or 10**9)
+    start = _whole(c.input.get("offset"), 1)
+    limit = _whole(c.input.get("limit"), 10**9)
     return start, "\n".join(text.splitlines()[start - 1:start - 1 + limit])
 
 
@@ -31,7 +39,7 @@ def observe(ws: Workspace, c: Call, words: list[str]) -> str:
         return ""
     if c.is_error:
         return f"`{c.name}` on `{target(c)}` failed: {first_line(c.result)} — I'll try something else."
-    if c.name in ("glob",) or (c.name == "bash" and c.input.get("command", "").startswith(("ls", "find"))):
+    if c.name == "glob" or (c.name == "bash" and str(c.input.get("command", "")).startswith(("ls", "find"))):
         found = paths_in(ws, c.result)
         if not found:
             return f"`{target(c)}` listed nothing I can read; I'll fall back to the files I can see."
@@ -71,6 +79,20 @@ def file_notes(ws: Workspace, turn: Turn, words: list[str]) -> str:
     if len(lines) == 2:
         lines.append(f"- {len(ws.files)} files in the workspace")
     return "\n".join(lines) + "\n"
+
+
+def purpose_line(text: str) -> str:
+    """The first sentence of a file's opening docstring or comment, if it has one."""
+    lines = text.lstrip().splitlines()
+    if not lines:
+        return ""
+    first = lines[0].strip()
+    for mark in ('"""', "'''", "#", "//", "/*"):
+        if first.startswith(mark):
+            body = first[len(mark):].strip() or (lines[1].strip() if len(lines) > 1 else "")
+            body = body.split(". ")[0].rstrip("\"'.*/ ")
+            return body[:160] if len(body) > 8 else ""
+    return ""
 
 
 def _title(prompt: str) -> str:
@@ -124,6 +146,9 @@ def compose(ws: Workspace, turn: Turn, words: list[str], intent: str, arg: dict)
             defs = definitions(text, ext_of(path))
             label = "sections" if ext_of(path) == "md" else "defines"
             out.append(f"- `{path}` — {ws.line_count(path)} lines" + (f"; {label} {_names(defs, 8)}" if defs else ""))
+            gist = purpose_line(text)
+            if gist:
+                out.append(f"  - {gist}")
     hits = [h for c in calls if c.name == "grep" and c.ok for h in grep_hits(ws, c.result)]
     if hits:
         pat = next(c.input.get("pattern") for c in calls if c.name == "grep" and c.ok)

@@ -22,6 +22,15 @@ def _h(s: str) -> str:
     return hashlib.sha1(s.encode()).hexdigest()
 
 
+def _plain(obj: object) -> object:
+    """The item without cache_control markers: moving a breakpoint does not change the prefix."""
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj
+
+
 def system_tokens(system: str | list) -> int:
     if isinstance(system, list):
         return sum(estimate_block(b) for b in system if isinstance(b, dict))
@@ -34,10 +43,10 @@ def tool_tokens(tool: dict) -> int:
 
 def request_items(system: str | list, messages: list[dict], tools: list[dict]) -> list[tuple[str, int]]:
     """(digest, estimated tokens) per cacheable item of a request."""
-    items = [(_h("tool" + canon(t)), tool_tokens(t)) for t in tools or []]
+    items = [(_h("tool" + canon(_plain(t))), tool_tokens(t)) for t in tools or []]
     if system:
-        items.append((_h("system" + canon(system)), system_tokens(system)))
-    items += [(_h(canon(m)), estimate_message(m)) for m in messages]
+        items.append((_h("system" + canon(_plain(system))), system_tokens(system)))
+    items += [(_h(canon(_plain(m))), estimate_message(m)) for m in messages]
     return items
 
 

@@ -7,11 +7,14 @@ merged user messages), so prompts are recognised by shape, not position alone.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 SUMMARY_MARKERS = ("<summary>", "primary request and intent", "continued from a previous conversation",
-                   "session is being continued", "# session notes")
+                   "session is being continued", "continues an earlier conversation", "# session notes")
+
+
+# Texts the loop or the engine put in user turns: re-attached files, persisted outputs, reminders.
+_NOT_TYPED = ("<persisted-output>", "<file path=", "</file>", "Re-attached after compaction", "<system-reminder>")
 
 
 def blocks(message: dict) -> list[dict]:
@@ -40,7 +43,7 @@ def looks_like_summary(text: str) -> bool:
 def is_prompt_text(text: str) -> bool:
     """A text block a person typed, as opposed to a summary, marker, attachment or reminder."""
     s = text.strip()
-    if not s or s[0] in "<[" or looks_like_summary(s) or "<persisted-output>" in s:
+    if not s or s[0] in "<[" or looks_like_summary(s) or any(t in s for t in _NOT_TYPED):
         return False
     return s.count("\n") <= 40
 
@@ -74,7 +77,7 @@ class Turn:
     rounds: int                                   # assistant messages since the prompt
     calls: list[Call] = field(default_factory=list)
     read_before: frozenset[str] = frozenset()     # read_file paths asked before this turn
-    after_compaction: bool = False                # a summary arrived with the prompt
+    after_compaction: bool = False                # compacted mid-turn (the summary quotes the prompt)
     last_message_role: str = "user"
 
     def last_round(self) -> list[Call]:
@@ -127,8 +130,12 @@ def parse(messages: list[dict]) -> Turn:
     before = {norm_path(c.input.get("path")) for c in tool_calls(messages[:idx])
               if c.name == "read_file" and c.input.get("path")}
     after = messages[idx + 1:]
-    summary = bool(messages) and any(looks_like_summary(b.get("text", "")) for b in blocks(messages[idx])
-                                     if b.get("type") == "text")
+    # Compacted mid-turn: a summary arrived with the prompt and already quotes it (a prompt sent
+    # after a compaction is not in the summary yet).
+    probe = " ".join(prompt.split())[:60]
+    summary = bool(messages and probe) and any(
+        looks_like_summary(b.get("text", "")) and probe in " ".join(b.get("text", "").split())
+        for b in blocks(messages[idx]) if b.get("type") == "text")
     return Turn(prompt=prompt, prompt_index=idx, rounds=sum(1 for m in after if m.get("role") == "assistant"),
                 calls=tool_calls(messages, idx + 1), read_before=frozenset(before), after_compaction=summary,
                 last_message_role=messages[-1].get("role", "user") if messages else "user")

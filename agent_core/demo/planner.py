@@ -16,13 +16,16 @@ from .conversation import Call, Turn, canon, norm_path
 from .workspace import Workspace, digest, ext_of, keywords
 
 MAX_ROUNDS = 5
-READ_LIMIT = 200
+READ_LIMIT = 200          # lines per read at most; smaller windows read less (see read_limit)
 _GREP_HIT = re.compile(r"^([^:\n]+):(\d+):(.*)$")
 _WRITE = re.compile(r"\b(?:create|write|save)\b[^\n]*?\b(?:file|to|into|as|called|named)\s+[`'\"]?"
                     r"([\w][\w./-]*\.[A-Za-z0-9]{1,6})\b", re.I)
 _EDIT = re.compile(r"\breplace\s+[`'\"](.+?)[`'\"]\s+with\s+[`'\"](.*?)[`'\"]\s+in\s+[`'\"]?([\w./-]+)", re.I | re.S)
-_COMPACT = re.compile(r"\bcompact\b(?:\s+(?:the\s+)?(?:context|conversation|history))?(?:[,:]?\s*(?:focus(?:ing)?\s+on\s+)?(.*))?",
-                      re.I | re.S)
+# "compact", "/compact: focus", "compact the context, focusing on X", "please compact the conversation"
+_COMPACT = re.compile(r"^\s*(?:please\s+)?/?compact(?:\s+(?:the\s+)?(?:context|conversation|history))?"
+                      r"(?P<rest>(?:\s*[,:;.!-].*|\s+focus.*)?)$", re.I | re.S)
+_COMPACT_ANY = re.compile(r"\bcompact\s+(?:the\s+)?(?:context|conversation|history)\b(?P<rest>.*)$", re.I | re.S)
+_FOCUS = re.compile(r"focus(?:ing|ed)?\s+on\s+(.+)$", re.I | re.S)
 _EXT_WORDS = {"python": "py", "markdown": "md", "docs": "md", "documentation": "md", "readme": "md",
               "toml": "toml", "config": "toml", "style": "tcss", "styles": "tcss", "css": "tcss", "json": "json",
               "javascript": "js", "typescript": "ts", "shell": "sh", "yaml": "yml"}
@@ -42,10 +45,13 @@ def detect_intent(prompt: str) -> tuple[str, dict]:
     m = _EDIT.search(prompt)
     if m:
         return "edit", {"old": m.group(1), "new": m.group(2), "path": norm_path(m.group(3))}
-    m = _COMPACT.match(prompt.strip()) or (re.search(r"\bcompact (?:the )?(?:context|conversation)\b", prompt, re.I)
-                                           and _COMPACT.search(prompt))
+    head = _COMPACT.match(prompt)
+    m = head or _COMPACT_ANY.search(prompt)
     if m:
-        return "compact", {"focus": (m.group(1) or "").strip().rstrip(".")[:200]}
+        rest = m.group("rest")
+        f = _FOCUS.search(rest)
+        focus = (f.group(1) if f else rest if head else "").strip(" \t\n,:;.!?-")
+        return "compact", {"focus": " ".join(focus.split())[:200]}
     m = _WRITE.search(prompt)
     if m and not m.group(1).startswith("/") and ".." not in m.group(1).split("/"):
         return "write", {"path": norm_path(m.group(1))}
@@ -61,7 +67,8 @@ def describe(name: str, inp: dict) -> str:
         off = inp.get("offset")
         return f"read `{inp['path']}`" + (f" from line {off}" if off else "")
     if name == "grep":
-        return f"search for `{inp['pattern']}`" + (f" in `{inp['glob']}` files" if inp.get("glob") else "")
+        return (f"search for `{inp['pattern']}`" + (f" in `{inp['glob']}` files" if inp.get("glob") else "")
+                + (f" under `{inp['path']}/`" if inp.get("path") else ""))
     if name == "write_file":
         return f"write `{inp['path']}`"
     if name == "edit_file":
@@ -84,8 +91,10 @@ def plan_sentence(calls: list[tuple[str, dict]]) -> str:
             done = True
             clauses.append("read " + _join([f"`{i['path']}`" + (f" from line {i['offset']}" if i.get("offset") else "")
                                             for i in reads]))
-    return clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + ", and " + clauses[-1] \
-        if len(clauses) > 2 else " and ".join(clauses)
+    if len(clauses) == 1:
+        return clauses[0]
+    sep = ", and " if len(clauses) > 2 or " and " in clauses[0] else " and "
+    return ", ".join(clauses[:-1]) + sep + clauses[-1]
 
 
 def target(c: Call) -> str:
@@ -125,8 +134,10 @@ def grep_hits(ws: Workspace, text: str | None) -> list[tuple[str, int, str]]:
 
 
 class Planner:
-    def __init__(self, ws: Workspace, turn: Turn, seed: int, offered: set[str]) -> None:
+    def __init__(self, ws: Workspace, turn: Turn, seed: int, offered: set[str], window: int = 30_000) -> None:
         self.ws, self.turn, self.seed, self.offered = ws, turn, seed, offered
+        # a round should add a modest share of the window: 120 lines per read at 30,000, 200 from 50,000
+        self.read_limit = max(40, min(READ_LIMIT, window // 250))
         self.h = int(digest(seed, turn.prompt, *sorted(turn.read_before))[:12], 16)
         self.words = keywords(turn.prompt)
         self.intent, self.arg = detect_intent(turn.prompt)
@@ -154,7 +165,7 @@ class Planner:
         """Files this turn's listings named, else the scan (matching the extension when possible)."""
         found: list[str] = []
         for c in self.turn.calls:
-            if c.ok and (c.name == "glob" or (c.name == "bash" and c.input.get("command", "").startswith(("ls", "find")))):
+            if c.ok and (c.name == "glob" or (c.name == "bash" and str(c.input.get("command", "")).startswith(("ls", "find")))):
                 found += [p for p in paths_in(self.ws, c.result) if p not in found]
         if found:
             return found
@@ -178,11 +189,11 @@ class Planner:
     def read(self, path: str) -> tuple[str, dict]:
         inp: dict = {"path": path}
         n = self.ws.line_count(path)
-        if n > READ_LIMIT:
-            inp["limit"] = READ_LIMIT
+        if n > self.read_limit:
+            inp["limit"] = self.read_limit
             text = (self.ws.text(path) or "").lower().splitlines()
             hit = next((i for i, ln in enumerate(text) if any(w in ln for w in self.words)), 0)
-            if hit > READ_LIMIT // 2:
+            if hit > self.read_limit // 2:
                 inp["offset"] = hit - 20
         return ("read_file", inp)
 
@@ -199,18 +210,22 @@ class Planner:
         return calls
 
     def reading(self) -> list[tuple[str, dict]]:
-        k = 3 + (self.h >> 3) % 2
-        calls = [self.read(p) for p in self.candidates()[:k]]
+        k = 2 + (self.h >> 3) % 2
+        picks = self.candidates()[:k]
+        calls = [self.read(p) for p in picks]
         kw = self.keyword()
         e = self.ext()
-        grep: dict = {"pattern": kw} if kw else {"pattern": r"^(class|def) \w+" if e == "py" else r"^#+ "}
+        grep: dict = {"pattern": kw} if kw else {"pattern": {"py": "^class ", "md": "^## "}.get(e, "TODO")}
+        if picks and "/" in picks[0]:
+            grep["path"] = picks[0].split("/")[0]          # narrow to where the best file lives
         if e:
             grep["glob"] = f"*.{e}"
         calls.append(("grep", grep))
         return calls
 
     def deeper(self) -> list[tuple[str, dict]]:
-        done = [norm_path(c.input["path"]) for c in self.turn.calls if c.name == "read_file" and c.ok]
+        done = [norm_path(c.input.get("path")) for c in self.turn.calls if c.name == "read_file" and c.ok
+                and c.input.get("path")]
         calls: list[tuple[str, dict]] = []
         if done:
             if self.ws.is_git and (self.h >> 7) & 1:
@@ -218,11 +233,10 @@ class Planner:
             else:
                 calls.append(("bash", {"command": "wc -l " + " ".join(shlex.quote(p) for p in done)}))
         hits = [h for c in self.turn.calls if c.name == "grep" and c.ok for h in grep_hits(self.ws, c.result)]
-        nxt = next((p for p, _, _ in hits if p not in self.read_all), None)
-        if nxt is None:
-            nxt = next(iter(self.candidates()), None)
-        if nxt is not None and nxt not in self.read_all:
-            calls.append(self.read(nxt))
+        more = [p for p, _, _ in hits if p not in self.read_all]
+        more += [p for p in self.candidates() if p not in self.read_all]
+        for p in list(dict.fromkeys(more))[:1 + (self.h >> 9) % 2]:
+            calls.append(self.read(p))
         return calls
 
     def phases(self) -> list:
@@ -251,7 +265,7 @@ class Planner:
             if not c.is_error:
                 continue
             if c.name == "read_file":
-                nxt = next((p for p in self.candidates() if ("read_file", canon({"path": p})) not in self.tried), None)
+                nxt = next((p for p in self.candidates() if p not in self.read_all), None)
                 if nxt:
                     out.append(self.read(nxt))
             elif c.name in ("glob", "bash"):

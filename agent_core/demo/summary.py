@@ -113,7 +113,7 @@ def gather(messages: list[dict], instruction: str = "") -> Facts:
                     f.commands.append((str(inp.get("command")), text))
                 elif name == "read_file":
                     for d in definitions(strip_line_numbers(text), ext_of(str(inp.get("path", "")))):
-                        if d not in f.concepts:
+                        if d not in f.concepts and not d.startswith("_"):
                             f.concepts.append(d)
             elif t == "text":
                 txt = b.get("text", "")
@@ -133,6 +133,16 @@ def gather(messages: list[dict], instruction: str = "") -> Facts:
     f.pending_calls = list(pending.values())
     f.answered_last_prompt = last_answer_at > last_prompt_at and not pending
     return f
+
+
+def _first(text: str) -> str:
+    return next((ln for ln in text.splitlines() if ln.strip()), "(no output)")
+
+
+def _cleared(text: str) -> bool:
+    """A result a compaction layer already replaced (placeholder or persisted preview)."""
+    s = text.lstrip()
+    return s.startswith("[Old result of") or s.startswith("<persisted-output>")
 
 
 def _gist(text: str) -> str:
@@ -166,7 +176,7 @@ def render(f: Facts, n: int, width: int, user_n: int = 30, user_width: int = 400
         analysis.append(f"Requested focus: {f.focus}")
     analysis.append("</analysis>")
     files = [f"`{p}` ({', '.join(a)})" for p, a in f.files.items()]
-    cmds = [f"`{_cut(c, width // 2)}` → {_cut(next((ln for ln in o.splitlines() if ln.strip()), '(no output)'), width // 2)}"
+    cmds = [f"`{_cut(c, width // 2)}`" + (f" → {_cut(_first(o), width // 2)}" if not _cleared(o) else "")
             for c, o in f.commands]
     errs = [f"{name} on `{_cut(t, 60)}`: {_cut(e, width // 2)} ({nx})" for name, t, e, nx in f.errors]
     solving = cmds + [f"searched {s}" for s in dict.fromkeys(f.searches)]
@@ -218,7 +228,7 @@ def memory_notes(messages: list[dict], max_tokens: int) -> str:
         lines += ["", "## Files", *[f"- `{p}` ({', '.join(a)})" for p, a in list(f.files.items())[-10:]]]
     if f.commands:
         lines += ["", "## Commands",
-                  *[f"- `{_cut(c, 80)}` → {_cut(next((x for x in o.splitlines() if x.strip()), ''), 60)}"
+                  *[f"- `{_cut(c, 80)}`" + ("" if _cleared(o) else f" → {_cut(_first(o), 60)}")
                     for c, o in f.commands[-5:]]]
     if f.errors:
         lines += ["", "## Errors", *[f"- {n} `{_cut(t, 60)}`: {_cut(e, 80)}" for n, t, e, _ in f.errors[-5:]]]

@@ -20,6 +20,7 @@ BINARY_EXT = frozenset({"png", "jpg", "jpeg", "gif", "ico", "webp", "pdf", "zip"
                         "sqlite", "woff", "woff2", "ttf", "otf", "mp3", "mp4", "svg", "lock"})
 MAX_FILES = 2_000
 MAX_BYTES = 256_000
+RANK_READS = 300          # files opened to rank by content
 
 STOPWORDS = frozenset("""
 the and for are but not you your with this that these those from into onto what which who whom how why
@@ -179,7 +180,14 @@ class Workspace:
         return max(sorted(counts), key=lambda e: counts[e]) if counts else ""
 
     def rank(self, paths: list[str], words: list[str], salt: str) -> list[str]:
-        """Most relevant first: keyword in the path, then in the text; a stable hash breaks ties."""
+        """Most relevant first: keyword in the path, then in the text; a stable hash breaks ties.
+        Only the RANK_READS best by path are opened, so a big workspace stays cheap."""
+        def by_path(p: str) -> tuple[int, str]:
+            return (-sum(1 for w in words if w in p.lower()), digest(salt, p))
+
+        paths = sorted(paths, key=by_path)
+        head, tail = paths[:RANK_READS], paths[RANK_READS:]
+
         def score(p: str) -> tuple[int, str]:
             low = p.lower()
             s = sum(10 for w in words if w in low)
@@ -190,4 +198,4 @@ class Workspace:
             n = text.count("\n")
             s += 2 if 30 <= n <= 800 else -4 if n < 10 else 0   # substantial files say more
             return (-s, digest(salt, p))
-        return sorted(paths, key=score)
+        return sorted(head, key=score) + tail

@@ -4,11 +4,11 @@
     for rec in reader.records(final=True): ...     # one pass over a finished file
     new = reader.read()                            # later: only what was appended since
 """
-from .discover import claude_projects_dir, discover, expand
+from .discover import claude_projects_dir, discover, expand, newest_log
 from .reader import LogReader, session_from_path
 from .records import CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord, context_tokens
 
 __all__ = [
     "CompactionRecord", "Deduper", "LineStats", "LogFollower", "LogReader", "Record", "UsageRecord",
-    "claude_projects_dir", "context_tokens", "discover", "expand", "session_from_path",
+    "claude_projects_dir", "context_tokens", "discover", "expand", "newest_log", "session_from_path",
 ]

@@ -14,11 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..cost import FREE_MODELS, usage_buckets
-from .records import CompactionRecord, Deduper, Record, UsageRecord, context_tokens
-
-# Only lines containing one of these can yield a record; the rest are never parsed.
-MARKERS = (b'"usage"', b"compact_boundary", b"isCompactSummary")
+from ..cost import FREE_MODELS
+from .records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
 
 
 def parse_timestamp(value: Any) -> float | None:
@@ -34,8 +31,9 @@ def parse_timestamp(value: Any) -> float | None:
 
 
 def is_candidate(line: bytes) -> bool:
-    """Cheap pre-filter: could this line carry usage or a compaction?"""
-    return b'"usage"' in line or b"compact_boundary" in line or b"isCompactSummary" in line
+    """Cheap pre-filter: could this line carry usage or a compaction? Lines that cannot are never
+    parsed. (`ompact` covers both `compact_boundary` and `isCompactSummary` in one scan.)"""
+    return b'"usage"' in line or b"ompact" in line
 
 
 class ClaudeCodeParser:
@@ -84,14 +82,16 @@ class ClaudeCodeParser:
             key = f"uuid:{obj.get('uuid') or id(obj)}"
         sidechain = bool(obj.get("isSidechain"))
         session = self._session(obj)
+        pending = None if sidechain else self._pending.pop(session, None)
+        if pending is None and not self.dedup.wanted(key, sidechain):
+            return []               # another content block of a response already counted
         rec = UsageRecord(
             session_id=session, model=model, timestamp=parse_timestamp(obj.get("timestamp")),
-            request_key=key, buckets=usage_buckets(usage), is_sidechain=sidechain,
-            context_tokens=context_tokens(usage), source=self.source, path=self.path,
+            request_key=key, buckets=buckets_of(usage), is_sidechain=sidechain, source=self.source, path=self.path,
             agent_id=obj.get("agentId") if isinstance(obj.get("agentId"), str) else None,
             purpose="subagent" if sidechain else "main")
+        rec.context_tokens = context_tokens(rec.buckets)
         out: list[Record] = []
-        pending = None if sidechain else self._pending.pop(session, None)
         if pending is not None:
             pending.tokens_after = rec.context_tokens
             out.append(pending)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cost import BUCKETS, FREE_MODELS, usage_buckets
+from ..cost import BUCKETS, FREE_MODELS
 from .claude_code import parse_timestamp
-from .records import CompactionRecord, Deduper, Record, UsageRecord, context_tokens
+from .records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
 
 SIDE_PURPOSES = ("compaction", "memory")
 
@@ -75,9 +75,10 @@ class CtxtuiParser:
         model = model if isinstance(model, str) and model else self.model
         if model in FREE_MODELS:
             return []
+        buckets = buckets_of(usage)
         rec = UsageRecord(
             session_id=self.session_id, model=model, timestamp=parse_timestamp(ts), request_key=str(key),
-            buckets=usage_buckets(usage), context_tokens=context_tokens(usage) if purpose == "main" else 0,
+            buckets=buckets, context_tokens=context_tokens(buckets) if purpose == "main" else 0,
             source=self.source,
             path=self.path, purpose=purpose)
         admitted = self.dedup.admit(rec)
@@ -98,8 +99,11 @@ class CtxtuiParser:
         if kind != "compaction":
             return []
         self._n_compactions += 1
+        at = line.get("at")     # stable across readers started at different offsets
+        key = (f"{self.session_id}@{at}:{ev.get('layer')}" if at is not None
+               else f"{self.session_id}#{self._n_compactions}")
         return [CompactionRecord(
-            key=f"{self.session_id}#{self._n_compactions}", session_id=self.session_id,
+            key=key, session_id=self.session_id,
             timestamp=parse_timestamp(line.get("at")), trigger=str(ev.get("trigger") or "unknown"),
             tokens_before=_int_or_none(ev.get("tokens_before")), tokens_after=_int_or_none(ev.get("tokens_after")),
             layer=str(ev.get("layer") or "compact"), has_summary=bool(ev.get("transcript_path")),

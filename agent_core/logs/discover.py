@@ -55,3 +55,23 @@ def discover(paths: list[Path]) -> list[Path]:
                 seen.add(key)
                 out.append(f)
     return out
+
+
+def newest_log(path: Path) -> Path | None:
+    """The log `ctxtui watch` follows for a folder: the most recently written main log below it
+    (sub-agent logs belong to their session, so they are never picked on their own)."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        return path
+    best: tuple[float, str] | None = None
+    found = None
+    for f in _walk(path) if path.is_dir() else []:
+        if f.parent.name == "subagents":
+            continue
+        try:
+            key = (f.stat().st_mtime, str(f))
+        except OSError:
+            continue
+        if best is None or key > best:
+            best, found = key, f
+    return found

@@ -15,6 +15,8 @@ from .claude_code import ClaudeCodeParser
 from .ctxtui_log import CtxtuiParser
 from .records import Deduper, LineStats, LogFollower, Record
 
+_DECODER = json.JSONDecoder()
+
 
 class Parser(Protocol):
     source: str
@@ -79,19 +81,20 @@ class LogReader:
 
     def records(self, final: bool = False) -> Iterator[Record]:
         stats = self.follower.stats
-        loads = json.loads
+        loads = _DECODER.decode
         parser = self._parser
         for lineno, line in self.follower.lines(final=final):
-            line = line.rstrip(b" \t\r")
-            if not line:
-                continue
+            if line[-1:] != b"}":              # the common case costs no copy
+                line = line.rstrip(b" \t\r")
+                if not line:
+                    continue
             if not looks_whole(line):
                 stats.mark_corrupt(lineno)
                 continue
             if parser is None:
                 try:
-                    obj = loads(line)
-                except ValueError:
+                    obj = loads(line.decode())
+                except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                     stats.mark_corrupt(lineno)
                     continue
                 if not isinstance(obj, dict):
@@ -105,8 +108,8 @@ class LogReader:
             if not parser.wants(line):
                 continue
             try:
-                obj = loads(line)
-            except ValueError:
+                obj = loads(line.decode())
+            except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                 stats.mark_corrupt(lineno)
                 continue
             if isinstance(obj, dict):

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
 
+from ..cost import usage_buckets
+
 CHUNK_SIZE = 1 << 20
 
 
@@ -73,6 +75,10 @@ class Deduper:
         self._seen: set[str] = set()
         self._sidechain: dict[str, UsageRecord] = {}
 
+    def wanted(self, key: str, is_sidechain: bool) -> bool:
+        """Would a record with this key be admitted? (Checked before building the record.)"""
+        return key not in self._seen or (not is_sidechain and key in self._sidechain)
+
     def admit(self, rec: UsageRecord) -> UsageRecord | None:
         """The record to yield (with `replaces` set on an upgrade), or None for a duplicate."""
         key = rec.request_key
@@ -90,14 +96,28 @@ class Deduper:
         return len(self._seen)
 
 
-def context_tokens(usage: dict) -> int:
-    """The context a response saw, as Claude Code counts it (DESIGN §3)."""
-    total = 0
-    for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
-        v = usage.get(k)
-        if isinstance(v, int):
-            total += v
-    return total
+def context_tokens(buckets: dict[str, int]) -> int:
+    """The context a response saw, as Claude Code counts it (DESIGN §3): input + cache writes +
+    cache reads + output, i.e. every bucket."""
+    return sum(buckets.values())
+
+
+def buckets_of(usage: dict) -> dict[str, int]:
+    """`agent_core.cost.usage_buckets`, with a fast path for the usual case (plain non-negative
+    ints) because a big log has one call per response; anything unusual goes to cost.py."""
+    i, o = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+    w, r = usage.get("cache_creation_input_tokens", 0), usage.get("cache_read_input_tokens", 0)
+    split = usage.get("cache_creation")
+    if type(i) is int and type(o) is int and type(w) is int and type(r) is int and i >= 0 and o >= 0 \
+            and w >= 0 and r >= 0:
+        if not split:
+            return {"input": i, "output": o, "cache_write_5m": w, "cache_write_1h": 0, "cache_read": r}
+        if type(split) is dict:
+            w5, w1 = split.get("ephemeral_5m_input_tokens", 0), split.get("ephemeral_1h_input_tokens", 0)
+            if type(w5) is int and type(w1) is int and w5 >= 0 and w1 >= 0:
+                return {"input": i, "output": o, "cache_write_5m": w5 + max(w - w1 - w5, 0),
+                        "cache_write_1h": w1, "cache_read": r}
+    return usage_buckets(usage)
 
 
 @dataclass(slots=True)
@@ -106,6 +126,9 @@ class LineStats:
     lines: int = 0
     corrupt: int = 0
     first_corrupt_line: int | None = None
+
+    def reset(self) -> None:
+        self.lines, self.corrupt, self.first_corrupt_line = 0, 0, None
 
     def mark_corrupt(self, lineno: int) -> None:
         self.corrupt += 1
@@ -126,7 +149,7 @@ class LogFollower:
     chunk_size: int = CHUNK_SIZE
     stats: LineStats = field(default_factory=LineStats)
     resets: int = 0
-    _partial: bytes = b""
+    _pieces: list[bytes] = field(default_factory=list)   # the incomplete trailing line, in pieces
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -134,13 +157,19 @@ class LogFollower:
     @property
     def pending(self) -> bytes:
         """The incomplete trailing line held for the next read."""
-        return self._partial
+        return b"".join(self._pieces)
+
+    @property
+    def line_offset(self) -> int:
+        """Where the next complete line starts: resume a follower there after a restart."""
+        return self.offset - sum(len(p) for p in self._pieces)
 
     def lines(self, final: bool = False) -> Iterator[tuple[int, bytes]]:
         """Yield (line number, line without its newline) for each new complete line.
 
-        Streams in chunks, so memory stays O(chunk + longest line). The offset advances a chunk
-        at a time: drain the iterator, or lines of the last chunk read are lost.
+        Streams in chunks, so memory stays O(chunk + longest line), and a line longer than a chunk
+        is joined once, not re-copied per chunk. The offset advances a chunk at a time: drain the
+        iterator, or lines of the last chunk read are lost.
         """
         try:
             f = open(self.path, "rb")
@@ -149,24 +178,33 @@ class LogFollower:
         with f:
             size = os.fstat(f.fileno()).st_size
             if size < self.offset:
-                self.offset, self._partial, self.resets = 0, b"", self.resets + 1
-                self.stats = LineStats()
+                self.offset, self._pieces, self.resets = 0, [], self.resets + 1
+                self.stats.reset()
             f.seek(self.offset)
             stats = self.stats
+            pieces = self._pieces
             while True:
                 chunk = f.read(self.chunk_size)
                 if not chunk:
                     break
                 self.offset += len(chunk)
+                if b"\n" not in chunk:
+                    pieces.append(chunk)
+                    continue
                 parts = chunk.split(b"\n")
-                if self._partial:
-                    parts[0] = self._partial + parts[0]
-                self._partial = parts.pop()
+                if pieces:
+                    pieces.append(parts[0])
+                    parts[0] = b"".join(pieces)
+                    pieces.clear()
+                tail = parts.pop()
+                if tail:
+                    pieces.append(tail)
                 base = stats.lines
                 stats.lines += len(parts)
                 for i, line in enumerate(parts, base + 1):
                     yield i, line
-            if final and self._partial:
-                line, self._partial = self._partial, b""
+            if final and pieces:
+                line = b"".join(pieces)
+                pieces.clear()
                 stats.lines += 1
                 yield stats.lines, line

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.color import Color
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -35,11 +36,23 @@ def grid(c: ContextUpdate) -> Content:
     seq = (seq + ["free"] * GRID_CELLS)[:GRID_CELLS]
     parts: list = []
     for i, k in enumerate(seq):
-        glyph = "⛶ " if k in ("free", "autocompact_buffer") else "⛁ "
+        glyph = "□ " if k in ("free", "autocompact_buffer") else "■ "
         parts.append((glyph, category_meta(k)[2]))
         if i % GRID_WIDTH == GRID_WIDTH - 1 and i != GRID_CELLS - 1:
             parts.append("\n")
     return Content.assemble(*parts)
+
+
+def _solid(variables: dict[str, str], var: str) -> str:
+    """A theme variable as an opaque hex colour (translucent ones blended over the surface),
+    for Rich text, which has no alpha."""
+    try:
+        colour = Color.parse(variables[var.lstrip("$")])
+        if colour.a < 1:
+            colour = Color.parse(variables["surface"]) + colour
+        return colour.hex6
+    except Exception:
+        return ""
 
 
 class ContextScreen(ModalScreen[None]):
@@ -75,10 +88,12 @@ class ContextScreen(ModalScreen[None]):
         table = self.query_one("#context-table", DataTable)
         table.add_columns("category", "tokens", "of window")
         window = max(1, c.window)
+        variables = self.app.get_css_variables()  # DataTable cells are Rich text: concrete colours
         for key, n in ordered_categories(c.categories):
             label, _short, colour = category_meta(key)
-            table.add_row(Content.assemble(("■ ", colour), label), Text(fmt.tokens(n), justify="right"),
-                          fmt.percent(n / window * 100, 1))
+            square = Text("■ ", style=_solid(variables, colour))
+            table.add_row(Text.assemble(square, label), Text(fmt.tokens(n), justify="right"),
+                          Text(fmt.percent(n / window * 100, 1), justify="right"))
         thr = self.query_one("#context-thresholds", DataTable)
         thr.add_columns("level", "at tokens", "state now")
         for name, value in (("warning", c.warning), ("error", c.error), ("auto-compact", c.threshold),

@@ -16,6 +16,7 @@ KEYS = (
     ("Up / Down", "prompt history (at the first / last line)"),
     ("Tab", "complete a slash command"),
     ("Esc", "cancel the running turn; close a screen"),
+    ("F1", "this help"),
     ("Ctrl+P", "command palette (the same commands)"),
     ("Ctrl+T", "transcript browser"),
     ("Ctrl+O", "full context breakdown"),

@@ -67,7 +67,7 @@ class TranscriptBrowser(Screen[None]):
         roots = [("ctxtui sessions", self.sessions_root), ("Claude Code", self.claude_root)]
         self.query_one("#browser-roots", Static).update(Content.assemble(*[
             part for label, root in roots for part in
-            ((f"{label}: ", "dim"), (str(root) if root else "—", "bold"),
+            ((f"{label}: ", "dim"), (fmt.path(root) if root else "—", "bold"),
              ("" if root and root.is_dir() else " (not found)", "dim"), "   ")]))
         table = self.query_one(DataTable)
         table.add_column("kind", key="kind")
@@ -162,7 +162,7 @@ class RecordList(ScrollView, can_focus=True):
     def set_rows(self, records: list[Record], rows: list[int]) -> None:
         self.records = records
         self.rows = rows
-        self.virtual_size = Size(self.size.width, len(rows))
+        self.virtual_size = Size(0, len(rows))   # one line per record; long lines are cut (detail below)
         if self.cursor >= len(rows):
             self.cursor = max(0, len(rows) - 1)
         self.refresh()
@@ -177,7 +177,7 @@ class RecordList(ScrollView, can_focus=True):
 
     def scroll_to_region_visible(self, row: int) -> None:
         top = self.scroll_offset.y
-        height = max(1, self.size.height)
+        height = max(1, self.scrollable_content_region.height)
         if row < top:
             self.scroll_to(y=row, animate=False)
         elif row >= top + height:
@@ -187,7 +187,7 @@ class RecordList(ScrollView, can_focus=True):
         self.cursor += delta
 
     def action_page(self, direction: int) -> None:
-        self.cursor += direction * max(1, self.size.height - 1)
+        self.cursor += direction * max(1, self.scrollable_content_region.height - 1)
 
     def action_jump(self, where: int) -> None:
         self.cursor = where if where >= 0 else len(self.rows) - 1
@@ -205,14 +205,21 @@ class RecordList(ScrollView, can_focus=True):
         if row >= len(self.rows):
             return Strip.blank(width, base)
         r = self.records[self.rows[row]]
-        dim = self.get_component_rich_style("records--dim")
-        style = self.get_component_rich_style("records--boundary") if r.boundary else Style()
+        dim = self._fg("records--dim")
+        style = self._fg("records--boundary") if r.boundary else Style()
         segments = [Segment(f"{r.line:>7} ", dim), Segment(f"{r.time:<9}", dim),
                     Segment(f"{r.kind:<11}", style + Style(bold=True)), Segment(r.summary, style)]
-        strip = Strip(segments)
+        strip = Strip(segments).crop_extend(scroll_x, scroll_x + width, None).apply_style(base)
         if row == self.cursor:
-            strip = strip.apply_style(self.get_component_rich_style("records--cursor"))
-        return strip.crop_extend(scroll_x, scroll_x + width, base)
+            cursor = self.get_component_rich_style("records--cursor")
+            strip = Strip([Segment(text, (st or Style()) + cursor, ctl) for text, st, ctl in strip], strip.cell_length)
+        return strip
+
+    def _fg(self, name: str) -> Style:
+        """A component style's colour and weight only: the row's background comes from the widget
+        (or the cursor), never from each piece of text."""
+        st = self.get_component_rich_style(name)
+        return Style(color=st.color, bold=st.bold, italic=st.italic)
 
 
 class TranscriptViewer(Screen[None]):
@@ -240,6 +247,8 @@ class TranscriptViewer(Screen[None]):
         self.done = False
         self.gate = gate
         self.query_text = ""
+        self.rows: list[int] = []       # indices of records that pass the filter
+        self.boundaries = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="viewer"):
@@ -272,9 +281,13 @@ class TranscriptViewer(Screen[None]):
             self.app.call_from_thread(self._finished)
 
     def _add_batch(self, batch: list[Record], done: int) -> None:
+        """Append a batch; only the new records are filtered, so a load costs O(records)."""
+        start = len(self.records)
         self.records.extend(batch)
+        self.boundaries += sum(1 for r in batch if r.boundary)
         self.loaded_bytes = done
-        self._refilter(keep=True)
+        self.rows.extend(i for i in range(start, len(self.records)) if self._keep(self.records[i]))
+        self.query_one(RecordList).set_rows(self.records, self.rows)
         self._status()
 
     def _finished(self) -> None:
@@ -287,7 +300,7 @@ class TranscriptViewer(Screen[None]):
 
     def _status(self) -> None:
         lst = self.query_one(RecordList)
-        boundaries = sum(1 for r in self.records if r.boundary)
+        boundaries = self.boundaries
         if self.done:
             state = f"{len(self.records):,} records · {fmt.size(self.total_bytes)}"
         else:
@@ -299,15 +312,19 @@ class TranscriptViewer(Screen[None]):
             (f" · search: {self.query_text}" if self.query_text else "", "dim")))
 
     # -- filtering, search, jumps -------------------------------------------------------------------
-    def _refilter(self, keep: bool = False) -> None:
+    def _keep(self, r: Record) -> bool:
+        k = self.kind_filter
+        return k == "all" or r.kind == k or (k == "compaction" and r.boundary)
+
+    def _refilter(self) -> None:
+        """Apply a new filter; the cursor stays on (or just after) the record it was on."""
         lst = self.query_one(RecordList)
         current = lst.current()
-        k = self.kind_filter
-        visible = [i for i, r in enumerate(self.records) if k == "all" or r.kind == k or (k == "compaction" and r.boundary)]
-        lst.set_rows(self.records, visible)
-        if current is not None and not keep:
-            idx = next((n for n, i in enumerate(visible) if self.records[i].line >= current.line), 0)
-            lst.cursor = idx
+        self.rows = [i for i, r in enumerate(self.records) if self._keep(r)]
+        lst.set_rows(self.records, self.rows)
+        if current is not None:
+            lst.cursor = next((n for n, i in enumerate(self.rows) if self.records[i].line >= current.line),
+                              max(0, len(self.rows) - 1))
 
     def watch_kind_filter(self, _value: str) -> None:
         if self.is_mounted:
@@ -381,13 +398,18 @@ class ResumeScreen(ModalScreen[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        files = [f for f in scan(self.sessions_root, None) if f.kind == "session" and f.group != self.current]
+        from agent_core.session_log import list_sessions
+
+        home = self.sessions_root.parent.parent if self.sessions_root is not None else None
+        sessions = [s for s in (list_sessions(home) if home is not None else []) if s.session_id != self.current]
         with Vertical(id="resume-dialog"):
-            if not files:
-                yield Static("No saved sessions yet.")
+            if not sessions:
+                yield Static("No other saved sessions yet.")
             else:
-                yield OptionList(*[Option(Content(f"{f.group}   {_mtime_text(f.mtime)}   {fmt.size(f.size)}"), id=f.group)
-                                   for f in files], id="resume-list")
+                yield OptionList(*[Option(Content.assemble(
+                    (s.session_id, "bold"), f"  {_mtime_text(s.modified)}  {fmt.size(s.size)}  ",
+                    (fmt.one_line(s.title or "", 40), "italic")), id=s.session_id) for s in sessions],
+                    id="resume-list")
 
     def on_mount(self) -> None:
         self.query_one("#resume-dialog").border_title = "Resume a session"

@@ -126,7 +126,7 @@ class ContextPlot(Widget):
             marks.append("◆" if compacted else "·", comp if compacted else axis)
         first, last = pts[0][0], pts[-1][0]
         n = sum(1 for p in pts if p[2])
-        caption = Text(f"turns {first}–{last} · ◆ {n} compaction{'s' if n != 1 else ''}", axis)
+        caption = Text(f"{len(pts)} updates, turns {first}–{last} · ◆ {n} compaction{'s' if n != 1 else ''}", axis)
         return Text("\n").join([top, marks, caption])
 
 

@@ -12,6 +12,7 @@ import json
 from typing import Iterable
 
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.content import Content
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -49,11 +50,18 @@ class UserMessage(Static):
     """A prompt the user sent."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
         super().__init__(Content(text), classes="message")
+
+    def clone(self) -> "UserMessage":
+        return UserMessage(self.text)
 
 
 class AssistantMessage(Markdown):
     """Assistant text; streamed into while the model writes."""
+
+    def clone(self) -> "AssistantMessage":
+        return AssistantMessage(self.source)
 
 
 class ThinkingBlock(Collapsible):
@@ -62,7 +70,10 @@ class ThinkingBlock(Collapsible):
     def __init__(self, text: str = "") -> None:
         self.text = text
         self.body = Static(Content(text), classes="thinking-body")
-        super().__init__(self.body, title="Thinking", collapsed=True)
+        super().__init__(self.body, title=f"Thinking · {len(text):,} chars" if text else "Thinking", collapsed=True)
+
+    def clone(self) -> "ThinkingBlock":
+        return ThinkingBlock(self.text)
 
     def append(self, text: str) -> None:
         self.text += text
@@ -82,11 +93,19 @@ class ToolBlock(Collapsible):
         self.result_view = Static(Content("running…"), classes="tool-result")
         super().__init__(self.args_view, self.result_view, title=self._make_title("⚙", ""), collapsed=True,
                          classes="tool -running")
+        self.result: tuple[str, int, bool] | None = None
+
+    def clone(self) -> "ToolBlock":
+        block = ToolBlock(self.call_id, self.tool_name, self.args)
+        if self.result is not None:
+            block.set_result(*self.result)
+        return block
 
     def _make_title(self, mark: str, tail: str) -> Content:
         return Content.assemble((f"{mark} {self.tool_name}", "bold"), "  ", self.summary, (tail, "dim"))
 
     def set_result(self, preview: str, size: int, is_error: bool) -> None:
+        self.result = (preview, size, is_error)
         self.remove_class("-running")
         self.add_class("-error" if is_error else "-ok")
         self.result_view.update(Content(preview if preview else "(no output)"))
@@ -102,21 +121,28 @@ class CompactionMarker(Static):
         self.compaction_layer, self.trigger = layer, trigger
         self.tokens_before, self.tokens_after = before, after
         self.transcript_path = transcript_path
+        self.action = action
         head = (f"── compacted · {layer} ({trigger}) · {fmt.tokens(before)} → {fmt.tokens(after)} tokens "
                 f"(freed {fmt.tokens(max(0, before - after))})")
-        if action:
-            head += f" · {action}"
         parts: list = [(head, "bold")]
+        if action:
+            # The layer's own words often repeat the transcript path: name it once, below.
+            parts.append(("\n   " + (action.replace(transcript_path, "the transcript") if transcript_path else action),
+                          ""))
         if transcript_path:
-            parts += ["\n   transcript: ", (transcript_path, "underline")]
+            parts += ["\n   transcript: ", (fmt.path(transcript_path), "underline")]
         super().__init__(Content.assemble(*parts), classes="compaction")
+
+    def clone(self) -> "CompactionMarker":
+        return CompactionMarker(self.compaction_layer, self.trigger, self.tokens_before, self.tokens_after,
+                                self.transcript_path, self.action)
 
 
 class ErrorMessage(Static):
     """An error with what to do about it."""
 
     def __init__(self, kind: str, message: str, retryable: bool = False) -> None:
-        self.kind = kind
+        self.error_kind, self.message, self.retryable = kind, message, retryable
         hint = ERROR_HINTS.get(kind, "")
         parts: list = [(f"✗ {kind.replace('_', ' ')}: ", "bold"), message]
         if retryable:
@@ -125,35 +151,76 @@ class ErrorMessage(Static):
             parts += ["\n  → ", (hint, "italic")]
         super().__init__(Content.assemble(*parts), classes="error")
 
+    def clone(self) -> "ErrorMessage":
+        return ErrorMessage(self.error_kind, self.message, self.retryable)
+
 
 class NoticeMessage(Static):
     """A line from the loop or the app that is neither conversation nor error."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
         super().__init__(Content(text), classes="notice")
+
+    def clone(self) -> "NoticeMessage":
+        return NoticeMessage(self.text)
 
 
 class SummaryBlock(Collapsible):
     """A compaction summary (on resume): collapsed, it is long and the marker says what happened."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
         super().__init__(Static(Content(text)), title=f"Summary · {len(text):,} chars", collapsed=True,
                          classes="summary")
 
+    def clone(self) -> "SummaryBlock":
+        return SummaryBlock(self.text)
+
+
+class EarlierMessages(Static):
+    """The top line when older messages are paged out; click (or Enter) shows a page more."""
+
+    can_focus = True
+    BINDINGS = [("enter", "show", "Show earlier")]
+
+    class Show(Message):
+        pass
+
+    def set_count(self, n: int, page: int) -> None:
+        self.update(Content(f"▲ {n:,} earlier messages — click or press Enter to show {min(n, page):,} more "
+                            "(the session log keeps everything: /transcripts)"))
+
+    def on_click(self) -> None:
+        self.post_message(self.Show())
+
+    def action_show(self) -> None:
+        self.post_message(self.Show())
+
 
 class Conversation(VerticalScroll):
-    """The scrolling conversation. Methods are called by the app for each loop event."""
+    """The scrolling conversation. Methods are called by the app for each loop event.
+
+    Only the latest `live_limit` messages stay mounted: Textual lays out every mounted widget on
+    each change, so a conversation of thousands of messages would make every append slower. Older
+    ones are paged out (kept as unmounted copies) behind an `EarlierMessages` line, which shows
+    them again a page at a time."""
 
     DEFAULT_CSS = """
     Conversation { height: 1fr; }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None, live_limit: int = 150,
+                 page: int = 50) -> None:
         super().__init__(id=id, classes=classes)
         self._stream: MarkdownStream | None = None
         self._current_md: AssistantMessage | None = None
         self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
+        self.live_limit = live_limit
+        self.page = page
+        self.archived: list = []           # paged-out messages, oldest first (unmounted copies)
+        self._earlier: EarlierMessages | None = None
 
     def on_mount(self) -> None:
         self.anchor()
@@ -161,6 +228,61 @@ class Conversation(VerticalScroll):
     @property
     def streaming(self) -> bool:
         return self._stream is not None
+
+    @property
+    def messages(self) -> list:
+        """The mounted message widgets (without the paging line)."""
+        return [w for w in self.children if not isinstance(w, EarlierMessages)]
+
+    async def _add(self, *widgets) -> None:
+        await self.mount_all(widgets)
+        await self._trim()
+
+    async def _trim(self) -> None:
+        """Page out the oldest messages once there are a page more than `live_limit`, but only
+        while following the bottom: never pull content from under someone reading it."""
+        live = self.messages
+        if len(live) <= self.live_limit + self.page or not self._following():
+            return
+        old = live[: len(live) - self.live_limit]
+        self.archived.extend(w.clone() for w in old)
+        for w in old:
+            if isinstance(w, ToolBlock):
+                self._tools.pop(w.call_id, None)
+        await self.remove_children(old)
+        await self._update_earlier()
+
+    def _following(self) -> bool:
+        # Textual marks an anchored view "released" when the user scrolls away from the bottom
+        # and clears that when they come back (Widget._check_anchor); there is no public getter.
+        return self.is_anchored and not getattr(self, "_anchor_released", False)
+
+    async def _update_earlier(self) -> None:
+        if self.archived:
+            if self._earlier is None:
+                self._earlier = EarlierMessages(classes="notice")
+                await self.mount(self._earlier, before=0)
+            self._earlier.set_count(len(self.archived), self.page)
+        elif self._earlier is not None:
+            await self._earlier.remove()
+            self._earlier = None
+
+    async def show_earlier(self) -> int:
+        """Mount the last page of paged-out messages above the others. Returns how many."""
+        if not self.archived:
+            return 0
+        batch = self.archived[-self.page:]
+        del self.archived[-self.page:]
+        for w in batch:
+            if isinstance(w, ToolBlock):
+                self._tools.setdefault(w.call_id, w)
+        await self.mount_all(batch, after=self._earlier) if self._earlier else await self.mount_all(batch, before=0)
+        await self._update_earlier()
+        return len(batch)
+
+    async def on_earlier_messages_show(self, event: EarlierMessages.Show) -> None:
+        event.stop()
+        await self.show_earlier()
 
     @property
     def current_markdown(self) -> AssistantMessage | None:
@@ -172,7 +294,7 @@ class Conversation(VerticalScroll):
             self._thinking = None
             md = AssistantMessage()
             self._current_md = md
-            await self.mount(md)
+            await self._add(md)
             self._stream = Markdown.get_stream(md)
         await self._stream.write(text)
 
@@ -188,14 +310,14 @@ class Conversation(VerticalScroll):
             await self.end_text()
         if self._thinking is None:
             self._thinking = ThinkingBlock()
-            await self.mount(self._thinking)
+            await self._add(self._thinking)
         self._thinking.append(text)
 
     # -- discrete items ---------------------------------------------------------------------------
     async def add_user(self, text: str) -> UserMessage:
         await self.end_text()
         w = UserMessage(text)
-        await self.mount(w)
+        await self._add(w)
         # Sending a prompt means the user wants to see the answer: follow the bottom again.
         self.anchor()
         return w
@@ -204,7 +326,7 @@ class Conversation(VerticalScroll):
         await self.end_text()
         block = ToolBlock(call_id, name, args)
         self._tools[call_id] = block
-        await self.mount(block)
+        await self._add(block)
         return block
 
     def set_tool_result(self, call_id: str, preview: str, size: int, is_error: bool) -> None:
@@ -215,43 +337,44 @@ class Conversation(VerticalScroll):
     async def add_compaction(self, c: ev.Compaction) -> CompactionMarker:
         await self.end_text()
         w = CompactionMarker(c.layer, c.trigger, c.tokens_before, c.tokens_after, c.transcript_path, c.action)
-        await self.mount(w)
+        await self._add(w)
         return w
 
     async def add_error(self, e: ev.Error) -> ErrorMessage:
         await self.end_text()
         w = ErrorMessage(e.kind, e.message, e.retryable)
-        await self.mount(w)
+        await self._add(w)
         return w
 
     async def add_notice(self, text: str) -> NoticeMessage:
         await self.end_text()
         w = NoticeMessage(text)
-        await self.mount(w)
+        await self._add(w)
         return w
 
     async def clear(self) -> None:
         await self.end_text()
         self._tools.clear()
+        self.archived.clear()
+        self._earlier = None
         await self.remove_children()
         self.anchor()
 
     # -- resume -----------------------------------------------------------------------------------
-    async def load_entries(self, entries: Iterable[Entry], limit: int = 400) -> int:
-        """Rebuild the view from a history (resume). Shows the last `limit` entries; says how many
-        earlier ones are only in the session log. Returns the number of widgets mounted."""
-        entries = list(entries)
+    async def load_entries(self, entries: Iterable[Entry]) -> int:
+        """Rebuild the view from a history (resume): the latest `live_limit` messages are
+        mounted, older ones paged out. Returns the number of message widgets made."""
         widgets: list = []
-        hidden = max(0, len(entries) - limit)
-        if hidden:
-            widgets.append(NoticeMessage(f"… {hidden:,} earlier entries are in the session log "
-                                         "(open it with /transcripts)"))
         pending: dict[str, ToolBlock] = {}
-        for e in entries[hidden:]:
+        for e in entries:
             widgets.extend(self._entry_widgets(e, pending))
-        self._tools.update(pending)
-        if widgets:
-            await self.mount_all(widgets)
+        cut = max(0, len(widgets) - self.live_limit)
+        self.archived.extend(widgets[:cut])
+        live = widgets[cut:]
+        self._tools.update({k: b for k, b in pending.items() if b in live})
+        if live:
+            await self.mount_all(live)
+        await self._update_earlier()
         self.anchor()
         return len(widgets)
 

@@ -26,15 +26,20 @@ BUCKETS: tuple[tuple[str, str], ...] = (
     ("cache_write_1h", "cache write 1h"),
     ("cache_read", "cache read"),
 )
+WIDE_AT = 90   # pane width (cells) from which the models × buckets grid fits
 
 
-def bucket_usd(model_row: dict[str, Any], bucket: str) -> float | None:
-    """Dollars for one bucket of one model, in whichever form the cost event carries them."""
+_MISSING = object()
+
+
+def bucket_usd(model_row: dict[str, Any], bucket: str) -> Any:
+    """Dollars for one bucket of one model, in whichever form the cost event carries them;
+    `_MISSING` when the event has no per-bucket dollars (the model row still has its total)."""
     for key in ("usd_by_bucket", "usd", "cost_by_bucket"):
         d = model_row.get(key)
         if isinstance(d, dict) and bucket in d:
             return d[bucket]
-    return model_row.get(f"{bucket}_usd")
+    return model_row.get(f"{bucket}_usd", _MISSING)
 
 
 def figure(ev: CostUpdate, extras: dict[str, Any], *names: str) -> Any:
@@ -67,39 +72,90 @@ class CostPane(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "Cost"
-        table = self.query_one(DataTable)
-        table.add_column("model / bucket", key="bucket")
-        table.add_column("tokens", key="tokens")
-        table.add_column("dollars", key="usd")
+        self._table_layout = ""
         self._render_cost(self.cost)
+
+    def on_resize(self) -> None:
+        if self._wanted_layout() != self._table_layout:
+            self._render_cost(self.cost)
 
     def watch_cost(self, ev: CostUpdate | None) -> None:
         self._render_cost(ev)
+
+    def _wanted_layout(self) -> str:
+        """"wide" (models as rows, buckets as columns) when there is room, as when maximized by
+        /cost; "long" (one row per model and bucket) in the side pane."""
+        return "wide" if self.size.width >= WIDE_AT else "long"
 
     def _render_cost(self, ev: CostUpdate | None) -> None:
         if not self.is_mounted:
             return
         table = self.query_one(DataTable)
+        layout = self._wanted_layout()
+        if layout != self._table_layout:
+            table.clear(columns=True)
+            if layout == "wide":
+                table.add_column("model", key="model")
+                for bucket, label in BUCKETS:
+                    table.add_column(Text(label, justify="right"), key=bucket)
+                table.add_column(Text("tokens", justify="right"), key="tokens")
+                table.add_column(Text("dollars", justify="right"), key="usd")
+            else:
+                table.add_column("model / bucket", key="bucket")
+                table.add_column(Text("tokens", justify="right"), key="tokens")
+                table.add_column(Text("dollars", justify="right"), key="usd")
+            self._table_layout = layout
         table.clear()
         summary = self.query_one("#cost-summary", Static)
         if ev is None or not ev.by_model:
             summary.update(Content("no model calls yet"))
             return
+        if layout == "wide":
+            self._wide(table, ev)
+        else:
+            self._long(table, ev)
+        summary.update(self._summary(ev))
+
+    @staticmethod
+    def _long(table: DataTable, ev: CostUpdate) -> None:
         total_tokens = 0
         for model, row in ev.by_model.items():
-            table.add_row(Text(model, style="bold"), "", Text(fmt.usd(row.get("cost_usd")), style="bold"),
-                          key=f"model:{model}")
+            table.add_row(Text(model, style="bold"), "", Text(fmt.usd(row.get("cost_usd")), style="bold",
+                                                              justify="right"), key=f"model:{model}")
             for bucket, label in BUCKETS:
                 n = int(row.get(bucket) or 0)
                 total_tokens += n
                 if n == 0 and bucket == "cache_write_1h":
                     continue  # rarely used; shown only when it has tokens
+                usd = bucket_usd(row, bucket)
                 table.add_row(Text("  " + label), Text(fmt.tokens(n), justify="right"),
-                              Text(fmt.usd(bucket_usd(row, bucket)) if n else "", justify="right"),
+                              Text(fmt.usd(usd) if n and usd is not _MISSING else "", justify="right"),
                               key=f"{model}:{bucket}")
         table.add_row(Text("total", style="bold"), Text(fmt.tokens(total_tokens), style="bold", justify="right"),
                       Text(fmt.usd(ev.total_usd), style="bold", justify="right"), key="total")
-        summary.update(self._summary(ev))
+
+    @staticmethod
+    def _wide(table: DataTable, ev: CostUpdate) -> None:
+        def cells(row: dict[str, Any], bold: bool = False) -> list[Text]:
+            style = "bold" if bold else ""
+            n = sum(int(row.get(b) or 0) for b, _ in BUCKETS)
+            return ([Text(fmt.tokens(row.get(b) or 0), style=style, justify="right") for b, _ in BUCKETS]
+                    + [Text(fmt.tokens(n), style=style, justify="right"),
+                       Text(fmt.usd(row.get("cost_usd")), style=style, justify="right")])
+
+        totals: dict[str, Any] = {b: 0 for b, _ in BUCKETS}
+        for model, row in ev.by_model.items():
+            table.add_row(Text(model, style="bold"), *cells(row), key=f"model:{model}")
+            if any(bucket_usd(row, b) is not _MISSING for b, _ in BUCKETS):
+                table.add_row(Text("  dollars", style="dim"),
+                              *[Text(fmt.usd(v) if (v := bucket_usd(row, b)) is not _MISSING else "", style="dim",
+                                     justify="right") for b, _ in BUCKETS], "", "", key=f"usd:{model}")
+            for b, _ in BUCKETS:
+                totals[b] += int(row.get(b) or 0)
+        for purpose, row in (ev.by_purpose or {}).items():
+            table.add_row(Text(f"  for {purpose}", style="italic"), *cells(row), key=f"purpose:{purpose}")
+        table.add_row(Text("total", style="bold"), *cells({**totals, "cost_usd": ev.total_usd}, bold=True),
+                      key="total")
 
     def _summary(self, ev: CostUpdate) -> Content:
         hit = figure(ev, self.extras, "cache_hit_rate")
@@ -108,7 +164,11 @@ class CostPane(Vertical):
         comp = (ev.by_purpose or {}).get("compaction") or {}
         comp_usd = comp.get("cost_usd") if comp else 0.0
         hit_text = fmt.percent(hit * 100 if hit is not None and hit <= 1 else hit)
-        return Content.assemble(
+        parts: list = [
             "cache hit ", (hit_text, "bold"), " · saved ", (fmt.usd(saved) if saved is not None else "—", "bold $success"),
             "\ncompaction ", (fmt.usd(comp_usd), "bold"),
-            " · burn ", ((fmt.usd(burn) + "/h") if burn is not None else "—", "bold"))
+            " · burn ", ((fmt.usd(burn) + "/h") if burn is not None else "—", "bold")]
+        unknown = [m for m, row in ev.by_model.items() if row.get("cost_usd") is None]
+        if unknown:
+            parts.append((f"\n? no price data for {', '.join(unknown)}", "dim"))
+        return Content.assemble(*parts)

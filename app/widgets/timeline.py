@@ -36,7 +36,8 @@ class Timeline(DataTable):
             at = self.clock()
         freed = max(0, c.tokens_before - c.tokens_after)
         self.count += 1
-        self.add_row(fmt.clock(at), c.layer, c.trigger, Text(fmt.short_tokens(freed), justify="right"),
+        self.add_row(fmt.clock(at), fmt.one_line(c.layer, 12), fmt.one_line(c.trigger, 8),
+                     Text(fmt.short_tokens(freed), justify="right"),
                      Text(fmt.duration(c.duration_s), justify="right"), key=f"c{self.count}")
         self.scroll_end(animate=False)
 
@@ -44,8 +45,9 @@ class Timeline(DataTable):
         at = at if at is not None else self.clock()
         self.breaker_trips += 1
         self.count += 1
-        self.add_row(fmt.clock(at), Text("breaker", style="bold red"), b.breaker,
-                     Text(fmt.one_line(b.reason, 24), style="red"), "", key=f"c{self.count}")
+        # The reason is long; it is in the conversation (and the session log). Here: which breaker.
+        self.add_row(fmt.clock(at), Text("breaker", style="bold red"), Text(fmt.one_line(b.breaker, 8), style="red"),
+                     Text("—", justify="right"), Text("—", justify="right"), key=f"c{self.count}")
         self.scroll_end(animate=False)
 
     def reset(self) -> None:

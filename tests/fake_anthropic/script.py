@@ -41,7 +41,8 @@ def text(s: str) -> dict:
 
 
 def thinking(s: str, signature: str | None = None) -> dict:
-    return {"type": "thinking", "thinking": s, "signature": signature or "sig-" + hashlib.sha256(s.encode()).hexdigest()[:16]}
+    sig = signature or "sig-" + hashlib.sha256(s.encode()).hexdigest()[:16]
+    return {"type": "thinking", "thinking": s, "signature": sig}
 
 
 def tool_use(name: str, input: dict | None = None, id: str | None = None) -> dict:

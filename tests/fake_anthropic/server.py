@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import socket
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
 from . import sse
-from .script import FAULTS, STATUS_FAULTS, STREAM_FAULTS, Item, as_item, reply
+from .script import FAULTS, STATUS_FAULTS, Item, as_item, reply
 from .usage import PrefixCache, count_input, count_output
 from .validation import RequestError, validate_request
 
@@ -41,6 +42,16 @@ class RecordedRequest:
         return {"method": self.method, "path": self.path, "headers": self.headers, "body": self.body,
                 "status": self.status, "served": self.served, "response_id": self.response_id,
                 "error": self.error, "usage": self.usage}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients dropping keep-alive connections (or a cut we caused) are normal here; stay quiet."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 @dataclass
@@ -83,8 +94,8 @@ class FakeAnthropic:
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> "FakeAnthropic":
-        httpd = ThreadingHTTPServer((self._host, self._port), _Handler)
-        httpd.daemon_threads = True
+        self._stopping.clear()
+        httpd = _Server((self._host, self._port), _Handler)
         httpd.fake = self  # type: ignore[attr-defined]
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},

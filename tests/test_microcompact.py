@@ -1,0 +1,140 @@
+"""Layer 3: microcompact — count-based with batching, time-based, seen results only."""
+from __future__ import annotations
+
+from compaction import (ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, project,
+                        tool_result_block, validate_history)
+from compaction import microcompact as mc
+from compaction.pipeline import LayerContext
+
+T0 = 1_700_000_000.0
+BUDGET = ContextBudget(60_000, 8_000)  # E 54,000: trigger (0.5) 27,000, batch (0.05) 2,700 tokens
+
+
+def session(tools: list[str], size: int = 4_000, usage: int = 30_000, unseen: str | None = None) -> list[Entry]:
+    """One round per tool; the last response carries `usage`. With `unseen`, the history ends with
+    a call to that tool and its result, which the model has not seen yet."""
+    es = [Entry({"role": "user", "content": [{"type": "text", "text": "start"}]}, timestamp=T0)]
+    for r, name in enumerate(tools):
+        tid = f"t{r}"
+        last = r == len(tools) - 1 and unseen is None
+        es.append(Entry({"role": "assistant", "content": [
+            {"type": "tool_use", "id": tid, "name": name, "input": {"command": "x"}}]}, response_id=f"m{r}",
+            timestamp=T0 + 10 * r, usage={"input_tokens": usage, "output_tokens": 5} if last else None))
+        es.append(Entry({"role": "user", "content": [tool_result_block(tid, f"{r}:" + "o" * size)]},
+                        timestamp=T0 + 10 * r + 1))
+    if unseen is not None:
+        es.append(Entry({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "new", "name": unseen, "input": {"command": "x"}}]}, response_id="mlast",
+            timestamp=T0 + 10 * len(tools), usage={"input_tokens": usage, "output_tokens": 5}))
+        es.append(Entry({"role": "user", "content": [tool_result_block("new", "N" * 50_000)]},
+                        timestamp=T0 + 10 * len(tools) + 1))
+    return es
+
+
+def ctx(es, state=None, now=None, **cfg) -> LayerContext:
+    return LayerContext(PipelineConfig(budget=BUDGET, **cfg), state or PipelineState(),
+                        None, now if now is not None else es[-1].timestamp + 5, count_tokens(es))
+
+
+def results(es) -> dict[str, object]:
+    return {b["tool_use_id"]: b["content"] for e in es for b in e.content if b.get("type") == "tool_result"}
+
+
+def test_count_based_keeps_the_last_five_seen_and_names_the_tool():
+    es = session(["bash", "grep", "glob", "bash", "edit_file", "bash", "grep", "bash", "write_file", "bash"])
+    res = mc.apply(es, ctx(es))
+    got = results(res.entries)
+    assert [got[f"t{i}"] for i in range(4)] == ["[Old result of bash cleared]", "[Old result of grep cleared]",
+                                                 "[Old result of glob cleared]", "[Old result of bash cleared]"]
+    # t9 answers the last response: not seen yet; t4..t8 are the last five seen
+    assert all(got[f"t{i}"].startswith(f"{i}:") for i in range(4, 10))
+    assert res.report is not None and res.report.details["cleared"] == 4
+    freed = sum(a.tokens for a in es) - sum(b.tokens for b in res.entries)
+    assert count_tokens(res.entries) == count_tokens(es) - freed  # anchor shifted by what was freed
+    assert validate_history(project(res.entries)) == []
+    assert results(es)["t0"].startswith("0:")  # input untouched
+
+
+def test_a_result_the_model_has_not_seen_is_never_cleared():
+    es = session(["bash"] * 8, unseen="bash")
+    for c in (ctx(es, micro_keep_recent=0, micro_clear_at_least_ratio=0.0),
+              ctx(es, now=es[-1].timestamp + 5 * 3600, time_keep_recent=0)):
+        res = mc.apply(es, c)
+        assert res.report is not None
+        assert results(res.entries)["new"] == "N" * 50_000
+
+
+def test_preserved_short_and_other_tools_are_left_alone():
+    es = session(["read_file"] * 6 + ["compact"] * 2 + ["bash"] * 6)
+    es[18] = Entry({"role": "user", "content": [tool_result_block("t8", "short")]})
+    res = mc.apply(es, ctx(es, preserved_tools=frozenset({"read_file"}), micro_keep_recent=1,
+                          micro_clear_at_least_ratio=0.0))
+    got = results(res.entries)
+    assert all(got[f"t{i}"].startswith(f"{i}:") for i in range(8))  # preserved, and compact is not compactable
+    assert got["t8"] == "short"
+    assert [got[f"t{i}"] for i in (9, 10, 11)] == ["[Old result of bash cleared]"] * 3
+    assert got["t12"].startswith("12:") and got["t13"].startswith("13:")  # kept (last seen), unseen
+
+
+def test_count_based_waits_for_its_trigger():
+    es = session(["bash"] * 10, usage=20_000)
+    assert count_tokens(es) < 27_000
+    res = mc.apply(es, ctx(es))
+    assert res.report is None and res.entries is es
+
+
+def test_batching_waits_until_clearing_is_worth_a_cache_rewrite():
+    # each result is ~1,000 tokens; 2,700 must be freed at once
+    es = session(["bash"] * 8, size=4_000)  # 7 seen, the 8th not yet
+    state = PipelineState()
+    r1 = mc.apply(es, ctx(es, state))  # two seen results beyond the last five: ~2,000 tokens
+    assert r1.report is None and r1.entries is es
+    more = extend(es, 1)
+    r2 = mc.apply(more, ctx(more, state))  # three: worth it
+    assert r2.report is not None and r2.report.details["cleared"] == 3
+    assert r2.report.details["freed_estimate"] >= 2_700
+    more2 = extend(r2.entries, 1)
+    r3 = mc.apply(more2, ctx(more2, state))  # one newly old result: not worth a rewrite yet
+    assert r3.report is None
+
+
+def extend(es: list[Entry], rounds: int) -> list[Entry]:
+    out = list(es)
+    for _ in range(rounds):
+        tid = f"x{len(out)}"
+        out.append(Entry({"role": "assistant", "content": [{"type": "tool_use", "id": tid, "name": "bash",
+                                                            "input": {"command": "x"}}]}, response_id=tid,
+                         timestamp=out[-1].timestamp + 10, usage={"input_tokens": 30_000, "output_tokens": 5}))
+        out.append(Entry({"role": "user", "content": [tool_result_block(tid, "o" * 4_000)]},
+                         timestamp=out[-1].timestamp + 1))
+    # only the last response keeps its usage
+    return [e if e.usage is None or e is out[-2] else Entry(e.message, uuid=e.uuid, response_id=e.response_id,
+                                                            timestamp=e.timestamp, meta=e.meta) for e in out]
+
+
+def test_time_based_clears_all_but_the_last_five_after_an_hour():
+    es = session(["bash"] * 9, usage=2_000)  # far below the count trigger
+    quiet = mc.apply(es, ctx(es, now=es[-1].timestamp + 59 * 60))
+    assert quiet.report is None
+    res = mc.apply(es, ctx(es, now=es[-1].timestamp + 61 * 60))
+    assert res.report is not None and res.report.trigger == "time"
+    got = results(res.entries)
+    assert [got[f"t{i}"] == "[Old result of bash cleared]" for i in range(9)] == [True] * 3 + [False] * 6  # t3..t7 kept, t8 unseen
+
+
+def test_time_based_keeps_at_least_one():
+    es = session(["bash"] * 3, usage=2_000)
+    res = mc.apply(es, ctx(es, now=es[-1].timestamp + 7_200, time_keep_recent=0))
+    assert results(res.entries)["t2"].startswith("2:")
+
+
+def test_incremental_runs_match_a_fresh_scan():
+    es = session(["bash"] * 12)
+    state = PipelineState()
+    step = es[:9]
+    out = mc.apply(step, ctx(step, state)).entries
+    for k in range(11, len(es) + 1, 2):
+        step = out + es[len(step):k]
+        out = mc.apply(step, ctx(step, state)).entries
+    fresh = mc.apply(out, ctx(out)).entries  # a new process scanning all
+    assert results(fresh) == results(out)

@@ -1,0 +1,462 @@
+"""The TUI driven with Pilot on the real agent and the offline demo model (no network, no key)."""
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList
+from textual.worker import WorkerState
+
+from agent_core import events as ev
+from agent_core.demo_model import DemoModel
+from app.main import build_app, run_tui
+from app.screens.context_screen import ContextScreen
+from app.screens.help import HelpScreen
+from app.screens.permission import PermissionScreen
+from app.screens.transcripts import ResumeScreen, TranscriptBrowser, TranscriptViewer
+from app.widgets.conversation import AssistantMessage, CompactionMarker, NoticeMessage, ToolBlock, UserMessage
+from compaction.transcript import atomic_write_text
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(4):
+        (ws / f"mod{i}.py").write_text("".join(f"def f{j}(x):\n    return x + {j}  # context notes\n"
+                                               for j in range(40)))
+    (ws / "README.md").write_text("# demo\n\nWords about ctxtui, context and compaction.\n" * 20)
+    return ws
+
+
+def make_app(workspace: Path, *, window: int | None = None, allow_all: bool = True, chunk_delay: float = 0.0,
+             **kw):
+    cli: dict = {"model": "demo"}
+    if allow_all:
+        cli["allow"] = ["all"]
+    env = {"CTXTUI_CONTEXT_WINDOW": str(window)} if window else {}
+    client = None
+    if chunk_delay:
+        client = DemoModel(workspace, context_window=window or 30_000, chunk_delay=chunk_delay)
+    kw.setdefault("claude_root", None)
+    app = build_app(cli, environ=env, workspace=workspace, client=client, **kw)
+    events: list[ev.Event] = []
+    agent = app.agent
+    run, compact = agent.run, agent.compact
+
+    async def rec_run(prompt):
+        async for e in run(prompt):
+            events.append(e)
+            yield e
+
+    async def rec_compact(focus=None):
+        async for e in compact(focus):
+            events.append(e)
+            yield e
+
+    agent.run, agent.compact = rec_run, rec_compact
+    return app, events
+
+
+def agent_running(app) -> bool:
+    return any(w.group == "agent" and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+
+
+async def send(app, pilot, text: str, answer: str | None = None) -> list[ev.PermissionRequest]:
+    """Type `text`, press Enter, wait for the turn to end; answer permission modals with `answer`."""
+    app.prompt_input.focus()
+    app.fill_prompt(text)
+    await pilot.press("enter")
+    asked: list[ev.PermissionRequest] = []
+    await pilot.pause()
+    while agent_running(app):
+        if isinstance(app.screen, PermissionScreen):
+            assert answer is not None, f"unexpected permission request for {app.screen.request.name}"
+            asked.append(app.screen.request)
+            await pilot.press(answer)
+        await pilot.pause(0.01)
+    await pilot.pause()
+    return asked
+
+
+def last(events, cls):
+    return [e for e in events if isinstance(e, cls)][-1]
+
+
+async def test_prompt_streams_and_panes_follow_the_loop(workspace):
+    app, events = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        seen = []
+        for i, prompt in enumerate(["explore the python files", "what does mod1 do"]):
+            start = len(events)
+            await send(app, pilot, prompt)
+            turn = events[start:]
+            assert isinstance(turn[-1], ev.TurnFinished) and turn[-1].stop_reason == "end_turn"
+            # the text streamed into Markdown widgets, unchanged
+            deltas = "".join(e.text for e in turn if isinstance(e, ev.TextDelta))
+            assert deltas
+            md = [w for w in app.conversation.query(AssistantMessage)]
+            assert deltas.strip()[-40:] in "".join(m.source for m in md)
+            assert prompt in [u.text for u in app.conversation.query(UserMessage)]
+            # context pane shows exactly the loop's last context event, numbers and state
+            ctx = last(turn, ev.ContextUpdate)
+            pane = app.context_pane
+            assert pane.context == ctx
+            numbers = str(pane.query_one("#ctx-numbers").render())
+            assert f"{ctx.tokens:,}" in numbers and f"{ctx.window:,}" in numbers and f"{ctx.percent_left:.0f}%" in numbers
+            assert pane.has_class(f"-{ctx.state}")
+            assert app.status.state == ctx.state
+            seen.append(ctx.tokens)
+            # cost table: one row per model and bucket, numbers from the loop's cost event
+            cost = last(turn, ev.CostUpdate)
+            table = app.cost_pane.query_one("#cost-table")
+            assert table.row_count >= 5
+            row = table.get_row("demo:cache_read")
+            assert row[1].plain == f"{cost.by_model['demo']['cache_read']:,}"
+            total = sum(v for k, v in cost.by_model["demo"].items() if k != "cost_usd" and isinstance(v, int))
+            assert table.get_row("total")[1].plain == f"{total:,}"
+            # tool calls became collapsible blocks with their results
+            calls = [e for e in turn if isinstance(e, ev.ToolCall)]
+            blocks = {b.call_id: b for b in app.conversation.query(ToolBlock)}
+            assert calls and all(c.id in blocks for c in calls)
+            assert all(blocks[c.id].has_class("-ok") or blocks[c.id].has_class("-error") for c in calls)
+        assert seen[0] != seen[1]
+        assert len(app.context_pane.history) == len(app.agent.context_history) > 0
+
+
+async def test_streaming_is_incremental_and_esc_cancels(workspace):
+    app, events = make_app(workspace, chunk_delay=0.004)
+    async with app.run_test(size=SIZE) as pilot:
+        app.fill_prompt("explore the python files")
+        await pilot.press("enter")
+        partial = None
+        while agent_running(app):
+            md = app.conversation.current_markdown
+            if app.conversation.streaming and md is not None and md.source:
+                partial = md.source
+                break
+            await pilot.pause(0.005)
+        assert partial, "no text was visible while the model was still writing"
+        # the view followed the bottom so far; once the user scrolls up it stays where they put it
+        conv = app.conversation
+        assert conv.max_scroll_y == 0 or conv.scroll_y >= conv.max_scroll_y - 1
+        conv.focus()
+        await pilot.press("home")
+        grown = len(conv.current_markdown.source)
+        while agent_running(app) and len(conv.current_markdown.source) < grown + 80:
+            await pilot.pause(0.005)
+        await pilot.pause()
+        assert conv.scroll_y == 0 < conv.max_scroll_y
+        await pilot.press("escape")
+        while agent_running(app):
+            await pilot.pause(0.01)
+        await pilot.pause()
+        finished = last(events, ev.TurnFinished)
+        assert finished.stop_reason == "cancelled"
+        notices = [str(n.render()) for n in app.conversation.query(NoticeMessage)]
+        assert any("cancelled" in n for n in notices)
+        assert not app.busy
+        # the next prompt still works
+        start = len(events)
+        await send(app, pilot, "what does mod2 do")
+        assert last(events[start:], ev.TurnFinished).stop_reason == "end_turn"
+        assert any(isinstance(e, ev.TextDelta) for e in events[start:])
+
+
+async def test_small_window_shows_compactions_and_compact_command(workspace):
+    app, events = make_app(workspace, window=8_000)
+    async with app.run_test(size=SIZE) as pilot:
+        for prompt in ("explore the python files", "what does mod1 do"):
+            await send(app, pilot, prompt)
+        auto = [e for e in events if isinstance(e, ev.Compaction)]
+        assert auto, "an 8,000-token window should compact within two prompts"
+        markers = list(app.conversation.query(CompactionMarker))
+        assert len(markers) == len(auto)
+        assert [(m.compaction_layer, m.tokens_before, m.tokens_after) for m in markers] == \
+            [(c.layer, c.tokens_before, c.tokens_after) for c in auto]
+        breakers = [e for e in events if isinstance(e, ev.BreakerTripped)]
+        assert app.timeline.row_count == len(auto) + len(breakers)
+        # /compact with a focus
+        start = len(events)
+        await send(app, pilot, "/compact keep the list of modules")
+        manual = [e for e in events[start:] if isinstance(e, ev.Compaction)]
+        notices = [e for e in events[start:] if isinstance(e, ev.Notice)]
+        assert manual, f"/compact did not compact: {[n.message for n in notices]}"
+        if manual:
+            assert manual[-1].trigger == "manual"
+            assert app.timeline.row_count == len(auto) + len(breakers) + len(manual)
+            assert list(app.conversation.query(CompactionMarker))[-1].trigger == "manual"
+            assert app.context_pane.context == last(events[start:], ev.ContextUpdate)
+        assert last(events[start:], ev.TurnFinished).stop_reason == "compacted"
+
+
+async def test_permission_modal_denies_then_allows(workspace):
+    app, events = make_app(workspace, allow_all=False)
+    target = workspace / "notes.txt"
+    async with app.run_test(size=SIZE) as pilot:
+        asked = await send(app, pilot, "create a file called notes.txt with the module list", answer="d")
+        assert any(r.name == "write_file" for r in asked)
+        assert not target.exists()
+        denied = [e for e in events if isinstance(e, ev.ToolResult) and e.name == "write_file"]
+        assert denied and denied[-1].is_error
+        assert app.conversation.query_one(f"ToolBlock.-error") is not None
+
+        asked = await send(app, pilot, "create a file called notes.txt with the module list", answer="a")
+        assert any(r.name == "write_file" for r in asked)
+        assert target.exists()
+        ok = [e for e in events if isinstance(e, ev.ToolResult) and e.name == "write_file"]
+        assert not ok[-1].is_error
+
+
+async def test_slash_completion_palette_and_screens(workspace):
+    app, _ = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.prompt_input
+        prompt.focus()
+        await pilot.press("a", "ctrl+j", "b")           # Ctrl+J: a newline, not a send
+        assert prompt.text == "a\nb" and not agent_running(app)
+        app.fill_prompt("")
+        await pilot.press("slash", "t", "r", "tab")
+        assert prompt.text == "/transcripts"
+        app.fill_prompt("/co")
+        await pilot.press("tab")
+        assert prompt.text == "/co" and "/context" in str(prompt.border_subtitle)
+        app.fill_prompt("/context")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ContextScreen)
+        await pilot.press("escape")
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        # the command palette offers the same commands
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"transcripts")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, TranscriptBrowser)
+        await pilot.press("escape")
+        await pilot.pause()
+        # /cost maximizes the cost pane; /clear empties the conversation
+        app.run_slash("/cost")
+        await pilot.pause()
+        assert app.screen.maximized is app.cost_pane
+        app.run_slash("/cost")
+        await send(app, pilot, "explore the python files")
+        assert app.conversation.query(AssistantMessage)
+        app.run_slash("/clear")
+        await pilot.pause()
+        await pilot.pause()
+        assert not app.conversation.query(AssistantMessage)
+        assert app.context_pane.context == app.agent.context_event()
+        # history: Up recalls the last prompt
+        prompt.focus()
+        app.fill_prompt("")
+        await pilot.press("up")
+        assert prompt.text == "explore the python files"
+
+
+async def test_resume_restores_conversation_and_panes(workspace):
+    app, _ = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "explore the python files")
+        session_id = app.agent.session_id
+        n_tools = len(app.conversation.query(ToolBlock))
+
+    def check(a) -> None:
+        assert a.status.session_id == session_id
+        users = [str(u.render()) for u in a.conversation.query(UserMessage)]
+        assert any("explore the python files" in u for u in users)
+        assert len(a.conversation.query(ToolBlock)) == n_tools
+        assert a.conversation.query(AssistantMessage)
+        assert a.context_pane.context == a.agent.context_event()
+        assert a.cost_pane.cost.by_model == a.agent.cost_event().by_model
+
+    # ctxtui --resume ID
+    app2 = build_app({"model": "demo", "allow": ["all"]}, environ={}, workspace=workspace, resume=session_id,
+                     claude_root=None)
+    async with app2.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        check(app2)
+
+    # /resume from a fresh session: the picker lists the old one; choosing it switches the agent
+    app3 = build_app({"model": "demo", "allow": ["all"]}, environ={}, workspace=workspace, claude_root=None)
+    async with app3.run_test(size=SIZE) as pilot:
+        fresh = app3.agent
+        app3.run_slash("/resume")
+        await pilot.pause()
+        assert isinstance(app3.screen, ResumeScreen)
+        options = app3.screen.query_one(OptionList)
+        assert session_id in [options.get_option_at_index(i).id for i in range(options.option_count)]
+        options.highlighted = [options.get_option_at_index(i).id for i in range(options.option_count)].index(session_id)
+        await pilot.press("enter")
+        while agent_running(app3):
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert app3.agent is not fresh
+        check(app3)
+        # /model switches to a new session on the named model
+        app3.run_slash("/model demo")
+        while agent_running(app3):
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert app3.agent.session_id != session_id
+        assert not app3.conversation.query(UserMessage)
+
+
+async def test_theme_and_keymap_from_config(workspace):
+    app, _ = make_app(workspace, theme="nord", keymap={"app.transcripts": "f9"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.theme == "nord"
+        await pilot.press("f9")
+        await pilot.pause()
+        assert isinstance(app.screen, TranscriptBrowser)
+
+
+def test_bad_config_exits_2(tmp_path, capsys):
+    args = argparse.Namespace(model="demo", context_window=5, workspace=str(tmp_path), resume=None,
+                              continue_=False, theme=None)
+    assert run_tui(args) == 2
+    assert "context" in capsys.readouterr().err.lower()
+    args = argparse.Namespace(model="demo", workspace=str(tmp_path), resume=None, continue_=False,
+                              theme="no-such-theme")
+    assert run_tui(args) == 2
+    assert "nord" in capsys.readouterr().err
+
+
+async def test_browser_lists_a_new_transcript_within_a_second(workspace, tmp_path):
+    claude = tmp_path / "claude-projects"
+    (claude / "-proj").mkdir(parents=True)
+    (claude / "-proj" / "s1.jsonl").write_text(json.dumps({"type": "user", "message": {"role": "user",
+                                                                                      "content": "hi"}}) + "\n")
+    app, _ = make_app(workspace, claude_root=claude)
+    async with app.run_test(size=SIZE) as pilot:
+        app.run_slash("/transcripts")
+        await pilot.pause()
+        browser = app.screen
+        assert isinstance(browser, TranscriptBrowser)
+        table = browser.query_one("#browser-table")
+        keys = lambda: {str(k.value) for k in table.rows}  # noqa: E731
+        assert str(claude / "-proj" / "s1.jsonl") in keys()
+        assert any(k.endswith(f"{app.agent.session_id}.jsonl") for k in keys())  # this session's own log
+        while not browser.watching:
+            await pilot.pause(0.01)
+        await pilot.pause(0.05)
+        new = app.sessions_root / app.agent.session_id / "transcripts" / "20260101T000000-manual.jsonl"
+        atomic_write_text(new, json.dumps({"uuid": "u", "kind": "message", "timestamp": 0,
+                                           "message": {"role": "user", "content": "x"}}) + "\n")
+        written = time.monotonic()
+        while str(new) not in keys() and time.monotonic() - written < 1.0:
+            await pilot.pause(0.01)
+        assert str(new) in keys(), "the new transcript was not listed within a second"
+        # open it read-only
+        table.move_cursor(row=table.get_row_index(str(new)))
+        await pilot.press("enter")
+        await pilot.pause()
+        viewer = app.screen
+        assert isinstance(viewer, TranscriptViewer)
+        while not viewer.done:
+            await pilot.pause(0.01)
+        assert len(viewer.records) == 1
+
+
+async def test_a_50mb_log_loads_without_blocking_input(workspace, tmp_path):
+    path = tmp_path / "big.jsonl"
+    line_user = json.dumps({"type": "user", "timestamp": "2026-01-01T00:00:00Z",
+                            "message": {"role": "user", "content": "find the bug " + "x" * 900}})
+    line_tool = json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "echo " + "y" * 900}}]}})
+    boundary = json.dumps({"type": "system", "subtype": "compact_boundary",
+                           "compactMetadata": {"trigger": "auto", "preTokens": 150000}})
+    lines = []
+    size = 0
+    n = 0
+    while size < 50 * 1024 * 1024:
+        line = boundary if n % 10_000 == 5_000 else (line_user if n % 2 else line_tool)
+        lines.append(line)
+        size += len(line) + 1
+        n += 1
+    path.write_text("\n".join(lines) + "\n")
+    del lines
+    app, _ = make_app(workspace)
+    gate = threading.Event()
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = TranscriptViewer(path, gate=gate)
+        await app.push_screen(viewer)
+        while not viewer.records:
+            await pilot.pause(0.01)
+        # The loader thread is now held mid-file: the screen must still answer keys.
+        assert not viewer.done
+        await pilot.press("f")
+        assert viewer.kind_filter == "user"
+        await pilot.press("down", "down")
+        lst = viewer.query_one("RecordList")
+        assert lst.cursor == 2
+        assert not viewer.done
+        gate.set()
+        while not viewer.done:
+            await pilot.pause(0.05)
+        assert len(viewer.records) == n
+        assert viewer.boundaries == sum(1 for i in range(n) if i % 10_000 == 5_000)
+        # jump between compaction boundaries and search
+        await pilot.press("f")           # user → assistant
+        viewer.kind_filter = "all"
+        await pilot.pause()
+        lst.cursor = 0
+        await pilot.press("right_square_bracket")
+        assert viewer.records[lst.rows[lst.cursor]].boundary
+        first = lst.cursor
+        await pilot.press("right_square_bracket")
+        assert lst.cursor > first and viewer.records[lst.rows[lst.cursor]].boundary
+        await pilot.press("left_square_bracket")
+        assert lst.cursor == first
+        await pilot.press("slash", *"echo", "enter")
+        assert "echo" in viewer.records[lst.rows[lst.cursor]].text
+
+
+async def test_long_conversations_page_out_old_messages():
+    from textual.app import App
+
+    from app.widgets.conversation import Conversation, EarlierMessages
+
+    class One(App):
+        def compose(self):
+            yield Conversation(live_limit=5, page=3)
+
+    app = One()
+    async with app.run_test(size=SIZE) as pilot:
+        conv = app.query_one(Conversation)
+        for i in range(20):
+            await conv.add_user(f"prompt {i}")
+            await conv.add_tool_call(f"t{i}", "bash", {"command": f"echo {i}"})
+            conv.set_tool_result(f"t{i}", str(i), 2, False)
+            await pilot.pause()
+        live = conv.messages
+        assert 5 <= len(live) <= 8
+        assert len(conv.archived) + len(live) == 40
+        assert conv.query_one(EarlierMessages)
+        assert isinstance(live[-1], ToolBlock) and live[-1].tool_name == "bash" and live[-1].call_id == "t19"
+        # paged-out copies keep their state and come back a page at a time
+        conv.scroll_home(animate=False)
+        await pilot.pause()
+        before = len(conv.archived)
+        await pilot.click(EarlierMessages)
+        await pilot.pause()
+        assert len(conv.archived) == before - 3
+        shown = conv.messages[:3]
+        assert [type(w).__name__ for w in shown].count("ToolBlock") >= 1
+        tool = next(w for w in shown if type(w).__name__ == "ToolBlock")
+        assert tool.result is not None and tool.has_class("-ok")
+        # while the user reads older messages nothing is paged out under them
+        await conv.add_user("new while scrolled up")
+        assert len(conv.archived) == before - 3

@@ -1,0 +1,124 @@
+"""Snapshot tests (pytest-textual-snapshot) at 120×40. The panes are driven with fixed events
+(tests/tui_fakes.py): fixed session id, fixed clock, fixed file times, no live clock text.
+Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from agent_core import events as ev
+from app.screens.permission import PermissionScreen
+from app.tui import CtxApp
+from tests.tui_fakes import FIXED_TIME, HISTORY, SESSION_ID, FakeAgent, context_event, cost_event, scripted_turn
+
+SIZE = (120, 40)
+STATE_TOKENS = {"ok": 60_000, "warning": 150_000, "error": 160_000, "autocompact": 170_000, "blocking": 180_000}
+
+
+@pytest.fixture
+def utc():
+    """File times and the timeline print in local time: pin it to UTC."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = old
+    time.tzset()
+
+
+def make_app(**kw) -> CtxApp:
+    return CtxApp(FakeAgent(), clock=lambda: FIXED_TIME, **kw)
+
+
+async def fill(app: CtxApp, state: str) -> None:
+    """The main screen after one scripted turn, with the panes in `state`."""
+    app.prompt_input.cursor_blink = False
+    await app.conversation.add_user("Explore the project and summarise it")
+    for e in scripted_turn():
+        await app.handle_event(e)
+    await app.handle_event(context_event(STATE_TOKENS[state]))
+    app.context_pane.history = HISTORY
+    await app.handle_event(cost_event())
+    app.cost_pane.extras = {"cache_hit_rate": 0.842, "saved_usd": 0.8123, "burn_usd_per_hour": 1.37}
+    app.cost_pane.cost = cost_event()
+    app.conversation.scroll_end(animate=False)
+
+
+@pytest.mark.parametrize("state", list(STATE_TOKENS))
+def test_main_screen_in_each_context_state(snap_compare, utc, state):
+    app = make_app()
+
+    async def run_before(pilot):
+        await fill(app, state)
+        await pilot.pause()
+        assert app.context_pane.state == state
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_context_screen(snap_compare, utc):
+    app = make_app()
+
+    async def run_before(pilot):
+        await fill(app, "warning")
+        app.run_slash("/context")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_cost_pane_maximized(snap_compare, utc):
+    app = make_app()
+
+    async def run_before(pilot):
+        await fill(app, "ok")
+        app.run_slash("/cost")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_permission_modal(snap_compare, utc):
+    app = make_app()
+    request = ev.PermissionRequest(id="t9", name="edit_file", input={
+        "path": "app/tui.py", "old_string": "def hello():\n    return 'world'\n",
+        "new_string": "def hello(name):\n    return f'hello {name}'\n"})
+
+    async def run_before(pilot):
+        await fill(app, "ok")
+        app.push_screen(PermissionScreen(request))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_transcript_browser(snap_compare, utc, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))   # roots show as ~/...
+    sessions = tmp_path / ".ctxtui" / "sessions"
+    claude = tmp_path / ".claude" / "projects"
+    files = {
+        sessions / f"{SESSION_ID}.jsonl": 40_000,
+        sessions / SESSION_ID / "transcripts" / "20260101T001500-auto.jsonl": 180_000,
+        sessions / SESSION_ID / "transcripts" / "20260101T003000-manual.jsonl": 90_000,
+        sessions / "20251231T230000-012345.jsonl": 12_000,
+        claude / "-home-me-project" / "5f0c6a1e-0000-4000-8000-000000000000.jsonl": 2_400_000,
+    }
+    for i, (path, size) in enumerate(files.items()):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 200}}) + "\n"
+        path.write_text(line * (size // len(line)))
+        os.utime(path, (FIXED_TIME - i * 3600, FIXED_TIME - i * 3600))
+    app = make_app(sessions_root=sessions, claude_root=claude)
+
+    async def run_before(pilot):
+        app.prompt_input.cursor_blink = False
+        app.run_slash("/transcripts")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
