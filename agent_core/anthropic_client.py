@@ -163,7 +163,7 @@ class AnthropicClient:
                         model=self.info.model)
 
     def request_params(self, *, system: str | list[dict] | None, messages: list[dict], tools: list[dict],
-                       max_tokens: int) -> dict[str, Any]:
+                       max_tokens: int, purpose: str = "main") -> dict[str, Any]:
         """The keyword arguments for `messages.stream` (public so tests and the log can see them)."""
         if self.cache:
             sys_blocks, msgs, tls = with_cache_breakpoints(system, messages, tools)
@@ -176,6 +176,8 @@ class AnthropicClient:
             params["system"] = sys_blocks
         if tls:
             params["tools"] = tls
+            if purpose != "main":  # summaries: same tool prefix (cache hits, valid tool blocks), no calls
+                params["tool_choice"] = {"type": "none"}
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": int(self.thinking_budget)}
         return params
@@ -185,7 +187,8 @@ class AnthropicClient:
         """Text and thinking deltas as they arrive, then one `ModelResponse`. Raises `ModelError`.
         A stream that stops before `message_stop` (cut connection) or cannot be parsed raises a
         retryable `ModelError`; its partial text was already yielded, so the caller decides."""
-        params = self.request_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
+        params = self.request_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
+                                     purpose=purpose)
         try:
             async with self._client.messages.stream(**params) as s:
                 finished = False

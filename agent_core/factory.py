@@ -85,7 +85,9 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
     pipeline = Pipeline(PipelineConfig(budget=budget), session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
     cost = CostTracker.from_dict(state.get("cost")) if state.get("cost") else CostTracker()
-    pipeline.stages = default_stages(ModelSummarizer(client, cost), read_file=_file_reader(config.workspace))
+    registry = ToolRegistry()
+    pipeline.stages = default_stages(ModelSummarizer(client, cost, tools=registry.definitions()),
+                                     read_file=_file_reader(config.workspace))
 
     permissions = PermissionPolicy.headless(allow=config.allow) if ask is None else PermissionPolicy()
     if ask is not None and config.allow:
@@ -102,7 +104,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
                 fields = {k: e[k] for k in ("layer", "trigger", "tokens_before", "tokens_after", "duration_s",
                                             "transcript_path", "action") if k in e}
                 compactions.append(ev.Compaction(**fields))
-    agent = Agent(client=client, pipeline=pipeline, tools=ToolRegistry(), tool_ctx=tool_ctx, permissions=permissions,
+    agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx, permissions=permissions,
                   cost=cost, system_prompt=system_prompt(config.workspace), session=log, ask=ask,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=compactions, session_id=log.session_id)

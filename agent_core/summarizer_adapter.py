@@ -13,16 +13,20 @@ TRANSPORT_KINDS = frozenset({"connection", "server", "overloaded", "rate_limit"}
 class ModelSummarizer:
     """A compaction `Summarizer` backed by a `ModelClient`; its cost is booked as `compaction`."""
 
-    def __init__(self, client: ModelClient, cost: Any, max_tokens: int | None = None) -> None:
+    def __init__(self, client: ModelClient, cost: Any, max_tokens: int | None = None,
+                 tools: list[dict] | None = None) -> None:
         self.client = client
         self.cost = cost
         self.max_tokens = max_tokens
+        # The main tool definitions: the API requires them when the history holds tool blocks, and
+        # the same prefix lets the summary call read the prompt cache; the client forbids calls.
+        self.tools = list(tools or [])
 
     async def summarize(self, messages: list[dict], *, system: str, instructions: str | None = None) -> SummaryResult:
         max_tokens = self.max_tokens or min(self.client.info.max_output_tokens, 20_000)
         response: ModelResponse | None = None
         try:
-            async for item in self.client.stream(system=system, messages=messages, tools=[], max_tokens=max_tokens,
+            async for item in self.client.stream(system=system, messages=messages, tools=self.tools, max_tokens=max_tokens,
                                                  purpose="compaction"):
                 if isinstance(item, ModelResponse):
                     response = item

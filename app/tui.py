@@ -15,6 +15,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Footer
 
 from agent_core import events as ev
@@ -143,8 +144,8 @@ class CtxApp(App[int]):
         await conv.clear()
         self.timeline.reset()
         if self.status.offline:
-            await conv.add_notice(f"Offline demo model ({info.provider}): no API key is set, so nothing "
-                                  "leaves this machine. Set ANTHROPIC_API_KEY to use Claude.")
+            await conv.add_notice("Demo model, offline: nothing leaves this machine. To use Claude, set "
+                                  "ANTHROPIC_API_KEY and run without --model demo.")
         if resumed:
             await conv.load_entries(a.entries)
             await conv.add_notice(f"Resumed session {a.session_id}: {len(a.entries):,} entries.")
@@ -229,9 +230,12 @@ class CtxApp(App[int]):
             async for e in stream:
                 await self.handle_event(e)
         finally:
-            self.status.busy = False
-            self.refresh_bindings()
-            await self.conversation.end_text()
+            try:
+                self.status.busy = False
+                self.refresh_bindings()
+                await self.conversation.end_text()
+            except NoMatches:  # the app is closing and the widgets are gone
+                pass
 
     @work(group="agent")
     async def run_prompt(self, text: str) -> None:

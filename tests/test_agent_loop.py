@@ -9,7 +9,7 @@ import pytest
 from agent_core import events as ev
 from agent_core.session_log import load_session
 from compaction import project, validate_history
-from tests.fake_anthropic import (FakeAnthropic, cut, echo_responder, malformed, overloaded, prompt_too_long,
+from tests.fake_anthropic import (is_summary_request, FakeAnthropic, cut, echo_responder, malformed, overloaded, prompt_too_long,
                                   rate_limit, reply, server_error, tool_use)
 
 from .agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
@@ -214,7 +214,9 @@ async def test_manual_compact_command(tmp_path):
         await agent.aclose()
     assert of(events, ev.Compaction) and agent.tokens() < before
     summary_req = fake.message_requests[-1]
-    assert not summary_req.get("tools") and "keep the plan" in str(summary_req["messages"])
+    # same tools (valid tool blocks, shared cache prefix) but no tool calls allowed
+    assert summary_req["tool_choice"] == {"type": "none"} and summary_req["tools"] == fake.message_requests[0]["tools"]
+    assert "keep the plan" in str(summary_req["messages"])
 
 
 async def test_max_turns_and_budget_stop_a_run(tmp_path):
@@ -257,7 +259,7 @@ async def test_a_long_session_compacts_and_stays_valid(tmp_path):
     n = {"i": 0}
 
     def responder(body):
-        if not body.get("tools"):
+        if is_summary_request(body):
             return echo_responder(body)
         n["i"] += 1
         i = n["i"]

@@ -16,7 +16,7 @@ from agent_core.headless import main as headless_main
 from agent_core.session_log import latest_session, load_session
 from app.cli import build_parser
 from compaction import project, validate_history
-from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, server_error, tool_use
+from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use
 
 from .agent_helpers import MODEL, SECRET, make_workspace
 
@@ -136,7 +136,7 @@ def test_a_run_that_compacts_reports_it(tmp_path):
     (ws / "big.txt").write_text("data line\n" * 800)
 
     def responder(body):
-        if not body.get("tools"):
+        if is_summary_request(body):
             return echo_responder(body)
         if len(body["messages"]) < 14:
             return reply("reading", tool_use("bash", {"command": "cat big.txt"}))

@@ -131,10 +131,14 @@ async def test_prompt_streams_and_panes_follow_the_loop(workspace):
 
 
 async def test_streaming_is_incremental_and_esc_cancels(workspace):
-    app, events = make_app(workspace, chunk_delay=0.004)
+    app, events = make_app(workspace, chunk_delay=0.01)
     async with app.run_test(size=SIZE) as pilot:
-        app.fill_prompt("explore the python files")
-        await pilot.press("enter")
+        client = app.agent.client
+        client.chunk_delay = 0.0
+        await send(app, pilot, "explore the python files")   # enough text to scroll
+        client.chunk_delay = 0.01
+        # Submitted without pilot.press: press() waits for the CPU to go idle, i.e. for the turn.
+        app.run_prompt("what does mod1 do")
         partial = None
         while agent_running(app):
             md = app.conversation.current_markdown
@@ -146,13 +150,13 @@ async def test_streaming_is_incremental_and_esc_cancels(workspace):
         # the view followed the bottom so far; once the user scrolls up it stays where they put it
         conv = app.conversation
         assert conv.max_scroll_y == 0 or conv.scroll_y >= conv.max_scroll_y - 1
-        conv.focus()
-        await pilot.press("home")
-        grown = len(conv.current_markdown.source)
-        while agent_running(app) and len(conv.current_markdown.source) < grown + 80:
+        conv.scroll_home(animate=False)        # what the Home key does (it releases the anchor)
+        deltas = lambda: sum(isinstance(e, ev.TextDelta) for e in events)  # noqa: E731
+        seen = deltas()
+        while agent_running(app) and deltas() < seen + 5:
             await pilot.pause(0.005)
-        await pilot.pause()
-        assert conv.scroll_y == 0 < conv.max_scroll_y
+        assert conv.scroll_y <= 0 < conv.max_scroll_y   # still at the top: not dragged down
+        assert agent_running(app), "the turn ended before Esc could be tried"
         await pilot.press("escape")
         while agent_running(app):
             await pilot.pause(0.01)
@@ -162,11 +166,13 @@ async def test_streaming_is_incremental_and_esc_cancels(workspace):
         notices = [str(n.render()) for n in app.conversation.query(NoticeMessage)]
         assert any("cancelled" in n for n in notices)
         assert not app.busy
-        # the next prompt still works
+        # the next prompt still works (and sending follows the bottom again)
+        client.chunk_delay = 0.0
         start = len(events)
         await send(app, pilot, "what does mod2 do")
         assert last(events[start:], ev.TurnFinished).stop_reason == "end_turn"
         assert any(isinstance(e, ev.TextDelta) for e in events[start:])
+        assert conv.scroll_y >= conv.max_scroll_y - 1
 
 
 async def test_small_window_shows_compactions_and_compact_command(workspace):

@@ -122,11 +122,17 @@ SUMMARY_SECTIONS = ("Primary Request and Intent", "Key Technical Concepts", "Fil
                     "Current Work", "Optional Next Step")
 
 
+def is_summary_request(body: dict) -> bool:
+    """A request that may not call tools (no tools, or tool_choice none) and asks for a summary."""
+    no_tools = not body.get("tools") or (body.get("tool_choice") or {}).get("type") == "none"
+    return no_tools and "summar" in last_user_text(body).lower()
+
+
 def echo_responder(body: dict) -> Item:
     """Default for long scripted-less sessions: acknowledge the last user text; a tool-less request
     that asks for a summary gets a nine-section summary inside <analysis>/<summary> tags."""
     last = last_user_text(body)
-    if not body.get("tools") and "summar" in last.lower():
+    if is_summary_request(body):
         sections = "\n".join(f"{i}. {name}: (fake) see transcript." for i, name in enumerate(SUMMARY_SECTIONS, 1))
         return reply(f"<analysis>fake analysis</analysis>\n<summary>\n{sections}\n</summary>")
     snippet = " ".join(last.split())[:80] or "(no text)"

@@ -68,7 +68,7 @@ class FakeAnthropic:
     def __init__(self, script: Iterable[Item | str] = (), *, responder: Callable[[dict], Any] | None = None,
                  context_window: int | None = None, max_output: int | None = None, api_key: str | None = None,
                  models: Iterable[str] | None = None, min_cache_tokens: int = 0,
-                 require_tools_for_tool_blocks: bool = False, default_chunk: int = 16,
+                 require_tools_for_tool_blocks: bool = True, default_chunk: int = 16,
                  record_path: str | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("fake_anthropic binds loopback only")
