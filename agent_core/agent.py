@@ -204,7 +204,7 @@ class Agent:
                 continue
             c = ev.Compaction(layer=r.layer, trigger=r.trigger, tokens_before=r.tokens_before,
                               tokens_after=r.tokens_after, duration_s=round(r.duration_s, 4),
-                              transcript_path=r.transcript_path, action=r.action)
+                              transcript_path=r.transcript_path, action=r.action, timestamp=time.time())
             self.compactions.append(c)
             self._emit(q, c)
             compacted = True

@@ -309,4 +309,5 @@ class CostTracker:
         return tr
 
     def event(self) -> CostUpdate:
-        return CostUpdate(total_usd=self.total_usd, by_model=self.by_model(), by_purpose=self.by_purpose())
+        return CostUpdate(total_usd=self.total_usd, by_model=self.by_model(), by_purpose=self.by_purpose(),
+                          cache_hit_rate=round(self.cache_hit_rate(), 4), saved_usd=self.saved_by_cache_usd())

@@ -93,6 +93,7 @@ class Compaction(Event):
     duration_s: float = 0.0
     transcript_path: str | None = None
     action: str = ""
+    timestamp: float = 0.0                      # epoch seconds when it happened
 
 
 @dataclass
@@ -108,6 +109,8 @@ class CostUpdate(Event):
     total_usd: float | None                     # None when some model's price is unknown
     by_model: dict[str, dict[str, Any]]         # model -> {bucket: tokens, ..., "cost_usd": float | None}
     by_purpose: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cache_hit_rate: float = 0.0                 # cache reads / all input tokens
+    saved_usd: float | None = None              # what cache reads saved against plain input
 
 
 @dataclass

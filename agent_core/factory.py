@@ -23,6 +23,9 @@ from .system_prompt import system_prompt
 from .tools import RecentFiles, ToolContext, ToolRegistry, resolve_path
 
 
+DEMO_PRICED_AS = "claude-sonnet-4-6"
+
+
 def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
     if config.is_demo:
         from .demo_model import DemoModel
@@ -84,7 +87,12 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
     state = loaded.state if loaded else {}
     pipeline = Pipeline(PipelineConfig(budget=budget), session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
-    cost = CostTracker.from_dict(state.get("cost")) if state.get("cost") else CostTracker()
+    # The demo has no price of its own: it borrows a real model's so the cost pane shows dollars.
+    price_as = {"demo": DEMO_PRICED_AS} if client.info.offline else None
+    cost = CostTracker.from_dict(state.get("cost"), price_as=price_as) if state.get("cost") \
+        else CostTracker(price_as=price_as)
+    if client.info.offline:
+        client.info.notes.append(f"costs priced as {DEMO_PRICED_AS} for illustration")
     registry = ToolRegistry()
     pipeline.stages = default_stages(ModelSummarizer(client, cost, tools=registry.definitions()),
                                      read_file=_file_reader(config.workspace))
@@ -102,7 +110,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
         for e in loaded.events:
             if e.get("type") == "compaction":
                 fields = {k: e[k] for k in ("layer", "trigger", "tokens_before", "tokens_after", "duration_s",
-                                            "transcript_path", "action") if k in e}
+                                            "transcript_path", "action", "timestamp") if k in e}
                 compactions.append(ev.Compaction(**fields))
     agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx, permissions=permissions,
                   cost=cost, system_prompt=system_prompt(config.workspace), session=log, ask=ask,

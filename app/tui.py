@@ -166,17 +166,8 @@ class CtxApp(App[int]):
         pane.cost = c
 
     def _cost_extras(self, c: ev.CostUpdate) -> dict[str, Any]:
-        """Figures the tracker knows but the event does not carry (cache hit rate, savings), and
-        the burn rate over this app's run."""
+        """The burn rate over this app's run (the event carries every other figure)."""
         out: dict[str, Any] = {}
-        cost = getattr(self.agent, "cost", None)
-        for name, method in (("cache_hit_rate", "cache_hit_rate"), ("saved_usd", "saved_by_cache_usd")):
-            fn = getattr(cost, method, None)
-            if callable(fn):
-                try:
-                    out[name] = fn()
-                except Exception:
-                    pass
         if c.total_usd is not None and c.by_model:
             now = self.clock()
             if self._started_at is None:

@@ -37,7 +37,8 @@ def cost_event() -> ev.CostUpdate:
     haiku = {"input": 2_000, "output": 1_500, "cache_write_5m": 0, "cache_write_1h": 0,
              "cache_read": 0, "cost_usd": 0.0095}
     return ev.CostUpdate(total_usd=0.4607, by_model={"claude-sonnet-4-5": sonnet, "claude-haiku-4-5": haiku},
-                         by_purpose={"main": {**sonnet}, "compaction": {**haiku}})
+                         by_purpose={"main": {**sonnet}, "compaction": {**haiku}},
+                         cache_hit_rate=round(310_000 / (12_345 + 45_000 + 310_000 + 2_000), 4), saved_usd=0.8091)
 
 
 class FakeAgent:

@@ -31,9 +31,10 @@ class Timeline(DataTable):
         self.add_column("took", key="took")
 
     def add_compaction(self, c: Compaction, at: float | None = None, resumed: bool = False) -> None:
-        """`resumed`: from a resumed session, whose events carry no time ("—" is shown)."""
-        if not resumed and at is None:
-            at = self.clock()
+        """`resumed`: from a resumed session; its time is the event's own when it carries one
+        (older logs do not: "—" is shown)."""
+        if at is None:
+            at = (c.timestamp or None) if resumed else self.clock()
         freed = max(0, c.tokens_before - c.tokens_after)
         self.count += 1
         self.add_row(fmt.clock(at), fmt.one_line(c.layer, 12), fmt.one_line(c.trigger, 8),
