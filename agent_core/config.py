@@ -157,6 +157,10 @@ SETTINGS: tuple[Setting, ...] = (
             _percent),
     Setting("disable_autocompact", "CTXTUI_DISABLE_AUTOCOMPACT", "disable_autocompact",
             "a boolean (1/0, true/false, yes/no, on/off)", "turn automatic compaction off", _bool),
+    Setting("disable_collapse", "CTXTUI_DISABLE_COLLAPSE", "disable_collapse",
+            "a boolean (1/0, true/false, yes/no, on/off)",
+            "turn context collapse off, so summaries (session memory, auto-compact) take over at the threshold",
+            _bool),
     Setting("home", "CTXTUI_HOME", "home", "a folder path",
             "the folder that holds .ctxtui/ (sessions, transcripts); default the workspace", _path),
     Setting("max_turns", "CTXTUI_MAX_TURNS", "max_turns", "a whole number >= 1",
@@ -198,6 +202,7 @@ class Config:
     max_output_tokens: int = 32_000
     autocompact_pct: float | None = None
     disable_autocompact: bool = False
+    disable_collapse: bool = False
     home: Path | None = None                   # folder holding .ctxtui/; None = workspace
     workspace: Path = field(default_factory=Path.cwd)
     max_turns: int | None = None

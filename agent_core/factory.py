@@ -85,7 +85,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
                                autocompact_enabled=not config.disable_autocompact,
                                autocompact_pct=config.autocompact_pct)
     state = loaded.state if loaded else {}
-    pipeline = Pipeline(PipelineConfig(budget=budget), session_dir=session_dir(home, log.session_id),
+    pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse), session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
     # The demo has no price of its own: it borrows a real model's so the cost pane shows dollars.
     price_as = {"demo": DEMO_PRICED_AS} if client.info.offline else None

@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto-compact at P%% of the effective window at the latest (env CTXTUI_AUTOCOMPACT_PCT)")
     p.add_argument("--disable-autocompact", action="store_true", default=None,
                    help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
+    p.add_argument("--disable-collapse", action="store_true", default=None,
+                   help="no context collapse: summaries take over at the threshold (env CTXTUI_DISABLE_COLLAPSE)")
     p.add_argument("--home", metavar="DIR", help="folder that holds .ctxtui/ (default: the workspace; env CTXTUI_HOME)")
     p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
     p.add_argument("--bash-timeout", type=float, metavar="SECONDS",

@@ -11,8 +11,13 @@ corrupt lines and a cut-off last line), then times:
   naive+price naive, plus agent_core.cost.price_buckets on every response (what a correct naive
               reader pays); the pricing part is measured on a sample and scaled up
 
-Usage: .venv/bin/python bench/usage.py [--mb 100] [--keep]
-Prints records (lines) per second and the ratios; nothing is asserted.
+Then the watch latency (`ctxtui watch`): the median time from appending one record to a log
+until (a) `WatchState` holds it, following the file with watchfiles as the watch screen does
+(our short debounce, awatch's defaults as the baseline, and --poll), and (b) the watch screen's
+panes show it (headless Textual app).
+
+Usage: .venv/bin/python bench/usage.py [--mb 100] [--keep] [--appends 15] [--watch-only]
+Prints records (lines) per second, latencies and the ratios; nothing is asserted.
 """
 from __future__ import annotations
 
@@ -170,7 +175,12 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=100.0, help="size of the synthetic log in MB (default 100)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each reader, in turns; the best is kept")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder and print its path")
+    ap.add_argument("--appends", type=int, default=15, help="appends timed for the watch latency (default 15)")
+    ap.add_argument("--watch-only", action="store_true", help="only the watch latency, no 100 MB log")
     args = ap.parse_args()
+    if args.watch_only:
+        watch_latency(args.appends)
+        return
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-usage-"))
     try:
@@ -212,11 +222,146 @@ def main() -> None:
         print(f"\n(naive + price: pricing scaled from {len(sample):,} price_buckets calls; "
               f"best of {args.repeat} runs each; peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB for the whole bench)")
+        t = time.perf_counter()
+        watched = watch_load(path)
+        t_watch = time.perf_counter() - t
+        print(f"ctxtui watch reads the same log before following it (thread worker): {t_watch:.2f} s, "
+              f"{lines / t_watch:,.0f} records/s, {t_watch / t_ours:.2f}x `usage --json`; "
+              f"{watched.responses:,} responses, {len(watched.compactions)} compactions")
         if args.keep:
             print(f"log kept at {path}")
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
+    watch_latency(args.appends)
+
+
+# ---- ctxtui watch: latency from an append to the state / the screen -------------------------------
+
+def _cc_record(n: int, context: int) -> str:
+    usage = {"input_tokens": 8, "output_tokens": 300, "cache_creation_input_tokens": 1_500,
+             "cache_read_input_tokens": context}
+    return json.dumps({"type": "assistant", "uuid": f"w{n}", "timestamp": "2025-06-14T10:00:00.000Z",
+                       "isSidechain": False, "sessionId": "watch-bench", "requestId": f"wreq{n}",
+                       "message": {"id": f"wmsg{n}", "type": "message", "role": "assistant",
+                                   "model": MODELS[0], "content": [{"type": "text", "text": "ok"}],
+                                   "usage": usage}}) + "\n"
+
+
+def _append(path: Path, n: int) -> float:
+    """Append one response record; returns the time just before the write."""
+    line = _cc_record(n, 20_000 + n)
+    t = time.perf_counter()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+    return t
+
+
+def _median_ms(xs: list[float]) -> str:
+    if not xs:
+        return "—"
+    xs = sorted(xs)
+    return f"{xs[len(xs) // 2] * 1000:7.1f} ms (min {xs[0] * 1000:.1f}, max {xs[-1] * 1000:.1f}, n={len(xs)})"
+
+
+async def _state_latency(path: Path, appends: int, **watch_kw) -> list[float]:
+    """WatchState fed by watch_changes, as the screen's follow worker does, without a screen."""
+    import asyncio
+
+    from agent_core.watch_state import WatchState, watch_changes
+
+    state = WatchState(path)
+    state.poll()
+    stop, seen = asyncio.Event(), asyncio.Event()
+    seen_at: list[float] = []
+
+    async def follow() -> None:
+        async for _changed in watch_changes(path.parent, recursive=False, stop_event=stop, **watch_kw):
+            if state.poll().records:
+                seen_at.append(time.perf_counter())
+                seen.set()
+
+    task = asyncio.create_task(follow())
+    out: list[float] = []
+    n = 0
+    try:
+        for i in range(appends + 1):               # the first append only proves the watcher is up
+            await asyncio.sleep(0.15)              # a quiet gap: each append is its own change
+            seen.clear()
+            n += 1
+            t0 = _append(path, n)
+            try:
+                await asyncio.wait_for(seen.wait(), 5)
+            except asyncio.TimeoutError:
+                continue
+            if i:
+                out.append(seen_at[-1] - t0)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)
+    return out
+
+
+async def _screen_latency(path: Path, appends: int) -> list[float]:
+    """The watch screen (headless): from the append until its panes hold the new numbers."""
+    import asyncio
+
+    from agent_core.watch_state import WatchTarget
+    from app.watch_app import WatchApp
+
+    app = WatchApp(WatchTarget(path))
+    out: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.watch_screen
+        await asyncio.wait_for(screen.loaded.wait(), 10)
+        for i in range(appends + 1):
+            await pilot.pause(0.15)
+            before = screen.updates
+            t0 = _append(path, 50_000 + i)
+            deadline = time.perf_counter() + 5
+            while screen.updates == before and time.perf_counter() < deadline:
+                await asyncio.sleep(0.0005)
+            if screen.updates != before and i:
+                out.append(screen.last_update_at - t0)
+    return out
+
+
+def watch_load(path: Path):
+    """What the watch screen's load worker does with an existing log: one WatchState.poll()."""
+    from agent_core.watch_state import WatchState
+
+    state = WatchState(path)
+    state.poll()
+    return state
+
+
+def watch_latency(appends: int) -> None:
+    import asyncio
+
+    from agent_core.watch_state import DEBOUNCE_MS, POLL_DELAY_MS, STEP_MS
+
+    tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-watch-"))
+    try:
+        def fresh(name: str) -> Path:
+            p = tmp / name / "watch-bench.jsonl"
+            p.parent.mkdir()
+            p.write_text(_cc_record(0, 20_000))
+            return p
+
+        ours = asyncio.run(_state_latency(fresh("ours"), appends))
+        default = asyncio.run(_state_latency(fresh("default"), appends, debounce_ms=1_600, step_ms=50))
+        polled = asyncio.run(_state_latency(fresh("poll"), appends, force_polling=True))
+        screen = asyncio.run(_screen_latency(fresh("screen"), appends))
+        print(f"\nctxtui watch: append -> update, median of {appends} appends")
+        print(f"  state, awatch debounce={DEBOUNCE_MS} step={STEP_MS} (ours)     {_median_ms(ours)}")
+        print(f"  state, awatch defaults debounce=1600 step=50    {_median_ms(default)}")
+        print(f"  state, --poll (every {POLL_DELAY_MS} ms)                    {_median_ms(polled)}")
+        print(f"  screen panes updated (ours, headless Textual)   {_median_ms(screen)}")
+        if ours and default:
+            med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+            print(f"  awatch defaults / ours: {med(default) / med(ours):.1f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ class PipelineConfig:
     self_bounded_tools: frozenset[str] = frozenset({"read_file"})
     # 2. snip: drop old middle rounds (archive first, leave a marker)
     snip_enabled: bool = True
-    snip_trigger_ratio: float | None = None  # share of the effective window; None = the warning threshold
+    snip_trigger_ratio: float | None = None  # share of the effective window; None = the auto-compact threshold,
+                                             # and then only while automatic summarizing cannot run
     snip_target_ratio: float = 0.5           # drop oldest middle rounds until the count is at most this share
     snip_keep_recent_ratio: float = 0.1      # the recent tail kept holds at least this share of tokens ...
     snip_keep_recent_rounds: int = 2         # ... and at least this many API rounds
@@ -85,6 +86,7 @@ class LayerContext:
     tokens: int                      # the count before this layer ran
     trigger: str = "auto"
     instructions: str | None = None  # manual /compact focus
+    summarizing: bool = False        # automatic summarizing (layers 5-6) can run: stages exist, on, no breaker
 
     @property
     def budget(self) -> ContextBudget:
@@ -133,7 +135,9 @@ class Pipeline:
         return count_tokens(entries, self.config.overhead_tokens)
 
     def _ctx(self, entries: Sequence[Entry], now: float, trigger: str = "auto", instructions: str | None = None) -> LayerContext:
-        return LayerContext(self.config, self.state, self.session_dir, now, self.count(entries), trigger, instructions)
+        summarizing = bool(self.stages) and self.config.budget.autocompact_enabled and self.breakers().allows("auto")
+        return LayerContext(self.config, self.state, self.session_dir, now, self.count(entries), trigger, instructions,
+                            summarizing)
 
     def run_cheap(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
         """Layers 1–4 only: no model call, synchronous, O(new entries) per turn in steady state.

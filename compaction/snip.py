@@ -6,7 +6,8 @@ window. The whole history is archived to a transcript first — if that write fa
 session folder) nothing is snipped — and a `snip_marker` user entry takes the rounds' place, saying
 how much went and where the transcript is. Earlier markers are folded into the new one.
 
-When: only at or above the trigger (default: the warning threshold), with hysteresis — after a
+When: only at or above the trigger (default: the auto-compact threshold while automatic
+summarizing cannot run — the no-model fallback; see `trigger_tokens`), with hysteresis — after a
 snip (or a snip that found nothing to drop) it fires again only once the count has grown by
 `snip_growth_ratio` of the window over the lowest count seen since. The tail always includes the
 round holding the usage anchor, so everything removed lies before it and the anchor is shifted
@@ -30,9 +31,14 @@ NAME = "snip"
 MARKER_ESTIMATE = 120  # tokens a marker costs, used while choosing rounds (checked exactly after)
 
 
-def trigger_tokens(ctx: LayerContext) -> int:
+def trigger_tokens(ctx: LayerContext) -> int | None:
+    """Where snip acts. By default it is the no-model fallback: at the auto-compact threshold, and
+    only while automatic summarizing cannot run (no summarizer, or a breaker stopped it), so a
+    session still stays inside the window without a summary. An explicit ratio makes it act first."""
     r = ctx.config.snip_trigger_ratio
-    return ctx.budget.warning_threshold if r is None else int(r * ctx.budget.effective_window)
+    if r is not None:
+        return int(r * ctx.budget.effective_window)
+    return None if ctx.summarizing else ctx.budget.autocompact_threshold
 
 
 def marker_text(rounds: int, messages: int, tokens: int, path: str, earlier: list[str]) -> str:
@@ -56,7 +62,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st = ctx.state.of(NAME)
     tokens = ctx.tokens
     e_win = ctx.budget.effective_window
-    if not cfg.snip_enabled or tokens < trigger_tokens(ctx) or ctx.session_dir is None or not entries:
+    trigger = trigger_tokens(ctx)
+    if not cfg.snip_enabled or trigger is None or tokens < trigger or ctx.session_dir is None or not entries:
         return _noop(entries, st, tokens)
     low = st.get("low_water")
     if low is not None and tokens < low + cfg.snip_growth_ratio * e_win:

@@ -31,6 +31,7 @@ from pathlib import Path
 from .entry import Entry
 from .layerkit import (block_tokens, has_tool_results, mark_get, mark_set, result_text, rewrite, runtime,
                        tool_uses_before)
+from .budget import REFERENCE_WINDOW
 from .pipeline import LayerContext
 from .report import CompactionReport, LayerResult
 from .tokens import count_tokens
@@ -39,6 +40,15 @@ from .transcript import atomic_write_text, ensure_private_dir
 NAME = "tool_result_budget"
 FOLDER = "tool-results"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+def limits(ctx: LayerContext) -> tuple[int, int]:
+    """Characters allowed per result and per message. CC's 50,000 / 200,000 are for a 200,000
+    window; a smaller window gets the same share of itself (like the thresholds in budget.py),
+    so one result can never fill a small window on its own."""
+    cfg = ctx.config
+    scale = min(1.0, ctx.budget.context_window / REFERENCE_WINDOW)
+    return int(cfg.tool_result_max_chars * scale), int(cfg.message_results_max_chars * scale)
 
 
 def file_name(tool_use_id: str) -> str:
@@ -176,18 +186,19 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
             continue
         fresh.append((j, tid, text))
 
+    per_result, per_message = limits(ctx)
     decided: dict[str, dict] = {}
     for j, tid, text in fresh:
-        if len(text) > cfg.tool_result_max_chars:
+        if len(text) > per_result:
             d = _decide_persist(tid, blocks[j], text, ctx)
             if d is not None:
                 decided[tid] = d
                 put(j, d, block_tokens(blocks[j]))
     total = sum(len(result_text(b) or "") for b in blocks if b.get("type") == "tool_result")
-    if total > cfg.message_results_max_chars:
+    if total > per_message:
         rest = sorted((x for x in fresh if x[1] not in decided), key=lambda x: -len(x[2]))
         for j, tid, text in rest:
-            if total <= cfg.message_results_max_chars:
+            if total <= per_message:
                 break
             d = _decide_persist(tid, blocks[j], text, ctx)
             if d is not None:

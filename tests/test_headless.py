@@ -135,11 +135,14 @@ def test_a_run_that_compacts_reports_it(tmp_path):
     ws = make_workspace(tmp_path)
     (ws / "big.txt").write_text("data line\n" * 800)
 
+    calls = {"n": 0}
+
     def responder(body):
         if is_summary_request(body):
             return echo_responder(body)
-        if len(body["messages"]) < 14:
-            return reply("reading", tool_use("bash", {"command": "cat big.txt"}))
+        calls["n"] += 1
+        if calls["n"] <= 8:
+            return reply("reading: " + "notes " * 300, tool_use("bash", {"command": "cat big.txt"}))
         return reply("finished")
 
     with FakeAnthropic(responder=responder) as fake:

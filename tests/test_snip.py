@@ -167,3 +167,21 @@ def test_state_is_json_and_the_marker_is_deterministic(tmp_path):
     b = snip.apply(es, ctx(es, tmp_path / "a", s2)).entries
     assert a[1].uuid == b[1].uuid
     json.dumps(s1.to_dict())
+
+
+def test_by_default_snip_is_the_fallback_when_summarizing_cannot_run(tmp_path):
+    es = session(80)
+    assert count_tokens(es) > BUDGET.autocompact_threshold
+    c = ctx(es, tmp_path)
+    c.summarizing = True                       # a summarizer is there and no breaker stopped it
+    assert snip.apply(es, c).report is None    # leave it to session memory / auto-compact
+    c.summarizing = False                      # e.g. the failures breaker tripped
+    assert snip.apply(es, c).report is not None
+
+
+def test_snip_below_the_threshold_waits_unless_a_ratio_is_configured(tmp_path):
+    es = session(60)
+    tokens = count_tokens(es)
+    assert BUDGET.warning_threshold < tokens < BUDGET.autocompact_threshold, tokens
+    assert snip.apply(es, ctx(es, tmp_path)).report is None
+    assert snip.apply(es, ctx(es, tmp_path, snip_trigger_ratio=0.5)).report is not None

@@ -220,3 +220,16 @@ def test_a_turn_scans_only_entries_added_since_the_last_run(tmp_path, monkeypatc
     seen.clear()
     trb.apply(nxt, ctx(nxt, PipelineState.from_dict(state.to_dict()), tmp_path))  # a resumed process rescans
     assert seen == [2, 4]
+
+
+def test_limits_shrink_with_a_small_window(tmp_path):
+    """CC's 50,000 characters are for a 200,000 window; at 30,000 the same share is 7,500."""
+    from compaction import ContextBudget
+
+    mid = "x" * 10_000
+    es = history(("toolu_1", "bash", mid))
+    assert trb.apply(es, ctx(es, session_dir=tmp_path)).report is None
+    small = ctx(es, session_dir=tmp_path / "small", budget=ContextBudget(30_000, 4_000))
+    assert trb.limits(small) == (7_500, 30_000)
+    res = trb.apply(es, small)
+    assert res.report is not None and content(res.entries).startswith("<persisted-output>")

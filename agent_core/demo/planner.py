@@ -16,7 +16,7 @@ from .conversation import Call, Turn, canon, norm_path
 from .workspace import Workspace, digest, ext_of, keywords
 
 MAX_ROUNDS = 5
-READ_LIMIT = 200          # lines per read at most; smaller windows read less (see read_limit)
+READ_LIMIT = 300          # lines per read at most; smaller windows read less (see read_limit)
 _GREP_HIT = re.compile(r"^([^:\n]+):(\d+):(.*)$")
 _WRITE = re.compile(r"\b(?:create|write|save)\b[^\n]*?\b(?:file|to|into|as|called|named)\s+[`'\"]?"
                     r"([\w][\w./-]*\.[A-Za-z0-9]{1,6})\b", re.I)
@@ -137,7 +137,7 @@ class Planner:
     def __init__(self, ws: Workspace, turn: Turn, seed: int, offered: set[str], window: int = 30_000) -> None:
         self.ws, self.turn, self.seed, self.offered = ws, turn, seed, offered
         # a round should add a modest share of the window: 120 lines per read at 30,000, 200 from 50,000
-        self.read_limit = max(40, min(READ_LIMIT, window // 250))
+        self.read_limit = max(40, min(READ_LIMIT, window // 150))
         self.h = int(digest(seed, turn.prompt, *sorted(turn.read_before))[:12], 16)
         self.words = keywords(turn.prompt)
         self.intent, self.arg = detect_intent(turn.prompt)

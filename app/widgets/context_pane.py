@@ -36,6 +36,12 @@ CATEGORIES: dict[str, tuple[str, str, str]] = {
     "tool_calls": ("Tool calls", "Tool calls", "$warning"),
     "tool_results": ("Tool results", "Results", "$error"),
     "summaries": ("Summaries & attachments", "Summaries", "$text-primary"),
+    # What a session log tells of the last response's context (`ctxtui watch`), by token bucket.
+    "cache_read": ("Cache reads", "Cached", "$primary"),
+    "cache_write": ("Cache writes", "Cache new", "$secondary"),
+    "input": ("Uncached input", "Uncached", "$accent"),
+    "output": ("Output", "Output", "$success"),
+    "estimated": ("Count after compaction", "Estimated", "$text-primary"),
     "free": ("Free space", "Free", "$foreground-muted"),
     "autocompact_buffer": ("Auto-compact buffer", "Buffer", "$foreground-disabled"),
 }

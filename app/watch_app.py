@@ -1,0 +1,292 @@
+"""`ctxtui watch`: the TUI's context, cost and compaction panes over a session log, live.
+
+The screen owns no accounting: `agent_core.watch_state.WatchState` turns the log's records into
+the loop's events and this screen hands them to the same widgets the main TUI uses. A big
+existing log is read in a thread worker (the screen keeps drawing); then an async worker follows
+the file with watchfiles and, on each change, reads only the bytes appended since.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import WorkerCancelled, WorkerFailed
+
+from agent_core.watch_state import (CompactionView, WatchState, WatchTarget, WatchUpdate, switch_candidate,
+                                    watch_changes, watch_root)
+
+from . import format as fmt
+from .widgets.context_pane import ContextPane, Gauge
+from .widgets.cost_pane import CostPane
+
+STYLES = Path(__file__).resolve().parent.parent / "styles"
+CSS_FILES = ("panes.tcss", "watch.tcss")
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """Relative to the current folder when inside it, else with ~ for the home folder."""
+    if cwd is not None:
+        try:
+            return str(path.relative_to(cwd))
+        except ValueError:
+            pass
+    return fmt.path(path)
+
+
+class WatchTimeline(DataTable):
+    """One row per compaction, with the tokens before and after; a Claude Code compaction shows
+    "…" after it until the next response tells the count, then the row is completed in place."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, show_cursor=False, cell_padding=1)
+
+    def on_mount(self) -> None:
+        self.border_title = "Compactions"
+        for key in ("time", "layer", "trigger"):
+            self.add_column(key, key=key)
+        for key in ("before", "after", "freed"):
+            self.add_column(Text(key, justify="right"), key=key)
+
+    @staticmethod
+    def _cells(v: CompactionView) -> dict[str, Any]:
+        after = fmt.short_tokens(v.tokens_after) if v.tokens_after is not None else "…"
+        return {"time": fmt.clock(v.timestamp), "layer": fmt.one_line(v.layer, 12),
+                "trigger": fmt.one_line(v.trigger, 8),
+                "before": Text(fmt.short_tokens(v.tokens_before), justify="right"),
+                "after": Text(after, justify="right"),
+                "freed": Text(fmt.short_tokens(v.freed), justify="right")}
+
+    def show(self, v: CompactionView) -> None:
+        cells = self._cells(v)
+        if v.key in self.rows:
+            for col, value in cells.items():
+                self.update_cell(v.key, col, value)
+        else:
+            self.add_row(*cells.values(), key=v.key)
+            self.scroll_end(animate=False)
+
+    def reset(self) -> None:
+        self.clear()
+
+
+class WatchHeader(Static):
+    """Which file, which model and thresholds, how far the reading got, and skipped lines."""
+
+
+class WatchScreen(Screen):
+    """See module docstring. `live=False` reads the log once and does not follow it."""
+
+    BINDINGS = [Binding("q", "app.quit", "Quit"),
+                Binding("c", "toggle_cost", "Cost pane")]
+
+    def __init__(self, target: WatchTarget, *, context_window: int | None = None, force_polling: bool = False,
+                 live: bool = True, cwd: Path | None = None) -> None:
+        super().__init__()
+        self.target = target
+        self.context_window = context_window
+        self.force_polling = force_polling
+        self.live = live
+        self.cwd = cwd
+        self.state = WatchState(target.log, context_window=context_window)
+        self.followed: set[Path] = {target.log}
+        self.phase = "starting"              # loading | following | read | error
+        self.error: str | None = None
+        self.updates = 0                     # polls that changed something (tests, bench)
+        self.last_update_at: float | None = None
+        self.loaded = asyncio.Event()        # set after each (re)load: tests and the bench wait on it
+        self._stop = asyncio.Event()         # ends awatch's thread promptly on exit
+
+    def compose(self) -> ComposeResult:
+        yield WatchHeader(id="watch-header")
+        with Horizontal(id="watch-top"):
+            yield ContextPane(id="context-pane")
+            yield WatchTimeline(id="watch-timeline")
+        yield CostPane(id="cost-pane")
+        yield Footer()
+
+    @property
+    def context_pane(self) -> ContextPane:
+        return self.query_one(ContextPane)
+
+    @property
+    def cost_pane(self) -> CostPane:
+        return self.query_one(CostPane)
+
+    @property
+    def timeline(self) -> WatchTimeline:
+        return self.query_one(WatchTimeline)
+
+    def on_mount(self) -> None:
+        self._render_header()
+        self.follow()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    def action_toggle_cost(self) -> None:
+        if self.maximized is self.cost_pane:
+            self.minimize()
+        else:
+            self.maximize(self.cost_pane, container=False)
+
+    # ----- reading -------------------------------------------------------------------------------
+    async def _load(self) -> None:
+        """Read the whole log so far in a thread worker, then show it all."""
+        self.phase = "loading"
+        self._render_header()
+        worker = self.run_worker(self.state.poll, thread=True, group="watch-load", exit_on_error=False)
+        try:
+            await worker.wait()
+        except WorkerFailed as e:
+            self._fail(e.error)
+            return
+        except WorkerCancelled:
+            return
+        self.phase = "following" if self.live else "read"
+        self._show_all()
+        self.loaded.set()
+
+    def _fail(self, error: BaseException) -> None:
+        self.phase = "error"
+        self.error = f"{type(error).__name__}: {error}" if not isinstance(error, OSError) else str(error)
+        self._render_header()
+
+    @work(exclusive=True, group="watch")
+    async def follow(self) -> None:
+        await self._load()
+        if not self.live or self.phase == "error":
+            return
+        root, recursive = watch_root(self.target, self.state.path)
+        async for changed in watch_changes(root, recursive=recursive, force_polling=self.force_polling,
+                                           stop_event=self._stop):
+            if changed and self.target.folder is not None:
+                newer = switch_candidate(changed, current=self.state.path, followed=self.followed)
+                if newer is not None:
+                    await self._switch(newer)
+                    continue
+            try:
+                update = self.state.poll()
+            except OSError as e:           # e.g. permission changed under us: say so, keep watching
+                self._fail(e)
+                continue
+            if self.phase == "error":
+                self.phase, self.error = "following", None
+                self._render_header()
+            self._apply(update)
+
+    async def _switch(self, path: Path) -> None:
+        old = self.state.path
+        self.followed.add(path)
+        self.state = WatchState(path, context_window=self.context_window)
+        self.loaded.clear()
+        self._reset_panes()
+        self.notify(f"A newer session appeared: now following {display_path(path, self.cwd)} "
+                    f"(was {old.name}).", title="Switched session", markup=False)
+        await self._load()
+
+    # ----- state → widgets -----------------------------------------------------------------------
+    def _reset_panes(self) -> None:
+        pane = self.context_pane
+        pane.history = ()
+        pane.context = None
+        pane.query_one(Gauge).tokens = 0
+        self.cost_pane.cost = None
+        self.timeline.reset()
+
+    def _show_all(self) -> None:
+        s = self.state
+        self._apply(WatchUpdate(context=s.context_event(), cost=s.cost.event() if s.cost.models else None,
+                                compactions=list(s.compactions.values()), header_changed=True))
+
+    def _apply(self, up: WatchUpdate) -> None:
+        if not up.changed:
+            return
+        s = self.state
+        if up.context is not None:
+            pane = self.context_pane
+            pane.history = s.history_points()
+            pane.context = up.context
+        if up.cost is not None:
+            pane = self.cost_pane
+            pane.extras = s.cost_extras()
+            pane.cost = up.cost
+        timeline = self.timeline
+        for v in up.compactions:
+            timeline.show(v)
+        self._render_header()
+        self.updates += 1
+        self.last_update_at = time.perf_counter()
+
+    def _render_header(self) -> None:
+        s = self.state
+        header = self.query_one(WatchHeader)
+        status = {"starting": ("starting…", "$foreground-muted"),
+                  "loading": (f"reading {fmt.size(_size(s.path))}…", "bold $warning"),
+                  "following": ("● following live" + (" (polling)" if self.force_polling else ""), "bold $success"),
+                  "read": ("read once", "$foreground-muted"),
+                  "error": (f"✗ {self.error}", "bold $error")}[self.phase]
+        sep = ("  ·  ", "dim")
+        line1: list = [(display_path(s.path, self.cwd), "bold"), sep, s.source_name, sep, status]
+        if s.session_id and s.session_id != s.path.stem:
+            line1[4:4] = [("session ", "dim"), (s.session_id, "bold"), sep]
+        b = s.budget
+        line2 = [("model ", "dim"), (s.model or "—", "bold"), sep,
+                 ("window ", "dim"), fmt.tokens(b.context_window), (f" ({s.info.window_source})", "dim"), sep,
+                 ("auto-compact at ", "dim"), fmt.tokens(b.autocompact_threshold), sep,
+                 ("blocking at ", "dim"), fmt.tokens(b.blocking_limit)]
+        n = len(s.compactions)
+        line3: list = [f"{s.responses:,} response{'' if s.responses == 1 else 's'}", sep,
+                       f"{n} compaction{'' if n == 1 else 's'}"]
+        if s.subagent_logs:
+            line3 += [sep, f"{s.subagent_logs} sub-agent log{'' if s.subagent_logs == 1 else 's'}"]
+        if s.skipped:
+            first = s.first_corrupt_line
+            where = f" (first at line {first:,})" if first else ""
+            line3 += [sep, (f"⚠ {s.skipped:,} corrupt or cut-off line{'' if s.skipped == 1 else 's'} "
+                            f"skipped{where}", "bold $warning")]
+        parts: list = [*line1, "\n", *line2, "\n", *line3]
+        header.update(Content.assemble(*parts))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+class WatchApp(App[int]):
+    """`ctxtui watch` as an app: one WatchScreen."""
+
+    TITLE = "ctxtui watch"
+    CSS_PATH = [STYLES / f for f in CSS_FILES]
+
+    def __init__(self, target: WatchTarget, *, context_window: int | None = None, force_polling: bool = False,
+                 live: bool = True, cwd: Path | None = None, theme: str | None = None) -> None:
+        super().__init__()
+        self.watch_target = target
+        self._screen_args = dict(context_window=context_window, force_polling=force_polling, live=live, cwd=cwd)
+        self.theme_name = theme
+
+    def get_default_screen(self) -> WatchScreen:
+        return WatchScreen(self.watch_target, **self._screen_args)
+
+    @property
+    def watch_screen(self) -> WatchScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, WatchScreen)
+        return screen
+
+    def on_mount(self) -> None:
+        if self.theme_name:
+            self.theme = self.theme_name

@@ -1,0 +1,45 @@
+"""The demo model driven by the real loop, offline, in this repository (the README's promise)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core import events as ev
+from compaction import project, validate_history
+
+from .agent_helpers import collect, demo_agent, of
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPTS = ["explore this repository", "how does compaction work?", "what does the agent loop do?",
+           "explain the tools and the sandbox", "how are costs computed?", "describe the TUI widgets",
+           "how are sessions saved and resumed?", "what do the tests cover?"]
+
+
+async def run_prompts(agent) -> list[set[str]]:
+    seen = []
+    for p in PROMPTS:
+        events = await collect(agent.run(p))
+        assert events[-1].stop_reason == "end_turn", of(events, ev.Error)
+        assert validate_history(project(agent.entries)) == []
+        seen.append({c.layer for c in of(events, ev.Compaction)})
+    await agent.aclose()
+    return seen
+
+
+async def test_demo_triggers_microcompact_and_auto_compact_within_8_prompts(tmp_path):
+    agent = demo_agent(ROOT, home=str(tmp_path), disable_collapse=True)
+    assert agent.info.context_window == 30_000 and agent.info.offline
+    seen = set().union(*await run_prompts(agent))
+    assert "microcompact" in seen and seen & {"session_memory", "autocompact"}, seen
+
+
+async def test_demo_default_pipeline_collapses_before_it_summarizes(tmp_path):
+    agent = demo_agent(ROOT, home=str(tmp_path))
+    per_prompt = await run_prompts(agent)
+    seen = set().union(*per_prompt)
+    assert {"microcompact", "collapse"} <= seen, per_prompt
+    # the session log on disk rebuilds the same working history
+    from agent_core.session_log import load_session
+    loaded = load_session(agent.session.path)
+    assert [e.uuid for e in loaded.entries] == [e.uuid for e in agent.entries]
+    costs = agent.cost_event()
+    assert costs.total_usd and costs.total_usd > 0 and costs.cache_hit_rate > 0.3
