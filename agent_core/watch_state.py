@@ -24,10 +24,10 @@ from typing import Any, AsyncIterator, Iterable, Mapping
 from compaction.budget import ContextBudget
 
 from .config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
-from .cost import BUCKETS
+from .cost import BUCKETS, price_buckets
 from .events import Compaction, ContextUpdate, CostUpdate
 from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, expand, newest_log
-from .models_info import model_limits
+from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
 from .paths import sessions_dir
 from .usage_report import Pricer
 
@@ -36,6 +36,7 @@ STEP_MS = 5            # ... and yields once no new change came for this long
 TIMEOUT_MS = 250       # idle this long: yield an empty set anyway (catch-up read, prompt shutdown)
 POLL_DELAY_MS = 100    # --poll: how often the files are stat'ed
 HISTORY_POINTS = 512   # context points kept for the plot (it shows the latest that fit)
+RATE_PROBE = 1_000     # tokens priced once per model and bucket to learn its base rate
 META_PEEK = 1 << 18    # ctxtui's meta line is the first one; never read more than this for it
 
 SOURCE_NAMES = {"claude_code": "Claude Code log", "ctxtui": "ctxtui session log"}
@@ -54,12 +55,17 @@ class WatchTarget:
     folder: Path | None = None
 
 
-def default_folder(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
-    """ctxtui's sessions (`$CTXTUI_HOME`, else the current folder, `/.ctxtui/sessions`) when they
-    hold a log, else Claude Code's projects folder (`$CLAUDE_CONFIG_DIR/projects` or ~/.claude/projects)."""
+def ctxtui_sessions(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
+    """`<$CTXTUI_HOME or the current folder>/.ctxtui/sessions`."""
     env = os.environ if env is None else env
-    home = Path((env.get("CTXTUI_HOME") or "").strip() or cwd).expanduser()
-    ours = sessions_dir(home)
+    return sessions_dir(Path((env.get("CTXTUI_HOME") or "").strip() or cwd).expanduser())
+
+
+def default_folder(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
+    """ctxtui's sessions (`ctxtui_sessions`) when they hold a log, else Claude Code's projects
+    folder (`$CLAUDE_CONFIG_DIR/projects` or ~/.claude/projects)."""
+    env = os.environ if env is None else env
+    ours = ctxtui_sessions(cwd, env)
     if ours.is_dir() and newest_log(ours) is not None:
         return ours
     return claude_projects_dir(env)
@@ -76,7 +82,7 @@ def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
     if not p.exists():
         if given:
             raise WatchError(f"{p}: no such file or folder. Give a session log (.jsonl) or a folder that holds some.")
-        raise WatchError(f"no session logs found: neither {sessions_dir(cwd)} nor {p} exists. "
+        raise WatchError(f"no session logs found: neither {ctxtui_sessions(cwd, env)} nor {p} exists. "
                          "Run ctxtui (or Claude Code) first, or give the log's path.")
     p = p.resolve()
     if p.is_file():
@@ -143,7 +149,11 @@ def budget_for(model: str | None, *, context_window: int | None = None,
         window, source = DEMO_CONTEXT_WINDOW, "demo"
     else:
         window, source = None, ""
-    limits = model_limits(name, context_window=window)
+    if model is None:     # nothing read yet: the defaults, without loading genai-prices' data on the UI thread
+        limits = ModelLimits(name, window or DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT,
+                             "override" if window else "default", "default")
+    else:
+        limits = model_limits(name, context_window=window)
     pct = cfg.get("autocompact_pct")
     pct = float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) and 0 < pct <= 100 else None
     budget = ContextBudget(context_window=limits.context_window,
@@ -198,35 +208,59 @@ class CostRow:
         return out
 
 
+def loop_price(model: str, buckets: dict[str, int]) -> float | None:
+    """`price_buckets` as the loop prices: the offline demo model borrows a real model's prices
+    for illustration (agent_core.factory), so its sessions show the same dollars here."""
+    if model == DEMO_MODEL:
+        from .factory import DEMO_PRICED_AS
+
+        model = DEMO_PRICED_AS
+    return price_buckets(model, buckets)
+
+
 class CostBook:
     """Running cost of the watched session by model and by purpose. Each response is priced on its
     own (tiers depend on one request's input) with `usage_report.Pricer`; its dollars are split
-    over the buckets by their base rates, so the parts always add up to the request's price."""
+    over the buckets by the model's base rates (learned once), so the parts always add up to the
+    request's price, and are exact below the first price tier."""
 
     def __init__(self, pricer: Pricer | None = None) -> None:
-        self.price = pricer or Pricer()
+        self.price = pricer or Pricer(loop_price)
         self.models: dict[str, CostRow] = {}
         self.purposes: dict[str, CostRow] = {}
         self.saved = 0.0
         self.saved_known = True
+        self._learned: dict[str, tuple[float, dict[str, float]] | None] = {}
+
+    def _rates(self, model: str) -> tuple[float, dict[str, float]] | None:
+        """(per-request constant, base dollars per token of each bucket), learned once per model."""
+        try:
+            return self._learned[model]
+        except KeyError:
+            pass
+        const = self.price(model, {})
+        rates = None
+        if const is not None:
+            probes = {k: self.price(model, {k: RATE_PROBE}) for k in BUCKETS}
+            if all(v is not None for v in probes.values()):
+                rates = (const, {k: (v - const) / RATE_PROBE for k, v in probes.items()})
+        self._learned[model] = rates
+        return rates
 
     def add(self, rec: UsageRecord, sign: int = 1) -> None:
         if rec.replaces is not None and sign > 0:
             self.add(rec.replaces, -1)     # a sidechain copy counted earlier: this main copy replaces it
         b = rec.buckets
         total = self.price(rec.model, b)
+        learned = self._rates(rec.model) if total is not None else None
         parts: dict[str, float] = {}
-        if total is not None:
-            const = self.price(rec.model, {}) or 0.0
-            base = {k: (self.price(rec.model, {k: b[k]}) or 0.0) - const if b.get(k) else 0.0 for k in BUCKETS}
+        if total is not None and learned is not None:
+            const, rates = learned
+            base = {k: rates[k] * b.get(k, 0) for k in BUCKETS}
             s = sum(base.values())
             scale = (total - const) / s if s > 0 else 0.0
             parts = {k: v * scale for k, v in base.items()}
-            reads = b.get("cache_read", 0)
-            if reads:
-                as_input = self.price(rec.model, {"input": reads})
-                if as_input is not None:
-                    self.saved += sign * (as_input - const - base["cache_read"])
+            self.saved += sign * (rates["input"] - rates["cache_read"]) * b.get("cache_read", 0)
         elif b.get("cache_read"):
             self.saved_known = False
         for table, key in ((self.models, rec.model), (self.purposes, rec.purpose)):

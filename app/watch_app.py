@@ -145,6 +145,7 @@ class WatchScreen(Screen):
         self.phase = "loading"
         self._render_header()
         worker = self.run_worker(self.state.poll, thread=True, group="watch-load", exit_on_error=False)
+        progress = self.set_interval(0.25, self._render_header)     # "reading 40.1 of 100.0 MB…"
         try:
             await worker.wait()
         except WorkerFailed as e:
@@ -152,6 +153,8 @@ class WatchScreen(Screen):
             return
         except WorkerCancelled:
             return
+        finally:
+            progress.stop()
         self.phase = "following" if self.live else "read"
         self._show_all()
         self.loaded.set()
@@ -176,8 +179,11 @@ class WatchScreen(Screen):
                     continue
             try:
                 update = self.state.poll()
-            except OSError as e:           # e.g. permission changed under us: say so, keep watching
-                self._fail(e)
+                if not self.state.path.exists():
+                    raise FileNotFoundError(f"{self.state.path.name} was removed; waiting for it to come back")
+            except OSError as e:           # removed, or permission changed under us: say so, keep watching
+                if self.error != str(e):
+                    self._fail(e)
                 continue
             if self.phase == "error":
                 self.phase, self.error = "following", None
@@ -231,7 +237,8 @@ class WatchScreen(Screen):
         s = self.state
         header = self.query_one(WatchHeader)
         status = {"starting": ("starting…", "$foreground-muted"),
-                  "loading": (f"reading {fmt.size(_size(s.path))}…", "bold $warning"),
+                  "loading": (f"reading {fmt.size(s.main_reader.offset)} of {fmt.size(_size(s.path))}…",
+                              "bold $warning"),
                   "following": ("● following live" + (" (polling)" if self.force_polling else ""), "bold $success"),
                   "read": ("read once", "$foreground-muted"),
                   "error": (f"✗ {self.error}", "bold $error")}[self.phase]

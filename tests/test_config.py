@@ -103,6 +103,7 @@ BAD = {
     "CTXTUI_MAX_OUTPUT_TOKENS": "0",
     "CTXTUI_AUTOCOMPACT_PCT": "150",
     "CTXTUI_DISABLE_AUTOCOMPACT": "maybe",
+    "CTXTUI_DISABLE_COLLAPSE": "sometimes",
     "CTXTUI_MAX_TURNS": "1.5",
     "CTXTUI_MAX_BUDGET_USD": "-2",
     "CTXTUI_ALLOW": "bash,rm_rf",

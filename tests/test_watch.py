@@ -146,7 +146,8 @@ def test_claude_code_compaction_lands_then_gets_its_tokens_after(tmp_path):
     s.poll()
     append(path, boundary(158_000, session=SESSION, ts="2025-06-14T11:00:00Z"), summary())
     up = s.poll()
-    assert [(v.tokens_before, v.tokens_after, v.new, v.trigger) for v in up.compactions] == [(158_000, None, True, "auto")]
+    assert [(v.tokens_before, v.tokens_after, v.new, v.trigger) for v in up.compactions] == [
+        (158_000, None, True, "auto")]
     assert up.context is None                      # the count after is not known yet
     append(path, cc("m9", read=0, write=20_000, ts="2025-06-14T11:00:05Z"))
     up = s.poll()
@@ -202,6 +203,7 @@ def test_ctxtui_log_uses_the_session_config_and_its_compaction_counts(tmp_path):
     assert s.format == "ctxtui" and s.model == "demo"
     assert c.window == 30_000 and s.info.window_source == "demo"     # the demo's window, as the loop uses
     assert c.tokens == 22_500 and c.threshold == ContextBudget(context_window=30_000).autocompact_threshold
+    assert s.cost.event().by_model["demo"]["cost_usd"] > 0        # priced for illustration, as the TUI does
     log.append_event(ev.Compaction(layer="autocompact", trigger="auto", tokens_before=22_500, tokens_after=6_000,
                                    duration_s=1.5, timestamp=time.time()))
     up = s.poll()
