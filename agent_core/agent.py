@@ -6,6 +6,8 @@ can stop a stream or a tool batch at any point and still leave a valid, logged h
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +65,7 @@ class Agent:
         self.turns = 0
         self._task: asyncio.Task | None = None
         self._pending_compact: tuple[bool, str | None] | None = None
+        self._state_digests: dict[str, bytes] = {}
         self._tool_defs = tools.definitions()
         self._system_tokens = estimate_text(system_prompt)
         self._tools_tokens = sum(estimate_text(str(d)) for d in self._tool_defs)
@@ -186,12 +189,21 @@ class Agent:
             self.session.append_history(self.entries)
 
     def _log_state(self) -> None:
+        """Snapshot what resume needs; only the parts that changed since the last snapshot are
+        written (the log merges snapshots by key), so a quiet turn writes nothing."""
         if self.session is None:
             return
-        self.session.append_state({"pipeline": self.pipeline.state.to_dict(), "cost": self.cost.to_dict(),
-                                   "permissions": self.permissions.to_dict()
-                                   if hasattr(self.permissions, "to_dict") else {},
-                                   "turns": self.turns})
+        parts = {"pipeline": self.pipeline.state.to_dict(), "cost": self.cost.to_dict(),
+                 "permissions": self.permissions.to_dict() if hasattr(self.permissions, "to_dict") else {},
+                 "turns": self.turns}
+        changed = {}
+        for key, value in parts.items():
+            digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).digest()
+            if self._state_digests.get(key) != digest:
+                self._state_digests[key] = digest
+                changed[key] = value
+        if changed:
+            self.session.append_state(changed)
 
     def _report_events(self, q: asyncio.Queue, reports: list[CompactionReport]) -> bool:
         compacted = False

@@ -26,7 +26,7 @@ from compaction.budget import ContextBudget
 from .config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from .cost import BUCKETS, price_buckets
 from .events import Compaction, ContextUpdate, CostUpdate
-from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, expand, newest_log
+from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log
 from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
 from .paths import sessions_dir
 from .usage_report import Pricer
@@ -404,11 +404,15 @@ class WatchState:
         return len(self.readers) - 1
 
     def _discover(self) -> None:
-        """Sub-agent logs of this session (`<stem>/subagents/*.jsonl`): followed as they appear."""
-        if not self.path.with_suffix("").is_dir():
+        """Sub-agent logs of this session (`<stem>/subagents/*.jsonl`): followed as they appear.
+        Only that folder is listed (one scandir per poll), never the whole session folder."""
+        try:
+            found = sorted(e.path for e in os.scandir(self.path.with_suffix("") / "subagents")
+                           if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file())
+        except OSError:        # no such folder (the usual case)
             return
-        for p in expand(self.path)[1:]:
-            self._reader(p)
+        for p in found:
+            self._reader(Path(p))
 
     # -- thresholds
     def _budget_info(self, model: str | None) -> BudgetInfo:

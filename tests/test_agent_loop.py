@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 
 import pytest
@@ -305,3 +306,28 @@ async def test_summaries_take_over_when_collapse_is_off(tmp_path):
             assert validate_history(project(agent.entries)) == []
         await agent.aclose()
     assert layers & {"session_memory", "autocompact"} and "collapse" not in layers, layers
+
+
+async def test_resume_rebuilds_history_state_and_cost_exactly(tmp_path):
+    ws = make_workspace(tmp_path)
+    (ws / "huge.txt").write_text("payload line\n" * 8_000)
+    script = [reply("look", tool_use("bash", {"command": "cat huge.txt"})), reply("seen it"), reply("again")]
+    with FakeAnthropic(script, responder=echo_responder) as fake:
+        # at a 100,000 window one result may hold 25,000 chars: bash's 30,000 is persisted, frozen
+        agent = fake_agent(ws, fake.base_url, allow=["bash"], context_window=100_000)
+        await collect(agent.run("read the big file"))
+        first = fake.message_requests[-1]["messages"]
+        state, cost, uuids = agent.pipeline.state.to_dict(), agent.cost.to_dict(), [e.uuid for e in agent.entries]
+        assert state["layers"]["tool_result_budget"]["replaced"]
+        await agent.aclose()
+
+        again = fake_agent(ws, fake.base_url, allow=["bash"], context_window=100_000, resume=agent.session_id)
+        assert [e.uuid for e in again.entries] == uuids
+        assert again.pipeline.state.to_dict() == state and again.cost.to_dict() == cost
+        assert again.cost_event().total_usd == agent.cost_event().total_usd
+        await collect(again.run("go on"))
+        resent = fake.message_requests[-1]["messages"]
+        await again.aclose()
+    # the persisted preview is byte-identical after the resume, so the cached prefix still matches
+    strip = lambda msgs: json.dumps(msgs).replace(', "cache_control": {"type": "ephemeral"}', "")  # noqa: E731
+    assert strip(resent[:len(first)]) == strip(first)
