@@ -180,6 +180,16 @@ def _saved_decimal(model: str, buckets: Mapping[str, int]) -> Decimal | None:
     return uncached - actual
 
 
+# The offline demo model has no price of its own; everywhere ctxtui shows dollars (the TUI, headless,
+# watch, usage) it borrows this model's, for illustration.
+DEMO_PRICED_AS = "claude-sonnet-4-6"
+
+
+def shown_price(model: str, buckets: dict[str, int]) -> float | None:
+    """`price_buckets` as ctxtui shows it: the demo model priced as DEMO_PRICED_AS."""
+    return price_buckets(DEMO_PRICED_AS if model == "demo" else model, buckets)
+
+
 @dataclass
 class _Tally:
     """Tokens per bucket and dollars for one model or one purpose. cost None = unknown."""

@@ -13,7 +13,7 @@ from compaction import Pipeline, PipelineConfig, PipelineState, default_stages
 from . import events as ev
 from .agent import Agent, Ask, TurnLimits
 from .config import Config, ConfigError
-from .cost import CostTracker
+from .cost import DEMO_PRICED_AS, CostTracker
 from .model import ModelClient
 from .paths import is_session_id, session_dir, tool_results_dir
 from .permissions import PermissionPolicy
@@ -21,9 +21,6 @@ from .session_log import SessionLog, latest_session
 from .summarizer_adapter import ModelSummarizer
 from .system_prompt import system_prompt
 from .tools import RecentFiles, ToolContext, ToolRegistry, resolve_path
-
-
-DEMO_PRICED_AS = "claude-sonnet-4-6"
 
 
 def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:

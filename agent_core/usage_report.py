@@ -14,7 +14,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .cost import BUCKETS, price_buckets
+from .cost import BUCKETS, shown_price
 from .logs.records import CompactionRecord, Record, UsageRecord
 
 TOKEN_KEYS = {b: f"{b}_tokens" for b in BUCKETS}
@@ -29,7 +29,7 @@ def _close(a: float, b: float) -> bool:
 class Pricer:
     """`price(model, buckets) -> float | None`, equal to `price_buckets` but fast for big logs."""
 
-    def __init__(self, price: Callable[[str, dict[str, int]], float | None] = price_buckets) -> None:
+    def __init__(self, price: Callable[[str, dict[str, int]], float | None] = shown_price) -> None:
         self._price = price
         self._models: dict[str, tuple[float, dict[str, float], int] | None] = {}
         self.exact_calls = 0

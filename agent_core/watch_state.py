@@ -24,7 +24,7 @@ from typing import Any, AsyncIterator, Iterable, Mapping
 from compaction.budget import ContextBudget
 
 from .config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
-from .cost import BUCKETS, price_buckets
+from .cost import BUCKETS, price_buckets, shown_price
 from .events import Compaction, ContextUpdate, CostUpdate
 from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log
 from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
@@ -208,14 +208,7 @@ class CostRow:
         return out
 
 
-def loop_price(model: str, buckets: dict[str, int]) -> float | None:
-    """`price_buckets` as the loop prices: the offline demo model borrows a real model's prices
-    for illustration (agent_core.factory), so its sessions show the same dollars here."""
-    if model == DEMO_MODEL:
-        from .factory import DEMO_PRICED_AS
-
-        model = DEMO_PRICED_AS
-    return price_buckets(model, buckets)
+loop_price = shown_price  # the loop's pricing: the demo borrows a real model's prices
 
 
 class CostBook:

@@ -197,3 +197,13 @@ def test_event_shape():
 def test_context_window_from_data():
     assert cost.context_window("claude-sonnet-4") == 200_000
     assert cost.context_window("no-such-model") is None
+
+
+def test_demo_is_shown_at_a_real_models_prices_everywhere():
+    from agent_core.cost import DEMO_PRICED_AS, shown_price
+    from agent_core.usage_report import Pricer
+
+    b = {"input": 1_000, "output": 500, "cache_write_5m": 2_000, "cache_write_1h": 0, "cache_read": 10_000}
+    assert price_buckets("demo", b) is None
+    assert shown_price("demo", b) == price_buckets(DEMO_PRICED_AS, b) > 0
+    assert Pricer()("demo", b) == pytest.approx(shown_price("demo", b))
