@@ -20,6 +20,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/engine.py
+	$(PY) bench/tui.py
+	$(PY) bench/usage.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -139,15 +139,19 @@ def project(entries: Iterable[Entry]) -> list[dict]:
     """
     out: list[dict] = []
     for e in entries:
-        if not e.sent:
-            continue
-        if out and out[-1]["role"] == e.role:
-            prev = out[-1]
-            content = prev["content"] + e.content
-            if e.role == "user":
-                content = [b for b in content if b.get("type") == "tool_result"] + [
-                    b for b in content if b.get("type") != "tool_result"]
-            out[-1] = {"role": e.role, "content": content}
-        else:
-            out.append(e.message)
+        if e.sent:
+            append_message(out, e)
     return out
+
+
+def append_message(out: list[dict], e: Entry) -> None:
+    """Add one sent entry to a request being built, merging it into the previous message of the
+    same role (tool results first in a merged user message)."""
+    if out and out[-1]["role"] == e.role:
+        content = out[-1]["content"] + e.content
+        if e.role == "user":
+            content = [b for b in content if b.get("type") == "tool_result"] + [
+                b for b in content if b.get("type") != "tool_result"]
+        out[-1] = {"role": e.role, "content": content}
+    else:
+        out.append(e.message)

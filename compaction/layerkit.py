@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .entry import Entry
+from .entry import Entry, append_message
 from .tokens import adjust_anchor, anchor_index, estimate_block
 
 # ----- per-process scratch ---------------------------------------------------------------------
@@ -174,14 +174,7 @@ class Projector:
         out = self.msgs
         for e in view[k:]:
             if e.sent:
-                if out and out[-1]["role"] == e.role:
-                    content = out[-1]["content"] + e.content
-                    if e.role == "user":
-                        content = [b for b in content if b.get("type") == "tool_result"] + [
-                            b for b in content if b.get("type") != "tool_result"]
-                    out[-1] = {"role": e.role, "content": content}
-                else:
-                    out.append(e.message)
+                append_message(out, e)
             self.entries.append(e)
             self.ends.append(len(out))
             self.lasts.append(out[-1] if out else None)
