@@ -10,10 +10,9 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
-from compaction import Entry, Pipeline, breakdown, project
+from compaction import Entry, Pipeline, breakdown
 from compaction.entry import tool_result_block
 from compaction.report import CompactionReport
 from compaction.tokens import estimate_text
@@ -278,7 +277,7 @@ class Agent:
             res = await self.pipeline.run(self.entries)
             self._adopt(res.entries)
             compacted = self._report_events(q, res.reports)
-            ctx = self._context(q, compacted, tokens=res.tokens)
+            self._context(q, compacted, tokens=res.tokens)
             blocked = self.pipeline.blocked(res.tokens)
             if blocked:
                 self._emit(q, ev.Error("blocking", blocked))

@@ -24,7 +24,7 @@ from typing import Any, AsyncIterator, Iterable, Mapping
 from compaction.budget import ContextBudget
 
 from .config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
-from .cost import BUCKETS, price_buckets, shown_price
+from .cost import BUCKETS, shown_price
 from .events import Compaction, ContextUpdate, CostUpdate
 from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log
 from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from .budget import ContextBudget
-from .entry import Entry, project
+from .entry import Entry
 from .report import CompactionReport, LayerResult
 from .tokens import count_tokens
 

@@ -1,7 +1,6 @@
 """The loop through the real anthropic SDK against the loopback fake server."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 

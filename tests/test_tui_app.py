@@ -211,7 +211,7 @@ async def test_permission_modal_denies_then_allows(workspace):
         assert not target.exists()
         denied = [e for e in events if isinstance(e, ev.ToolResult) and e.name == "write_file"]
         assert denied and denied[-1].is_error
-        assert app.conversation.query_one(f"ToolBlock.-error") is not None
+        assert app.conversation.query_one("ToolBlock.-error") is not None
 
         asked = await send(app, pilot, "create a file called notes.txt with the module list", answer="a")
         assert any(r.name == "write_file" for r in asked)

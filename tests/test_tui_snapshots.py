@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -18,18 +17,6 @@ SIZE = (120, 40)
 STATE_TOKENS = {"ok": 60_000, "warning": 150_000, "error": 160_000, "autocompact": 170_000, "blocking": 180_000}
 
 
-@pytest.fixture
-def utc():
-    """File times and the timeline print in local time: pin it to UTC."""
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 def make_app(**kw) -> CtxApp:

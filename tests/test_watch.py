@@ -451,17 +451,6 @@ async def test_the_existing_log_is_read_in_a_thread(tmp_path, monkeypatch):
 
 # ================================================================== the look
 
-@pytest.fixture
-def utc():
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 def test_watch_screen_snapshot(snap_compare, utc, tmp_path):
