@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from compaction import Entry, Pipeline, breakdown
 from compaction.entry import tool_result_block
 from compaction.report import CompactionReport
-from compaction.tokens import estimate_text
+from compaction.tokens import CategoryTally, estimate_text
 
 from . import events as ev
 from .model import ModelClient, ModelError, ModelResponse
@@ -65,6 +65,7 @@ class Agent:
         self._task: asyncio.Task | None = None
         self._pending_compact: tuple[bool, str | None] | None = None
         self._state_digests: dict[str, bytes] = {}
+        self._tally = CategoryTally()
         self._tool_defs = tools.definitions()
         self._system_tokens = estimate_text(system_prompt)
         self._tools_tokens = sum(estimate_text(str(d)) for d in self._tool_defs)
@@ -87,7 +88,8 @@ class Agent:
         which is what will be sent when context collapse is active)."""
         b = self.pipeline.config.budget
         tokens = self.tokens() if tokens is None else tokens
-        cats = breakdown(self.entries, system_tokens=self._system_tokens, tools_tokens=self._tools_tokens,
+        cats = breakdown(self.entries, tally=self._tally, system_tokens=self._system_tokens,
+                         tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled)
         return ev.ContextUpdate(tokens=tokens, window=b.context_window, threshold=b.autocompact_threshold,

@@ -129,15 +129,35 @@ def categorize_entry(e: Entry) -> dict[str, int]:
     return cats
 
 
+class CategoryTally:
+    """Running per-category sums over a history that grows by appends, so the context pane costs
+    O(new entries) per turn. A different list (a compaction swapped the history) or a shorter one
+    is summed again, once."""
+
+    def __init__(self) -> None:
+        self._list: Sequence[Entry] | None = None
+        self._n = 0
+        self._sums: dict[str, int] = {}
+
+    def sums(self, entries: Sequence[Entry]) -> dict[str, int]:
+        if entries is not self._list or len(entries) < self._n:
+            self._list, self._n, self._sums = entries, 0, {}
+        for e in entries[self._n:]:
+            for k, v in e.category_tokens.items():
+                self._sums[k] = self._sums.get(k, 0) + v
+        self._n = len(entries)
+        return dict(self._sums)
+
+
 def breakdown(entries: Sequence[Entry], *, system_tokens: int, tools_tokens: int, window: int,
-              threshold: int, autocompact_enabled: bool = True) -> dict[str, int]:
-    """Category breakdown for the context pane (like CC `/context`). Uses cached per-entry figures."""
+              threshold: int, autocompact_enabled: bool = True, tally: CategoryTally | None = None) -> dict[str, int]:
+    """Category breakdown for the context pane (like CC `/context`). Uses cached per-entry figures;
+    with a `tally` only the entries appended since its last call are read."""
     cats = {c: 0 for c in CATEGORIES}
     cats["system"] = system_tokens
     cats["tools"] = tools_tokens
-    for e in entries:
-        for k, v in e.category_tokens.items():
-            cats[k] += v
+    for k, v in (tally or CategoryTally()).sums(entries).items():
+        cats[k] += v
     used = sum(cats.values())
     buffer = max(0, window - threshold) if autocompact_enabled else 0
     cats["autocompact_buffer"] = buffer

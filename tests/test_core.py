@@ -135,3 +135,19 @@ def test_transcript_is_private_and_round_trips(tmp_path):
 @given(histories())
 def test_generated_histories_are_valid(es):
     assert validate_history(project(es)) == []
+
+
+def test_category_tally_reads_only_appended_entries_and_resums_a_new_list():
+    from compaction.tokens import CategoryTally
+
+    es = [user("hello there"), assistant([tu(1)], response_id="r"), user([tool_result_block("t1", "z" * 400)])]
+    tally = CategoryTally()
+    full = lambda xs: breakdown(xs, system_tokens=0, tools_tokens=0, window=30_000, threshold=25_000)  # noqa: E731
+    first = breakdown(es, system_tokens=0, tools_tokens=0, window=30_000, threshold=25_000, tally=tally)
+    assert first == full(es)
+    es.append(assistant("a" * 800, response_id="r2"))
+    grown = breakdown(es, system_tokens=0, tools_tokens=0, window=30_000, threshold=25_000, tally=tally)
+    assert grown == full(es) and grown["assistant_text"] > first["assistant_text"]
+    swapped = [es[0], es[-1]]
+    assert breakdown(swapped, system_tokens=0, tools_tokens=0, window=30_000, threshold=25_000,
+                     tally=tally) == full(swapped)
