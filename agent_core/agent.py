@@ -303,8 +303,7 @@ class Agent:
                 if e.retryable and e.status is None and stream_retries < MID_STREAM_RETRIES:
                     stream_retries += 1
                     turn.partial_text.clear()
-                    self._emit(q, ev.Notice(f"{e.message.split(';')[0]}; retrying ({stream_retries}/"
-                                            f"{MID_STREAM_RETRIES})."))
+                    self._emit(q, ev.StreamRetry(e.message.split(";")[0], stream_retries, MID_STREAM_RETRIES))
                     await asyncio.sleep(0.2 * stream_retries)
                     continue
                 self._emit(q, ev.Error(e.kind, e.message, e.retryable))

@@ -122,6 +122,16 @@ class Error(Event):
 
 
 @dataclass
+class StreamRetry(Event):
+    """The answer broke off mid-stream (the SDK never retries that); the partial text streamed so
+    far is discarded and the call is sent again."""
+    type: ClassVar[str] = "stream_retry"
+    message: str
+    attempt: int
+    of: int
+
+
+@dataclass
 class Notice(Event):
     type: ClassVar[str] = "notice"
     message: str

@@ -81,6 +81,8 @@ class _Output:
             self._note(f"[error] {e.kind}: {e.message}")
         elif isinstance(e, ev.Notice):
             self._note(f"[note] {e.message}")
+        elif isinstance(e, ev.StreamRetry):
+            self._note(f"[retry {e.attempt}/{e.of}] {e.message}; the partial answer above is discarded")
         elif isinstance(e, ev.ToolCall):
             self._note(f"[tool] {e.name} {json.dumps(e.input, ensure_ascii=False)[:200]}")
         elif isinstance(e, ev.ToolResult) and e.is_error:

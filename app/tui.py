@@ -207,6 +207,10 @@ class CtxApp(App[int]):
             await conv.add_error(e)
         elif isinstance(e, ev.Notice):
             await conv.add_notice(e.message)
+        elif isinstance(e, ev.StreamRetry):
+            await conv.end_text()
+            await conv.add_notice(f"{e.message}. The partial answer above is discarded; retrying "
+                                  f"({e.attempt}/{e.of}).")
         elif isinstance(e, ev.PermissionRequest):
             pass  # answered through ask_permission (the modal)
         elif isinstance(e, ev.TurnFinished):

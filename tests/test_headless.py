@@ -166,6 +166,21 @@ def test_continue_resumes_the_latest_session(tmp_path):
     assert "remember 42" in json.dumps(second)
 
 
+def test_resume_by_id_and_an_unknown_id(tmp_path):
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic(responder=echo_responder) as fake:
+        _, out1, _ = run(["-p", "first session", "--workspace", str(ws), "--output-format", "json"], env_for(fake))
+        _, out2, _ = run(["-p", "second session", "--workspace", str(ws), "--output-format", "json"], env_for(fake))
+        sid = json.loads(out1)["session_id"]
+        code, out3, _ = run(["-p", "back to the first", "--workspace", str(ws), "--resume", sid,
+                             "--output-format", "json"], env_for(fake))
+        sent = json.dumps(fake.message_requests[-1]["messages"])
+        bad, _, err = run(["-p", "x", "--workspace", str(ws), "--resume", "20990101T000000-ffffff"], env_for(fake))
+    assert code == 0 and json.loads(out3)["session_id"] == sid != json.loads(out2)["session_id"]
+    assert "first session" in sent and "second session" not in sent
+    assert bad == 2 and "20990101T000000-ffffff" in err
+
+
 def _spawn(argv, env, cwd):
     full_env = {**{k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CTXTUI_"))}, **env}
     return subprocess.Popen([sys.executable, "-m", "app.cli", "--headless", *argv], cwd=str(ROOT), env=full_env,
