@@ -20,7 +20,7 @@ from .permissions import PermissionPolicy
 from .session_log import SessionLog, latest_session
 from .summarizer_adapter import ModelSummarizer
 from .system_prompt import system_prompt
-from .tools import RecentFiles, ToolContext, ToolRegistry, resolve_path
+from .tools import ToolContext, ToolRegistry, resolve_path
 
 
 def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
@@ -99,7 +99,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
         permissions = PermissionPolicy(overrides={t: "allow" for t in config.allow})
     if state.get("permissions"):
         permissions.restore(state["permissions"])
-    tool_ctx = ToolContext(config.workspace, recent_files=RecentFiles(), bash_timeout=config.bash_timeout,
+    tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout,
                            spill_dir=tool_results_dir(home, log.session_id))
 
     compactions = []

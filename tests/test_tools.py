@@ -1,4 +1,4 @@
-"""The agent's tools: sandbox, file tools, bash (timeout, cap, cancel), registry, RecentFiles."""
+"""The agent's tools: sandbox, file tools, bash (timeout, cap, cancel), registry."""
 from __future__ import annotations
 
 import asyncio
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_core.tool_spec import TOOL_NAMES
-from agent_core.tools import CappedText, RecentFiles, SandboxError, ToolContext, ToolRegistry, resolve_path
+from agent_core.tools import CappedText, SandboxError, ToolContext, ToolRegistry, resolve_path
 
 
 @pytest.fixture
@@ -116,12 +116,11 @@ async def test_walks_skip_symlinks_that_leave_the_workspace(reg, ctx, ws, tmp_pa
 
 # --- read_file ---------------------------------------------------------------------------------
 
-async def test_read_file_numbers_lines_and_records_the_read(reg, ctx, ws):
+async def test_read_file_numbers_lines(reg, ctx, ws):
     out = await run(reg, "read_file", ctx, path="src/app.py")
     assert not out.is_error
     assert out.content.splitlines()[0] == "     1\timport os"
     assert out.content.splitlines()[3] == "     4\t    return 1"
-    assert ctx.recent_files.recent() == [ws / "src" / "app.py"]
     assert out.meta["total_lines"] == 4
 
 
@@ -157,7 +156,6 @@ async def test_read_file_refuses_binary_folders_and_missing(reg, ctx, ws):
     assert out.is_error and "folder" in out.content and "glob" in out.content
     out = await run(reg, "read_file", ctx, path="nope.py")
     assert out.is_error and "not found" in out.content
-    assert ctx.recent_files.recent() == []
 
 
 async def test_read_file_empty(reg, ctx, ws):
@@ -404,31 +402,3 @@ async def test_registry_turns_every_failure_into_an_error_result(reg, ctx, monke
     monkeypatch.setattr(type(reg.get("glob")), "run", boom)
     out = await reg.execute("glob", {"pattern": "*"}, ctx)
     assert out.is_error and "kaput" in out.content and "RuntimeError" in out.content
-
-
-# --- RecentFiles -------------------------------------------------------------------------------
-
-def test_recent_files_most_recent_first():
-    rf = RecentFiles()
-    for p, t in (("a", 1.0), ("b", 2.0), ("c", 3.0), ("a", 4.0)):
-        rf.record(p, t)
-    assert rf.recent() == [Path("a"), Path("c"), Path("b")]
-    assert rf.recent(2) == [Path("a"), Path("c")]
-    rf.record("b", 4.0)                       # same time: the later record wins
-    assert rf.recent(1) == [Path("b")]
-    again = RecentFiles.from_dict(rf.to_dict())
-    assert again.recent() == rf.recent() and again.last_seen("a") == 4.0
-
-
-def test_recent_files_is_bounded_dropping_the_oldest():
-    rf = RecentFiles(max_entries=3)
-    for i in range(5):
-        rf.record(f"f{i}", float(i))
-    assert rf.recent() == [Path("f4"), Path("f3"), Path("f2")]
-
-
-async def test_reads_and_edits_update_recent_files(reg, ctx, ws):
-    await run(reg, "read_file", ctx, path="src/app.py")
-    await run(reg, "read_file", ctx, path="README.md")
-    await run(reg, "edit_file", ctx, path="src/app.py", old_string="return 1", new_string="return 5")
-    assert ctx.recent_files.recent(2) == [ws / "src/app.py", ws / "README.md"]

@@ -7,13 +7,12 @@ from .edit_file import EditFileTool
 from .glob_tool import GlobTool
 from .grep import GrepTool
 from .read_file import ReadFileTool
-from .recent import RecentFiles
 from .registry import BUILTIN_TOOLS, ToolRegistry
 from .sandbox import SandboxError, resolve_path
 from .write_file import WriteFileTool
 
 __all__ = [
     "SECRET_ENV_VARS", "Tool", "ToolContext", "ToolError", "ToolOutput", "BashTool", "CappedText",
-    "CompactTool", "EditFileTool", "GlobTool", "GrepTool", "ReadFileTool", "RecentFiles", "BUILTIN_TOOLS",
+    "CompactTool", "EditFileTool", "GlobTool", "GrepTool", "ReadFileTool", "BUILTIN_TOOLS",
     "ToolRegistry", "SandboxError", "resolve_path", "WriteFileTool",
 ]

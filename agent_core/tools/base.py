@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
 
-from .recent import RecentFiles
 
 T = TypeVar("T")
 
@@ -36,7 +35,6 @@ class ToolError(Exception):
 class ToolContext:
     """Everything a tool may touch. One per session; tools never keep state of their own."""
     workspace: Path
-    recent_files: RecentFiles = field(default_factory=RecentFiles)
     bash_timeout: float = 120.0          # seconds, when the call gives none
     bash_max_timeout: float = 600.0      # a call may ask for more, up to this
     output_cap: int = 30_000             # chars of bash output kept (head + tail)

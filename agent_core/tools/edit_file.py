@@ -92,5 +92,4 @@ class EditFileTool(Tool):
                               meta={"path": shown, "line": first, "removed": removed, "added": added})
 
         out = await run_in_thread(edit)
-        ctx.recent_files.record(path)
         return out

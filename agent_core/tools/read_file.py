@@ -59,7 +59,6 @@ class ReadFileTool(Tool):
         offset = input.get("offset", 1)
         limit = min(input.get("limit", ctx.read_max_lines), ctx.read_max_lines)
         out = await run_in_thread(lambda stop: self._read(path, shown, offset, limit, ctx, stop))
-        ctx.recent_files.record(path)
         return out
 
     @staticmethod

@@ -37,7 +37,6 @@ class WriteFileTool(Tool):
             return existed
 
         existed = await run_in_thread(write)
-        ctx.recent_files.record(path)
         n_lines = content.count("\n") + (bool(content) and not content.endswith("\n"))
         n_bytes = len(content.encode("utf-8"))
         verb = "Overwrote" if existed else "Created"
