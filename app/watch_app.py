@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
+from agent_core.logs import newest_log
 from agent_core.watch_state import (CompactionView, WatchState, WatchTarget, WatchUpdate, switch_candidate,
                                     watch_changes, watch_root)
 
@@ -30,6 +31,7 @@ from .widgets.context_pane import ContextPane, Gauge
 from .widgets.cost_pane import CostPane
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
+RESCAN_S = 2.0   # folder mode: how often a quiet watch looks for a new session the file events missed
 CSS_FILES = ("panes.tcss", "watch.tcss")
 
 
@@ -170,10 +172,17 @@ class WatchScreen(Screen):
         if not self.live or self.phase == "error":
             return
         root, recursive = watch_root(self.target, self.state.path)
+        last_scan = time.monotonic()
         async for changed in watch_changes(root, recursive=recursive, force_polling=self.force_polling,
                                            stop_event=self._stop):
-            if changed and self.target.folder is not None:
-                newer = switch_candidate(changed, current=self.state.path, followed=self.followed)
+            if self.target.folder is not None:
+                if not changed and time.monotonic() - last_scan > RESCAN_S:
+                    # A log written right after its folder was created can slip past the file
+                    # events (the folder was not watched yet): look for it now and then.
+                    last_scan = time.monotonic()
+                    newest = await asyncio.to_thread(newest_log, self.target.folder)
+                    changed = {str(newest)} if newest is not None else set()
+                newer = switch_candidate(changed, current=self.state.path, followed=self.followed) if changed else None
                 if newer is not None:
                     await self._switch(newer)
                     continue
