@@ -23,7 +23,6 @@ from .tool_spec import TOOL_NAMES
 DEMO_MODEL = "demo"
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundled data
 DEMO_CONTEXT_WINDOW = 30_000         # small, so compaction shows within a few prompts
-FALLBACK_CONTEXT_WINDOW = 200_000    # a real model genai-prices does not know
 MIN_CONTEXT_WINDOW = 1_000
 
 
@@ -230,9 +229,9 @@ class Config:
             return self.context_window
         if self.is_demo:
             return DEMO_CONTEXT_WINDOW
-        from .cost import context_window
+        from .models_info import model_limits
 
-        return context_window(self.model) or FALLBACK_CONTEXT_WINDOW
+        return model_limits(self.model).context_window
 
     def budget(self):
         """The compaction thresholds for this config (compaction.budget.ContextBudget)."""

@@ -263,14 +263,14 @@ class CostTracker:
         except Exception:  # pragma: no cover - bookkeeping must never break a turn
             pass
 
+    def _sum(self, attr: str) -> float | None:
+        """A dollar figure over every model; None when any model's is unknown."""
+        values = [getattr(t, attr) for t in self._models.values()]
+        return None if any(v is None for v in values) else float(sum(values, Decimal(0)))
+
     @property
     def total_usd(self) -> float | None:
-        total = Decimal(0)
-        for t in self._models.values():
-            if t.cost is None:
-                return None
-            total += t.cost
-        return float(total)
+        return self._sum("cost")
 
     def by_model(self) -> dict[str, dict[str, Any]]:
         return {m: t.view() for m, t in self._models.items()}
@@ -296,12 +296,7 @@ class CostTracker:
         return tok["cache_read"] / total if total else 0.0
 
     def saved_by_cache_usd(self) -> float | None:
-        total = Decimal(0)
-        for t in self._models.values():
-            if t.saved is None:
-                return None
-            total += t.saved
-        return float(total)
+        return self._sum("saved")
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": 1,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compaction import Pipeline, PipelineConfig, PipelineState, default_stages
+from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
 
 from . import events as ev
 from .agent import Agent, Ask, TurnLimits
@@ -73,14 +73,9 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
                                        "config": config.public_dict()}, secrets=config.secret_values())
 
     client = client or make_client(config, demo_chunk_delay)
-    budget = config.budget()
-    if budget.context_window != client.info.context_window and config.context_window is None:
-        from compaction import ContextBudget
-
-        budget = ContextBudget(context_window=client.info.context_window,
-                               max_output_tokens=client.info.max_output_tokens,
-                               autocompact_enabled=not config.disable_autocompact,
-                               autocompact_pct=config.autocompact_pct)
+    # The thresholds follow the window and max output the client really uses.
+    budget = ContextBudget(context_window=client.info.context_window, max_output_tokens=client.info.max_output_tokens,
+                           autocompact_enabled=not config.disable_autocompact, autocompact_pct=config.autocompact_pct)
     state = loaded.state if loaded else {}
     pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse), session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))

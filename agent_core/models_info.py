@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .cost import context_window as data_window
+
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_OUTPUT = 32_000
 
@@ -56,23 +58,12 @@ def _by_prefix(table: tuple[tuple[str, int], ...], model: str) -> int | None:
     return best[1] if best else None
 
 
-def genai_prices_window(model: str) -> int | None:
-    """The model's context window from genai-prices' bundled snapshot (never its online update)."""
-    try:
-        from genai_prices.data_snapshot import get_snapshot
-        _, info = get_snapshot().find_provider_model(model, None, "anthropic", None)
-    except Exception:  # unknown model, or a data-format change in the library: fall back, never crash
-        return None
-    cw = getattr(info, "context_window", None)
-    return int(cw) if isinstance(cw, int) and cw > 0 else None
-
-
 def model_limits(model: str, *, context_window: int | None = None,
                  max_output_tokens: int | None = None) -> ModelLimits:
     """Window and max output for `model`; explicit values win over data and tables."""
     if context_window is not None:
         window, wsrc = int(context_window), "override"
-    elif (w := genai_prices_window(model)) is not None:
+    elif (w := data_window(model)) is not None:
         window, wsrc = w, "genai-prices"
     elif (w := _by_prefix(CONTEXT_BY_FAMILY, model)) is not None:
         window, wsrc = w, "table"

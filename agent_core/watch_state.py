@@ -27,6 +27,7 @@ from .config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from .cost import BUCKETS, shown_price
 from .events import Compaction, ContextUpdate, CostUpdate
 from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log
+from .logs.discover import newest
 from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
 from .paths import sessions_dir
 from .usage_report import Pricer
@@ -104,19 +105,8 @@ def switch_candidate(changed: Iterable[str], *, current: Path, followed: set[Pat
     """A main log that was just written and has not been followed yet in this run: the newer
     session to switch to (folder mode). Sessions followed before are never switched back to, so
     two sessions written at once do not make the view flip between them."""
-    best: tuple[float, str] | None = None
-    found = None
-    for raw in changed:
-        p = Path(raw)
-        if p == current or p in followed or not is_main_log(p):
-            continue
-        try:
-            key = (p.stat().st_mtime, str(p))
-        except OSError:
-            continue
-        if best is None or key > best:
-            best, found = key, p
-    return found
+    candidates = (Path(raw) for raw in changed)
+    return newest(p for p in candidates if p != current and p not in followed and is_main_log(p))
 
 
 # ------------------------------------------------------------------ thresholds

@@ -332,3 +332,19 @@ async def test_resume_rebuilds_history_state_and_cost_exactly(tmp_path):
     # the persisted preview is byte-identical after the resume, so the cached prefix still matches
     strip = lambda msgs: json.dumps(msgs).replace(', "cache_control": {"type": "ephemeral"}', "")  # noqa: E731
     assert strip(resent[:len(first)]) == strip(first)
+
+
+async def test_thresholds_follow_the_clients_window(tmp_path):
+    """Config, client and pipeline agree on the window: one lookup, one source."""
+    from agent_core.config import load_config
+
+    ws = make_workspace(tmp_path)
+    agent = fake_agent(ws, "http://127.0.0.1:9")
+    config = load_config({"model": MODEL}, environ={"ANTHROPIC_API_KEY": SECRET}, workspace=ws)
+    b = agent.pipeline.config.budget
+    assert b.context_window == agent.info.context_window == config.resolved_context_window()
+    assert b.max_output_tokens == agent.info.max_output_tokens
+    small = fake_agent(ws, "http://127.0.0.1:9", context_window=50_000)
+    assert small.pipeline.config.budget.context_window == small.info.context_window == 50_000
+    await agent.aclose()
+    await small.aclose()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable
 
 
 def claude_projects_dir(env: dict[str, str] | None = None) -> Path:
@@ -57,17 +58,11 @@ def discover(paths: list[Path]) -> list[Path]:
     return out
 
 
-def newest_log(path: Path) -> Path | None:
-    """The log `ctxtui watch` follows for a folder: the most recently written main log below it
-    (sub-agent logs belong to their session, so they are never picked on their own)."""
-    path = Path(path).expanduser()
-    if path.is_file():
-        return path
+def newest(paths: Iterable[Path]) -> Path | None:
+    """The most recently written of these files (ties broken by path); vanished files are skipped."""
     best: tuple[float, str] | None = None
     found = None
-    for f in _walk(path) if path.is_dir() else []:
-        if f.parent.name == "subagents":
-            continue
+    for f in paths:
         try:
             key = (f.stat().st_mtime, str(f))
         except OSError:
@@ -75,3 +70,12 @@ def newest_log(path: Path) -> Path | None:
         if best is None or key > best:
             best, found = key, f
     return found
+
+
+def newest_log(path: Path) -> Path | None:
+    """The log `ctxtui watch` follows for a folder: the most recently written main log below it
+    (sub-agent logs belong to their session, so they are never picked on their own)."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        return path
+    return newest(f for f in (_walk(path) if path.is_dir() else []) if f.parent.name != "subagents")
