@@ -144,9 +144,10 @@ class Pipeline:
 
         Layers run in order with one config, each handed the count as the previous one left it;
         each layer checks its own trigger against that count (tool-result budget: always, to keep
-        frozen decisions; snip: the auto-compact threshold while summarizing cannot run, with hysteresis; microcompact: time gap, or its
-        count trigger with batching; collapse: replays committed spans always, commits new ones at
-        its ratio), so a later layer acts only if the count is still above its trigger.
+        frozen decisions; snip: the auto-compact threshold while summarizing cannot run, with
+        hysteresis; microcompact: time gap, or its count trigger with batching; collapse: replays
+        committed spans always, commits new ones at its ratio), so a later layer acts only if the
+        count is still above its trigger.
         `entries` of the result is the input list itself when no rewriting layer changed anything.
         """
         import dataclasses
