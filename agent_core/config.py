@@ -1,29 +1,41 @@
-"""Configuration (DESIGN §11): one `Config` from five sources, first one that sets a value wins:
+"""Configuration: one `Config` from five sources, first one that sets a value wins:
 
     CLI flags  >  environment  >  `.env` in the workspace  >  user config file  >  defaults
 
 The `.env` file is read with python-dotenv's `dotenv_values` and never copied into `os.environ`.
-The user file is TOML at `$CTXTUI_CONFIG`, else `$XDG_CONFIG_HOME/ctxtui/config.toml`, else
-`~/.config/ctxtui/config.toml`; its keys are the `Config` field names (`[keymap]` is a table).
+It belongs to the repository, not to the user: the settings in `trust.SENSITIVE` (API key, base
+URL, allowed tools, state folder) are taken from it only when the user trusted the workspace, and
+are otherwise reported in `Config.ignored`. The user file is TOML at `$CTXTUI_CONFIG`, else
+`$XDG_CONFIG_HOME/ctxtui/config.toml`, else `~/.config/ctxtui/config.toml`; its keys are the
+`Config` field names (`[keymap]` is a table, `trusted_workspaces` a list of folders).
 An empty environment value counts as unset. A bad value raises `ConfigError` naming the variable,
 flag or file key and the form expected; the CLI turns it into exit code 2.
 """
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import os
+import stat
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from dotenv import dotenv_values
+from compaction.scrub import redact_url, register_secret
+
+from .paths import project_state_dir, state_root
 from .tool_spec import TOOL_NAMES
+from .trust import SENSITIVE, how_to_trust, is_trusted
 
 DEMO_MODEL = "demo"
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundled data
 DEMO_CONTEXT_WINDOW = 30_000         # small, so compaction shows within a few prompts
 MIN_CONTEXT_WINDOW = 1_000
+MAX_USER_FILE = 1 << 20              # a config file larger than this is not a config file
+SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 class ConfigError(ValueError):
@@ -161,7 +173,8 @@ SETTINGS: tuple[Setting, ...] = (
             "turn context collapse off, so summaries (session memory, auto-compact) take over at the threshold",
             _bool),
     Setting("home", "CTXTUI_HOME", "home", "a folder path",
-            "the folder that holds .ctxtui/ (sessions, transcripts); default the workspace", _path),
+            "ctxtui's state folder (sessions, transcripts, tool results, one folder per workspace); "
+            "default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui", _path),
     Setting("max_turns", "CTXTUI_MAX_TURNS", "max_turns", "a whole number >= 1",
             "stop a run after this many model calls (default: no limit)", _int_at_least(1)),
     Setting("max_budget_usd", "CTXTUI_MAX_BUDGET_USD", "max_budget_usd", "a number of dollars > 0",
@@ -202,7 +215,7 @@ class Config:
     autocompact_pct: float | None = None
     disable_autocompact: bool = False
     disable_collapse: bool = False
-    home: Path | None = None                   # folder holding .ctxtui/; None = workspace
+    home: Path | None = None                   # the state root (CTXTUI_HOME); None = state_root()
     workspace: Path = field(default_factory=Path.cwd)
     max_turns: int | None = None
     max_budget_usd: float | None = None
@@ -211,13 +224,27 @@ class Config:
     theme: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
     config_file: Path | None = None            # the user file that was read, if any
+    trusted: bool = False                      # the user trusts this workspace's .env
+    ignored: tuple[str, ...] = ()              # .env variables ignored because the workspace is untrusted
+    dotenv_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace)
-        if self.home is None:
-            self.home = self.workspace
-        self.home = Path(self.home)
+        self.home = Path(self.home) if self.home is not None else state_root()
+
+    @property
+    def state_dir(self) -> Path:
+        """This workspace's folder under the state root: sessions, transcripts, tool results."""
+        return project_state_dir(Path(self.home), self.workspace)
+
+    def ignored_message(self) -> str | None:
+        """What was ignored from an untrusted `.env`, and how to trust it; None when nothing was."""
+        if not self.ignored:
+            return None
+        return (f"ignored {', '.join(self.ignored)} from {self.dotenv_path}: this folder is not trusted, and a "
+                f"repository's .env may not choose the API endpoint or key, allow tools, or move ctxtui's state. "
+                + how_to_trust(self.workspace))
 
     @property
     def is_demo(self) -> bool:
@@ -241,7 +268,7 @@ class Config:
                              autocompact_enabled=not self.disable_autocompact, autocompact_pct=self.autocompact_pct)
 
     def secret_values(self) -> list[str]:
-        """Values that must never be written anywhere (the session log scrubs them)."""
+        """Values that must never be written anywhere (registered with the scrubber at load)."""
         return [self.api_key] if self.api_key else []
 
     def public_dict(self) -> dict[str, Any]:
@@ -252,6 +279,7 @@ class Config:
                 continue
             v = getattr(self, f.name)
             out[f.name] = str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v
+        out["base_url"] = redact_url(self.base_url)
         out["has_api_key"] = bool(self.api_key)
         return out
 
@@ -268,30 +296,61 @@ def user_config_path(environ: Mapping[str, str]) -> Path:
     return (Path(home) if home else Path.home()) / ".config" / "ctxtui" / "config.toml"
 
 
-def _read_user_file(path: Path) -> dict[str, Any]:
+def _read_small_file(path: Path, what: str) -> bytes | None:
+    """The bytes of a regular file of at most MAX_USER_FILE; None when it does not exist. Opened
+    without blocking and checked before reading, so a FIFO or /dev/zero is refused, not read."""
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{path}: the {what} must be a regular file (this is a device, pipe or folder)")
+        if st.st_size > MAX_USER_FILE:
+            raise ConfigError(f"{path}: the {what} is {st.st_size:,} bytes; a config file is at most "
+                              f"{MAX_USER_FILE:,} bytes. Check the path.")
+        return os.read(fd, MAX_USER_FILE + 1)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+USER_FILE_ONLY = {"trusted_workspaces"}
+
+
+def _read_user_file(path: Path) -> dict[str, Any]:
+    raw = _read_small_file(path, "config file (CTXTUI_CONFIG)")
+    if raw is None:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read the config file: {e}") from None
-    unknown = sorted(set(data) - set(_BY_NAME))
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: the config file is not UTF-8 text; it must be TOML such as "
+                          f"`context_window = 100000`") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: the config file is not valid TOML: {e}") from None
+    trusted = data.get("trusted_workspaces", [])
+    if not isinstance(trusted, list) or not all(isinstance(t, str) for t in trusted):
+        raise ConfigError(f"trusted_workspaces (in {path}) must be a list of folder paths")
+    unknown = sorted(set(data) - set(_BY_NAME) - USER_FILE_ONLY)
     if unknown:
         raise ConfigError(f"{path}: unknown setting {unknown[0]!r}; known settings: {', '.join(_BY_NAME)}")
     return data
 
 
 def _read_dotenv(workspace: Path) -> tuple[dict[str, str], Path]:
-    from dotenv import dotenv_values
-
     path = workspace / ".env"
-    if not path.is_file():
+    raw = _read_small_file(path, ".env file")
+    if raw is None:
         return {}, path
     try:
-        values = dotenv_values(path)
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read: {e}") from None
+        values = dotenv_values(stream=io.StringIO(raw.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{path}: cannot read the .env file: {e}") from None
     return {k: v for k, v in values.items() if v is not None}, path
 
 
@@ -320,7 +379,8 @@ def _parse(s: Setting, value: Any, where: str) -> Any:
 
 def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[str, str] | None = None,
                 workspace: Path | None = None) -> Config:
-    """Build the Config; raises ConfigError with a message the user can act on."""
+    """Build the Config; raises ConfigError with a message the user can act on. The secrets it
+    finds are registered with the scrubber, so nothing written afterwards can hold them."""
     environ = os.environ if environ is None else environ
     cli_vals = _cli_values(cli)
     raw_cli = (vars(cli) if isinstance(cli, argparse.Namespace) else dict(cli or {}))
@@ -334,16 +394,22 @@ def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[s
     dotenv, dotenv_path = _read_dotenv(ws)
     user_path = user_config_path(environ)
     user = _read_user_file(user_path)
+    trusted = bool(raw_cli.get("trust")) or is_trusted(ws, environ, user.get("trusted_workspaces", ()))
 
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     where: dict[str, str] = {}
+    ignored: list[str] = []
     for s in SETTINGS:
+        in_dotenv = bool(s.env and (dotenv.get(s.env) or "").strip())
         if s.name in cli_vals:
             raw, sources[s.name], where[s.name] = cli_vals[s.name], "flag", s.flag_name
         elif s.env and (environ.get(s.env) or "").strip():
             raw, sources[s.name], where[s.name] = environ[s.env], "env", s.env
-        elif s.env and (dotenv.get(s.env) or "").strip():
+        elif in_dotenv and s.name in SENSITIVE and not trusted:
+            ignored.append(s.env)
+            continue
+        elif in_dotenv:
             raw, sources[s.name], where[s.name] = dotenv[s.env], ".env", f"{s.env} (in {dotenv_path})"
         elif s.name in user:
             raw, sources[s.name], where[s.name] = user[s.name], "user file", f"{s.name} (in {user_path})"
@@ -351,17 +417,26 @@ def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[s
             continue
         values[s.name] = _parse(s, raw, where[s.name])
 
+    register_secret(values.get("api_key"), *(environ.get(v) for v in SECRET_ENV_VARS))
+    if values.get("base_url"):
+        redact_url(values["base_url"])         # registers a password in the URL as a secret
     if "model" not in values:
         values["model"] = DEFAULT_MODEL if values.get("api_key") else DEMO_MODEL
     elif values["model"].lower() == DEMO_MODEL:
         values["model"] = DEMO_MODEL
+    elif not values.get("api_key"):
+        raise ConfigError(f"{where['model']} is {values['model']!r}, which needs an API key, but ANTHROPIC_API_KEY "
+                          f"is not set. Set it (environment, or the user config file), or use --model demo "
+                          f"to stay offline.")
     home = values.get("home")
     if home is not None:
-        if not home.is_absolute():
-            home = values["home"] = ws / home  # relative to the workspace, like everything the agent touches
+        home = values["home"] = home.absolute()
         if home.exists() and not home.is_dir():
             raise ConfigError(f"{where['home']} must be {_BY_NAME['home'].form} (got {str(home)!r}, which is a file)")
+    else:
+        values["home"] = state_root(environ)
     for s in SETTINGS:
         sources.setdefault(s.name, "default")
 
-    return Config(workspace=ws, config_file=user_path if user else None, sources=sources, **values)
+    return Config(workspace=ws, config_file=user_path if user else None, sources=sources, trusted=trusted,
+                  ignored=tuple(ignored), dotenv_path=dotenv_path if dotenv else None, **values)

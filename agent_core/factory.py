@@ -6,21 +6,28 @@ totals and "always" permissions.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
+from compaction.budget import MIN_WINDOW
+from compaction.tokens import estimate_text
 
 from . import events as ev
 from .agent import Agent, Ask, TurnLimits
 from .config import Config, ConfigError
 from .cost import DEMO_PRICED_AS, CostTracker
 from .model import ModelClient
-from .paths import is_session_id, session_dir, tool_results_dir
+from .paths import UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir, tool_results_dir
 from .permissions import PermissionPolicy
 from .session_log import SessionLog, latest_session
 from .summarizer_adapter import ModelSummarizer
 from .system_prompt import system_prompt
 from .tools import ToolContext, ToolRegistry, resolve_path
+from .trust import user_config_dir
+
+
+MIN_TURN_TOKENS = 1_500   # a prompt, one tool call and a short result
 
 
 def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
@@ -48,20 +55,70 @@ def _file_reader(workspace: Path):
     return read
 
 
+def minimum_window(overhead: int, budget: ContextBudget) -> int:
+    """The smallest window (a multiple of 1,000) whose auto-compact threshold leaves a minimal
+    turn of room above the system prompt and tool definitions."""
+    window = max(MIN_WINDOW, 1_000)
+    while True:
+        b = ContextBudget(context_window=window, max_output_tokens=budget.max_output_tokens,
+                          autocompact_enabled=budget.autocompact_enabled)
+        if b.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
+            return window
+        window += 1_000
+
+
+def check_room(config: Config, budget: ContextBudget, prompt: str, tools: list[dict]) -> None:
+    """Refuse at start-up a window that cannot hold the system prompt, the tool definitions and a
+    minimal turn: every run would otherwise end blocked before the model is called."""
+    overhead = estimate_text(prompt) + sum(estimate_text(json.dumps(d)) for d in tools)
+    if budget.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
+        return
+    source = config.sources.get("context_window")
+    name = {"flag": "--context-window", "env": "CTXTUI_CONTEXT_WINDOW", ".env": "CTXTUI_CONTEXT_WINDOW (in .env)",
+            "user file": "context_window (in the user config file)"}.get(source or "", "the model's context window")
+    raise ConfigError(f"{name} is {budget.context_window:,} tokens, too small to work in: the system prompt and tool "
+                      f"definitions take about {overhead:,} tokens and a turn needs about {MIN_TURN_TOKENS:,} more "
+                      f"below the auto-compact threshold. The smallest usable window is "
+                      f"{minimum_window(overhead, budget):,}.")
+
+
+def prepare_state_dir(config: Config) -> Path:
+    """This workspace's state folder, created 0700 and checked (real folders of ours all the way
+    down from the state root). A folder that cannot be made or is unsafe is a ConfigError."""
+    where = "CTXTUI_HOME" if config.sources.get("home") in ("env", ".env") else \
+        "--home" if config.sources.get("home") == "flag" else "the state folder"
+    try:
+        return ensure_state_dir(Path(config.home), config.state_dir)
+    except UnsafeDir as e:
+        raise ConfigError(f"{where}: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"{where}: cannot create {e.filename or config.state_dir}: {e.strerror or e}. "
+                          f"Make it writable, or point CTXTUI_HOME (or --home) at a folder you can write.") from None
+
+
 def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = None, continue_: bool = False,
                 client: ModelClient | None = None, demo_chunk_delay: float = 0.0) -> Agent:
     """Raises ConfigError (exit 2 at the CLI) for an unknown session or an unusable setting."""
-    home = Path(config.home)
+    home = prepare_state_dir(config)
+    client = client or make_client(config, demo_chunk_delay)
+    # The thresholds follow the window and max output the client really uses.
+    budget = ContextBudget(context_window=client.info.context_window, max_output_tokens=client.info.max_output_tokens,
+                           autocompact_enabled=not config.disable_autocompact, autocompact_pct=config.autocompact_pct)
+    registry = ToolRegistry()
+    prompt = system_prompt(config.workspace)
+    check_room(config, budget, prompt, registry.definitions())
+
     loaded = None
     if resume or continue_:
         if resume:
             if not is_session_id(resume):
-                raise ConfigError(f"--resume: {resume!r} is not a session id (see .ctxtui/sessions/ in {home})")
+                raise ConfigError(f"--resume: {resume!r} is not a session id (see {sessions_dir(home)})")
             sid = resume
         else:
             info = latest_session(home)
             if info is None:
-                raise ConfigError(f"--continue: there is no session under {home / '.ctxtui' / 'sessions'} yet")
+                raise ConfigError(f"--continue: there is no session for {config.workspace} under "
+                                  f"{sessions_dir(home)} yet")
             sid = info.session_id
         try:
             log = SessionLog.open(home, sid, secrets=config.secret_values())
@@ -72,10 +129,6 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
         log = SessionLog.create(home, {"model": config.model, "workspace": str(config.workspace),
                                        "config": config.public_dict()}, secrets=config.secret_values())
 
-    client = client or make_client(config, demo_chunk_delay)
-    # The thresholds follow the window and max output the client really uses.
-    budget = ContextBudget(context_window=client.info.context_window, max_output_tokens=client.info.max_output_tokens,
-                           autocompact_enabled=not config.disable_autocompact, autocompact_pct=config.autocompact_pct)
     state = loaded.state if loaded else {}
     pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse), session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
@@ -85,7 +138,6 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
         else CostTracker(price_as=price_as)
     if client.info.offline:
         client.info.notes.append(f"costs priced as {DEMO_PRICED_AS} for illustration")
-    registry = ToolRegistry()
     pipeline.stages = default_stages(ModelSummarizer(client, cost, tools=registry.definitions()),
                                      read_file=_file_reader(config.workspace))
 
@@ -95,7 +147,8 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
     if state.get("permissions"):
         permissions.restore(state["permissions"])
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout,
-                           spill_dir=tool_results_dir(home, log.session_id))
+                           spill_dir=tool_results_dir(home, log.session_id),
+                           protected=(Path(config.home), user_config_dir()))
 
     compactions = []
     if loaded:
@@ -105,7 +158,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
                                             "transcript_path", "action", "timestamp") if k in e}
                 compactions.append(ev.Compaction(**fields))
     agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx, permissions=permissions,
-                  cost=cost, system_prompt=system_prompt(config.workspace), session=log, ask=ask,
+                  cost=cost, system_prompt=prompt, session=log, ask=ask,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=compactions, session_id=log.session_id)
     if loaded:

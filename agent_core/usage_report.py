@@ -142,11 +142,14 @@ def iso(ts: float | None) -> str | None:
 
 def project_of(path: str) -> str:
     """Claude Code: the project folder (`projects/<project>/<session>.jsonl`, sub-agent logs one
-    level deeper); ctxtui: the folder holding `.ctxtui/sessions/<id>.jsonl`."""
+    level deeper); ctxtui: the workspace's state folder holding `sessions/<id>.jsonl` (or, for logs
+    of older versions, the folder holding `.ctxtui/sessions/`)."""
     p = Path(path)
     parent = p.parent.parent.parent if p.parent.name == "subagents" else p.parent
     if parent.name == "sessions" and parent.parent.name == ".ctxtui":
         return parent.parent.parent.name
+    if parent.name == "sessions":
+        return parent.parent.name
     return parent.name
 
 

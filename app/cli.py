@@ -55,7 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
     p.add_argument("--disable-collapse", action="store_true", default=None,
                    help="no context collapse: summaries take over at the threshold (env CTXTUI_DISABLE_COLLAPSE)")
-    p.add_argument("--home", metavar="DIR", help="folder that holds .ctxtui/ (default: the workspace; env CTXTUI_HOME)")
+    p.add_argument("--home", metavar="DIR",
+                   help="ctxtui's state folder: sessions, transcripts, tool results, one folder per workspace "
+                        "(default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui; env CTXTUI_HOME)")
+    p.add_argument("--trust", action="store_true", default=None,
+                   help="trust this workspace: its .env may then set the API key and endpoint, allowed tools and "
+                        "the state folder (remembered; the TUI asks instead)")
     p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
     p.add_argument("--bash-timeout", type=float, metavar="SECONDS",
                    help="default timeout of the bash tool (env CTXTUI_BASH_TIMEOUT)")

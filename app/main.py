@@ -60,7 +60,7 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
 
     if claude_root == "default":
         claude_root = default_claude_root()
-    app = CtxApp(agent, sessions_root=sessions_dir(config.home), claude_root=claude_root,
+    app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
                  agent_factory=factory, theme=theme,
                  keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)
     bridge.app = app

@@ -74,13 +74,24 @@ class ContextBudget:
             t = min(t, int(e * self.autocompact_pct / 100))
         return t
 
+    def _below_threshold(self, name: str, override: int | None) -> int:
+        """A warning/error buffer: scaled to the window, and never a larger share of the threshold
+        than the default is of the default threshold (20,000 of 167,000), so a low
+        autocompact_pct (say 10%) moves the warning and error marks down with it."""
+        t = self.autocompact_threshold
+        buffer = _scaled(name, self.context_window, override)
+        if override is None:
+            default_t = REFERENCE_WINDOW - DEFAULTS["output_reserve"][0] - DEFAULTS["autocompact_buffer"][0]
+            buffer = min(buffer, t * DEFAULTS[name][0] // default_t)
+        return buffer
+
     @property
     def warning_threshold(self) -> int:
-        return self.autocompact_threshold - _scaled("warning_buffer", self.context_window, self.warning_buffer)
+        return self.autocompact_threshold - self._below_threshold("warning_buffer", self.warning_buffer)
 
     @property
     def error_threshold(self) -> int:
-        return self.autocompact_threshold - _scaled("error_buffer", self.context_window, self.error_buffer)
+        return self.autocompact_threshold - self._below_threshold("error_buffer", self.error_buffer)
 
     @property
     def blocking_limit(self) -> int:

@@ -1,6 +1,7 @@
 """Building agents for tests: the real SDK against the fake server, or the demo model, in a tmp workspace."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agent_core import events as ev
@@ -21,14 +22,19 @@ def make_workspace(root: Path) -> Path:
     return ws
 
 
+def user_dirs() -> dict[str, str]:
+    """The isolated state and config folders conftest points the environment at."""
+    return {k: os.environ[k] for k in ("CTXTUI_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME") if k in os.environ}
+
+
 def fake_agent(ws: Path, base_url: str, ask=None, **cli):
-    environ = {"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
+    environ = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
     config = load_config({"model": MODEL, **cli}, environ=environ, workspace=ws)
     return build_agent(config, ask=ask, resume=cli.get("resume"), continue_=cli.get("continue_", False))
 
 
 def demo_agent(ws: Path, ask=None, **cli):
-    config = load_config({"model": "demo", **cli}, environ={}, workspace=ws)
+    config = load_config({"model": "demo", **cli}, environ=user_dirs(), workspace=ws)
     return build_agent(config, ask=ask, resume=cli.get("resume"), continue_=cli.get("continue_", False))
 
 

@@ -9,6 +9,20 @@ import pytest
 from tests.fake_anthropic import FakeAnthropic
 
 
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(tmp_path_factory, monkeypatch):
+    """No test reads or writes the real user's state or config: ctxtui's state root, the user
+    config folder (config file, trusted workspaces) and the XDG state folder point into a fresh
+    temporary folder. Tests that need their own set these again."""
+    base = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("HOME", str(base / "home"))        # Path.home() too, for environ={} callers
+    monkeypatch.setenv("CTXTUI_HOME", str(base / "state" / "ctxtui"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    monkeypatch.delenv("CTXTUI_CONFIG", raising=False)
+    return base
+
+
 @pytest.fixture
 def fake_anthropic():
     """A running fake API with an empty script and no responder: push() what each test needs."""

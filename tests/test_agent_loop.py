@@ -246,7 +246,8 @@ async def test_no_secret_in_any_file_after_a_session(tmp_path):
         await collect(agent.compact())
         await agent.aclose()
     found = []
-    for root, _dirs, files in os.walk(ws / ".ctxtui"):
+    assert agent.session.path.is_file()
+    for root, _dirs, files in os.walk(agent.session.path.parent.parent):
         for f in files:
             if SECRET in open(os.path.join(root, f), encoding="utf-8", errors="replace").read():
                 found.append(f)
@@ -282,7 +283,7 @@ async def test_a_long_session_runs_every_cheap_layer_and_stays_valid(tmp_path):
         await agent.aclose()
     assert {"tool_result_budget", "microcompact", "collapse"} <= layers, layers
     assert fake.requests and all(r.status == 200 for r in fake.requests)
-    persisted = list((ws / ".ctxtui" / "sessions" / agent.session_id / "tool-results").glob("*.txt"))
+    persisted = list((agent.session.path.parent / agent.session_id / "tool-results").glob("*.txt"))
     assert persisted
 
 

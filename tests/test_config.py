@@ -37,7 +37,8 @@ def user_file(env: dict[str, str], text: str) -> Path:
 def test_defaults_without_key_is_demo(ws, env):
     c = load_config(None, env, ws)
     assert c.model == "demo" and c.is_demo and c.api_key is None
-    assert c.home == ws.resolve() and c.workspace == ws.resolve()
+    assert c.workspace == ws.resolve() and c.home == Path.home() / ".local" / "state" / "ctxtui"
+    assert ws.resolve() not in c.state_dir.parents      # state never lives in the workspace
     assert c.context_window is None and c.resolved_context_window() == DEMO_CONTEXT_WINDOW
     assert c.disable_autocompact is False and c.allow == () and c.max_turns is None
     assert c.sources["model"] == "default"
@@ -79,14 +80,14 @@ def test_precedence_flag_env_dotenv_user_default(ws, env, top):
 def test_precedence_applies_per_setting(ws, env):
     (ws / ".env").write_text("CTXTUI_MODEL=from-dotenv\nCTXTUI_THEME=dotenv-theme\nANTHROPIC_API_KEY=" + KEY + "\n")
     user_file(env, 'theme = "user-theme"\nmax_turns = 7\nbash_timeout = 9.5\n[keymap]\nquit = "ctrl+q"\n')
-    c = load_config({"model": "from-flag"}, {**env, "CTXTUI_THEME": "env-theme"}, ws)
+    c = load_config({"model": "from-flag", "trust": True}, {**env, "CTXTUI_THEME": "env-theme"}, ws)
     assert (c.model, c.theme, c.max_turns, c.bash_timeout) == ("from-flag", "env-theme", 7, 9.5)
     assert c.api_key == KEY and c.keymap == {"quit": "ctrl+q"}
     assert c.config_file is not None and c.config_file.name == "config.toml"
 
 
 def test_dotenv_never_touches_os_environ(ws, env):
-    (ws / ".env").write_text("CTXTUI_UNIQUE_MARKER_VAR=1\nCTXTUI_MODEL=x\n")
+    (ws / ".env").write_text("CTXTUI_UNIQUE_MARKER_VAR=1\nCTXTUI_THEME=x\n")
     load_config(None, env, ws)
     assert "CTXTUI_UNIQUE_MARKER_VAR" not in os.environ
 
@@ -155,7 +156,7 @@ def test_user_file_unknown_key_and_bad_toml(ws, env):
     with pytest.raises(ConfigError, match="unknown setting 'contex_window'"):
         load_config(None, env, ws)
     user_file(env, "this is not toml\n")
-    with pytest.raises(ConfigError, match="cannot read the config file"):
+    with pytest.raises(ConfigError, match="is not valid TOML"):
         load_config(None, env, ws)
 
 
@@ -165,9 +166,11 @@ def test_ctxtui_config_points_at_another_file(ws, env, tmp_path):
     assert load_config(None, {**env, "CTXTUI_CONFIG": str(other)}, ws).max_turns == 3
 
 
-def test_home_variants(ws, env, tmp_path):
-    assert load_config(None, {**env, "CTXTUI_HOME": "state"}, ws).home == ws.resolve() / "state"
+def test_home_variants(ws, env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_config(None, {**env, "CTXTUI_HOME": "state"}, ws).home == tmp_path / "state"
     assert load_config(None, {**env, "CTXTUI_HOME": str(tmp_path / "abs")}, ws).home == tmp_path / "abs"
+    assert load_config(None, {**env, "XDG_STATE_HOME": str(tmp_path / "xs")}, ws).home == tmp_path / "xs" / "ctxtui"
     f = tmp_path / "a-file"
     f.write_text("")
     with pytest.raises(ConfigError, match="^CTXTUI_HOME must be a folder path"):
@@ -195,7 +198,7 @@ def test_argparse_namespace_from_the_real_cli(ws, env):
     args = build_parser().parse_args(["--model", "claude-sonnet-4", "--max-turns", "4", "--max-budget-usd", "0.5",
                                       "--allow", "bash", "--allow", "grep,glob", "--workspace", str(ws),
                                       "--context-window", "40000", "--theme", "nord"])
-    c = load_config(args, {**env, "CTXTUI_MODEL": "ignored", "CTXTUI_MAX_TURNS": "9"})
+    c = load_config(args, {**env, "CTXTUI_MODEL": "ignored", "CTXTUI_MAX_TURNS": "9", "ANTHROPIC_API_KEY": KEY})
     assert (c.model, c.max_turns, c.max_budget_usd, c.context_window, c.theme) == (
         "claude-sonnet-4", 4, 0.5, 40_000, "nord")
     assert c.allow == ("bash", "grep", "glob") and c.workspace == ws.resolve()
@@ -214,6 +217,55 @@ def test_variables_table_lists_the_required_names():
     assert all(name in text for name in names) and len(text.splitlines()) == len(VARIABLES)
 
 
-def test_config_constructed_directly_defaults_home_to_workspace(tmp_path):
+def test_config_constructed_directly_defaults_home_to_the_state_root(tmp_path):
     c = Config(workspace=tmp_path)
-    assert c.home == tmp_path and c.is_demo
+    assert c.home == Path(os.environ["CTXTUI_HOME"]) and c.is_demo
+    assert c.state_dir.parent == c.home / "projects" and tmp_path not in c.state_dir.parents
+
+
+# ---------------------------------------------------------------- hostile or broken inputs (issue 10, case 11)
+
+def test_binary_config_file_is_a_clear_error(ws, env):
+    user_file(env, "")
+    (Path(env["XDG_CONFIG_HOME"]) / "ctxtui" / "config.toml").write_bytes(b"\x00\xff\xfe binary \x89PNG")
+    with pytest.raises(ConfigError, match="not UTF-8 text; it must be TOML"):
+        load_config(None, env, ws)
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "folder"])
+def test_config_file_that_is_not_a_regular_file_is_refused_without_reading(ws, env, tmp_path, kind):
+    if kind == "dev-zero":
+        target = "/dev/zero"
+    elif kind == "fifo":
+        target = str(tmp_path / "pipe")
+        os.mkfifo(target)          # opening it for reading would block for ever
+    else:
+        target = str(tmp_path)
+    with pytest.raises(ConfigError, match="must be a regular file"):
+        load_config(None, {**env, "CTXTUI_CONFIG": target}, ws)
+
+
+def test_dotenv_that_is_a_fifo_does_not_hang(ws, env):
+    os.mkfifo(ws / ".env")
+    with pytest.raises(ConfigError, match=r"\.env file must be a regular file"):
+        load_config(None, env, ws)
+
+
+def test_autocompact_pct_10_is_a_working_setting(ws, env):
+    """Documented range (0, 100]: 10% used to make the warning mark negative and crash."""
+    for window in (None, "30000", "200000"):
+        e = {**env, "CTXTUI_AUTOCOMPACT_PCT": "10"} | ({"CTXTUI_CONTEXT_WINDOW": window} if window else {})
+        b = load_config(None, e, ws).budget()
+        assert 0 < b.warning_threshold < b.error_threshold < b.autocompact_threshold < b.blocking_limit
+
+
+def test_a_real_model_without_a_key_is_a_config_error(ws, env):
+    with pytest.raises(ConfigError, match=r"^CTXTUI_MODEL is 'claude-sonnet-4-5', which needs an API key.*--model demo"):
+        load_config(None, {**env, "CTXTUI_MODEL": "claude-sonnet-4-5"}, ws)
+
+
+def test_password_in_base_url_never_reaches_the_meta(ws, env):
+    c = load_config(None, {**env, "ANTHROPIC_API_KEY": KEY,
+                           "ANTHROPIC_BASE_URL": "https://bob:hunter2-secret@proxy.example/v1"}, ws)
+    shown = repr(c.public_dict())
+    assert "hunter2-secret" not in shown and "https://bob:[REDACTED]@proxy.example/v1" in shown

@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from agent_core.headless import main as headless_main
+from agent_core.paths import project_state_dir, state_root
 from agent_core.session_log import latest_session, load_session
 from app.cli import build_parser
 from compaction import project, validate_history
 from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use
 
-from .agent_helpers import MODEL, SECRET, make_workspace
+from .agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +38,7 @@ class _Tty(io.StringIO):
 
 
 def env_for(fake):
-    return {"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url, "CTXTUI_MODEL": MODEL}
+    return {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url, "CTXTUI_MODEL": MODEL}
 
 
 def test_text_output_streams_the_answer_and_closes_on_stderr(tmp_path):
@@ -196,8 +197,13 @@ def _wait_for(pred, timeout=20.0):
     return False
 
 
-def _entries_logged(home: Path) -> int:
-    info = latest_session(home)
+def _state(ws: Path) -> Path:
+    """The workspace's state folder under the isolated state root (conftest's CTXTUI_HOME)."""
+    return project_state_dir(state_root(), ws.resolve())
+
+
+def _entries_logged(ws: Path) -> int:
+    info = latest_session(_state(ws))
     return 0 if info is None else len(load_session(info.path).all_entries)
 
 
@@ -219,7 +225,7 @@ def test_killed_mid_turn_then_resumed(tmp_path, sig, expected):
             if proc.poll() is None:
                 proc.kill()
         assert code == expected
-        loaded = load_session(latest_session(ws).path)
+        loaded = load_session(latest_session(_state(ws)).path)
         assert len(loaded.all_entries) >= 5
         assert validate_history(project(loaded.entries)) == []
         code, out, _ = run(["-p", "go on", "--workspace", str(ws), "--continue", "--output-format", "json"],
@@ -256,4 +262,4 @@ def test_demo_model_explores_and_compacts_offline(tmp_path):
     types = [json.loads(line)["type"] for line in proc.stdout.splitlines()]
     for t in ("context", "compaction", "cost", "result"):
         assert t in types, (t, set(types))
-    assert list(Path(tmp_path, ".ctxtui", "sessions").glob("*.jsonl"))
+    assert list(Path(tmp_path, "projects").glob("*/sessions/*.jsonl"))

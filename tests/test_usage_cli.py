@@ -169,14 +169,15 @@ def test_ctxtui_sessions_folder_is_accepted(tmp_path):
     from agent_core.session_log import SessionLog
     from compaction.entry import assistant as a_entry
 
-    log = SessionLog.create(tmp_path, {"model": MODEL}, session_id="20250614T100000-abcdef")
+    state = tmp_path / "projects" / "-home-me-proj-1a2b3c4d"     # a workspace's state folder
+    log = SessionLog.create(state, {"model": MODEL}, session_id="20250614T100000-abcdef")
     log.append_entry(a_entry("hi", response_id="msg_a", usage=usage(inp=10, out=5), model=MODEL))
     log.close()
     cc = write_log(tmp_path / "cc" / "s.jsonl", [assistant("m1", "r1", u=usage(inp=1, out=1))])
-    data, _ = run_json(str(tmp_path / ".ctxtui" / "sessions"), str(cc))
+    data, _ = run_json(str(state / "sessions"), str(cc))
     sessions = {s["session_id"]: s for s in data["sessions"]}
     assert sessions["20250614T100000-abcdef"]["source"] == "ctxtui"
-    assert sessions["20250614T100000-abcdef"]["project"] == tmp_path.name
+    assert sessions["20250614T100000-abcdef"]["project"] == "-home-me-proj-1a2b3c4d"
     assert sessions["sess-1"]["source"] == "claude_code"
     assert data["totals"]["input_tokens"] == 11
 

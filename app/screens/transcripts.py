@@ -400,7 +400,7 @@ class ResumeScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         from agent_core.session_log import list_sessions
 
-        home = self.sessions_root.parent.parent if self.sessions_root is not None else None
+        home = self.sessions_root.parent if self.sessions_root is not None else None
         sessions = [s for s in (list_sessions(home) if home is not None else []) if s.session_id != self.current]
         with Vertical(id="resume-dialog"):
             if not sessions:
