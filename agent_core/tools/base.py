@@ -45,9 +45,12 @@ class ToolContext:
     skip_dirs: frozenset[str] = SKIP_DIRS
     env: dict[str, str] | None = None    # bash environment; None = ours minus SECRET_ENV_VARS
     spill_dir: Path | None = None        # where bash keeps the full output of a capped command (0600)
+    protected: tuple[Path, ...] = ()     # ctxtui's own state folders: no tool may reach them
+    tool_timeout: float = 120.0          # deadline of every call but bash's (bash has bash_timeout)
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.realpath(Path(self.workspace).expanduser()))
+        self.protected = tuple(Path(os.path.realpath(Path(p).expanduser())) for p in self.protected)
         if not self.workspace.is_dir():
             raise ValueError(f"workspace {self.workspace} is not a folder")
 
@@ -115,6 +118,7 @@ class Tool:
     description: ClassVar[str]           # written for the model
     input_schema: ClassVar[dict]
     read_only: ClassVar[bool] = False
+    own_deadline: ClassVar[bool] = False   # True: the tool enforces its own timeout (bash)
 
     def definition(self) -> dict:
         """The Messages-API tool definition."""

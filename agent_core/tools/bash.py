@@ -11,6 +11,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from compaction.scrub import registered, scrub
+
 from .base import Tool, ToolContext, ToolError, ToolOutput
 
 DRAIN_GRACE_S = 0.25      # after bash exits, how long to wait for a background job to release the pipe
@@ -84,11 +86,14 @@ class _Collector(asyncio.SubprocessProtocol):
 
 class _Spill:
     """Every byte of the output, on disk, so a capped result still loses nothing. Kept only
-    when the cap dropped something; otherwise deleted."""
+    when the cap dropped something; otherwise deleted. Written scrubbed: the last bytes of each
+    chunk are held back until the next one, so a secret split across two chunks is still whole
+    when it is scrubbed."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self._f = None
+        self._held = b""
         self.failed = False
 
     def write(self, data: bytes) -> None:
@@ -101,13 +106,31 @@ class _Spill:
                 os.fchmod(fd, 0o600)
                 self._f = os.fdopen(fd, "wb")
                 self.path = Path(name)
-            self._f.write(data)
+            self._f.write(self._scrubbed(data))
         except OSError:
             self.failed = True
+
+    def _scrubbed(self, data: bytes) -> bytes:
+        """`data` (after what was held back) with secrets replaced, less a tail one byte shorter
+        than the longest secret, held for the next chunk."""
+        secrets_now = registered()
+        if not secrets_now and not self._held:
+            return data
+        keep = max((len(s.encode("utf-8", "surrogateescape")) for s in secrets_now), default=1) - 1
+        text = (self._held + data).decode("utf-8", "surrogateescape")
+        out = scrub(text).encode("utf-8", "surrogateescape")
+        cut = max(len(out) - keep, 0)
+        self._held = out[cut:]
+        return out[:cut]
 
     def finish(self, keep: bool) -> Path | None:
         if self._f is None:
             return None
+        try:
+            if self._held and not self.failed:
+                self._f.write(self._held)            # already scrubbed; held only for a split secret
+        except OSError:
+            self.failed = True
         self._f.close()
         if keep and not self.failed:
             return self.path
@@ -128,6 +151,7 @@ def _fmt_s(seconds: float) -> str:
 
 class BashTool(Tool):
     name = "bash"
+    own_deadline = True
     description = (
         "Run a shell command with /bin/bash -c in the workspace folder and return its output "
         "(stdout and stderr interleaved) followed by its exit code. Each call starts a fresh shell: "

@@ -7,7 +7,8 @@ import re
 
 from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
 from .files import read_text, require_file
-from .sandbox import resolve_path
+from .safe_write import check_target, write_atomic
+from .sandbox import resolve
 
 DIFF_CONTEXT = 2
 DIFF_MAX_LINES = 40
@@ -55,7 +56,7 @@ class EditFileTool(Tool):
     }
 
     async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
-        path = resolve_path(ctx.workspace, input["path"])
+        path = resolve(ctx, input["path"])
         shown = ctx.rel(path)
         old, new = input["old_string"], input["new_string"]
         if not old:
@@ -64,8 +65,9 @@ class EditFileTool(Tool):
         if old == new:
             raise ToolError("old_string and new_string are identical; there is nothing to change.")
 
-        def edit(_stop) -> ToolOutput:
+        def edit(stop) -> ToolOutput:
             require_file(path, shown, ctx)
+            check_target(path, shown)              # a hard link is refused before any work
             before = read_text(path, shown)
             o, n = old, new
             count = before.count(o)
@@ -84,8 +86,7 @@ class EditFileTool(Tool):
                                 f"Include more surrounding lines in old_string so it is unique.")
             at = before.index(o)
             after = before[:at] + n + before[at + len(o):]
-            with path.open("w", encoding="utf-8", newline="") as f:
-                f.write(after)
+            write_atomic(path, after.encode("utf-8"), shown, stop)
             diff, removed, added = diff_summary(shown, before, after, at, len(o), len(n))
             first = before.count("\n", 0, at) + 1
             return ToolOutput(f"Edited '{shown}' at line {first}: {removed} line(s) replaced by {added}.\n{diff}",

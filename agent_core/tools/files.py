@@ -1,11 +1,21 @@
-"""Helpers the file tools share: binary detection and text decoding with messages for the model."""
+"""Helpers the file tools share: binary detection, what kind of file a path is, opening only
+regular files (never a FIFO or device, which could block a read for ever), and text decoding with
+messages for the model."""
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from .base import ToolContext, ToolError
 
 SNIFF_BYTES = 8192
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symlink"),
+          (stat.S_ISDIR, "a folder"))
 
 
 def looks_binary(head: bytes) -> bool:
@@ -13,18 +23,54 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head[:SNIFF_BYTES]
 
 
+def kind_of(mode: int) -> str:
+    """'a FIFO (named pipe)', 'a socket', ... for a mode that is not a regular file."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def not_regular(shown: str, mode: int) -> str:
+    return (f"'{shown}' is {kind_of(mode)}, not a regular file; the file tools only read and write "
+            f"regular files, so it was left alone (not opened).")
+
+
 def require_file(path: Path, shown: str, ctx: ToolContext) -> None:
-    if path.is_dir():
+    """Refuse a folder, a missing path or a special file, from its stat alone (nothing is opened)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ToolError(f"file not found: '{shown}' (workspace {ctx.workspace}). "
+                        f"Use glob to find the right path.") from None
+    if stat.S_ISDIR(mode):
         raise ToolError(f"'{shown}' is a folder, not a file. Use glob (e.g. pattern '{shown}/*') to list it.")
-    if not path.exists():
-        raise ToolError(f"file not found: '{shown}' (workspace {ctx.workspace}). Use glob to find the right path.")
-    if not path.is_file():
-        raise ToolError(f"'{shown}' is not a regular file (device, socket or pipe); it cannot be read.")
+    if not stat.S_ISREG(mode):
+        raise ToolError(not_regular(shown, mode))
+
+
+def open_regular(path: Path | str, shown: str) -> BinaryIO:
+    """Open a regular file for reading. O_NONBLOCK so that a path swapped for a FIFO after it was
+    checked cannot block the open; O_NOFOLLOW so that a path swapped for a symlink is not followed
+    (paths reach here already resolved); fstat of the open file is the final word."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ToolError(f"'{shown}' is a symlink (it changed after its path was checked); "
+                            f"give the path it points to.") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ToolError(not_regular(shown, mode))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_text(path: Path, shown: str) -> str:
     """The whole file as text, newlines untouched (edit_file writes it back byte-exact)."""
-    data = path.read_bytes()
+    with open_regular(path, shown) as f:
+        data = f.read()
     if looks_binary(data):
         raise ToolError(f"'{shown}' is a binary file; only text files can be read or edited.")
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .sandbox import resolve_path
+from .sandbox import resolve
 from .walk import glob_regex, literal_prefix, walk
 
 
@@ -40,14 +40,14 @@ class GlobTool(Tool):
             raise ToolError(f"pattern '{pattern}' uses '..'; tools only see the workspace {root}. "
                             f"Write patterns relative to it.")
         rx = glob_regex(pattern)
-        start = resolve_path(ctx.workspace, literal_prefix(pattern) or ".")
+        start = resolve(ctx, literal_prefix(pattern) or ".")
 
         def find(stop) -> tuple[list[str], int]:
             hits: list[str] = []
             total = 0
             if not start.is_dir():
                 return hits, 0
-            for rel, _p, is_dir in walk(ctx.workspace, start, ctx.skip_dirs, stop):
+            for rel, _p, is_dir in walk(ctx.workspace, start, ctx.skip_dirs, stop, ctx.protected):
                 if rx.match(rel):
                     total += 1
                     if len(hits) < ctx.list_cap:

@@ -1,23 +1,62 @@
-"""grep: search file contents with a Python regular expression; `file:line:text` output, capped."""
+"""grep: search file contents with an RE2 regular expression; `file:line:text` output, capped.
+
+RE2 matches in time linear in the text, so no pattern can make a search backtrack for ever
+(`(a+)+$` on 'aaaa…!' takes a day with a backtracking engine such as Python's `re`, which also
+holds the GIL and so cannot be stopped). The price is a few Python features RE2 lacks; the error
+for those says what to write instead."""
 from __future__ import annotations
 
+import os
 import re
+import stat
+import threading
 from pathlib import Path
 
+import re2
+
 from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .files import SNIFF_BYTES, looks_binary
-from .sandbox import resolve_path
+from .files import SNIFF_BYTES, looks_binary, not_regular, open_regular
+from .sandbox import is_inside, resolve
 from .walk import glob_regex, walk
 
 LINE_CHARS = 300
+
+_BACKREF = re.compile(r"(?<!\\)(?:\\\\)*\\[1-9]|\(\?P=")
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
+_UNSUPPORTED = (
+    (_BACKREF, "RE2 has no backreferences (\\1, (?P=name)): search for the repeated part itself, "
+               "or run `grep -P` through bash"),
+    (_LOOKAROUND, "RE2 has no lookaround ((?=…), (?!…), (?<=…), (?<!…)): match the surrounding text "
+                  "itself (e.g. 'foo(bar)' rather than 'foo(?=bar)'), or run `grep -P` through bash"),
+    (re.compile(r"\\Z"), "RE2 writes end-of-text as \\z, not \\Z"),
+)
+
+
+def _options() -> re2.Options:
+    opts = re2.Options()
+    opts.log_errors = False          # the error goes to the model, not to our stderr
+    return opts
+
+
+def compile_pattern(pattern: str):
+    """The compiled RE2 pattern, or a ToolError that says what to write instead."""
+    try:
+        return re2.compile(pattern, _options())
+    except re2.error as e:
+        detail = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+        advice = next((msg for rx, msg in _UNSUPPORTED if rx.search(pattern)),
+                      "escape special characters (e.g. \\( or \\.) to match them literally")
+        raise ToolError(f"invalid regular expression {pattern!r}: {detail}. grep uses RE2 syntax, which "
+                        f"never backtracks; {advice}.") from None
 
 
 class GrepTool(Tool):
     name = "grep"
     read_only = True
     description = (
-        "Search file contents in the workspace with a Python regular expression and list matching "
-        "lines as `path:line:text`. Optional `path` (a file or folder, default the whole workspace) "
+        "Search file contents in the workspace with a regular expression and list matching lines as "
+        "`path:line:text`. The syntax is RE2's: like Python's, but without backreferences or lookaround "
+        "(and \\z, not \\Z). Optional `path` (a file or folder, default the whole workspace) "
         "and `glob` (file filter: '*.py' matches by file name anywhere, 'src/**/*.ts' by path). "
         "Use (?i) at the start of the pattern for case-insensitive search; escape regex characters "
         "such as ( [ . to match them literally. Binary files, .git and .venv are skipped; output "
@@ -26,7 +65,7 @@ class GrepTool(Tool):
     input_schema = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Python regular expression."},
+            "pattern": {"type": "string", "description": "Regular expression (RE2 syntax)."},
             "path": {"type": "string", "description": "File or folder to search, relative to the workspace."},
             "glob": {"type": "string", "description": "Only search files matching this glob, e.g. '*.py'."},
         },
@@ -35,15 +74,10 @@ class GrepTool(Tool):
     }
 
     async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
-        try:
-            rx = re.compile(input["pattern"])
-        except re.error as e:
-            raise ToolError(f"invalid regular expression {input['pattern']!r}: {e}. "
-                            f"Escape special characters (e.g. \\( or \\.) to match them literally.") from e
-        where = resolve_path(ctx.workspace, input.get("path") or ".")
-        if not where.exists():
-            raise ToolError(f"'{input.get('path')}' does not exist in the workspace {ctx.workspace}. "
-                            f"Use glob to find the right path.")
+        rx = compile_pattern(input["pattern"])
+        where = resolve(ctx, input.get("path") or ".", spill_ok=True)
+        is_file = _is_searchable_file(where, input.get("path") or ".", ctx)
+        root = ctx.workspace if is_inside(ctx.workspace, where) else where.parent   # the spill folder
         file_glob = input.get("glob") or None
         name_rx = glob_regex(file_glob) if file_glob else None
         by_path = bool(file_glob and "/" in file_glob)
@@ -53,17 +87,17 @@ class GrepTool(Tool):
             rows: list[str] = []
             size = 0
             searched = 0
-            if where.is_file():
+            if is_file:
                 files = [(ctx.rel(where), where)]
             else:
-                files = ((rel, p) for rel, p, is_dir in walk(ctx.workspace, where, ctx.skip_dirs, stop)
+                files = ((rel, p) for rel, p, is_dir in walk(root, where, ctx.skip_dirs, stop, ctx.protected)
                          if not is_dir)
             for rel, p in files:
                 if name_rx and not name_rx.match(rel if by_path else p.name):
                     continue
                 if stop.is_set():
                     break
-                hits = _search_file(p, rx)
+                hits = _search_file(p, rx, stop)
                 if hits is None:
                     continue
                 searched += 1
@@ -89,21 +123,39 @@ class GrepTool(Tool):
         return ToolOutput(text, meta=meta)
 
 
-def _search_file(path: Path, rx: re.Pattern[str]) -> list[tuple[int, str]] | None:
-    """Matching (line number, text) pairs; None for a binary, unreadable or special file (a FIFO
-    would block the read forever)."""
+def _is_searchable_file(where: Path, shown: str, ctx: ToolContext) -> bool:
+    """True for a regular file, False for a folder; anything else is refused without opening it."""
     try:
-        if not path.is_file():
+        mode = os.stat(where).st_mode
+    except FileNotFoundError:
+        raise ToolError(f"'{shown}' does not exist in the workspace {ctx.workspace}. "
+                        f"Use glob to find the right path.") from None
+    if stat.S_ISDIR(mode):
+        return False
+    if not stat.S_ISREG(mode):
+        raise ToolError(not_regular(shown, mode))
+    return True
+
+
+def _search_file(path: Path, rx, stop: threading.Event) -> list[tuple[int, str]] | None:
+    """Matching (line number, text) pairs; None for a binary, unreadable or special file (a FIFO
+    would block the read forever, so only regular files are opened). Stops between lines when the
+    call is cancelled or past its deadline."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
             return None
-        with path.open("rb") as f:
+        with open_regular(os.path.realpath(path) if os.path.islink(path) else path, str(path)) as f:
             if looks_binary(f.read(SNIFF_BYTES)):
                 return None
             f.seek(0)
             hits = []
             for lineno, raw in enumerate(f, 1):
-                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if rx.search(line):
+                if stop.is_set():
+                    return None
+                raw = raw.rstrip(b"\r\n")
+                if rx.search(raw):
+                    line = raw.decode("utf-8", errors="replace")
                     hits.append((lineno, line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " …"))
             return hits
-    except OSError:
+    except (OSError, ToolError):
         return None

@@ -6,15 +6,15 @@ import threading
 from pathlib import Path
 
 from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .files import SNIFF_BYTES, looks_binary, require_file
-from .sandbox import resolve_path
+from .files import SNIFF_BYTES, looks_binary, open_regular, require_file
+from .sandbox import resolve
 
 
-def _count_rest(f, chunk: int = 1 << 20) -> int:
+def _count_rest(f, stop: threading.Event, chunk: int = 1 << 20) -> int:
     """Lines left in a binary file object, counted in chunks (cheap even for big files)."""
     n = 0
     last = b"\n"
-    while block := f.read(chunk):
+    while not stop.is_set() and (block := f.read(chunk)):
         n += block.count(b"\n")
         last = block[-1:]
     return n + (last != b"\n")
@@ -54,7 +54,7 @@ class ReadFileTool(Tool):
     }
 
     async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
-        path = resolve_path(ctx.workspace, input["path"])
+        path = resolve(ctx, input["path"], spill_ok=True)
         shown = ctx.rel(path)
         offset = input.get("offset", 1)
         limit = min(input.get("limit", ctx.read_max_lines), ctx.read_max_lines)
@@ -69,7 +69,7 @@ class ReadFileTool(Tool):
         size = 0
         cut_lines = 0
         stopped_by_size = False
-        with path.open("rb") as f:
+        with open_regular(path, shown) as f:
             if looks_binary(f.read(SNIFF_BYTES)):
                 raise ToolError(f"'{shown}' is a binary file; read_file only shows text. "
                                 f"Use bash (e.g. `file`, `xxd | head`) to inspect it.")
@@ -78,9 +78,12 @@ class ReadFileTool(Tool):
             stopped = False
             for raw, whole in _lines(f, 4 * ctx.read_max_line_chars + 4):
                 lineno += 1
+                if stop.is_set():
+                    stopped = True
+                    break
                 if lineno < offset:
                     continue
-                if len(lines) >= limit or stop.is_set():
+                if len(lines) >= limit:
                     stopped = True
                     break
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
@@ -93,7 +96,7 @@ class ReadFileTool(Tool):
                     break
                 lines.append(row)
                 size += len(row) + 1
-            total = lineno + (_count_rest(f) if stopped else 0)
+            total = lineno + (_count_rest(f, stop) if stopped else 0)
         meta = {"path": shown, "offset": offset, "lines_shown": len(lines), "total_lines": total}
         if not lines:
             if total == 0:

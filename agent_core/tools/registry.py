@@ -1,10 +1,13 @@
 """The tool registry: what the model is offered, and the one place a call is executed. `execute`
-never raises (except cancellation, which the loop must see): an unknown tool, bad input or a
-crash becomes an `is_error` result that says what went wrong and what to do."""
+never raises (except cancellation, which the loop must see): an unknown tool, bad input, a crash
+or a call past its deadline becomes an `is_error` result that says what went wrong and what to do.
+Every result's text passes through the scrubber here, so no tool hands a secret to the model."""
 from __future__ import annotations
 
 import asyncio
 from typing import Iterable
+
+from compaction.scrub import scrub
 
 from ..tool_spec import TOOL_NAMES
 from .base import Tool, ToolContext, ToolError, ToolOutput, check_input
@@ -43,6 +46,11 @@ class ToolRegistry:
         return [t.definition() for n, t in self._tools.items() if keep is None or n in keep]
 
     async def execute(self, name: str, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
+        out = await self._execute(name, input, ctx)
+        out.content = scrub(out.content)
+        return out
+
+    async def _execute(self, name: str, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
         tool = self._tools.get(name)
         if tool is None:
             return ToolOutput(f"Unknown tool '{name}'. Available tools: {', '.join(self._tools)}.",
@@ -53,7 +61,7 @@ class ToolRegistry:
                               f"Fix the call to match the tool's input schema and retry.",
                               is_error=True, meta={"error": "bad_input"})
         try:
-            return await tool.run(input, ctx)
+            return await _run_with_deadline(tool, input, ctx)
         except asyncio.CancelledError:
             raise
         except ToolError as e:
@@ -66,3 +74,20 @@ class ToolRegistry:
             return ToolOutput(f"Error: {name} failed unexpectedly ({type(e).__name__}: {e}). "
                               f"Try a different approach or report this.", is_error=True,
                               meta={"error": "internal"})
+
+
+async def _run_with_deadline(tool: Tool, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
+    """Run the tool, stopped after ctx.tool_timeout: the cancellation sets the stop event its
+    thread checks, so the work ends too, not just the wait."""
+    if tool.own_deadline:
+        return await tool.run(input, ctx)
+    deadline = asyncio.timeout(ctx.tool_timeout)
+    try:
+        async with deadline:
+            return await tool.run(input, ctx)
+    except TimeoutError:
+        if not deadline.expired():
+            raise                     # an OSError (ETIMEDOUT) of the tool's own
+        return ToolOutput(f"Error: {tool.name} timed out after {ctx.tool_timeout:g} s and was stopped. "
+                          f"Narrow the call (a smaller path, a more specific pattern or glob, offset/limit) "
+                          f"and retry.", is_error=True, meta={"error": "timeout"})

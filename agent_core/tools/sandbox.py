@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .base import ToolError
+from .base import ToolContext, ToolError
 
 
 class SandboxError(ToolError):
@@ -24,9 +24,22 @@ def _via_alias(path: str, root: str) -> bool:
     return os.path.isabs(path) and ".." not in Path(path).parts and _inside(os.path.realpath(path), root)
 
 
-def resolve_path(workspace: Path, path: str) -> Path:
+def is_protected(path: str | Path, protected: tuple[Path, ...]) -> bool:
+    """True when `path` (already real) lies in one of ctxtui's own state folders."""
+    return any(_inside(str(path), str(p)) for p in protected)
+
+
+def _refuse_protected(path: str, where: tuple[str, ...], protected: tuple[Path, ...]) -> None:
+    if any(is_protected(w, protected) for w in where):
+        raise SandboxError(f"'{path}' is ctxtui's own state; tools cannot read or change it. "
+                           f"Work with the files of the workspace instead.")
+
+
+def resolve_path(workspace: Path, path: str, protected: tuple[Path, ...] = ()) -> Path:
     """The real absolute path for `path` (relative to the workspace, or absolute), or SandboxError.
-    The file need not exist (write_file creates it)."""
+    The file need not exist (write_file creates it). Paths inside `protected` (real paths of
+    ctxtui's own state folders) are refused too: a tool that could edit a session log could
+    grant itself permissions on the next resume."""
     if not isinstance(path, str) or not path.strip():
         raise ToolError("path is empty; give a path relative to the workspace, e.g. 'src/main.py'")
     if "\x00" in path:
@@ -41,7 +54,30 @@ def resolve_path(workspace: Path, path: str) -> Path:
     if not _inside(real, root):
         raise SandboxError(f"'{path}' leads through a symlink to {real}, outside the workspace {root}; "
                            f"tools can only reach files inside it.")
+    _refuse_protected(path, (written, real), protected)
     return Path(real)
+
+
+def resolve(ctx: ToolContext, path: str, *, spill_ok: bool = False) -> Path:
+    """`resolve_path` with the context's protected folders. With `spill_ok` (the reading tools), a
+    file in bash's spill folder is allowed as well, although that folder is part of ctxtui's state
+    and usually outside the workspace: the bash result names the file and says to read it."""
+    try:
+        return resolve_path(ctx.workspace, path, ctx.protected)
+    except SandboxError:
+        spilled = _spill_file(ctx, path) if spill_ok else None
+        if spilled is None:
+            raise
+        return spilled
+
+
+def _spill_file(ctx: ToolContext, path: str) -> Path | None:
+    """`path`'s real location when it lies in bash's spill folder, else None."""
+    if ctx.spill_dir is None:
+        return None
+    expanded = os.path.expanduser(path) if path.startswith("~") else path
+    real = os.path.realpath(os.path.join(str(ctx.workspace), expanded))
+    return Path(real) if _inside(real, os.path.realpath(ctx.spill_dir)) else None
 
 
 def is_inside(workspace: Path, path: Path) -> bool:

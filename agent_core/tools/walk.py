@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
-from .sandbox import is_inside
+from .sandbox import is_inside, is_protected
 
 MAGIC = re.compile(r"[*?\[{]")
 
@@ -74,10 +74,20 @@ def literal_prefix(pattern: str) -> str:
     return "/".join(lead)
 
 
+def _hidden(entry: os.DirEntry, root: Path, protected: tuple[Path, ...]) -> bool:
+    """A symlink leaving `root`, or anything in ctxtui's own state. A plain entry's path is already
+    real (walks start at a real path and never descend through a symlink); a symlink's is resolved."""
+    if not entry.is_symlink():
+        return is_protected(entry.path, protected)
+    real = os.path.realpath(entry.path)
+    return not is_inside(root, Path(real)) or is_protected(real, protected)
+
+
 def walk(root: Path, start: Path, skip_dirs: frozenset[str], stop: threading.Event,
-         ) -> Iterator[tuple[str, Path, bool]]:
+         protected: tuple[Path, ...] = ()) -> Iterator[tuple[str, Path, bool]]:
     """(path relative to root, absolute path, is_dir) for everything under `start`, sorted by name
-    per folder, depth first. Skips `skip_dirs` below `start` and symlinks that leave `root`."""
+    per folder, depth first. Skips `skip_dirs` below `start`, symlinks that leave `root`, and
+    `protected` folders (ctxtui's state) wherever they are."""
     stack = [start]
     while stack and not stop.is_set():
         folder = stack.pop()
@@ -90,7 +100,7 @@ def walk(root: Path, start: Path, skip_dirs: frozenset[str], stop: threading.Eve
         for e in entries:
             p = Path(e.path)
             try:
-                if e.is_symlink() and not is_inside(root, p):
+                if _hidden(e, root, protected):
                     continue
                 is_dir = e.is_dir()       # follows an inside symlink; we still do not descend into it
             except OSError:

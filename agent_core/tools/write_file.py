@@ -1,8 +1,10 @@
-"""write_file: create or replace a whole file (parent folders are created, inside the workspace)."""
+"""write_file: create or replace a whole file (parent folders are created, inside the workspace),
+through `write_atomic`, so a failed write never leaves a half-written file."""
 from __future__ import annotations
 
-from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .sandbox import resolve_path
+from .base import Tool, ToolContext, ToolOutput, run_in_thread
+from .safe_write import check_target, write_atomic
+from .sandbox import resolve
 
 
 class WriteFileTool(Tool):
@@ -23,18 +25,14 @@ class WriteFileTool(Tool):
     }
 
     async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
-        path = resolve_path(ctx.workspace, input["path"])
+        path = resolve(ctx, input["path"])
         shown = ctx.rel(path)
         content: str = input["content"]
 
-        def write(_stop) -> bool:
-            if path.is_dir():
-                raise ToolError(f"'{shown}' is a folder; give a file path to write.")
-            existed = path.exists()
+        def write(stop) -> bool:
+            check_target(path, shown)            # refuse a folder, FIFO or hard link before any mkdir
             path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("w", encoding="utf-8", newline="") as f:
-                f.write(content)
-            return existed
+            return write_atomic(path, content.encode("utf-8"), shown, stop)
 
         existed = await run_in_thread(write)
         n_lines = content.count("\n") + (bool(content) and not content.endswith("\n"))
