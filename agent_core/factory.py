@@ -7,6 +7,7 @@ totals and "always" permissions.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
@@ -73,6 +74,17 @@ def check_room(config: Config, budget: ContextBudget, prompt: str, tools: list[d
     overhead = estimate_text(prompt) + sum(estimate_text(json.dumps(d)) for d in tools)
     if budget.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
         return
+    pct = budget.autocompact_pct
+    unscaled = ContextBudget(context_window=budget.context_window, max_output_tokens=budget.max_output_tokens,
+                             autocompact_enabled=budget.autocompact_enabled)
+    if pct is not None and unscaled.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
+        lowest = math.ceil(100 * (overhead + MIN_TURN_TOKENS) / budget.effective_window)
+        name = {"flag": "--autocompact-pct", "user file": "autocompact_pct (in the user config file)"}.get(
+            config.sources.get("autocompact_pct") or "", "CTXTUI_AUTOCOMPACT_PCT")
+        raise ConfigError(f"{name} is {pct:g}%, which puts the auto-compact threshold at "
+                          f"{budget.autocompact_threshold:,} tokens of a {budget.context_window:,} window: below what "
+                          f"the system prompt and tool definitions take (about {overhead:,}) plus a minimal turn "
+                          f"({MIN_TURN_TOKENS:,}). The lowest usable percentage with this window is {lowest}%.")
     source = config.sources.get("context_window")
     name = {"flag": "--context-window", "env": "CTXTUI_CONTEXT_WINDOW", ".env": "CTXTUI_CONTEXT_WINDOW (in .env)",
             "user file": "context_window (in the user config file)"}.get(source or "", "the model's context window")

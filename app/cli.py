@@ -7,6 +7,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 from agent_core.config import format_variables
+from agent_core.process_guard import make_non_dumpable
 
 EPILOG = """\
 commands:
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    make_non_dumpable()       # before any key is read: no same-user process may read our memory or environ
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("watch", "usage"):
         cmd, rest = argv[0], argv[1:]

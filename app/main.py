@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from agent_core import events as ev
 from agent_core.config import Config, ConfigError, load_config
+from agent_core.trust import remember as remember_trust
 
 
 class PermissionBridge:
@@ -61,7 +62,7 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
     if claude_root == "default":
         claude_root = default_claude_root()
     app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
-                 agent_factory=factory, theme=theme,
+                 agent_factory=factory, theme=theme, notices=(config.ignored_message() or "",),
                  keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)
     bridge.app = app
     return app
@@ -78,9 +79,37 @@ def check_theme(name: str | None) -> None:
                           f"(got {name!r})")
 
 
+def settle_trust(cli: Mapping[str, Any] | argparse.Namespace | None, *, environ: Mapping[str, str] | None = None,
+                 workspace: Path | None = None, ask: Callable[[Config], str | None] | None = None) -> str:
+    """Before the agent is built: when the workspace's `.env` sets what only a trusted folder may
+    set, `--trust` remembers the folder, else the user is asked (`ask`, the trust screen by
+    default). Returns "trusted", "ignore", "quit" or "" (nothing to decide). Raises ConfigError."""
+    config = load_config(cli, environ=environ, workspace=workspace)
+    wants_trust = bool((vars(cli) if isinstance(cli, argparse.Namespace) else dict(cli or {})).get("trust"))
+    if not wants_trust and not config.ignored:
+        return ""
+    answer = "trust" if wants_trust else (ask or ask_trust)(config) or "ignore"
+    if answer == "trust":
+        try:
+            remember_trust(config.workspace, environ)
+        except OSError as e:
+            raise ConfigError(f"cannot remember the trusted folder ({e.filename or ''}: {e.strerror or e}); "
+                              f"check that your config folder is writable") from None
+        return "trusted"
+    return answer
+
+
+def ask_trust(config: Config) -> str | None:
+    from .screens.trust import TrustApp
+
+    return TrustApp(config.workspace, config.dotenv_path or config.workspace / ".env", config.ignored).run()
+
+
 def run_tui(args: argparse.Namespace) -> int:
     """Open the TUI. Exit codes: 0 done, 2 bad configuration."""
     try:
+        if settle_trust(args) == "quit":
+            return 0
         app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)))
     except ConfigError as e:
         print(f"ctxtui: {e}", file=sys.stderr)

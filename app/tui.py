@@ -58,9 +58,10 @@ class CtxApp(App[int]):
     def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = time.time,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
-                 close_agent: bool = True) -> None:
+                 close_agent: bool = True, notices: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.agent = agent
+        self.notices = tuple(n for n in notices if n)   # said once, at start (e.g. ignored .env settings)
         self.sessions_root = sessions_root
         self.claude_root = claude_root
         self.agent_factory = agent_factory
@@ -146,6 +147,8 @@ class CtxApp(App[int]):
         if self.status.offline:
             await conv.add_notice("Demo model, offline: nothing leaves this machine. To use Claude, set "
                                   "ANTHROPIC_API_KEY and run without --model demo.")
+        for notice in self.notices:
+            await conv.add_notice(notice)
         if resumed:
             await conv.load_entries(a.entries)
             await conv.add_notice(f"Resumed session {a.session_id}: {len(a.entries):,} entries.")

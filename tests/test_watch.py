@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_core import events as ev
+from agent_core.paths import project_state_dir
 from agent_core.session_log import SessionLog
 from agent_core.watch_state import (CompactionView, WatchError, WatchState, WatchTarget, budget_for,
                                     resolve_target, switch_candidate, watch_changes)
@@ -264,7 +265,9 @@ def test_default_is_ctxtui_sessions_here_else_claude_projects(tmp_path):
     env = {"CLAUDE_CONFIG_DIR": str(claude)}
     t = resolve_target(None, cwd=tmp_path / "ws", env=env)
     assert t.log == cc_file.resolve() and t.folder == (claude / "projects").resolve()
-    path, log = ctxtui_log(tmp_path / "ws")
+    (tmp_path / "ws").mkdir()
+    env["CTXTUI_HOME"] = str(tmp_path / "state")
+    path, log = ctxtui_log(project_state_dir(tmp_path / "state", (tmp_path / "ws").resolve()))
     log.close()
     assert resolve_target(None, cwd=tmp_path / "ws", env=env).log == path.resolve()
     with pytest.raises(WatchError, match="no session logs found"):
