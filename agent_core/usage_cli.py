@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return 2
     try:
         if args.json:
-            json.dump(report.to_json(), out, indent=2)
+            json.dump(report.to_json(), out, indent=2, allow_nan=False)   # never Infinity/NaN: not JSON
             out.write("\n")
         else:
             out.write(render_table(report, args.by) + "\n")

@@ -9,6 +9,7 @@ the rates cannot be learned, `price_buckets` is called directly.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -133,7 +134,8 @@ class Tally:
 
 
 def _money(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
+    """Dollars for the JSON report: None (null) when unknown or not finite, which JSON cannot say."""
+    return None if x is None or not math.isfinite(x) else round(x, 6)
 
 
 def iso(ts: float | None) -> str | None:

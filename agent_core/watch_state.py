@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -26,7 +27,8 @@ from compaction.budget import ContextBudget
 from .config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from .cost import BUCKETS, shown_price
 from .events import Compaction, ContextUpdate, CostUpdate
-from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log
+from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log, open_regular
+from .logs.files import describe
 from .logs.discover import newest
 from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
 from .paths import sessions_dir
@@ -85,6 +87,14 @@ def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
             raise WatchError(f"{p}: no such file or folder. Give a session log (.jsonl) or a folder that holds some.")
         raise WatchError(f"no session logs found: neither {ctxtui_sessions(cwd, env)} nor {p} exists. "
                          "Run ctxtui (or Claude Code) first, or give the log's path.")
+    if not p.is_dir():
+        try:
+            mode = p.stat().st_mode
+        except OSError as e:
+            raise WatchError(f"cannot read {p}: {e.strerror or e}. Check the file's permissions.") from None
+        if not stat.S_ISREG(mode):
+            raise WatchError(f"{p}: not a regular file ({describe(mode)}). Give a session log (.jsonl) or a folder "
+                             "that holds some.")
     p = p.resolve()
     if p.is_file():
         return WatchTarget(p)
@@ -153,18 +163,23 @@ def budget_for(model: str | None, *, context_window: int | None = None,
 
 
 def read_meta(path: Path) -> dict[str, Any]:
-    """ctxtui's meta line (the first line of its session log), or {}."""
+    """ctxtui's meta line (the first line of its session log), or {}; a `config` that is not a
+    table is dropped (a damaged log must not break the thresholds)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.read(META_PEEK)
     except OSError:
         return {}
     line = head.split(b"\n", 1)[0]
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):    # RecursionError: absurdly deep nesting
         return {}
-    return obj if isinstance(obj, dict) and obj.get("t") == "meta" else {}
+    if not isinstance(obj, dict) or obj.get("t") != "meta":
+        return {}
+    if not isinstance(obj.get("config"), dict):
+        obj.pop("config", None)
+    return obj
 
 
 # ------------------------------------------------------------------ cost
@@ -320,10 +335,11 @@ class WatchUpdate:
     cost: CostUpdate | None = None
     compactions: list[CompactionView] = field(default_factory=list)
     header_changed: bool = False
+    reset: bool = False       # the log was replaced or rewritten: everything was re-read from its start
 
     @property
     def changed(self) -> bool:
-        return bool(self.context or self.cost or self.compactions or self.header_changed)
+        return bool(self.context or self.cost or self.compactions or self.header_changed or self.reset)
 
 
 class WatchState:
@@ -333,6 +349,10 @@ class WatchState:
     def __init__(self, path: str | Path, *, context_window: int | None = None, pricer: Pricer | None = None) -> None:
         self.path = Path(path)
         self.context_window = context_window
+        self._start(CostBook(pricer))
+
+    def _start(self, cost: CostBook) -> None:
+        """Nothing read yet: at the start, and again when a log was replaced or rewritten."""
         self.dedup = Deduper()
         self.readers: dict[Path, LogReader] = {}
         self._reader(self.path)
@@ -347,7 +367,7 @@ class WatchState:
         self.turns = 0
         self.history: deque[tuple[int, int, bool]] = deque(maxlen=HISTORY_POINTS)
         self.compactions: dict[str, CompactionView] = {}
-        self.cost = CostBook(pricer)
+        self.cost = cost
         self.records = 0
         self.responses = 0
         self.first_ts: float | None = None
@@ -411,7 +431,21 @@ class WatchState:
 
     # -- reading
     def poll(self) -> WatchUpdate:
-        """Read what was appended since the last poll and apply it."""
+        """Read what was appended since the last poll and apply it. A log replaced (a new file
+        renamed over it), truncated or rewritten in place invalidates what was counted from it:
+        then everything is counted again from the start, and the update says `reset`."""
+        resets = self._resets()
+        up = self._poll()
+        if self._resets() != resets:
+            self._start(CostBook(self.cost.price))
+            up = self._poll()
+            up.reset = True
+        return up
+
+    def _resets(self) -> int:
+        return sum(r.follower.resets for r in self.readers.values())
+
+    def _poll(self) -> WatchUpdate:
         self._discover()
         up = WatchUpdate()
         context_changed = False

@@ -8,11 +8,14 @@ transcripts (`<sessions>/<id>/transcripts/*.jsonl`) and Claude Code logs
 from __future__ import annotations
 
 import json
+import stat
 import threading
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterator
+
+from agent_core.logs import MAX_LINE_BYTES, LogFollower
 
 KINDS = ("user", "assistant", "tool", "thinking", "summary", "compaction", "other")
 
@@ -28,9 +31,13 @@ class LogFile:
 
 
 def _stat_entry(path: Path, kind: str, group: str) -> LogFile | None:
+    """The file's listing, or None when it vanished or is not a regular file (a FIFO, or a symlink
+    to a device, would hang or flood the viewer)."""
     try:
         st = path.stat()
     except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
         return None
     return LogFile(path, kind, group, path.name, st.st_size, st.st_mtime)
 
@@ -124,16 +131,28 @@ def _time_text(v) -> str:
     return ""
 
 
+def _unreadable(line_no: int, raw: str) -> Record:
+    return Record(line_no, "other", "", "", "unreadable line: " + raw[:200], raw[:2000])
+
+
 def parse_line(line_no: int, raw: str) -> Record | None:
     """One JSONL line of any supported log as a Record; None for blank lines. A line that is not
-    JSON (a log cut mid-write) becomes an `other` record instead of stopping the load."""
+    JSON (a log cut mid-write), or JSON of a shape no log has (fields of the wrong type, nesting
+    too deep to walk), becomes an `other` record instead of stopping the load."""
     raw = raw.strip()
     if not raw:
         return None
     try:
+        return _parse_line(line_no, raw)
+    except (ValueError, RecursionError, TypeError, AttributeError, KeyError):
+        return _unreadable(line_no, raw)
+
+
+def _parse_line(line_no: int, raw: str) -> Record | None:
+    try:
         obj = json.loads(raw)
     except ValueError:
-        return Record(line_no, "other", "", "", "unreadable line: " + raw[:200], raw[:2000])
+        return _unreadable(line_no, raw)
     if not isinstance(obj, dict):
         return Record(line_no, "other", "", "", raw[:300], raw[:2000])
     t = _time_text(obj.get("timestamp") if "timestamp" in obj else obj.get("at"))
@@ -179,15 +198,27 @@ def parse_line(line_no: int, raw: str) -> Record | None:
     return Record(line_no, "other", "", t, f"{label}: {text[:280]}", text[:20000])
 
 
-def iter_records(path: Path) -> Iterator[tuple[Record, int]]:
-    """(record, bytes read so far) for each line of the file."""
-    done = 0
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            done += len(raw)
-            rec = parse_line(n, raw.decode("utf-8", errors="replace"))
-            if rec is not None:
-                yield rec, done
+def _too_long(line_no: int, max_line: int) -> Record:
+    text = f"line {line_no} is longer than {max_line:,} bytes: skipped as corrupt"
+    return Record(line_no, "other", "", "", text, text)
+
+
+def iter_records(path: Path, *, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[Record, int]]:
+    """(record, bytes read so far) for each line of the file. Only a regular file is read (else
+    NotRegularFile, an OSError); a line over `max_line` is never held whole and shows as skipped."""
+    follower = LogFollower(path, max_line=max_line)
+    if not path.exists():
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    last = 0
+    for n, raw in follower.lines(final=True):
+        for skipped in range(last + 1, n):      # the follower leaves out only over-long lines
+            yield _too_long(skipped, max_line), follower.offset
+        last = n
+        rec = parse_line(n, raw.decode("utf-8", errors="replace"))
+        if rec is not None:
+            yield rec, follower.offset
+    for skipped in range(last + 1, follower.stats.lines + 1):
+        yield _too_long(skipped, max_line), follower.offset
 
 
 def load(path: Path, on_batch: Callable[[list[Record], int], None], *, batch_size: int = 2000,

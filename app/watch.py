@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence, TextIO
 
+from agent_core.logs import open_regular
 from agent_core.watch_state import WatchError, WatchTarget, resolve_target
 
 MIN_WINDOW = 1_000
@@ -80,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _check_readable(target: WatchTarget) -> None:
     try:
-        with open(target.log, "rb"):
+        with open_regular(target.log):
             pass
     except OSError as e:
         raise WatchError(f"cannot read {target.log}: {e.strerror or e}. Check the file's permissions.") from None

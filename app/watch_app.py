@@ -197,6 +197,12 @@ class WatchScreen(Screen):
             if self.phase == "error":
                 self.phase, self.error = "following", None
                 self._render_header()
+            if update.reset:
+                self._reset_panes()
+                self._show_all()
+                self.notify(f"{self.state.path.name} was replaced or rewritten: read again from its start.",
+                            title="Log re-read", markup=False)
+                continue
             self._apply(update)
 
     async def _switch(self, path: Path) -> None:

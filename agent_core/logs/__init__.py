@@ -5,10 +5,12 @@
     new = reader.read()                            # later: only what was appended since
 """
 from .discover import claude_projects_dir, discover, expand, newest_log
+from .files import MAX_LINE_BYTES, NotRegularFile, is_regular, open_regular
 from .reader import LogReader, session_from_path
 from .records import CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord, context_tokens
 
 __all__ = [
-    "CompactionRecord", "Deduper", "LineStats", "LogFollower", "LogReader", "Record", "UsageRecord",
-    "claude_projects_dir", "context_tokens", "discover", "expand", "newest_log", "session_from_path",
+    "CompactionRecord", "Deduper", "LineStats", "LogFollower", "LogReader", "MAX_LINE_BYTES", "NotRegularFile",
+    "Record", "UsageRecord", "claude_projects_dir", "context_tokens", "discover", "expand", "is_regular",
+    "newest_log", "open_regular", "session_from_path",
 ]

@@ -17,17 +17,21 @@ from typing import Any
 from ..cost import FREE_MODELS
 from .records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
 
+MAX_TIMESTAMP = 32_503_680_000.0     # 3000-01-01 UTC
+
 
 def parse_timestamp(value: Any) -> float | None:
-    """Epoch seconds from an ISO-8601 string (Claude Code) or a number (ctxtui); None if unreadable."""
+    """Epoch seconds from an ISO-8601 string (Claude Code) or a number (ctxtui); None if unreadable
+    or outside 1970..3000 (a date there would crash every date conversion downstream)."""
+    ts: float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str) and value:
+        ts = float(value) if -1e300 < value < 1e300 else None
+    elif isinstance(value, str) and value:
         try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
+            ts = datetime.fromisoformat(value).timestamp()
+        except (ValueError, OverflowError, OSError):
             return None
-    return None
+    return ts if ts is not None and 0 <= ts <= MAX_TIMESTAMP else None
 
 
 def is_candidate(line: bytes) -> bool:
@@ -70,9 +74,10 @@ class ClaudeCodeParser:
             return []
         usage = msg.get("usage")
         model = msg.get("model")
+        model = model if isinstance(model, str) and model else "unknown"   # a damaged log: any JSON type
         if not isinstance(usage, dict) or model in FREE_MODELS:
             return []
-        model = model if isinstance(model, str) and model else "unknown"
+        buckets = buckets_of(usage)     # before any state changes: may raise CorruptRecord
         mid, rid = msg.get("id"), obj.get("requestId")
         if mid and rid:
             key = f"{mid}:{rid}"
@@ -87,7 +92,7 @@ class ClaudeCodeParser:
             return []               # another content block of a response already counted
         rec = UsageRecord(
             session_id=session, model=model, timestamp=parse_timestamp(obj.get("timestamp")),
-            request_key=key, buckets=buckets_of(usage), is_sidechain=sidechain, source=self.source, path=self.path,
+            request_key=key, buckets=buckets, is_sidechain=sidechain, source=self.source, path=self.path,
             agent_id=obj.get("agentId") if isinstance(obj.get("agentId"), str) else None,
             purpose="subagent" if sidechain else "main")
         rec.context_tokens = context_tokens(rec.buckets)

@@ -5,6 +5,8 @@ import os
 from pathlib import Path
 from typing import Iterable
 
+from .files import check_regular
+
 
 def claude_projects_dir(env: dict[str, str] | None = None) -> Path:
     """`$CLAUDE_CONFIG_DIR/projects` when set, else `~/.claude/projects` (Claude Code's own rule)."""
@@ -51,7 +53,7 @@ def discover(paths: list[Path]) -> list[Path]:
         if not p.exists():
             raise FileNotFoundError(str(p))
         for f in expand(p):
-            key = f.resolve()
+            key = Path(os.path.realpath(f))    # never raises, even on a symlink loop
             if key not in seen:
                 seen.add(key)
                 out.append(f)
@@ -59,12 +61,13 @@ def discover(paths: list[Path]) -> list[Path]:
 
 
 def newest(paths: Iterable[Path]) -> Path | None:
-    """The most recently written of these files (ties broken by path); vanished files are skipped."""
+    """The most recently written of these files (ties broken by path); vanished files, and paths
+    that are not regular files (a FIFO or a symlink to a device), are skipped."""
     best: tuple[float, str] | None = None
     found = None
     for f in paths:
         try:
-            key = (f.stat().st_mtime, str(f))
+            key = (check_regular(f).st_mtime, str(f))
         except OSError:
             continue
         if best is None or key > best:

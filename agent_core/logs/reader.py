@@ -13,7 +13,7 @@ from typing import Iterator, Protocol
 
 from .claude_code import ClaudeCodeParser
 from .ctxtui_log import CtxtuiParser
-from .records import Deduper, LineStats, LogFollower, Record
+from .records import CorruptRecord, Deduper, LineStats, LogFollower, Record
 
 _DECODER = json.JSONDecoder()
 
@@ -103,7 +103,7 @@ class LogReader:
                 self.format = sniff_format(obj)
                 parser = self._parser = self._make_parser(self.format)
                 if parser.wants(line):
-                    yield from parser.parse(obj)
+                    yield from _parse(parser, obj, stats, lineno)
                 continue
             if not parser.wants(line):
                 continue
@@ -113,6 +113,15 @@ class LogReader:
                 stats.mark_corrupt(lineno)
                 continue
             if isinstance(obj, dict):
-                yield from parser.parse(obj)
+                yield from _parse(parser, obj, stats, lineno)
             else:
                 stats.mark_corrupt(lineno)
+
+
+def _parse(parser: Parser, obj: dict, stats: LineStats, lineno: int) -> list[Record]:
+    """The parser's records for one line; a line it finds corrupt is counted, not raised."""
+    try:
+        return parser.parse(obj)
+    except CorruptRecord:
+        stats.mark_corrupt(lineno)
+        return []

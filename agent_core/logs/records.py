@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Union
+from typing import BinaryIO, Iterator, Union
 
 from ..cost import usage_buckets
+from .files import MAX_LINE_BYTES, open_regular
 
 CHUNK_SIZE = 1 << 20
+MARK_BYTES = 64       # the bytes before the read offset kept to notice a log rewritten in place
+MAX_TOKENS = 10 ** 12  # per bucket of one response: a thousand times any context window; more is corrupt
 
 
 @dataclass(slots=True, eq=False)
@@ -102,22 +105,31 @@ def context_tokens(buckets: dict[str, int]) -> int:
     return sum(buckets.values())
 
 
+class CorruptRecord(ValueError):
+    """A line that parses but cannot be a real record (an absurd token count): skipped as corrupt."""
+
+
 def buckets_of(usage: dict) -> dict[str, int]:
     """`agent_core.cost.usage_buckets`, with a fast path for the usual case (plain non-negative
-    ints) because a big log has one call per response; anything unusual goes to cost.py."""
+    ints) because a big log has one call per response; anything unusual goes to cost.py. A count
+    above MAX_TOKENS raises CorruptRecord: summed and priced it would make every total absurd
+    (or infinite)."""
     i, o = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
     w, r = usage.get("cache_creation_input_tokens", 0), usage.get("cache_read_input_tokens", 0)
     split = usage.get("cache_creation")
-    if type(i) is int and type(o) is int and type(w) is int and type(r) is int and i >= 0 and o >= 0 \
-            and w >= 0 and r >= 0:
+    if type(i) is int and type(o) is int and type(w) is int and type(r) is int and 0 <= i <= MAX_TOKENS \
+            and 0 <= o <= MAX_TOKENS and 0 <= w <= MAX_TOKENS and 0 <= r <= MAX_TOKENS:
         if not split:
             return {"input": i, "output": o, "cache_write_5m": w, "cache_write_1h": 0, "cache_read": r}
         if type(split) is dict:
             w5, w1 = split.get("ephemeral_5m_input_tokens", 0), split.get("ephemeral_1h_input_tokens", 0)
-            if type(w5) is int and type(w1) is int and w5 >= 0 and w1 >= 0:
+            if type(w5) is int and type(w1) is int and 0 <= w5 <= MAX_TOKENS and 0 <= w1 <= MAX_TOKENS:
                 return {"input": i, "output": o, "cache_write_5m": w5 + max(w - w1 - w5, 0),
                         "cache_write_1h": w1, "cache_read": r}
-    return usage_buckets(usage)
+    buckets = usage_buckets(usage)
+    if max(buckets.values()) > MAX_TOKENS:
+        raise CorruptRecord(f"a token count above {MAX_TOKENS:,}")
+    return buckets
 
 
 @dataclass(slots=True)
@@ -141,15 +153,23 @@ class LogFollower:
     """Reads the complete lines appended to a file since the last read.
 
     A half-written last line is kept and completed by the next read; `final=True` (a one-shot
-    read of a finished file) hands it out as a line instead. If the file shrinks (replaced or
-    truncated) reading restarts from the beginning and `resets` is incremented.
+    read of a finished file) hands it out as a line instead. A line longer than `max_line` is
+    dropped as it streams (never held whole) and counted corrupt. If the file was replaced (another
+    inode), shrank, or was rewritten (the bytes already read changed), reading restarts from the
+    beginning and `resets` is incremented. Only a regular file is opened (`open_regular`).
     """
     path: Path
     offset: int = 0
     chunk_size: int = CHUNK_SIZE
+    max_line: int = MAX_LINE_BYTES
     stats: LineStats = field(default_factory=LineStats)
     resets: int = 0
     _pieces: list[bytes] = field(default_factory=list)   # the incomplete trailing line, in pieces
+    _partial: int = 0               # bytes of the incomplete trailing line read so far (kept or dropped)
+    _skipping: bool = False         # the trailing line is over max_line: dropped up to its newline
+    _ident: tuple[int, int] | None = None    # (device, inode) of the file read last
+    _mark: bytes = b""              # the last bytes read, ending at `_mark_end`: a rewrite changes them
+    _mark_end: int = 0
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -162,49 +182,102 @@ class LogFollower:
     @property
     def line_offset(self) -> int:
         """Where the next complete line starts: resume a follower there after a restart."""
-        return self.offset - sum(len(p) for p in self._pieces)
+        return self.offset - self._partial
+
+    def _restart(self) -> None:
+        self.offset, self._pieces, self._partial, self._skipping = 0, [], 0, False
+        self._mark, self._mark_end = b"", 0
+        self.resets += 1
+        self.stats.reset()
+
+    def _rewritten(self, f: BinaryIO, st: os.stat_result) -> bool:
+        """Is this no longer the file whose first `offset` bytes were read?"""
+        if self._ident is not None and (st.st_dev, st.st_ino) != self._ident:
+            return True
+        if st.st_size < self.offset:
+            return True
+        if self._mark:
+            f.seek(self._mark_end - len(self._mark))
+            return f.read(len(self._mark)) != self._mark
+        return False
+
+    def _remember(self, f: BinaryIO, st: os.stat_result) -> None:
+        self._ident = (st.st_dev, st.st_ino)
+        if self.offset == self._mark_end:
+            return
+        start = max(0, self.offset - MARK_BYTES)
+        f.seek(start)
+        self._mark, self._mark_end = f.read(self.offset - start), self.offset
+
+    def _hold(self, piece: bytes) -> None:
+        """Keep a piece of the trailing line, unless that line is already over the cap."""
+        self._partial += len(piece)
+        if self._skipping:
+            return
+        if self._partial > self.max_line:
+            self._pieces.clear()
+            self._skipping = True
+            return
+        self._pieces.append(piece)
 
     def lines(self, final: bool = False) -> Iterator[tuple[int, bytes]]:
         """Yield (line number, line without its newline) for each new complete line.
 
-        Streams in chunks, so memory stays O(chunk + longest line), and a line longer than a chunk
-        is joined once, not re-copied per chunk. The offset advances a chunk at a time: drain the
-        iterator, or lines of the last chunk read are lost.
+        Streams in chunks, so memory stays O(chunk + max_line), and a line longer than a chunk is
+        joined once, not re-copied per chunk. The offset advances a chunk at a time: drain the
+        iterator, or lines of the last chunk read are lost. Raises NotRegularFile for a FIFO,
+        device or folder; a missing file reads as empty.
         """
         try:
-            f = open(self.path, "rb")
+            f = open_regular(self.path)
         except FileNotFoundError:
             return
         with f:
-            size = os.fstat(f.fileno()).st_size
-            if size < self.offset:
-                self.offset, self._pieces, self.resets = 0, [], self.resets + 1
-                self.stats.reset()
+            st = os.fstat(f.fileno())
+            if self._rewritten(f, st):
+                self._restart()
             f.seek(self.offset)
-            stats = self.stats
-            pieces = self._pieces
-            while True:
-                chunk = f.read(self.chunk_size)
-                if not chunk:
-                    break
-                self.offset += len(chunk)
-                if b"\n" not in chunk:
-                    pieces.append(chunk)
+            try:
+                yield from self._read(f, final)
+            finally:
+                self._remember(f, st)
+
+    def _read(self, f: BinaryIO, final: bool) -> Iterator[tuple[int, bytes]]:
+        stats = self.stats
+        pieces = self._pieces
+        while True:
+            chunk = f.read(self.chunk_size)
+            if not chunk:
+                break
+            self.offset += len(chunk)
+            if b"\n" not in chunk:
+                self._hold(chunk)
+                continue
+            parts: list[bytes | None] = list(chunk.split(b"\n"))
+            tail = parts.pop()
+            if self._skipping:
+                parts[0] = None                # the end of a line over the cap
+            elif pieces:
+                pieces.append(parts[0])
+                parts[0] = b"".join(pieces)
+            pieces.clear()
+            self._partial, self._skipping = 0, False
+            if tail:
+                self._hold(tail)
+            base = stats.lines
+            stats.lines += len(parts)
+            for i, line in enumerate(parts, base + 1):
+                if line is None or len(line) > self.max_line:
+                    stats.mark_corrupt(i)
                     continue
-                parts = chunk.split(b"\n")
-                if pieces:
-                    pieces.append(parts[0])
-                    parts[0] = b"".join(pieces)
-                    pieces.clear()
-                tail = parts.pop()
-                if tail:
-                    pieces.append(tail)
-                base = stats.lines
-                stats.lines += len(parts)
-                for i, line in enumerate(parts, base + 1):
-                    yield i, line
-            if final and pieces:
-                line = b"".join(pieces)
-                pieces.clear()
-                stats.lines += 1
+                yield i, line
+        if final and (pieces or self._skipping):
+            line = b"".join(pieces)
+            skipped = self._skipping
+            pieces.clear()
+            self._partial, self._skipping = 0, False
+            stats.lines += 1
+            if skipped:
+                stats.mark_corrupt(stats.lines)
+            else:
                 yield stats.lines, line
