@@ -300,7 +300,8 @@ class Agent:
                         return self._finish(q, "error")
                     self._context(q, True, tokens=out.tokens)
                     continue
-                if e.retryable and e.status is None and stream_retries < MID_STREAM_RETRIES:
+                if e.retryable and e.status is None and not e.already_retried \
+                        and stream_retries < MID_STREAM_RETRIES:
                     stream_retries += 1
                     turn.partial_text.clear()
                     self._emit(q, ev.StreamRetry(e.message.split(";")[0], stream_retries, MID_STREAM_RETRIES))

@@ -1,23 +1,36 @@
 """The real model client: `anthropic.AsyncAnthropic`, streaming, the SDK's own retries (DESIGN §9).
 
-The SDK parses the SSE stream and retries 429/5xx/529/connection failures (honouring
-`retry-after`); this module only adds prompt-cache breakpoints, turns stream events into loop
-events, and classifies failures into `ModelError` (agent_core/errors.py).
+The SDK parses the SSE stream and retries 429/5xx/529/connection failures and timeouts (honouring
+`retry-after`); this module adds prompt-cache breakpoints, deadlines sized for streaming, a
+`Waiting` event every few seconds until the answer starts, turns stream events into loop events,
+and classifies failures into `ModelError` (agent_core/errors.py).
+
+Deadlines: `connect` bounds TCP+TLS set-up; `idle` bounds the silence between two chunks of the
+answer (and the wait for its first byte). The API streams a `ping` event every few seconds while it
+works, so a healthy stream is never silent for long; 120 s leaves room for a slow proxy or a long
+prefill of a full window. A server that never answers is given up on after (retries + 1) x idle,
+about six minutes with the defaults (the SDK's own default waits ten minutes per attempt).
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+import contextvars
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Coroutine
 
 import anthropic
 
 from .errors import TruncatedStream, classify
-from .events import TextDelta, ThinkingDelta
+from .events import TextDelta, ThinkingDelta, Waiting
 from .model import ModelError, ModelInfo, ModelResponse, StreamItem
 from .models_info import model_limits
 
 DEFAULT_MODEL = "claude-sonnet-5-5"   # same default as agent_core/config.py
 DEFAULT_MAX_RETRIES = 2
+DEFAULT_CONNECT_TIMEOUT = 10.0        # same defaults as agent_core/config.py
+DEFAULT_IDLE_TIMEOUT = 120.0
+WAITING_EVERY = 10.0                  # seconds between Waiting events (at most a quarter of the idle timeout)
 EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4          # the API rejects a request with more cache_control blocks than this
 UNCACHEABLE = ("thinking", "redacted_thinking")
@@ -122,6 +135,85 @@ def usage_to_dict(usage: Any) -> dict:
     return out
 
 
+# ---------------------------------------------------------------- deadlines and the wait notice
+
+def stream_timeout(connect: float, idle: float) -> anthropic.Timeout:
+    """Per-operation deadlines: connect (and waiting for a pooled connection), and idle for each
+    read of the answer and each write of the request, never a total: a long answer that keeps
+    streaming is never cut."""
+    return anthropic.Timeout(connect=connect, read=idle, write=idle, pool=connect)
+
+
+@dataclass
+class _Progress:
+    """One call's wait for its answer: which SDK attempt is running, and since when."""
+    of: int
+    attempt: int = 1
+    started: float = field(default_factory=time.monotonic)
+
+    def event(self) -> Waiting:
+        elapsed = time.monotonic() - self.started
+        return Waiting(f"Waiting for the API: {elapsed:.0f} s, attempt {self.attempt}/{self.of}",
+                       elapsed_s=round(elapsed, 2), attempt=self.attempt, of=self.of)
+
+
+_CALL: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar("ctxtui_api_call", default=None)
+
+
+async def _track_attempt(request: Any, call_next: Any) -> Any:
+    """SDK middleware, run once per HTTP attempt: tells the waiting call which attempt this is."""
+    progress = _CALL.get()
+    if progress is not None:
+        progress.attempt = request.retries_taken + 1
+    return await call_next(request)
+
+
+def _start(progress: _Progress, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+    """`coro` as a task whose SDK attempts report to `progress` (through `_CALL`)."""
+    ctx = contextvars.copy_context()
+    ctx.run(_CALL.set, progress)
+    return asyncio.get_running_loop().create_task(coro, context=ctx)
+
+
+async def _heartbeat(task: asyncio.Task, progress: _Progress, every: float) -> AsyncIterator[Waiting]:
+    """A `Waiting` every `every` seconds until `task` is done (its result is the caller's)."""
+    while not task.done():
+        done, _ = await asyncio.wait({task}, timeout=every)
+        if not done:
+            yield progress.event()
+
+
+async def _next(s: Any) -> Any:
+    try:
+        return await s.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+async def _open(manager: Any) -> tuple[Any, Any]:
+    """Send the request and wait for the first event: the part of a call the wait notice covers."""
+    s = await manager.__aenter__()
+    return s, await _next(s)
+
+
+async def _close(opening: asyncio.Task, manager: Any) -> None:
+    """Stop a request still opening and close the response, whatever ended the call."""
+    if not opening.done():
+        opening.cancel()
+        await asyncio.wait({opening})
+    elif not opening.cancelled():
+        opening.exception()              # retrieved: no "exception was never retrieved" at exit
+    await manager.__aexit__(None, None, None)
+
+
+def _delta(event: Any) -> TextDelta | ThinkingDelta | None:
+    if event.type == "text" and event.text:
+        return TextDelta(text=event.text)
+    if event.type == "thinking" and event.thinking:
+        return ThinkingDelta(text=event.thinking)
+    return None
+
+
 # ---------------------------------------------------------------- the client
 
 class AnthropicClient:
@@ -129,18 +221,21 @@ class AnthropicClient:
 
     def __init__(self, api_key: str, base_url: str | None = None, model: str = DEFAULT_MODEL,
                  max_output_tokens: int | None = None, context_window: int | None = None,
-                 max_retries: int = DEFAULT_MAX_RETRIES, timeout: float | None = None,
+                 max_retries: int = DEFAULT_MAX_RETRIES, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waiting_every: float | None = None,
                  thinking_budget: int | None = None, cache: bool = True) -> None:
         if not api_key:
             raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
-        kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
+        kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries,
+                                  "timeout": stream_timeout(connect_timeout, idle_timeout),
+                                  "middleware": [_track_attempt]}
         if base_url:
             kwargs["base_url"] = base_url          # else the SDK reads ANTHROPIC_BASE_URL itself
-        if timeout is not None:
-            kwargs["timeout"] = timeout
         self._client = anthropic.AsyncAnthropic(**kwargs)
         self._secrets = (api_key,)
         self.max_retries = max_retries
+        self.connect_timeout, self.idle_timeout = connect_timeout, idle_timeout
+        self.waiting_every = waiting_every if waiting_every is not None else min(WAITING_EVERY, idle_timeout / 4)
         self.thinking_budget = thinking_budget
         self.cache = cache
         self.last_count_error: ModelError | None = None
@@ -160,7 +255,7 @@ class AnthropicClient:
 
     def _error(self, exc: BaseException) -> ModelError:
         return classify(exc, secrets=self._secrets, base_url=self.base_url, retries=self.max_retries,
-                        model=self.info.model)
+                        model=self.info.model, connect_timeout=self.connect_timeout, idle_timeout=self.idle_timeout)
 
     def request_params(self, *, system: str | list[dict] | None, messages: list[dict], tools: list[dict],
                        max_tokens: int, purpose: str = "main") -> dict[str, Any]:
@@ -184,33 +279,37 @@ class AnthropicClient:
 
     async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
                      purpose: str = "main") -> AsyncIterator[StreamItem]:
-        """Text and thinking deltas as they arrive, then one `ModelResponse`. Raises `ModelError`.
-        A stream that stops before `message_stop` (cut connection) or cannot be parsed raises a
-        retryable `ModelError`; its partial text was already yielded, so the caller decides."""
+        """`Waiting` every few seconds until the answer starts, then text and thinking deltas as
+        they arrive, then one `ModelResponse`. Raises `ModelError`. A stream that stops before
+        `message_stop` (cut connection), goes silent past the idle timeout or cannot be parsed
+        raises a retryable `ModelError`; its partial text was already yielded, so the caller decides."""
         params = self.request_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
                                      purpose=purpose)
+        progress = _Progress(of=self.max_retries + 1)
+        manager = self._client.messages.stream(**params)
+        opening = _start(progress, _open(manager))
         try:
-            async with self._client.messages.stream(**params) as s:
-                finished = False
-                async for event in s:
-                    kind = event.type
-                    if kind == "text":
-                        if event.text:
-                            yield TextDelta(text=event.text)
-                    elif kind == "thinking":
-                        if event.thinking:
-                            yield ThinkingDelta(text=event.thinking)
-                    elif kind == "message_stop":
-                        finished = True
-                if not finished:
-                    raise TruncatedStream()
-                message = await s.get_final_message()
+            async for waiting in _heartbeat(opening, progress, self.waiting_every):
+                yield waiting
+            s, event = opening.result()
+            finished = False
+            while event is not None:
+                finished = finished or event.type == "message_stop"
+                delta = _delta(event)
+                if delta is not None:
+                    yield delta
+                event = await _next(s)
+            if not finished:
+                raise TruncatedStream()
+            message = await s.get_final_message()
         except (asyncio.CancelledError, GeneratorExit):
             raise
         except ModelError as e:
             raise self._error(e) from None
         except Exception as e:
             raise self._error(e) from e
+        finally:
+            await _close(opening, manager)
         yield ModelResponse(id=message.id, model=message.model,
                             content=[block_to_dict(b) for b in message.content],
                             usage=usage_to_dict(message.usage), stop_reason=message.stop_reason)

@@ -183,6 +183,11 @@ SETTINGS: tuple[Setting, ...] = (
             "tools allowed without asking (headless denies write/edit/bash unless allowed)", _tools),
     Setting("bash_timeout", "CTXTUI_BASH_TIMEOUT", "bash_timeout", "a number of seconds > 0",
             "default timeout of the bash tool (default 120)", _positive),
+    Setting("api_connect_timeout", "CTXTUI_API_CONNECT_TIMEOUT", "api_connect_timeout", "a number of seconds > 0",
+            "give up connecting to the API after this long (default 10)", _positive),
+    Setting("api_idle_timeout", "CTXTUI_API_IDLE_TIMEOUT", "api_idle_timeout", "a number of seconds > 0",
+            "give up when the API sends nothing for this long, before or during an answer (default 120)",
+            _positive),
     Setting("theme", "CTXTUI_THEME", "theme", "a Textual theme name", "TUI colour theme", _text),
     Setting("keymap", None, None, "a table of action = \"key\"",
             "key bindings to override (user config file only)", _keymap),
@@ -221,6 +226,8 @@ class Config:
     max_budget_usd: float | None = None
     allow: tuple[str, ...] = ()
     bash_timeout: float = 120.0
+    api_connect_timeout: float = 10.0
+    api_idle_timeout: float = 120.0
     theme: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
     config_file: Path | None = None            # the user file that was read, if any

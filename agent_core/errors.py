@@ -9,6 +9,7 @@ from __future__ import annotations
 import email.utils
 import re
 import time
+from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
@@ -159,16 +160,56 @@ def _status_error(exc: Any, *, retries: int | None, model: str | None) -> ModelE
 
 
 def classify(exc: BaseException, *, secrets: Iterable[str | None] = (), base_url: Any = None,
-             retries: int | None = None, model: str | None = None) -> ModelError:
-    """The `ModelError` for `exc`; `retries` is how many times the SDK was allowed to retry."""
-    err = _classify(exc, base_url=base_url, retries=retries, model=model)
+             retries: int | None = None, model: str | None = None, connect_timeout: float | None = None,
+             idle_timeout: float | None = None) -> ModelError:
+    """The `ModelError` for `exc`; `retries` is how many times the SDK was allowed to retry, and
+    the timeouts are the client's, named in a timeout's message with the setting that sets them."""
+    err = _classify(exc, base_url=base_url, retries=retries, model=model,
+                    timeouts=Timeouts(connect_timeout, idle_timeout))
     secrets = tuple(secrets)
     err.message = redact(err.message, secrets)
     err.args = (err.message,)
     return err
 
 
-def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: str | None) -> ModelError:
+@dataclass(frozen=True)
+class Timeouts:
+    """The client's deadlines in seconds (None: unknown), so a timeout names the one that ran out."""
+    connect: float | None = None
+    idle: float | None = None
+
+
+def _timeout_phase(exc: BaseException | None) -> str:
+    """`connect` for a timeout while connecting (or waiting for a pooled connection), else `idle`."""
+    names = {cls.__name__ for cls in type(exc).__mro__} if exc is not None else set()
+    return "connect" if names & {"ConnectTimeout", "PoolTimeout"} else "idle"
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    """A timeout of the HTTP layer under the SDK (httpx2 today), raised while a stream is read."""
+    return any(cls.__name__ == "TimeoutException" and cls.__module__.split(".")[0].startswith("httpx")
+               for cls in type(exc).__mro__)
+
+
+def _timeout_error(cause: BaseException | None, *, where: str, retries: int | None, timeouts: Timeouts,
+                   started: bool) -> ModelError:
+    """A deadline ran out: say which one, the setting that sets it, and what to check."""
+    if _timeout_phase(cause) == "connect":
+        within = f" within {timeouts.connect:g} s (CTXTUI_API_CONNECT_TIMEOUT)" if timeouts.connect else ""
+        return ModelError("connection", f"Could not connect to {where}{within}.{_retried(retries)} Check your "
+                                        "network and ANTHROPIC_BASE_URL.", True, already_retried=True)
+    within = f"within {timeouts.idle:g} s (CTXTUI_API_IDLE_TIMEOUT)" if timeouts.idle else "in time"
+    if started:   # the SDK never retries a stream that broke after it started: the loop may
+        return ModelError("connection", f"{where[0].upper()}{where[1:]} went silent mid-answer (no data {within}); "
+                                        "the partial answer was discarded. Check your network or ANTHROPIC_BASE_URL.",
+                          True)
+    return ModelError("connection", f"{where[0].upper()}{where[1:]} did not answer {within}.{_retried(retries)} "
+                                    "Check your network or ANTHROPIC_BASE_URL (raise CTXTUI_API_IDLE_TIMEOUT for a "
+                                    "slow proxy).", True, already_retried=True)
+
+
+def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: str | None,
+              timeouts: Timeouts) -> ModelError:
     import anthropic
 
     where = f"the API at {display_url(base_url)}" if base_url is not None else "the API"
@@ -177,13 +218,12 @@ def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: 
     if isinstance(exc, anthropic.APIStatusError):
         return _status_error(exc, retries=retries, model=model)
     if isinstance(exc, anthropic.APITimeoutError):
-        return ModelError("connection", f"The request to {where} timed out.{_retried(retries)} Check your network "
-                                        "and try again.", True)
+        return _timeout_error(exc.__cause__, where=where, retries=retries, timeouts=timeouts, started=False)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         why = f": {type(cause).__name__}" if cause is not None else ""
         return ModelError("connection", f"Could not connect to {where}{why}.{_retried(retries)} Check your network "
-                                        "connection and ANTHROPIC_BASE_URL.", True)
+                                        "connection and ANTHROPIC_BASE_URL.", True, already_retried=True)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ModelError("server", f"The API sent a response ctxtui could not read (HTTP {exc.status_code}). Try "
                                     "again.", True, None, exc.status_code)
@@ -194,6 +234,8 @@ def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: 
         return ModelError("auth" if type(exc).__name__.endswith("CredentialsError") else "server",
                           f"The Anthropic client failed: {type(exc).__name__}. Check ANTHROPIC_API_KEY and "
                           "ANTHROPIC_BASE_URL.", False)
+    if _is_timeout(exc):
+        return _timeout_error(exc, where=where, retries=retries, timeouts=timeouts, started=True)
     if _is_transport_error(exc):
         return ModelError("connection", f"The connection to {where} dropped mid-answer ({type(exc).__name__}); the "
                                         "partial answer was discarded. Try again.", True)

@@ -138,6 +138,16 @@ class Notice(Event):
 
 
 @dataclass
+class Waiting(Notice):
+    """No byte of the answer yet: said every few seconds so a silent API is never a blank screen.
+    A Notice, so every consumer that shows notices shows it; `type` tells scripts it is progress."""
+    type: ClassVar[str] = "waiting"
+    elapsed_s: float = 0.0
+    attempt: int = 1      # the SDK's attempt at this request (it retries a timeout itself)
+    of: int = 1
+
+
+@dataclass
 class TurnFinished(Event):
     type: ClassVar[str] = "turn_finished"
     stop_reason: str      # end_turn | max_turns | budget | cancelled | error | blocking

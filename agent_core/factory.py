@@ -43,7 +43,8 @@ def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
     explicit_out = config.sources.get("max_output_tokens") not in (None, "default")
     return AnthropicClient(api_key=config.api_key or "", base_url=config.base_url, model=config.model,
                            max_output_tokens=config.max_output_tokens if explicit_out else None,
-                           context_window=config.context_window)
+                           context_window=config.context_window, connect_timeout=config.api_connect_timeout,
+                           idle_timeout=config.api_idle_timeout)
 
 
 def _file_reader(workspace: Path):

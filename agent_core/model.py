@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Protocol, Union
 
-from .events import TextDelta, ThinkingDelta
+from .events import TextDelta, ThinkingDelta, Waiting
 
 
 @dataclass
@@ -22,16 +22,19 @@ class ModelError(Exception):
     """A failed call, classified so the user is told what to do (DESIGN §9)."""
 
     def __init__(self, kind: str, message: str, retryable: bool = False, retry_after: float | None = None,
-                 status: int | None = None) -> None:
+                 status: int | None = None, already_retried: bool = False) -> None:
         super().__init__(message)
         self.kind = kind              # auth | rate_limit | overloaded | prompt_too_long | connection | server | bad_request | cancelled
         self.message = message
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        # The client already retried this call itself (a connection or timeout failure before the
+        # answer started): sending it again from the loop would only multiply the wait.
+        self.already_retried = already_retried
 
 
-StreamItem = Union[TextDelta, ThinkingDelta, ModelResponse]
+StreamItem = Union[TextDelta, ThinkingDelta, Waiting, ModelResponse]
 
 
 @dataclass
@@ -49,7 +52,8 @@ class ModelClient(Protocol):
 
     def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
                purpose: str = "main") -> AsyncIterator[StreamItem]:
-        """Yield text/thinking deltas as they arrive, then exactly one ModelResponse.
+        """Yield text/thinking deltas as they arrive (and `Waiting` while none has), then exactly
+        one ModelResponse.
         `purpose` is main | compaction | memory (the demo answers summary requests by it).
         Raises ModelError."""
         ...

@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
     p.add_argument("--bash-timeout", type=float, metavar="SECONDS",
                    help="default timeout of the bash tool (env CTXTUI_BASH_TIMEOUT)")
+    p.add_argument("--api-connect-timeout", type=float, metavar="SECONDS",
+                   help="give up connecting to the API after this long (env CTXTUI_API_CONNECT_TIMEOUT)")
+    p.add_argument("--api-idle-timeout", type=float, metavar="SECONDS",
+                   help="give up when the API is silent this long (env CTXTUI_API_IDLE_TIMEOUT)")
     p.add_argument("--theme", metavar="NAME", help="a Textual theme name (TUI)")
     return p
 

@@ -33,7 +33,7 @@ USER = [{"role": "user", "content": [{"type": "text", "text": "List the files, t
 
 def make(fake: FakeAnthropic, **kw) -> AnthropicClient:
     kw.setdefault("max_retries", 2)
-    return AnthropicClient(api_key=KEY, base_url=fake.base_url, model=MODEL, timeout=10, **kw)
+    return AnthropicClient(api_key=KEY, base_url=fake.base_url, model=MODEL, idle_timeout=10, **kw)
 
 
 async def run(client: AnthropicClient, messages=USER, tools=TOOLS, system=SYSTEM, max_tokens=2000):
@@ -312,7 +312,7 @@ async def test_unreachable_server_is_a_connection_error():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]          # bound but not listening: connection refused
         client = AnthropicClient(api_key=KEY, base_url=f"http://user:pw@127.0.0.1:{port}", model=MODEL,
-                                 max_retries=0, timeout=5)
+                                 max_retries=0, connect_timeout=5)
         err, _ = await fails(client)
         await client.aclose()
     assert err.kind == "connection" and err.retryable and "ANTHROPIC_BASE_URL" in err.message
@@ -322,7 +322,7 @@ async def test_unreachable_server_is_a_connection_error():
 async def test_anthropic_base_url_from_the_environment(fake_anthropic, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
     fake_anthropic.push(reply("via env"))
-    client = AnthropicClient(api_key=KEY, model=MODEL, max_retries=0, timeout=10)
+    client = AnthropicClient(api_key=KEY, model=MODEL, max_retries=0, idle_timeout=10)
     _, resp = await run(client)
     await client.aclose()
     assert resp.content[0]["text"] == "via env" and KEY not in repr(client)
