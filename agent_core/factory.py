@@ -25,6 +25,7 @@ from .session_log import SessionLog, latest_session
 from .summarizer_adapter import ModelSummarizer
 from .system_prompt import system_prompt
 from .tools import ToolContext, ToolRegistry, resolve_path
+from .tools.files import open_regular
 from .trust import user_config_dir
 
 
@@ -47,14 +48,32 @@ def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
                            idle_timeout=config.api_idle_timeout)
 
 
-def _file_reader(workspace: Path):
+REINJECT_READ_CAP = 1 << 20    # re-injection keeps a few thousand tokens of a file: never read more
+
+
+def _file_reader(ctx: ToolContext):
+    """What re-injection after a compaction reads a recently read file with: the same confinement
+    as the tools (workspace only, never ctxtui's state, regular files only), bounded."""
     def read(path: str) -> str | None:
         try:
-            p = resolve_path(workspace, path)
-            return p.read_text(encoding="utf-8", errors="replace") if p.is_file() else None
+            with open_regular(resolve_path(ctx.workspace, path, ctx.protected), path) as f:
+                return f.read(REINJECT_READ_CAP).decode("utf-8", errors="replace")
         except Exception:
             return None
     return read
+
+
+def protected_dirs(config: Config, state: Path) -> tuple[Path, ...]:
+    """ctxtui's own folders the tools may not reach: this workspace's state, and the state root
+    and user config folder unless the workspace lies inside them (then only the part that is
+    ctxtui's own is fenced off, or every path would be refused)."""
+    ws = config.workspace.resolve()
+    out = [state]
+    for folder in (Path(config.home), user_config_dir()):
+        real = folder.resolve()
+        if ws != real and real not in ws.parents:
+            out.append(real)
+    return tuple(out)
 
 
 def minimum_window(overhead: int, budget: ContextBudget) -> int:
@@ -151,17 +170,17 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
         else CostTracker(price_as=price_as)
     if client.info.offline:
         client.info.notes.append(f"costs priced as {DEMO_PRICED_AS} for illustration")
+    tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout,
+                           spill_dir=tool_results_dir(home, log.session_id),
+                           protected=protected_dirs(config, home))
     pipeline.stages = default_stages(ModelSummarizer(client, cost, tools=registry.definitions()),
-                                     read_file=_file_reader(config.workspace))
+                                     read_file=_file_reader(tool_ctx))
 
     permissions = PermissionPolicy.headless(allow=config.allow) if ask is None else PermissionPolicy()
     if ask is not None and config.allow:
         permissions = PermissionPolicy(overrides={t: "allow" for t in config.allow})
     if state.get("permissions"):
         permissions.restore(state["permissions"])
-    tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout,
-                           spill_dir=tool_results_dir(home, log.session_id),
-                           protected=(Path(config.home), user_config_dir()))
 
     compactions = []
     if loaded:

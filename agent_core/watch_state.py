@@ -31,7 +31,7 @@ from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_proj
 from .logs.files import describe
 from .logs.discover import newest
 from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
-from .paths import sessions_dir
+from .paths import project_state_dir, sessions_dir, state_root
 from .usage_report import Pricer
 
 DEBOUNCE_MS = 30       # awatch groups changes over at most this long (its default is 1,600)
@@ -59,9 +59,8 @@ class WatchTarget:
 
 
 def ctxtui_sessions(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
-    """`<$CTXTUI_HOME or the current folder>/.ctxtui/sessions`."""
-    env = os.environ if env is None else env
-    return sessions_dir(Path((env.get("CTXTUI_HOME") or "").strip() or cwd).expanduser())
+    """The sessions of the workspace `cwd`, in ctxtui's state folder (CTXTUI_HOME or the default)."""
+    return sessions_dir(project_state_dir(state_root(env), Path(cwd).resolve()))
 
 
 def default_folder(cwd: Path, env: Mapping[str, str] | None = None) -> Path:

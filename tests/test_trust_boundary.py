@@ -4,6 +4,7 @@ the user trusted the folder; the agent's state lives where tools cannot reach it
 symlink or someone else's folder is refused; secrets never reach a file."""
 from __future__ import annotations
 
+import asyncio
 import errno
 import io
 import json
@@ -361,3 +362,29 @@ def test_autocompact_pct_10_runs_or_says_which_setting_to_change(tmp_path):
                             {**user_dirs(), "CTXTUI_AUTOCOMPACT_PCT": "10"})
     assert code == 2 and err.startswith("ctxtui: CTXTUI_AUTOCOMPACT_PCT is 10%")
     assert "lowest usable percentage" in err and "Traceback" not in err
+
+
+def test_a_state_root_that_holds_the_workspace_fences_off_only_ctxtuis_own_folder(tmp_path):
+    """CTXTUI_HOME=~ with the workspace in ~/src: the tools still work in the workspace, and the
+    workspace's own state folder stays out of reach."""
+    home = tmp_path / "me"
+    ws = make_workspace(home / "src")
+    agent = build_agent(load_config({"model": "demo"}, {**user_dirs(), "CTXTUI_HOME": str(home)}, ws))
+    state = agent.session.path.parent.parent
+    assert home.resolve() not in agent.tool_ctx.protected and state in agent.tool_ctx.protected
+    agent.session.close()
+    ok = asyncio.run(agent.tools.execute("read_file", {"path": "README.md"}, agent.tool_ctx))
+    assert not ok.is_error
+
+
+def test_reinjection_reads_files_with_the_tools_confinement(tmp_path):
+    from agent_core.factory import _file_reader
+
+    ws = make_workspace(tmp_path)
+    agent = build_agent(load_config({"model": "demo"}, user_dirs(), ws))
+    agent.session.close()
+    read = _file_reader(agent.tool_ctx)
+    os.mkfifo(ws / "pipe")
+    assert read("README.md").startswith("# Sample")
+    assert read(str(agent.session.path)) is None          # ctxtui's state
+    assert read("pipe") is None and read("../outside") is None
