@@ -183,6 +183,8 @@ SETTINGS: tuple[Setting, ...] = (
             "tools allowed without asking (headless denies write/edit/bash unless allowed)", _tools),
     Setting("bash_timeout", "CTXTUI_BASH_TIMEOUT", "bash_timeout", "a number of seconds > 0",
             "default timeout of the bash tool (default 120)", _positive),
+    Setting("tool_timeout", "CTXTUI_TOOL_TIMEOUT", "tool_timeout", "a number of seconds > 0",
+            "deadline of every other tool call (read, write, edit, glob, grep; default 120)", _positive),
     Setting("api_connect_timeout", "CTXTUI_API_CONNECT_TIMEOUT", "api_connect_timeout", "a number of seconds > 0",
             "give up connecting to the API after this long (default 10)", _positive),
     Setting("api_idle_timeout", "CTXTUI_API_IDLE_TIMEOUT", "api_idle_timeout", "a number of seconds > 0",
@@ -226,6 +228,7 @@ class Config:
     max_budget_usd: float | None = None
     allow: tuple[str, ...] = ()
     bash_timeout: float = 120.0
+    tool_timeout: float = 120.0
     api_connect_timeout: float = 10.0
     api_idle_timeout: float = 120.0
     theme: str | None = None

@@ -170,7 +170,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
         else CostTracker(price_as=price_as)
     if client.info.offline:
         client.info.notes.append(f"costs priced as {DEMO_PRICED_AS} for illustration")
-    tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout,
+    tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
                            protected=protected_dirs(config, home))
     pipeline.stages = default_stages(ModelSummarizer(client, cost, tools=registry.definitions()),

@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trust this workspace: its .env may then set the API key and endpoint, allowed tools and "
                         "the state folder (remembered; the TUI asks instead)")
     p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
+    p.add_argument("--tool-timeout", type=float, metavar="SECONDS",
+                   help="deadline of every tool call but bash (env CTXTUI_TOOL_TIMEOUT, default 120)")
     p.add_argument("--bash-timeout", type=float, metavar="SECONDS",
                    help="default timeout of the bash tool (env CTXTUI_BASH_TIMEOUT)")
     p.add_argument("--api-connect-timeout", type=float, metavar="SECONDS",

@@ -109,6 +109,7 @@ BAD = {
     "CTXTUI_MAX_BUDGET_USD": "-2",
     "CTXTUI_ALLOW": "bash,rm_rf",
     "CTXTUI_BASH_TIMEOUT": "soon",
+    "CTXTUI_TOOL_TIMEOUT": "never",
     "CTXTUI_API_CONNECT_TIMEOUT": "0",
     "CTXTUI_API_IDLE_TIMEOUT": "-5",
 }

@@ -377,6 +377,12 @@ def test_a_state_root_that_holds_the_workspace_fences_off_only_ctxtuis_own_folde
     assert not ok.is_error
 
 
+def test_tool_deadline_is_a_setting(tmp_path):
+    agent = build_agent(load_config({"model": "demo"}, {**user_dirs(), "CTXTUI_TOOL_TIMEOUT": "7.5"}, tmp_path))
+    agent.session.close()
+    assert agent.tool_ctx.tool_timeout == 7.5
+
+
 def test_reinjection_reads_files_with_the_tools_confinement(tmp_path):
     from agent_core.factory import _file_reader
 
