@@ -19,6 +19,8 @@ from compaction.tokens import CategoryTally, estimate_text
 
 from . import events as ev
 from .model import ModelClient, ModelError, ModelResponse
+from .session_log import SessionWriteError
+from .valid_text import valid_entry, valid_text
 
 Ask = Callable[[ev.PermissionRequest], Awaitable[str]]
 
@@ -65,6 +67,8 @@ class Agent:
         self._task: asyncio.Task | None = None
         self._pending_compact: tuple[bool, str | None] | None = None
         self._state_digests: dict[str, bytes] = {}
+        self._log_failed = False        # a session log write failed: the next write first catches the log up
+        self._log_paused = False        # while a failed write is being reported: write nothing
         self._tally = CategoryTally()
         self._tool_defs = tools.definitions()
         self._system_tokens = estimate_text(system_prompt)
@@ -123,7 +127,10 @@ class Agent:
         """`/clear`: forget the conversation (the session log keeps it)."""
         self.entries = []
         self.context_history.clear()
-        self._log_history()
+        try:
+            self._log_history()
+        except SessionWriteError:
+            pass   # the next turn's first write catches the log up, or reports it
 
     async def aclose(self) -> None:
         self.cancel()
@@ -132,7 +139,10 @@ class Agent:
                 await self._task
             except BaseException:
                 pass
-        self._log_state()
+        try:
+            self._log_state()
+        except SessionWriteError:
+            pass   # the last snapshot is lost; the history in the log is whole
         if self.session is not None:
             self.session.close()
         await self.client.aclose()
@@ -167,15 +177,34 @@ class Agent:
                 pass
 
     def _emit(self, q: asyncio.Queue, e: ev.Event) -> None:
-        if self.session is not None and e.type in ("compaction", "breaker", "error", "turn_finished",
-                                                  "assistant_done", "tool_call", "tool_result", "notice"):
-            self.session.append_event(e.to_dict())
+        if e.type in ("compaction", "breaker", "error", "turn_finished", "assistant_done", "tool_call",
+                      "tool_result", "notice"):
+            self._log("append_event", e.to_dict())
         q.put_nowait(e)
 
     def _append(self, entry: Entry) -> None:
+        entry = valid_entry(entry)   # text that cannot be encoded would break every later request
         self.entries.append(entry)
-        if self.session is not None:
-            self.session.append_entry(entry)
+        self._log("append_entry", entry)
+
+    def _log(self, method: str, *args: Any) -> bool:
+        """Write to the session log; False when nothing was written. A failed write (disk full)
+        raises SessionWriteError, which ends the turn with an Error event; the log is left a
+        whole prefix of the history, and the next write first brings it level again."""
+        if self.session is None or self._log_paused:
+            return False
+        try:
+            if self._log_failed:
+                self.session.sync(self.entries)
+                self._log_failed = False
+                self._state_digests.clear()
+                if method in ("append_entry", "append_history"):
+                    return True   # the sync wrote it
+            getattr(self.session, method)(*args)
+            return True
+        except SessionWriteError:
+            self._log_failed = True
+            raise
 
     def _adopt(self, new_entries: list[Entry]) -> None:
         if new_entries is self.entries:
@@ -186,8 +215,7 @@ class Agent:
         self._log_history()
 
     def _log_history(self) -> None:
-        if self.session is not None:
-            self.session.append_history(self.entries)
+        self._log("append_history", self.entries)
 
     def _log_state(self) -> None:
         """Snapshot what resume needs; only the parts that changed since the last snapshot are
@@ -197,14 +225,14 @@ class Agent:
         parts = {"pipeline": self.pipeline.state.to_dict(), "cost": self.cost.to_dict(),
                  "permissions": self.permissions.to_dict() if hasattr(self.permissions, "to_dict") else {},
                  "turns": self.turns}
-        changed = {}
+        changed, digests = {}, {}
         for key, value in parts.items():
             digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).digest()
             if self._state_digests.get(key) != digest:
-                self._state_digests[key] = digest
+                digests[key] = digest
                 changed[key] = value
-        if changed:
-            self.session.append_state(changed)
+        if changed and self._log("append_state", changed):
+            self._state_digests.update(digests)
 
     def _report_events(self, q: asyncio.Queue, reports: list[CompactionReport]) -> bool:
         compacted = False
@@ -237,30 +265,50 @@ class Agent:
         async def body(q: asyncio.Queue) -> None:
             turn = _Turn()
             try:
-                await self._turn_body(prompt, q, turn)
-            except asyncio.CancelledError:
-                self._repair_after_cancel(turn)
-                self._finish(q, "cancelled")
-            except Exception as exc:  # a bug of ours: report it, keep the session usable
-                self._repair_after_cancel(turn)
-                self._emit(q, ev.Error("internal", f"Internal error: {type(exc).__name__}: {exc}. "
-                                                  "The session is saved; you can go on or resume it."))
-                self._finish(q, "error")
+                try:
+                    await self._turn_body(prompt, q, turn)
+                except asyncio.CancelledError:
+                    self._repair_after_cancel(turn)
+                    self._finish(q, "cancelled")
+                except SessionWriteError:
+                    raise
+                except Exception as exc:  # a bug of ours: report it, keep the session usable
+                    self._repair_after_cancel(turn)
+                    self._emit(q, ev.Error("internal", f"Internal error: {type(exc).__name__}: {exc}. "
+                                                      "The session is saved; you can go on or resume it."))
+                    self._finish(q, "error")
+            except SessionWriteError as e:
+                self._log_write_failed(q, e, lambda: self._repair_after_cancel(turn))
         return body
 
+    def _log_write_failed(self, q: asyncio.Queue, e: SessionWriteError, repair: Callable[[], None]) -> None:
+        """End the turn on a failed log write: the history in memory is repaired (not logged, the
+        log keeps its last whole line and is repaired on resume) and the user told what to do."""
+        self._log_paused = True
+        try:
+            repair()
+            self._emit(q, ev.Error("session_log", str(e)))
+            self._finish(q, "error")
+        finally:
+            self._log_paused = False
+
     def _repair_after_cancel(self, turn: _Turn) -> None:
-        """Keep what was done; answer unanswered tool calls so the history stays valid."""
-        if turn.pending_tool_uses:
+        """Keep what was done; answer unanswered tool calls so the history stays valid. Runs at
+        most once per turn (a failed log write can interrupt it and call it again)."""
+        pending, partial = turn.pending_tool_uses, "".join(turn.partial_text)
+        turn.pending_tool_uses, turn.partial_text = [], []
+        if pending:
             blocks = []
-            for tu in turn.pending_tool_uses:
+            for tu in pending:
                 blocks.append(turn.done_results.get(tu["id"]) or
                               tool_result_block(tu["id"], CANCELLED_RESULT, is_error=True))
             self._append(Entry({"role": "user", "content": blocks}))
-        elif turn.partial_text and "".join(turn.partial_text).strip():
+        elif partial.strip():
             self._append(Entry({"role": "assistant", "content": [
-                {"type": "text", "text": "".join(turn.partial_text)}]}, meta={"cancelled": True}))
+                {"type": "text", "text": partial}]}, meta={"cancelled": True}))
 
     async def _turn_body(self, prompt: str, q: asyncio.Queue, turn: _Turn) -> None:
+        prompt = valid_text(prompt)   # e.g. undecodable stdin: it must encode, in the request and the log
         self.turns += 1
         self._append(Entry({"role": "user", "content": [{"type": "text", "text": prompt}]}))
         self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
@@ -361,10 +409,11 @@ class Agent:
 
         async def one(tu: dict) -> None:
             out = await self.tools.execute(tu["name"], tu.get("input") or {}, self.tool_ctx)
-            turn.done_results[tu["id"]] = tool_result_block(tu["id"], out.content or "(no output)",
+            content = valid_text(out.content or "")   # a file name that is not UTF-8, say
+            turn.done_results[tu["id"]] = tool_result_block(tu["id"], content or "(no output)",
                                                             is_error=out.is_error)
-            self._emit(q, ev.ToolResult(id=tu["id"], name=tu["name"], preview=out.content[:500],
-                                        size=len(out.content), is_error=out.is_error))
+            self._emit(q, ev.ToolResult(id=tu["id"], name=tu["name"], preview=content[:500],
+                                        size=len(content), is_error=out.is_error))
             meta = getattr(out, "meta", None) or {}
             if meta.get("compact_requested"):
                 self._pending_compact = (False, meta.get("focus"))
@@ -389,11 +438,14 @@ class Agent:
     def _manual_compact(self, focus: str | None) -> Callable[[asyncio.Queue], Awaitable[None]]:
         async def body(q: asyncio.Queue) -> None:
             try:
-                await self._compact_now(q, focus)
-            except asyncio.CancelledError:
-                self._emit(q, ev.Notice("Compaction cancelled; the history is unchanged."))
-            self._log_state()
-            self._emit(q, ev.TurnFinished(stop_reason="compacted", turns=self.turns))
+                try:
+                    await self._compact_now(q, focus)
+                except asyncio.CancelledError:
+                    self._emit(q, ev.Notice("Compaction cancelled; the history is unchanged."))
+                self._log_state()
+                self._emit(q, ev.TurnFinished(stop_reason="compacted", turns=self.turns))
+            except SessionWriteError as e:
+                self._log_write_failed(q, e, lambda: None)
         return body
 
     async def _compact_now(self, q: asyncio.Queue, focus: str | None) -> None:

@@ -1,7 +1,9 @@
 """`ctxtui --headless`: the same loop and engine for scripts, no screen (never imports textual).
 
-Exit codes: 0 done; 1 the run failed (API error, budget or turn limit, blocking); 2 bad usage or
-configuration; 130 interrupted (the session is left valid and resumable).
+Exit codes: 0 done; 1 the run failed (API error, budget or turn limit, blocking, the session log
+could not be written); 2 bad usage or configuration (a session in use by another ctxtui included);
+128+N stopped by signal N during the run: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the turn is
+cancelled, the bash tool's processes killed, the session left valid and resumable).
 """
 from __future__ import annotations
 
@@ -9,21 +11,74 @@ import asyncio
 import json
 import signal
 import sys
-from typing import Any, TextIO
+import threading
+from typing import Any, Callable, TextIO
 
 from . import events as ev
 from .config import ConfigError, load_config
+from .factory import build_agent
+from .session_log import SessionWriteError
+from .valid_text import decode_input, valid_text
 
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def read_prompt(arg: str | None, stdin: TextIO) -> str | None:
+    """The prompt from -p, or stdin read as bytes: input that is not UTF-8 becomes U+FFFD."""
     if arg is not None and arg != "-":
-        return arg
+        return valid_text(arg)
     if arg == "-" or not stdin.isatty():
-        return stdin.read()
+        raw = getattr(stdin, "buffer", None)
+        return decode_input(raw.read() if raw is not None else stdin.read())
     return None
+
+
+class StopSignals:
+    """SIGINT, SIGTERM and SIGHUP (a closed terminal) from start-up to exit. During the run each
+    one cancels the turn: the history is repaired, the bash tool's process group killed, and the
+    run exits 128+N. Before the run starts one means it never starts. After the turn has ended
+    one changes nothing (the output is finished, the exit code is the run's) and puts the default
+    handlers back, so a second one stops the process at once (say stdout's reader is stuck)."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None    # the first signal that stopped the run
+        self._cancel: Callable[[], None] | None = None
+        self._over = False
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return   # signals reach the main thread only (headless driven from a test thread)
+        for sig in STOP_SIGNALS:
+            self._old[sig] = signal.signal(sig, self._handle)
+
+    def restore(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
+
+    def while_running(self, cancel: Callable[[], None] | None) -> None:
+        """What a signal does while the run goes on (None: the run is over)."""
+        self._cancel = cancel
+        self._over = cancel is None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._over:
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            return
+        if self.received is None:
+            self.received = signum
+        if self._cancel is not None:
+            try:
+                self._cancel()
+            except RuntimeError:   # the loop closed just now: the run is over anyway
+                pass
+
+    def exit_code(self) -> int | None:
+        return None if self.received is None else 128 + self.received
 
 
 class _Output:
@@ -38,9 +93,28 @@ class _Output:
         self.cost: dict | None = None
         self._line_open = False
 
-    def _json(self, d: dict) -> None:
-        self.out.write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+    def _write(self, text: str) -> None:
+        """Write all of `text` and flush. A signal can cut a large write to a pipe short, and the
+        text layer drops the rest without a word: write the bytes until all are out."""
+        text = valid_text(text)
+        buf = getattr(self.out, "buffer", None)
+        if buf is None:
+            self.out.write(text)
+            self.out.flush()
+            return
         self.out.flush()
+        view = memoryview(text.encode(self.out.encoding or "utf-8", errors="replace"))
+        while view:
+            view = view[buf.write(view):]
+        buf.flush()
+
+    def _json(self, d: dict) -> None:
+        self._write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+
+    def load_warnings(self, loaded: Any) -> None:
+        """What resuming found wrong with the log and repaired, one line per kind, on stderr."""
+        for line in loaded.summary() if loaded is not None else ():
+            self._note(f"ctxtui: session log: {line}")
 
     def _note(self, line: str) -> None:
         if self._line_open:
@@ -69,8 +143,7 @@ class _Output:
 
     def _text_event(self, e: ev.Event) -> None:
         if isinstance(e, ev.TextDelta):
-            self.out.write(e.text)
-            self.out.flush()
+            self._write(e.text)
             self._line_open = not e.text.endswith("\n")
         elif isinstance(e, ev.Compaction):
             self._note(f"[compaction] {e.layer} ({e.trigger}): {e.tokens_before:,} -> {e.tokens_after:,} tokens"
@@ -104,45 +177,35 @@ class _Output:
                        f"session {result['session_id']}")
 
 
-async def run_headless(agent: Any, prompt: str, output: _Output) -> dict:
-    """Drive one run; SIGINT cancels the turn (history repaired) instead of killing the process."""
+async def run_headless(agent: Any, prompt: str, output: _Output, signals: StopSignals | None = None) -> dict:
+    """Drive one run; a stop signal cancels the turn (history repaired, tools killed) and the run
+    waits for that before the session is closed."""
+    signals = signals or StopSignals()
     loop = asyncio.get_running_loop()
-    interrupted = False
-
-    def on_sigint() -> None:
-        nonlocal interrupted
-        interrupted = True
-        agent.cancel()
-
+    signals.while_running(lambda: loop.call_soon_threadsafe(agent.cancel))
+    stop_reason = "cancelled" if signals.received else "error"
     try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this platform
-        pass
-    stop_reason = "error"
-    try:
-        for e in (agent.context_event(),):
-            output.event(e)
-        async for e in agent.run(prompt):
-            output.event(e)
-            if isinstance(e, ev.TurnFinished):
-                stop_reason = e.stop_reason
+        output.event(agent.context_event())
+        if not signals.received:
+            async for e in agent.run(prompt):
+                if signals.received and agent.busy:
+                    agent.cancel()     # a signal that came before the turn's task existed
+                output.event(e)
+                if isinstance(e, ev.TurnFinished):
+                    stop_reason = e.stop_reason
         output.event(agent.cost_event())
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover
-            pass
         await agent.aclose()
+        signals.while_running(None)
     cost = agent.cost
     return {"type": "result", "stop_reason": stop_reason, "turns": agent.turns, "session_id": agent.session_id,
             "total_usd": cost.total_usd, "is_error": stop_reason not in OK_STOPS,
-            "interrupted": interrupted}
+            "interrupted": signals.received is not None}
 
 
 def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None,
          environ: dict | None = None) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
-    from .factory import build_agent
 
     try:
         config = load_config(args, environ=environ)
@@ -153,17 +216,30 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
     if prompt is None or not prompt.strip():
         stderr.write("ctxtui: --headless needs a prompt: pass -p \"PROMPT\" or pipe it on stdin.\n")
         return EXIT_USAGE
+    signals = StopSignals()
+    signals.install()
+    try:
+        return _build_and_run(config, args, prompt, signals, stdout, stderr)
+    finally:
+        signals.restore()
+
+
+def _build_and_run(config: Any, args: Any, prompt: str, signals: StopSignals, stdout: TextIO, stderr: TextIO) -> int:
     try:
         agent = build_agent(config, ask=None, resume=getattr(args, "resume", None),
                             continue_=getattr(args, "continue_", False))
     except ConfigError as e:
         stderr.write(f"ctxtui: {e}\n")
         return EXIT_USAGE
+    except SessionWriteError as e:
+        stderr.write(f"ctxtui: {e}\n")
+        return EXIT_FAILED
     output = _Output(getattr(args, "output_format", "text") or "text", stdout, stderr)
+    output.load_warnings(getattr(agent.session, "loaded", None))
     if agent.info.offline:
         output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
-    result = asyncio.run(run_headless(agent, prompt, output))
+    result = asyncio.run(run_headless(agent, prompt, output, signals))
     output.finish(result)
     if result.pop("interrupted") or result["stop_reason"] == "cancelled":
-        return EXIT_INTERRUPTED
+        return signals.exit_code() or EXIT_INTERRUPTED
     return EXIT_FAILED if result["is_error"] else EXIT_OK

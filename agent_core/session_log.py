@@ -16,32 +16,84 @@ Records (`t` says which):
     {"t": "event", "at", "event": {...}}           events worth keeping (compaction, error, context, ...)
 
 Replaying the records in order rebuilds the working history exactly (`load_session`). A line cut
-off mid-way or otherwise unreadable is skipped with a warning, never an exception.
+off mid-way or otherwise unreadable, or a state part of the wrong type, is skipped with a warning,
+never an exception. Loading also repairs what a crash or an old bug can leave behind, so the next
+request is valid: a tool call with no result gets an "Interrupted" error result, a tool result
+whose call is gone is dropped, and invalid Unicode is replaced. `SessionLog.open` logs the repair
+and cuts away a cut-off last line.
+
+One writer per session: a `SessionLog` holds an exclusive `flock` on its log for its whole life
+(its pid is written next to the log, in `<id>.pid`, for the message a second writer gets). A
+write that fails (disk full) is cut back so no half line is left, and raises `SessionWriteError`.
 
 No secret is ever written: every line is checked for the secret values handed in (and the API
 key in the environment) and each occurrence is replaced by `[REDACTED]` before it reaches disk.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import os
+import re
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from compaction.entry import Entry
+from compaction.entry import Entry, tool_result_block
 from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
 
+from .config import ConfigError
 from .paths import is_session_id, new_session_id, session_log_path, sessions_dir
+from .valid_text import valid_entry
 
 FORMAT_VERSION = 1
 REDACTED = "[REDACTED]"
 SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 MIN_SECRET_LEN = 8          # shorter values are too likely to occur by chance to be scrubbed
 FSYNC_RECORDS = frozenset({"meta", "history", "state"})
+INTERRUPTED_RESULT = ("Interrupted: ctxtui stopped before this tool finished (the run was killed or crashed), so "
+                      "its outcome is unknown. Check its effects before running it again.")
+
+
+class SessionInUse(ConfigError):
+    """Another ctxtui is writing this session (exit 2 at the CLI, like any unusable setting)."""
+
+    def __init__(self, session_id: str, pid: int | None) -> None:
+        who = f"pid {pid}" if pid else "pid unknown"
+        if pid == os.getpid():
+            msg = f"session {session_id} is already open in this ctxtui ({who})"
+        else:
+            msg = (f"session {session_id} is in use by another ctxtui ({who}); wait for it to finish or start a "
+                   "new session")
+        super().__init__(msg)
+        self.session_id, self.pid = session_id, pid
+
+
+class SessionWriteError(OSError):
+    """A session log write failed; the log was cut back to its last whole line, so the session
+    can still be resumed once the cause is fixed."""
+
+    def __init__(self, message: str, err: int | None = None) -> None:
+        super().__init__(err, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    @classmethod
+    def of(cls, e: OSError, path: Path) -> "SessionWriteError":
+        if e.errno == errno.ENOSPC:
+            what = "the disk is full: the session log could not be written; free space, then --continue"
+        elif e.errno == errno.EDQUOT:
+            what = "the disk quota is used up: the session log could not be written; free space, then --continue"
+        else:
+            what = (f"the session log could not be written ({e.strerror or e}); fix that, then --continue")
+        return cls(f"{what} (log {path})", e.errno)
 
 
 def _version() -> str:
@@ -69,10 +121,20 @@ def _digest(entry_dict: Mapping) -> bytes:
 
 # ---------------------------------------------------------------- reading
 
+# Warning kinds, in the words of a one-line summary: (one, many).
+WARNING_KINDS = {
+    "line": ("unreadable line skipped", "unreadable lines skipped"),
+    "state": ("state part of the wrong type ignored", "state parts of the wrong type ignored"),
+    "history": ("entry named by a history record is missing", "entries named by history records are missing"),
+    "meta": ("meta line missing", "meta lines missing"),
+}
+_OUTCOME = re.compile(r"; (skipped|ignored|left out)$")
+
+
 @dataclass
 class LoadedSession:
     meta: dict
-    entries: list[Entry]             # the working history, as it was after the last whole line
+    entries: list[Entry]             # the working history after the last whole line, repaired (see repair_history)
     all_entries: list[Entry]         # every entry ever logged, once per uuid, in its first (original) form
     state: dict                      # merged state snapshots (pipeline, cost, permissions, notes, ...)
     events: list[dict]
@@ -80,10 +142,57 @@ class LoadedSession:
     path: Path | None = None
     skipped: int = 0                 # unreadable lines
     latest: dict[str, Entry] = field(default_factory=dict, repr=False)  # uuid -> newest version logged
+    logged: list[Entry] = field(default_factory=list, repr=False)       # the working history as logged
+    kinds: list[str] = field(default_factory=list, repr=False)          # the kind of each warning
+    cut_tail: int = 0                # bytes of a cut-off last line (no newline, unreadable)
 
     @property
     def session_id(self) -> str | None:
         return self.meta.get("session_id") or (self.path.stem if self.path else None)
+
+    @property
+    def repaired(self) -> bool:
+        return len(self.entries) != len(self.logged) or any(a is not b for a, b in zip(self.entries, self.logged))
+
+    def summary(self) -> list[str]:
+        """One line per kind of warning, e.g. `3 unreadable lines skipped (first: line 7: not valid
+        JSON)`, and one per repair: enough for a user to know the log was damaged and what was
+        done about it, without a wall of text."""
+        by_kind: dict[str, list[str]] = {}
+        repairs = []
+        for kind, msg in zip(self.kinds, self.warnings):
+            if kind == "repair":
+                repairs.append(f"repaired: {msg}")
+            else:
+                by_kind.setdefault(kind, []).append(_OUTCOME.sub("", msg))
+        out = []
+        for kind, msgs in by_kind.items():
+            one, many = WARNING_KINDS.get(kind, ("problem", "problems"))
+            out.append(f"1 {one} ({msgs[0]})" if len(msgs) == 1 else f"{len(msgs)} {many} (first: {msgs[0]})")
+        return out + repairs
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+# What each state part read at resume must look like; a part that does not is dropped (the
+# loader's users then fall back to their defaults for it) instead of crashing the resume.
+STATE_CHECKS: dict[str, tuple[str, Any]] = {
+    "pipeline": ("an object with an object 'layers'",
+                 lambda v: isinstance(v, dict) and isinstance(v.get("layers", {}), dict)),
+    "cost": ("an object", lambda v: isinstance(v, dict)),
+    "permissions": ("an object with a list of tool names 'always'",
+                    lambda v: isinstance(v, dict) and isinstance(v.get("always", []), list)
+                    and all(isinstance(t, str) for t in v.get("always", []))),
+    "turns": ("a whole number", _is_count),
+    "notes": ("text", lambda v: isinstance(v, str)),
+}
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class SessionReplay:
@@ -99,47 +208,54 @@ class SessionReplay:
         self.state: dict = {}
         self.events: list[dict] = []
         self.warnings: list[str] = []
+        self.kinds: list[str] = []
         self.skipped = 0
         self.lines = 0
+        self.cut_tail = 0
 
-    def _warn(self, msg: str) -> None:
+    def _warn(self, msg: str, kind: str = "line") -> None:
         self.warnings.append(msg)
+        self.kinds.append(kind)
 
     def feed_line(self, line: bytes | str, lineno: int | None = None, last: bool = False) -> None:
         """One line without its newline. `last` marks a final line with no newline (cut off)."""
         self.lines += 1
         n = lineno if lineno is not None else self.lines
-        if isinstance(line, bytes):
-            try:
-                line = line.decode("utf-8")
-            except UnicodeDecodeError:
-                self.skipped += 1
-                self._warn(f"line {n}: not UTF-8 text; skipped")
-                return
-        if not line.strip():
-            return
+        size = len(line) if isinstance(line, bytes) else len(line.encode("utf-8", "surrogatepass"))
         try:
+            if isinstance(line, bytes):
+                line = line.decode("utf-8")
+            if not line.strip():
+                return
             rec = json.loads(line)
             if not isinstance(rec, dict):
                 raise ValueError("not an object")
-        except ValueError:
+        except RecursionError:
+            self.skipped += 1
+            self._warn(f"line {n}: nested too deeply to read; skipped")
+            return
+        except ValueError as e:  # UnicodeDecodeError included
             self.skipped += 1
             if last:
+                self.cut_tail = size
                 self._warn(f"line {n}: cut off mid-way (the session stopped while writing it); skipped")
+            elif isinstance(e, UnicodeDecodeError):
+                self._warn(f"line {n}: not UTF-8 text; skipped")
             else:
                 self._warn(f"line {n}: not valid JSON; skipped")
             return
         try:
-            self.feed(rec)
-        except Exception as e:  # a well-formed line with a broken record
+            self.feed(rec, n)
+        except Exception as e:  # a well-formed line with a broken record (RecursionError included)
             self.skipped += 1
-            self._warn(f"line {n}: unreadable {rec.get('t', '?')!r} record ({type(e).__name__}: {e}); skipped")
+            self._warn(f"line {n}: unreadable {rec.get('t', '?')!r} record ({type(e).__name__}: {str(e)[:200]}); "
+                       "skipped")
 
     def _remember(self, e: Entry) -> None:
         self.latest[e.uuid] = e
         self.first.setdefault(e.uuid, e)
 
-    def feed(self, rec: Mapping[str, Any]) -> None:
+    def feed(self, rec: Mapping[str, Any], lineno: int | None = None) -> None:
         t = rec.get("t")
         if t == "meta":
             self.meta = {k: v for k, v in rec.items() if k != "t"}
@@ -159,7 +275,7 @@ class SessionReplay:
             for u in rec["uuids"]:
                 e = new.get(u) or self.latest.get(u)
                 if e is None:
-                    self._warn(f"history record names entry {u} that the log does not hold; left out")
+                    self._warn(f"history record names entry {u} that the log does not hold; left out", "history")
                     continue
                 working.append(e)
             for e in new.values():
@@ -167,21 +283,120 @@ class SessionReplay:
             self.working = working
             self._pos = {e.uuid: i for i, e in enumerate(working)}
         elif t == "state":
-            self.state.update({k: v for k, v in rec.items() if k not in ("t", "at")})
+            self.state.update(self._checked_state(rec, lineno or self.lines))
         elif t == "event":
             ev = rec.get("event")
             self.events.append(dict(ev) if isinstance(ev, Mapping) else {"value": ev})
         else:
             raise ValueError(f"unknown record type {t!r}")
 
-    def result(self, path: Path | None = None) -> LoadedSession:
-        return LoadedSession(meta=dict(self.meta), entries=list(self.working), all_entries=list(self.first.values()),
-                             state=dict(self.state), events=list(self.events), warnings=list(self.warnings),
-                             path=path, skipped=self.skipped, latest=dict(self.latest))
+    def _checked_state(self, rec: Mapping[str, Any], n: int) -> dict:
+        """The record's state parts, less those of the wrong type (each one a warning)."""
+        out = {}
+        for k, v in rec.items():
+            if k in ("t", "at"):
+                continue
+            check = STATE_CHECKS.get(k)
+            if check is not None and not check[1](v):
+                self._warn(f"line {n}: state {k!r} must be {check[0]}, got {_short(v)}; ignored", "state")
+                continue
+            out[k] = v
+        return out
+
+    def result(self, path: Path | None = None, *, repair: bool = True) -> LoadedSession:
+        """What was read; with `repair`, `entries` is the working history made valid to send
+        (`repair_history`), each repair a warning."""
+        working = list(self.working)
+        warnings, kinds = list(self.warnings), list(self.kinds)
+        entries = working
+        if repair:
+            entries, notes = repair_history(working)
+            warnings += notes
+            kinds += ["repair"] * len(notes)
+        return LoadedSession(meta=dict(self.meta), entries=entries, all_entries=list(self.first.values()),
+                             state=dict(self.state), events=list(self.events), warnings=warnings,
+                             path=path, skipped=self.skipped, latest=dict(self.latest), logged=working,
+                             kinds=kinds, cut_tail=self.cut_tail)
 
 
-def load_session(path: Path) -> LoadedSession:
-    """Replay a session log. Unreadable lines are skipped and counted in `warnings`/`skipped`."""
+# ---------------------------------------------------------------- repair
+
+def _tool_use_ids(e: Entry) -> list[str]:
+    return [b["id"] for b in e.content if isinstance(b, dict) and b.get("type") == "tool_use"
+            and isinstance(b.get("id"), str)]
+
+
+def _is_result(b: Any) -> bool:
+    return isinstance(b, dict) and b.get("type") == "tool_result"
+
+
+def _interrupted_entry(ids: list[str]) -> Entry:
+    return Entry({"role": "user", "content": [tool_result_block(i, INTERRUPTED_RESULT, is_error=True) for i in ids]},
+                 meta={"repaired": "interrupted"})
+
+
+def repair_history(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
+    """The history made valid to send, and a note per repair. A run killed during a tool leaves
+    its call without a result (the API then refuses every request with HTTP 400): each such call
+    is answered with an "Interrupted" error result, as a cancel does. A tool result whose call is
+    gone (a damaged log) is dropped, and invalid Unicode is replaced. Sent entries of one role are
+    one API message (see `compaction.project`), so calls and results are matched per message."""
+    notes: list[str] = []
+    fixed = [valid_entry(e) for e in entries]
+    n_text = sum(a is not b for a, b in zip(fixed, entries))
+    if n_text:
+        notes.append(f"{n_text} entr{'y' if n_text == 1 else 'ies'} held text that is not valid Unicode; "
+                     "replaced with U+FFFD")
+    out: list[Entry] = []
+    calls: list[str] = []        # tool_use ids of the assistant message being answered
+    answered: set[str] = set()
+    insert_at = 0                # where that message's missing results go (right after it)
+    role = None                  # role of the last sent entry
+    interrupted = dropped = 0
+
+    def answer_missing() -> None:
+        nonlocal interrupted
+        missing = [i for i in calls if i not in answered]
+        if missing:
+            out.insert(insert_at, _interrupted_entry(missing))
+            interrupted += len(missing)
+
+    for e in fixed:
+        if not e.sent:
+            out.append(e)
+            continue
+        if e.role == "assistant":
+            if role != "assistant":
+                answer_missing()
+                calls, answered = [], set()
+            calls += _tool_use_ids(e)
+            out.append(e)
+            insert_at = len(out)
+        else:
+            keep = []
+            for b in e.content:
+                if _is_result(b):
+                    uid = b.get("tool_use_id")
+                    if uid not in calls or uid in answered:
+                        continue
+                    answered.add(uid)
+                keep.append(b)
+            dropped += len(e.content) - len(keep)
+            if keep:
+                out.append(e if len(keep) == len(e.content) else e.with_content(keep))
+        role = e.role
+    answer_missing()
+    if interrupted:
+        notes.append(f"{interrupted} tool call{'s' if interrupted != 1 else ''} left without a result (the run "
+                     "stopped during the tool) answered as interrupted")
+    if dropped:
+        notes.append(f"{dropped} tool result{'s' if dropped != 1 else ''} whose call is not in the history dropped")
+    return out, notes
+
+
+def load_session(path: Path, *, repair: bool = True) -> LoadedSession:
+    """Replay a session log. Unreadable lines are skipped and counted in `warnings`/`skipped`;
+    with `repair` (the default) the history is made valid to send (`repair_history`)."""
     path = Path(path)
     data = path.read_bytes()
     replay = SessionReplay()
@@ -193,7 +408,8 @@ def load_session(path: Path) -> LoadedSession:
         replay.feed_line(line, i, last=cut and i == len(lines))
     if not replay.meta:
         replay.warnings.insert(0, "no meta line: the log's first line is missing or unreadable")
-    return replay.result(path)
+        replay.kinds.insert(0, "meta")
+    return replay.result(path, repair=repair)
 
 
 # ---------------------------------------------------------------- listing
@@ -222,24 +438,36 @@ def _peek(path: Path, limit: int = 65_536) -> tuple[dict, str | None]:
     for raw in head.split(b"\n")[:200]:
         try:
             rec = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(rec, dict):
             continue
         if rec.get("t") == "meta" and not meta:
             meta = rec
         elif rec.get("t") == "entry" and title is None:
-            e = rec.get("entry") or {}
-            msg = e.get("message") or {}
-            if msg.get("role") == "user" and e.get("kind", "message") == "message":
-                content = msg.get("content")
-                text = content if isinstance(content, str) else " ".join(
-                    b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
-                if text.strip():
-                    title = " ".join(text.split())[:80]
+            title = _title(rec)
         if meta and title:
             break
     return meta, title
+
+
+def _title(rec: dict) -> str | None:
+    """The first user text of an entry record, shortened; None when it has none (or is odd)."""
+    try:
+        e = rec.get("entry") or {}
+        msg = e.get("message") or {}
+        if msg.get("role") != "user" or e.get("kind", "message") != "message":
+            return None
+        content = msg.get("content")
+        text = content if isinstance(content, str) else " ".join(
+            str(b.get("text", "")) for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+    except (AttributeError, TypeError):
+        return None
+    return " ".join(text.split())[:80] or None
+
+
+def _text(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
 
 
 def list_sessions(home: Path) -> list[SessionInfo]:
@@ -255,10 +483,12 @@ def list_sessions(home: Path) -> list[SessionInfo]:
             st = p.stat()
         except OSError:
             continue
+        if not stat.S_ISREG(st.st_mode):   # a FIFO or a device named *.jsonl would block or never end
+            continue
         meta, title = _peek(p)
-        out.append(SessionInfo(session_id=p.stem, path=p, created=meta.get("created"), modified=st.st_mtime,
-                               size=st.st_size, model=meta.get("model"), workspace=meta.get("workspace"),
-                               title=title))
+        out.append(SessionInfo(session_id=p.stem, path=p, created=_text(meta.get("created")), modified=st.st_mtime,
+                               size=st.st_size, model=_text(meta.get("model")),
+                               workspace=_text(meta.get("workspace")), title=title))
     out.sort(key=lambda s: (s.modified, s.session_id), reverse=True)
     return out
 
@@ -270,6 +500,17 @@ def latest_session(home: Path) -> SessionInfo | None:
 
 
 # ---------------------------------------------------------------- writing
+
+def _read_pid(path: Path) -> int | None:
+    """The pid in a writer's `<id>.pid` file, or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(32).strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
 
 def _env_secrets() -> list[str]:
     return [v for k in SECRET_ENV_VARS if (v := os.environ.get(k, "").strip())]
@@ -299,6 +540,41 @@ class SessionLog:
             raise FileExistsError(f"session {session_id} already exists at {self.path}") from None
         os.fchmod(fd, FILE_MODE)
         self._fd: int | None = fd
+        self._newline_owed = False             # a failed write could not be cut back: start the next on a new line
+        try:
+            self._take_lock()
+        except BaseException:
+            os.close(fd)
+            self._fd = None
+            raise
+
+    # -- one writer
+
+    @property
+    def pid_path(self) -> Path:
+        """Where the writer's pid is kept while it holds the session (for the in-use message)."""
+        return self.path.with_suffix(".pid")
+
+    def _take_lock(self) -> None:
+        """Hold the session for this writer's life: a second writer would interleave its history
+        with ours. The lock goes with the process, so a killed run never leaves the session locked."""
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SessionInUse(self.session_id, _read_pid(self.pid_path)) from None
+        try:
+            fd = os.open(self.pid_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+            with os.fdopen(fd, "w") as f:
+                f.write(f"{os.getpid()}\n")
+        except OSError:
+            pass   # only the message loses the pid
+
+    def _release_lock(self) -> None:
+        try:
+            if _read_pid(self.pid_path) == os.getpid():
+                self.pid_path.unlink()
+        except OSError:
+            pass
 
     # -- construction
 
@@ -316,21 +592,40 @@ class SessionLog:
         return log
 
     @classmethod
-    def open(cls, home: Path, session_id: str, *, secrets: Iterable[str] = ()) -> "SessionLog":
-        """Reopen an existing session for appending (resume). Raises FileNotFoundError with the
-        path when there is no such session."""
+    def open(cls, home: Path, session_id: str, *, secrets: Iterable[str] = (), repair: bool = True) -> "SessionLog":
+        """Reopen an existing session for appending (resume), repairing and logging what a crash
+        left (`repair_history`) unless `repair` is false. Raises FileNotFoundError with the path
+        when there is no such session, SessionInUse when another writer holds it."""
         path = session_log_path(Path(home), session_id)
         if not path.is_file():
             raise FileNotFoundError(f"no session {session_id!r} (looked for {path})")
-        loaded = load_session(path)
-        log = cls(path, session_id, secrets)
-        log.loaded = loaded
-        log._set_working(loaded.entries)
-        # The writer's view must match what a reader rebuilds: the newest version of every uuid.
-        log._known = {u: _digest(e.to_dict()) for u, e in loaded.latest.items()}
-        if path.stat().st_size and not path.read_bytes()[-1:] == b"\n":
-            log._write_raw(b"\n")     # close a cut-off line so the next record starts on its own
+        log = cls(path, session_id, secrets)     # takes the lock before anything is read
+        try:
+            log._resume(repair)
+        except BaseException:
+            log.close()
+            raise
         return log
+
+    def _resume(self, repair: bool) -> None:
+        """Read the log, make its end clean and log the repairs `load_session` made, so the
+        session's next request is valid."""
+        loaded = self.loaded = load_session(self.path, repair=repair)
+        self._set_working(loaded.logged)
+        # The writer's view must match what a reader rebuilds: the newest version of every uuid.
+        self._known = {u: _digest(e.to_dict()) for u, e in loaded.latest.items()}
+        size = os.fstat(self._fd).st_size
+        if loaded.cut_tail:
+            os.ftruncate(self._fd, size - loaded.cut_tail)   # the line the crash cut off: never whole
+        elif size and not self._last_byte_is_newline(size):
+            self._write_raw(b"\n")    # a whole record that only lost its newline
+        if loaded.repaired:
+            self.sync(loaded.entries)
+
+    def _last_byte_is_newline(self, size: int) -> bool:
+        with open(self.path, "rb") as f:
+            f.seek(size - 1)
+            return f.read(1) == b"\n"
 
     # -- records
 
@@ -406,23 +701,44 @@ class SessionLog:
         self._write_raw(line.encode("utf-8"), fsync=rec.get("t") in FSYNC_RECORDS)
 
     def _write_raw(self, data: bytes, fsync: bool = False) -> None:
+        """Append `data` whole or not at all: a failed write (disk full) is cut back to where it
+        started and raised as SessionWriteError, so the log never ends in half a record."""
         with self._lock:
             if self._fd is None:
                 raise ValueError(f"session log {self.path} is closed")
-            view = memoryview(data)
-            while view:
-                n = os.write(self._fd, view)
-                view = view[n:]
-            if fsync:
-                os.fsync(self._fd)
+            if self._newline_owed:
+                data = b"\n" + data
+            start = os.lseek(self._fd, 0, os.SEEK_END)
+            try:
+                view = memoryview(data)
+                while view:
+                    n = os.write(self._fd, view)
+                    view = view[n:]
+                if fsync:
+                    os.fsync(self._fd)
+            except OSError as e:
+                self._cut_back(start)
+                raise SessionWriteError.of(e, self.path) from e
+            self._newline_owed = False
+
+    def _cut_back(self, size: int) -> None:
+        try:
+            os.ftruncate(self._fd, size)
+        except OSError:
+            self._newline_owed = True   # the half line stays; it is skipped on load
 
     def close(self) -> None:
+        """Flush, give up the session and close. Never raises for a failed flush: what was
+        written is all there is."""
         with self._lock:
             if self._fd is not None:
                 try:
                     os.fsync(self._fd)
+                except OSError:
+                    pass
                 finally:
-                    os.close(self._fd)
+                    self._release_lock()
+                    os.close(self._fd)    # closing the last descriptor releases the flock
                     self._fd = None
 
     @property
@@ -442,5 +758,6 @@ class SessionLog:
             pass
 
 
-__all__ = ["SessionLog", "LoadedSession", "SessionInfo", "SessionReplay", "load_session", "list_sessions",
-           "latest_session", "FORMAT_VERSION", "REDACTED", "DIR_MODE", "FILE_MODE"]
+__all__ = ["SessionLog", "LoadedSession", "SessionInfo", "SessionReplay", "SessionInUse", "SessionWriteError",
+           "load_session", "list_sessions", "latest_session", "repair_history", "FORMAT_VERSION", "REDACTED",
+           "INTERRUPTED_RESULT", "DIR_MODE", "FILE_MODE"]

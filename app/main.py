@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from agent_core import events as ev
 from agent_core.config import Config, ConfigError, load_config
+from agent_core.session_log import SessionWriteError
 from agent_core.trust import remember as remember_trust
 
 
@@ -106,7 +107,9 @@ def ask_trust(config: Config) -> str | None:
 
 
 def run_tui(args: argparse.Namespace) -> int:
-    """Open the TUI. Exit codes: 0 done, 2 bad configuration."""
+    """Open the TUI. Exit codes: 0 done, 1 the session log could not be written (disk full), 2 bad
+    configuration (a session in use by another ctxtui included), 143/129 stopped by SIGTERM/SIGHUP
+    (the running turn cancelled, the session closed valid)."""
     try:
         if settle_trust(args) == "quit":
             return 0
@@ -114,5 +117,8 @@ def run_tui(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"ctxtui: {e}", file=sys.stderr)
         return 2
+    except SessionWriteError as e:
+        print(f"ctxtui: {e}", file=sys.stderr)
+        return 1
     result = app.run()
     return int(result or 0)

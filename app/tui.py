@@ -7,6 +7,7 @@ Slash commands, the command palette and key bindings all end in the same `run_sl
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -35,6 +36,9 @@ from .widgets.timeline import Timeline
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "permission.tcss",
              "context_screen.tcss", "transcripts.tcss", "help.tcss")
+
+# Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 # Builds a replacement agent for /model and /resume: keyword overrides of the CLI config
 # (model=..., resume=...). Provided by app.main; None disables those commands.
@@ -70,6 +74,7 @@ class CtxApp(App[int]):
         self.theme_name = theme
         self._user_keymap = dict(keymap or {})
         self._started_at: float | None = None
+        self._signals: list[int] = []
         self._attach(agent)
 
     # ----- layout ------------------------------------------------------------------------------
@@ -114,6 +119,7 @@ class CtxApp(App[int]):
         return bool(self.status.busy)
 
     async def on_mount(self) -> None:
+        self._catch_stop_signals()
         if self.theme_name:
             self.theme = self.theme_name
         if self._user_keymap:
@@ -122,11 +128,33 @@ class CtxApp(App[int]):
         self.prompt_input.focus()
 
     async def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)
+        self._signals.clear()
         if self.close_agent and self.agent is not None:
             try:
                 await self.agent.aclose()
             except Exception:  # closing must not hide the real exit
                 pass
+
+    def _catch_stop_signals(self) -> None:
+        """Without this SIGTERM or SIGHUP kill the process mid-turn: the session is left with a
+        tool call and no result, and the bash tool's processes run on."""
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self._stop_signal, sig)
+            except (ValueError, RuntimeError, NotImplementedError):
+                continue   # not the main thread's loop: signals never reach it
+            self._signals.append(sig)
+
+    def _stop_signal(self, sig: int) -> None:
+        """Cancel the running turn (history repaired, tools killed) and exit; closing the agent on
+        unmount waits for the cancel and closes the session."""
+        if self.agent is not None:
+            self.agent.cancel()
+        self.exit(128 + sig, return_code=128 + sig)
 
     # ----- agent state → panes -------------------------------------------------------------------
     def _attach(self, agent: Any) -> None:
@@ -152,6 +180,9 @@ class CtxApp(App[int]):
         if resumed:
             await conv.load_entries(a.entries)
             await conv.add_notice(f"Resumed session {a.session_id}: {len(a.entries):,} entries.")
+            loaded = getattr(getattr(a, "session", None), "loaded", None)
+            for line in loaded.summary() if loaded is not None else ():
+                await conv.add_notice(f"Session log: {line}")
             for c in getattr(a, "compactions", []):
                 self.timeline.add_compaction(c, resumed=True)
         self._update_context(a.context_event())

@@ -68,10 +68,10 @@ def test_create_writes_meta_and_private_files(tmp_path):
     finally:
         os.umask(old)
     assert paths.is_session_id(log.session_id)
-    assert log.path == tmp_path / ".ctxtui" / "sessions" / f"{log.session_id}.jsonl"
+    assert log.path == tmp_path / "sessions" / f"{log.session_id}.jsonl"
     assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
-    assert stat.S_IMODE((tmp_path / ".ctxtui").stat().st_mode) == 0o700
-    assert stat.S_IMODE((tmp_path / ".ctxtui" / "sessions").stat().st_mode) == 0o700
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "sessions").stat().st_mode) == 0o700
     first = json.loads(log.path.read_text().splitlines()[0])
     assert first["t"] == "meta" and first["model"] == "demo" and first["session_id"] == log.session_id
     assert first["v"] == 1 and first["created"].endswith("Z") and "version" in first
@@ -186,11 +186,11 @@ def test_reverting_an_entry_to_an_older_version_after_resume(tmp_path):
     log.append_history([log.working[0], e.with_content([tool_result_block("t1", "cleared")])])
     log.append_history([log.working[0]])     # dropped
     log.close()
-    log2 = SessionLog.open(tmp_path, log.session_id)
+    log2 = SessionLog.open(tmp_path, log.session_id, repair=False)   # an orphan result on purpose
     target = [log2.working[0], e]            # the original version comes back
     log2.append_history(target)
     log2.close()
-    assert dicts(load_session(log.path).entries) == dicts(target)
+    assert dicts(load_session(log.path, repair=False).entries) == dicts(target)
 
 
 # ------------------------------------------------------------------ property: exact rebuild
@@ -232,12 +232,12 @@ def test_rebuild_is_exact_for_any_sequence_of_changes(h, plan, data):
                     log.sync(working)
             elif op == "reopen":
                 log.close()
-                log = SessionLog.open(home, log.session_id)
+                log = SessionLog.open(home, log.session_id, repair=False)   # histories here need not be valid
                 assert dicts(log.loaded.entries) == dicts(working)
             for e in working:
                 seen.setdefault(e.uuid, []).append(e)
         log.close()
-        s = load_session(log.path)
+        s = load_session(log.path, repair=False)
         assert s.warnings == []
         assert dicts(s.entries) == dicts(working)
 
@@ -259,23 +259,24 @@ def test_truncated_last_line_is_skipped_and_resume_continues(tmp_path):
     log.close()
     data = log.path.read_bytes()
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    # (h ends with an unanswered tool call: replay as logged, without the repair resume makes)
     for cut in (last_start + 1, last_start + 10, len(data) - 2):
         log.path.write_bytes(data[:cut])
-        s = load_session(log.path)
+        s = load_session(log.path, repair=False)
         assert dicts(s.entries) == dicts(h)
         assert s.skipped == 1 and "cut off" in s.warnings[0]
     # a record that lost only its newline is still whole
     log.path.write_bytes(data[:-1])
-    assert dicts(load_session(log.path).entries) == dicts(h + [extra])
+    assert dicts(load_session(log.path, repair=False).entries) == dicts(h + [extra])
 
     log.path.write_bytes(data[:last_start + 10])
-    log2 = SessionLog.open(tmp_path, log.session_id)
+    log2 = SessionLog.open(tmp_path, log.session_id, repair=False)
     assert dicts(log2.loaded.entries) == dicts(h)
     later = user("after the crash")
     log2.append_entry(later)
     log2.close()
-    s = load_session(log.path)
-    assert dicts(s.entries) == dicts(h + [later]) and s.skipped == 1
+    s = load_session(log.path, repair=False)
+    assert dicts(s.entries) == dicts(h + [later]) and s.skipped == 0   # open cut the cut-off line away
 
 
 def test_corrupt_middle_line_is_skipped_with_a_warning(tmp_path):
@@ -285,7 +286,7 @@ def test_corrupt_middle_line_is_skipped_with_a_warning(tmp_path):
     lines[3] = b'{"t": "entry", "entry": {"uuid": '          # broken JSON
     lines[4] = b"\xff\xfe not utf-8"
     log.path.write_bytes(b"\n".join(lines))
-    s = load_session(log.path)
+    s = load_session(log.path, repair=False)
     assert dicts(s.entries) == dicts([h[0], h[1]] + h[4:])
     assert s.skipped == 2
     assert any("line 4: not valid JSON" in w for w in s.warnings)
@@ -355,7 +356,7 @@ def test_no_key_in_any_file(tmp_path, monkeypatch):
     log.append_event({"type": "error", "message": f"401 for key {KEY}"})
     log.close()
     assert log.redactions >= 6
-    for f in (tmp_path / ".ctxtui").rglob("*"):
+    for f in tmp_path.rglob("*"):
         if f.is_file():
             data = f.read_bytes()
             assert KEY.encode() not in data and env_key.encode() not in data

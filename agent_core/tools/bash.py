@@ -145,6 +145,24 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+async def _end_spawned(spawn: asyncio.Future) -> None:
+    """A cancel that lands while the shell is still being started (its commands may already run):
+    let the start finish, even through more cancels, then kill the whole group. asyncio's own
+    clean-up of a cancelled start kills bash alone, and the rest of the group would run on."""
+    while not spawn.done():
+        try:
+            await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            continue
+        except Exception:
+            break
+    if spawn.cancelled() or spawn.exception() is not None:
+        return
+    transport, _ = spawn.result()
+    _kill_group(transport.get_pid())
+    transport.close()
+
+
 def _fmt_s(seconds: float) -> str:
     return f"{seconds:g} s"
 
@@ -179,13 +197,17 @@ class BashTool(Tool):
             raise ToolError("command is empty; give the shell command to run")
         timeout, notes = self._timeout(input.get("timeout"), ctx)
         loop = asyncio.get_running_loop()
+        spawn = asyncio.ensure_future(loop.subprocess_exec(
+            lambda: _Collector(ctx.output_cap, loop, ctx.spill_dir), "/bin/bash", "-c", command,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=str(ctx.workspace), env=ctx.bash_env(), start_new_session=True))
         try:
-            transport, proto = await loop.subprocess_exec(
-                lambda: _Collector(ctx.output_cap, loop, ctx.spill_dir), "/bin/bash", "-c", command,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                cwd=str(ctx.workspace), env=ctx.bash_env(), start_new_session=True)
+            transport, proto = await asyncio.shield(spawn)
         except OSError as e:
             raise ToolError(f"could not start /bin/bash: {e}") from e
+        except asyncio.CancelledError:
+            await _end_spawned(spawn)
+            raise
         pid = transport.get_pid()
         timed_out = held_open = False
         try:
