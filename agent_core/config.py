@@ -35,6 +35,7 @@ DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundle
 DEMO_CONTEXT_WINDOW = 30_000         # small, so compaction shows within a few prompts
 MIN_CONTEXT_WINDOW = 1_000
 MAX_USER_FILE = 1 << 20              # a config file larger than this is not a config file
+# Variables holding ctxtui's own credentials: scrubbed everywhere, and kept out of tool commands.
 SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
+from compaction.scrub import scrub
+
 from .model import ModelError
 
 PROMPT_TOO_LONG_RE = re.compile(r"prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)\s*maximum", re.I)
 MAX_API_MESSAGE = 500
-REDACTED = "[redacted]"
 
 # Exceptions the SDK's stream helpers raise on bytes that are not a well-formed event stream
 # (bad JSON, events out of order, a delta for a block that never started).
@@ -35,10 +36,8 @@ def parse_prompt_too_long(text: str) -> tuple[int, int] | None:
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, REDACTED)
-    return text
+    """`text` through the one scrubber, with these values scrubbed as well."""
+    return scrub(text, secrets)
 
 
 def display_url(url: Any) -> str:

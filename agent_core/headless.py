@@ -18,6 +18,7 @@ from . import events as ev
 from .config import ConfigError, load_config
 from .factory import build_agent
 from .session_log import SessionWriteError
+from .trust import remember as remember_trust
 from .valid_text import decode_input, valid_text
 
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
@@ -209,9 +210,17 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
 
     try:
         config = load_config(args, environ=environ)
+        if getattr(args, "trust", None):
+            remember_trust(config.workspace, environ)
     except ConfigError as e:
         stderr.write(f"ctxtui: {e}\n")
         return EXIT_USAGE
+    except OSError as e:
+        stderr.write(f"ctxtui: --trust: cannot remember the trusted folder ({e.filename or ''}: "
+                     f"{e.strerror or e}); check that your config folder is writable.\n")
+        return EXIT_USAGE
+    if (ignored := config.ignored_message()):
+        stderr.write(f"ctxtui: {ignored}\n")
     prompt = read_prompt(getattr(args, "prompt", None), stdin)
     if prompt is None or not prompt.strip():
         stderr.write("ctxtui: --headless needs a prompt: pass -p \"PROMPT\" or pipe it on stdin.\n")

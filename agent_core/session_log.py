@@ -26,8 +26,9 @@ One writer per session: a `SessionLog` holds an exclusive `flock` on its log for
 (its pid is written next to the log, in `<id>.pid`, for the message a second writer gets). A
 write that fails (disk full) is cut back so no half line is left, and raises `SessionWriteError`.
 
-No secret is ever written: every line is checked for the secret values handed in (and the API
-key in the environment) and each occurrence is replaced by `[REDACTED]` before it reaches disk.
+No secret is ever written: the secret values handed in (and the API key in the environment) are
+registered with the one scrubber (compaction.scrub), and every line passes through it before it
+reaches disk.
 """
 from __future__ import annotations
 
@@ -45,16 +46,14 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from compaction.entry import Entry, tool_result_block
+from compaction.scrub import REDACTED, count_secrets, register_secret, scrub
 from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
 
-from .config import ConfigError
+from .config import SECRET_ENV_VARS, ConfigError
 from .paths import is_session_id, new_session_id, session_log_path, sessions_dir
 from .valid_text import valid_entry
 
 FORMAT_VERSION = 1
-REDACTED = "[REDACTED]"
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-MIN_SECRET_LEN = 8          # shorter values are too likely to occur by chance to be scrubbed
 FSYNC_RECORDS = frozenset({"meta", "history", "state"})
 INTERRUPTED_RESULT = ("Interrupted: ctxtui stopped before this tool finished (the run was killed or crashed), so "
                       "its outcome is unknown. Check its effects before running it again.")
@@ -512,8 +511,6 @@ def _read_pid(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _env_secrets() -> list[str]:
-    return [v for k in SECRET_ENV_VARS if (v := os.environ.get(k, "").strip())]
 
 
 class SessionLog:
@@ -523,16 +520,15 @@ class SessionLog:
     def __init__(self, path: Path, session_id: str, secrets: Iterable[str] = (), *, new: bool = False) -> None:
         self.path = Path(path)
         self.session_id = session_id
-        self._secrets = sorted({s for s in [*secrets, *_env_secrets()] if s and len(s) >= MIN_SECRET_LEN},
-                               key=len, reverse=True)
+        register_secret(*secrets, *(os.environ.get(k) for k in SECRET_ENV_VARS))
         self._known: dict[str, bytes] = {}     # uuid -> digest of the newest version in the log
         self._working: list[Entry] = []        # the working history as the log describes it
         self._pos: dict[str, int] = {}         # uuid -> index in _working
         self._lock = threading.Lock()
         self.redactions = 0
         self.loaded: LoadedSession | None = None
-        ensure_private_dir(self.path.parent.parent)   # <home>/.ctxtui
-        ensure_private_dir(self.path.parent)          # <home>/.ctxtui/sessions
+        ensure_private_dir(self.path.parent.parent)   # the workspace's state folder
+        ensure_private_dir(self.path.parent)          # .../sessions
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
         try:
             fd = os.open(self.path, flags, FILE_MODE)
@@ -689,11 +685,9 @@ class SessionLog:
     # -- io
 
     def _scrub(self, line: str) -> str:
-        for s in self._secrets:
-            for form in {s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1]}:
-                if form in line:
-                    self.redactions += line.count(form)
-                    line = line.replace(form, REDACTED)
+        if (n := count_secrets(line)):
+            self.redactions += n
+            line = scrub(line)
         return line
 
     def _write(self, rec: Mapping[str, Any]) -> None:

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from compaction.scrub import forget_secrets
 from tests.fake_anthropic import FakeAnthropic
 
 
@@ -20,7 +21,8 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
     monkeypatch.delenv("CTXTUI_CONFIG", raising=False)
-    return base
+    yield base
+    forget_secrets()        # the scrubber's registry is process-wide: each test starts with none
 
 
 @pytest.fixture

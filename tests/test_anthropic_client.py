@@ -304,7 +304,7 @@ async def test_key_echoed_by_the_server_is_redacted(fake_anthropic):
     client = make(fake_anthropic)
     err, _ = await fails(client)
     await client.aclose()
-    assert err.kind == "bad_request" and "[redacted]" in err.message
+    assert err.kind == "bad_request" and "[REDACTED]" in err.message
 
 
 async def test_unreachable_server_is_a_connection_error():
@@ -360,7 +360,7 @@ async def test_client_info_uses_the_limits(fake_anthropic):
 def test_error_helpers():
     assert parse_prompt_too_long("prompt is too long: 210345 tokens > 200000 maximum") == (210345, 200000)
     assert parse_prompt_too_long("something else") is None
-    assert redact(f"x {KEY} y", [KEY, None]) == "x [redacted] y"
+    assert redact(f"x {KEY} y", [KEY, None]) == "x [REDACTED] y"
     assert display_url("https://u:secret@proxy.example:8443/v1?token=abc") == "https://proxy.example:8443/v1"
     assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
     assert retry_after_seconds({"retry-after": "3"}) == 3.0

@@ -215,13 +215,11 @@ async def test_no_key_in_transcripts_logs_or_spills_when_pasted_or_read(tmp_path
         await collect(agent.run(f"my key is {SECRET}, keep it safe"))
         await collect(agent.compact())
         await agent.aclose()
-        sent = json.dumps(fake.message_requests)
     state = agent.session.path.parent.parent
     files = [p for p in state.rglob("*") if p.is_file()]
     assert any(p.parent.name == "transcripts" for p in files)
     for p in files:
         assert SECRET not in p.read_text(errors="replace"), p
-    assert SECRET not in sent.split(f"my key is {SECRET}")[-1] or True   # the prompt itself is the user's
     tool_results = [b for r in fake.message_requests for m in r["messages"] for b in m["content"]
                     if isinstance(b, dict) and b.get("type") == "tool_result"]
     assert tool_results and all(SECRET not in json.dumps(b) for b in tool_results)

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
 
+from ..config import SECRET_ENV_VARS     # ctxtui's own credentials: no command the model runs sees them
+
 
 T = TypeVar("T")
 
-# Variables holding ctxtui's own credentials: a command the model runs must never see them
-# (`env` would otherwise copy the key into a tool result and from there into the session log).
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 SKIP_DIRS = frozenset({".git", ".venv", ".ctxtui", "__pycache__", "node_modules"})
 
 
