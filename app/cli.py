@@ -19,7 +19,8 @@ commands:
 environment (flags win over environment, then .env in the workspace, then the user config file):
 {variables}
 
-exit codes: 0 done, 1 run failed, 2 bad usage or configuration, 130 interrupted
+exit codes: 0 done, 1 run failed, 2 bad usage or configuration (or the session is in use),
+            130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (the session stays resumable)
 """
 
 
