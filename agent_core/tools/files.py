@@ -33,17 +33,25 @@ def not_regular(shown: str, mode: int) -> str:
             f"regular files, so it was left alone (not opened).")
 
 
-def require_file(path: Path, shown: str, ctx: ToolContext) -> None:
-    """Refuse a folder, a missing path or a special file, from its stat alone (nothing is opened)."""
+def is_regular_file(path: Path, shown: str, ctx: ToolContext) -> bool:
+    """True for a regular file, False for a folder; a missing path or a special file is refused,
+    from its stat alone (nothing is opened)."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise ToolError(f"file not found: '{shown}' (workspace {ctx.workspace}). "
+        raise ToolError(f"file not found: '{shown}' does not exist in the workspace {ctx.workspace}. "
                         f"Use glob to find the right path.") from None
     if stat.S_ISDIR(mode):
-        raise ToolError(f"'{shown}' is a folder, not a file. Use glob (e.g. pattern '{shown}/*') to list it.")
+        return False
     if not stat.S_ISREG(mode):
         raise ToolError(not_regular(shown, mode))
+    return True
+
+
+def require_file(path: Path, shown: str, ctx: ToolContext) -> None:
+    """Refuse a folder, a missing path or a special file (nothing is opened)."""
+    if not is_regular_file(path, shown, ctx):
+        raise ToolError(f"'{shown}' is a folder, not a file. Use glob (e.g. pattern '{shown}/*') to list it.")
 
 
 def open_regular(path: Path | str, shown: str) -> BinaryIO:

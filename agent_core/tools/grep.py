@@ -15,7 +15,7 @@ from pathlib import Path
 import re2
 
 from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .files import SNIFF_BYTES, looks_binary, not_regular, open_regular
+from .files import SNIFF_BYTES, is_regular_file, looks_binary, open_regular
 from .sandbox import is_inside, resolve
 from .walk import glob_regex, walk
 
@@ -76,7 +76,7 @@ class GrepTool(Tool):
     async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002
         rx = compile_pattern(input["pattern"])
         where = resolve(ctx, input.get("path") or ".", spill_ok=True)
-        is_file = _is_searchable_file(where, input.get("path") or ".", ctx)
+        is_file = is_regular_file(where, input.get("path") or ".", ctx)
         root = ctx.workspace if is_inside(ctx.workspace, where) else where.parent   # the spill folder
         file_glob = input.get("glob") or None
         name_rx = glob_regex(file_glob) if file_glob else None
@@ -121,20 +121,6 @@ class GrepTool(Tool):
             text += (f"\n[stopped after {len(rows)} matching lines; narrow the pattern or pass `path` / `glob` "
                      f"to see the rest]")
         return ToolOutput(text, meta=meta)
-
-
-def _is_searchable_file(where: Path, shown: str, ctx: ToolContext) -> bool:
-    """True for a regular file, False for a folder; anything else is refused without opening it."""
-    try:
-        mode = os.stat(where).st_mode
-    except FileNotFoundError:
-        raise ToolError(f"'{shown}' does not exist in the workspace {ctx.workspace}. "
-                        f"Use glob to find the right path.") from None
-    if stat.S_ISDIR(mode):
-        return False
-    if not stat.S_ISREG(mode):
-        raise ToolError(not_regular(shown, mode))
-    return True
 
 
 def _search_file(path: Path, rx, stop: threading.Event) -> list[tuple[int, str]] | None:
