@@ -26,9 +26,9 @@ from typing import Any, Callable, Mapping
 from dotenv import dotenv_values
 from compaction.scrub import redact_url, register_secret
 
-from .paths import project_state_dir, state_root
-from .tool_spec import TOOL_NAMES
-from .trust import SENSITIVE, how_to_trust, is_trusted
+from agent_core.sessions.paths import project_state_dir, state_root
+from agent_core.tool_spec import TOOL_NAMES
+from agent_core.security.trust import SENSITIVE, how_to_trust, is_trusted
 
 DEMO_MODEL = "demo"
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundled data
@@ -267,7 +267,7 @@ class Config:
             return self.context_window
         if self.is_demo:
             return DEMO_CONTEXT_WINDOW
-        from .models_info import model_limits
+        from agent_core.providers.models_info import model_limits
 
         return model_limits(self.model).context_window
 

@@ -7,7 +7,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 from agent_core.config import format_variables
-from agent_core.process_guard import make_non_dumpable
+from agent_core.security.process_guard import make_non_dumpable
 
 EPILOG = """\
 commands:
@@ -82,13 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("watch", "usage"):
         cmd, rest = argv[0], argv[1:]
         if cmd == "usage":
-            from agent_core.usage_cli import main as usage_main
+            from agent_core.frontends.usage_cli import main as usage_main
             return usage_main(rest)
         from app.watch import main as watch_main
         return watch_main(rest)
     args = build_parser().parse_args(argv)
     if args.headless:
-        from agent_core.headless import main as headless_main
+        from agent_core.frontends.headless import main as headless_main
         return headless_main(args)
     from app.main import run_tui
     return run_tui(args)

@@ -13,8 +13,8 @@ from typing import Any, Callable, Mapping
 
 from agent_core import events as ev
 from agent_core.config import Config, ConfigError, load_config
-from agent_core.session_log import SessionWriteError
-from agent_core.trust import remember as remember_trust
+from agent_core.sessions.session_log import SessionWriteError
+from agent_core.security.trust import remember as remember_trust
 
 
 class PermissionBridge:
@@ -40,8 +40,8 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
               claude_root: Path | None | str = "default", client: Any = None, **app_kwargs: Any):
     """Config → agent → app. Raises ConfigError. `client` replaces the model client (tests);
     `claude_root` defaults to ~/.claude/projects when it exists."""
-    from agent_core.factory import build_agent
-    from agent_core.paths import sessions_dir
+    from agent_core.loop.factory import build_agent
+    from agent_core.sessions.paths import sessions_dir
 
     from .tui import CtxApp
 

@@ -46,7 +46,7 @@ AgentFactory = Callable[..., Any]
 
 
 class CtxApp(App[int]):
-    """ctxtui's screen. `agent` follows the Agent API (agent_core.agent)."""
+    """ctxtui's screen. `agent` follows the Agent API (agent_core.loop.agent)."""
 
     TITLE = "ctxtui"
     CSS_PATH = [STYLES / f for f in CSS_FILES]

@@ -1,6 +1,6 @@
 """`ctxtui watch`: the TUI's context, cost and compaction panes over a session log, live.
 
-The screen owns no accounting: `agent_core.watch_state.WatchState` turns the log's records into
+The screen owns no accounting: `agent_core.reports.watch_state.WatchState` turns the log's records into
 the loop's events and this screen hands them to the same widgets the main TUI uses. A big
 existing log is read in a thread worker (the screen keeps drawing); then an async worker follows
 the file with watchfiles and, on each change, reads only the bytes appended since.
@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from agent_core.logs import newest_log
-from agent_core.watch_state import (CompactionView, WatchState, WatchTarget, WatchUpdate, switch_candidate,
+from agent_core.reports.watch_state import (CompactionView, WatchState, WatchTarget, WatchUpdate, switch_candidate,
                                     watch_changes, watch_root)
 
 from . import format as fmt

@@ -5,10 +5,10 @@ per content block repeating the response's usage, sub-agent records and replays,
 corrupt lines and a cut-off last line), then times:
 
   ours        usage_cli.main([log, "--json"]) in-process: byte pre-filter, json only on candidate
-              lines, dedup, every response priced through agent_core.cost (learned rates)
+              lines, dedup, every response priced through agent_core.pricing.cost (learned rates)
   naive       json.loads of every line, then the same dedup and bucket sums, priced once per model
               total (cheaper than correct: no per-request pricing at all)
-  naive+price naive, plus agent_core.cost.price_buckets on every response (what a correct naive
+  naive+price naive, plus agent_core.pricing.cost.price_buckets on every response (what a correct naive
               reader pays); the pricing part is measured on a sample and scaled up
 
 Then the watch latency (`ctxtui watch`): the median time from appending one record to a log
@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_core.cost import BUCKETS, price_buckets, usage_buckets  # noqa: E402
-from agent_core.usage_cli import main as usage_main  # noqa: E402
+from agent_core.pricing.cost import BUCKETS, price_buckets, usage_buckets  # noqa: E402
+from agent_core.frontends.usage_cli import main as usage_main  # noqa: E402
 
 MODELS = ("claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001")
 WORDS = ("def", "return", "self", "import", "value", "result", "error", "path", "line", "token", "cache",
@@ -268,7 +268,7 @@ async def _state_latency(path: Path, appends: int, **watch_kw) -> list[float]:
     """WatchState fed by watch_changes, as the screen's follow worker does, without a screen."""
     import asyncio
 
-    from agent_core.watch_state import WatchState, watch_changes
+    from agent_core.reports.watch_state import WatchState, watch_changes
 
     state = WatchState(path)
     state.poll()
@@ -306,7 +306,7 @@ async def _screen_latency(path: Path, appends: int) -> list[float]:
     """The watch screen (headless): from the append until its panes hold the new numbers."""
     import asyncio
 
-    from agent_core.watch_state import WatchTarget
+    from agent_core.reports.watch_state import WatchTarget
     from app.watch_app import WatchApp
 
     app = WatchApp(WatchTarget(path))
@@ -328,7 +328,7 @@ async def _screen_latency(path: Path, appends: int) -> list[float]:
 
 def watch_load(path: Path):
     """What the watch screen's load worker does with an existing log: one WatchState.poll()."""
-    from agent_core.watch_state import WatchState
+    from agent_core.reports.watch_state import WatchState
 
     state = WatchState(path)
     state.poll()
@@ -338,7 +338,7 @@ def watch_load(path: Path):
 def watch_latency(appends: int) -> None:
     import asyncio
 
-    from agent_core.watch_state import DEBOUNCE_MS, POLL_DELAY_MS, STEP_MS
+    from agent_core.reports.watch_state import DEBOUNCE_MS, POLL_DELAY_MS, STEP_MS
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-watch-"))
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agent_core import events as ev
 from agent_core.config import load_config
-from agent_core.factory import build_agent
+from agent_core.loop.factory import build_agent
 
 SECRET = "sk-ant-test-SECRET-0123456789abcdef"
 MODEL = "claude-sonnet-4-6"

@@ -9,11 +9,11 @@ import anthropic
 import pytest
 from hypothesis import given, settings
 
-from agent_core.anthropic_client import AnthropicClient, block_to_dict, usage_to_dict, with_cache_breakpoints
-from agent_core.errors import classify, display_url, parse_prompt_too_long, redact, retry_after_seconds
+from agent_core.providers.anthropic_client import AnthropicClient, block_to_dict, usage_to_dict, with_cache_breakpoints
+from agent_core.providers.errors import classify, display_url, parse_prompt_too_long, redact, retry_after_seconds
 from agent_core.events import TextDelta, ThinkingDelta
-from agent_core.model import ModelError, ModelResponse
-from agent_core.models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, model_limits
+from agent_core.providers.model import ModelError, ModelResponse
+from agent_core.providers.models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, model_limits
 from compaction import project, validate_history
 from tests.fake_anthropic import (FakeAnthropic, count_input, cut, fault, malformed, overloaded, prompt_too_long,
                                   rate_limit, reply, server_error, thinking, tool_use)

@@ -18,11 +18,11 @@ import httpx2
 import pytest
 
 from agent_core import events as ev
-from agent_core.anthropic_client import AnthropicClient
+from agent_core.providers.anthropic_client import AnthropicClient
 from agent_core.config import ConfigError, load_config
-from agent_core.errors import classify
-from agent_core.factory import make_client
-from agent_core.model import ModelError
+from agent_core.providers.errors import classify
+from agent_core.loop.factory import make_client
+from agent_core.providers.model import ModelError
 from app.cli import build_parser
 from tests.fake_anthropic import reply
 

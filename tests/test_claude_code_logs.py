@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agent_core.cost import BUCKETS, price_buckets
+from agent_core.pricing.cost import BUCKETS, price_buckets
 from agent_core.logs import (CompactionRecord, Deduper, LogFollower, LogReader, UsageRecord, discover, expand,
                              newest_log)
 from agent_core.logs.records import MARK_BYTES, MAX_TOKENS, CorruptRecord
-from agent_core.usage_report import Pricer, UsageReport
+from agent_core.reports.usage_report import Pricer, UsageReport
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -309,8 +309,8 @@ def test_missing_file_reads_as_empty_until_it_appears(tmp_path):
 # ---- ctxtui's own logs --------------------------------------------------------------------------
 
 def _ctxtui_log(home: Path) -> Path:
-    from agent_core.session_log import SessionLog
-    from agent_core.cost import CostTracker
+    from agent_core.sessions.session_log import SessionLog
+    from agent_core.pricing.cost import CostTracker
     from compaction.entry import assistant as a_entry, user as u_entry
     from agent_core import events as ev
 
@@ -399,7 +399,7 @@ _token = st.one_of(st.integers(min_value=-5, max_value=10**7), st.none(), st.boo
        st.one_of(st.none(), st.just({}), st.dictionaries(
            st.sampled_from(["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"]), _token)))
 def test_fast_bucket_split_equals_cost_usage_buckets(u, split):
-    from agent_core.cost import usage_buckets
+    from agent_core.pricing.cost import usage_buckets
     from agent_core.logs.records import buckets_of
 
     if split is not None:

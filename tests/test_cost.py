@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from agent_core import cost
-from agent_core.cost import BUCKETS, CostTracker, price_buckets, usage_buckets
+from agent_core.pricing import cost
+from agent_core.pricing.cost import BUCKETS, CostTracker, price_buckets, usage_buckets
 from agent_core.events import CostUpdate
 
 M = 1_000_000
@@ -200,8 +200,8 @@ def test_context_window_from_data():
 
 
 def test_demo_is_shown_at_a_real_models_prices_everywhere():
-    from agent_core.cost import DEMO_PRICED_AS, shown_price
-    from agent_core.usage_report import Pricer
+    from agent_core.pricing.cost import DEMO_PRICED_AS, shown_price
+    from agent_core.reports.usage_report import Pricer
 
     b = {"input": 1_000, "output": 500, "cache_write_5m": 2_000, "cache_write_1h": 0, "cache_read": 10_000}
     assert price_buckets("demo", b) is None

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_core.demo_model import DemoModel, chunks, request_tokens
+from agent_core.providers.demo.model import DemoModel, chunks, request_tokens
 from agent_core.events import TextDelta
-from agent_core.model import ModelError, ModelResponse
+from agent_core.providers.model import ModelError, ModelResponse
 from agent_core.tool_spec import TOOL_NAMES
 from compaction.budget import ContextBudget
 from compaction.tokens import estimate_block, estimate_message, estimate_text
@@ -575,7 +575,7 @@ async def test_recognises_a_compaction_made_during_the_current_turn(ws):
     ("replace 'a = 1' with 'a = 2' in src/util.py", "edit", {"old": "a = 1", "new": "a = 2", "path": "src/util.py"}),
 ])
 def test_writes_edits_and_compacts_only_when_clearly_asked(prompt, intent, arg):
-    from agent_core.demo.planner import detect_intent
+    from agent_core.providers.demo.planner import detect_intent
     assert detect_intent(prompt) == (intent, arg)
 
 

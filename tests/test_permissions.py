@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent_core.events import PermissionRequest
-from agent_core.permissions import DEFAULT_POLICY, PermissionPolicy, parse_tool_list
+from agent_core.tools.permissions import DEFAULT_POLICY, PermissionPolicy, parse_tool_list
 from agent_core.tool_spec import TOOL_NAMES
 from agent_core.tools import ToolContext, ToolRegistry
 

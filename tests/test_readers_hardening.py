@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from agent_core.logs import LogFollower, LogReader, UsageRecord, discover
-from agent_core.usage_cli import main as usage_main
-from agent_core.usage_report import Tally
-from agent_core.watch_state import WatchState, resolve_target
+from agent_core.frontends.usage_cli import main as usage_main
+from agent_core.reports.usage_report import Tally
+from agent_core.reports.watch_state import WatchState, resolve_target
 from app import logfiles
 from app.watch import main as watch_main
 from tests.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
@@ -102,7 +102,7 @@ def test_watch_state_and_the_transcript_browser_refuse_a_fifo_or_device_promptly
     code = """if True:
         import sys
         from pathlib import Path
-        from agent_core.watch_state import WatchState
+        from agent_core.reports.watch_state import WatchState
         from app import logfiles
         for name in sys.argv[1:]:
             p = Path(name)
@@ -346,7 +346,7 @@ def test_appending_never_resets(tmp_path):
 
 async def test_the_watch_screen_starts_over_when_the_log_is_replaced(tmp_path):
     from tests.test_watch import SIZE, make_app, until
-    from agent_core.watch_state import WatchTarget
+    from agent_core.reports.watch_state import WatchTarget
 
     path = write_log(tmp_path / f"{SESSION}.jsonl", [*_first(2, inp=500), boundary(80_000, session=SESSION)])
     app = make_app(WatchTarget(path), tmp_path)

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_core import paths
-from agent_core.cost import CostTracker
+from agent_core.sessions import paths
+from agent_core.pricing.cost import CostTracker
 from agent_core.events import Compaction
-from agent_core.session_log import (REDACTED, SessionLog, SessionReplay, latest_session, list_sessions,
+from agent_core.sessions.session_log import (REDACTED, SessionLog, SessionReplay, latest_session, list_sessions,
                                     load_session)
 from compaction.entry import Entry, assistant, boundary, project, tool_result_block, user
 from compaction.pipeline import PipelineState
@@ -315,7 +315,7 @@ def test_sigkill_while_writing_loses_no_completed_entry(tmp_path):
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from agent_core.session_log import SessionLog\n"
+        "from agent_core.sessions.session_log import SessionLog\n"
         "from compaction.entry import user\n"
         "log = SessionLog.create(Path(sys.argv[1]), {}, session_id='20260101T000000-abcdef')\n"
         "i = 0\n"

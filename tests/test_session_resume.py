@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core import paths
-from agent_core.headless import main as headless_main
-from agent_core.session_log import SessionInUse, SessionLog, SessionWriteError, latest_session, load_session
+from agent_core.sessions import paths
+from agent_core.frontends.headless import main as headless_main
+from agent_core.sessions.session_log import SessionInUse, SessionLog, SessionWriteError, latest_session, load_session
 from agent_core.tools import ToolContext, ToolRegistry
 from app.cli import build_parser
 from compaction import project, validate_history

@@ -19,11 +19,11 @@ import pytest
 
 from agent_core import events as ev
 from agent_core.config import load_config
-from agent_core.factory import build_agent
-from agent_core.headless import main as headless_main
-from agent_core.paths import project_state_dir, state_root
-from agent_core.session_log import latest_session, load_session
-from agent_core.trust import is_trusted, trust_file
+from agent_core.loop.factory import build_agent
+from agent_core.frontends.headless import main as headless_main
+from agent_core.sessions.paths import project_state_dir, state_root
+from agent_core.sessions.session_log import latest_session, load_session
+from agent_core.security.trust import is_trusted, trust_file
 from app.cli import build_parser
 from app.main import settle_trust
 from compaction.entry import Entry
@@ -382,7 +382,7 @@ def test_tool_deadline_is_a_setting(tmp_path):
 
 
 def test_reinjection_reads_files_with_the_tools_confinement(tmp_path):
-    from agent_core.factory import _file_reader
+    from agent_core.loop.factory import _file_reader
 
     ws = make_workspace(tmp_path)
     agent = build_agent(load_config({"model": "demo"}, user_dirs(), ws))

@@ -12,7 +12,7 @@ from textual.widgets import OptionList
 from textual.worker import WorkerState
 
 from agent_core import events as ev
-from agent_core.demo_model import DemoModel
+from agent_core.providers.demo.model import DemoModel
 from app.main import build_app, run_tui
 from app.screens.context_screen import ContextScreen
 from app.screens.help import HelpScreen

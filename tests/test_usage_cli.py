@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agent_core.cost import price_buckets
-from agent_core.usage_cli import main
+from agent_core.pricing.cost import price_buckets
+from agent_core.frontends.usage_cli import main
 from app.cli import main as ctxtui_main
 from tests.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
 
@@ -166,7 +166,7 @@ def test_default_is_home_claude_projects(tmp_path, monkeypatch):
 
 
 def test_ctxtui_sessions_folder_is_accepted(tmp_path):
-    from agent_core.session_log import SessionLog
+    from agent_core.sessions.session_log import SessionLog
     from compaction.entry import assistant as a_entry
 
     state = tmp_path / "projects" / "-home-me-proj-1a2b3c4d"     # a workspace's state folder

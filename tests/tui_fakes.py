@@ -6,7 +6,7 @@ import asyncio
 from typing import AsyncIterator
 
 from agent_core import events as ev
-from agent_core.model import ModelInfo
+from agent_core.providers.model import ModelInfo
 from compaction.entry import Entry
 
 SESSION_ID = "20260101T000000-abcdef"

@@ -4,10 +4,10 @@
     for rec in reader.records(final=True): ...     # one pass over a finished file
     new = reader.read()                            # later: only what was appended since
 """
-from .discover import claude_projects_dir, discover, expand, newest_log
-from .files import MAX_LINE_BYTES, NotRegularFile, is_regular, open_regular
-from .reader import LogReader, session_from_path
-from .records import CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord, context_tokens
+from agent_core.logs.discover import claude_projects_dir, discover, expand, newest_log
+from agent_core.logs.files import MAX_LINE_BYTES, NotRegularFile, is_regular, open_regular
+from agent_core.logs.reader import LogReader, session_from_path
+from agent_core.logs.records import CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord, context_tokens
 
 __all__ = [
     "CompactionRecord", "Deduper", "LineStats", "LogFollower", "LogReader", "MAX_LINE_BYTES", "NotRegularFile",

@@ -14,8 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..cost import FREE_MODELS
-from .records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
+from agent_core.pricing.cost import FREE_MODELS
+from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
 
 MAX_TIMESTAMP = 32_503_680_000.0     # 3000-01-01 UTC
 

@@ -1,4 +1,4 @@
-"""ctxtui's own session logs (`.ctxtui/sessions/<id>.jsonl`, agent_core/session_log.py) -> records.
+"""ctxtui's own session logs (`<state>/sessions/<id>.jsonl`, agent_core/sessions/session_log.py) -> records.
 
 Lines are `{"t": kind, ...}`:
 - `meta`: session id and model;
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cost import BUCKETS, FREE_MODELS
-from .claude_code import parse_timestamp
-from .records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
+from agent_core.pricing.cost import BUCKETS, FREE_MODELS
+from agent_core.logs.claude_code import parse_timestamp
+from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
 
 SIDE_PURPOSES = ("compaction", "memory")
 

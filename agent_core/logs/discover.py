@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from .files import check_regular
+from agent_core.logs.files import check_regular
 
 
 def claude_projects_dir(env: dict[str, str] | None = None) -> Path:

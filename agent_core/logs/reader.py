@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Iterator, Protocol
 
-from .claude_code import ClaudeCodeParser
-from .ctxtui_log import CtxtuiParser
-from .records import CorruptRecord, Deduper, LineStats, LogFollower, Record
+from agent_core.logs.claude_code import ClaudeCodeParser
+from agent_core.logs.ctxtui_log import CtxtuiParser
+from agent_core.logs.records import CorruptRecord, Deduper, LineStats, LogFollower, Record
 
 _DECODER = json.JSONDecoder()
 

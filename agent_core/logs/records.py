@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator, Union
 
-from ..cost import usage_buckets
-from .files import MAX_LINE_BYTES, open_regular
+from agent_core.pricing.cost import usage_buckets
+from agent_core.logs.files import MAX_LINE_BYTES, open_regular
 
 CHUNK_SIZE = 1 << 20
 MARK_BYTES = 64       # the bytes before the read offset kept to notice a log rewritten in place
@@ -24,7 +24,7 @@ class UsageRecord:
     """One model response's token usage, counted once however many times the log repeats it.
 
     `request_key` identifies the response (Claude Code: message.id + requestId); `buckets` are the
-    five priced buckets of `agent_core.cost.BUCKETS`; `context_tokens` is the context size this
+    five priced buckets of `agent_core.pricing.cost.BUCKETS`; `context_tokens` is the context size this
     response saw (input + cache writes + cache reads + output), what a context pane shows.
     `replaces` is set when this main-chain copy supersedes a sidechain copy counted earlier:
     an aggregator must subtract the replaced record before adding this one.
@@ -110,7 +110,7 @@ class CorruptRecord(ValueError):
 
 
 def buckets_of(usage: dict) -> dict[str, int]:
-    """`agent_core.cost.usage_buckets`, with a fast path for the usual case (plain non-negative
+    """`agent_core.pricing.cost.usage_buckets`, with a fast path for the usual case (plain non-negative
     ints) because a big log has one call per response; anything unusual goes to cost.py. A count
     above MAX_TOKENS raises CorruptRecord: summed and priced it would make every total absurd
     (or infinite)."""

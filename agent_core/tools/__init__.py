@@ -1,15 +1,15 @@
 """The agent's built-in tools (DESIGN §10): bash, read_file, write_file, edit_file, glob, grep,
 compact; the workspace sandbox; the registry the loop calls."""
-from .base import SECRET_ENV_VARS, Tool, ToolContext, ToolError, ToolOutput
-from .bash import BashTool, CappedText
-from .compact import CompactTool
-from .edit_file import EditFileTool
-from .glob_tool import GlobTool
-from .grep import GrepTool
-from .read_file import ReadFileTool
-from .registry import BUILTIN_TOOLS, ToolRegistry
-from .sandbox import SandboxError, resolve_path
-from .write_file import WriteFileTool
+from agent_core.tools.base import SECRET_ENV_VARS, Tool, ToolContext, ToolError, ToolOutput
+from agent_core.tools.bash import BashTool, CappedText
+from agent_core.tools.compact import CompactTool
+from agent_core.tools.edit_file import EditFileTool
+from agent_core.tools.glob_tool import GlobTool
+from agent_core.tools.grep import GrepTool
+from agent_core.tools.read_file import ReadFileTool
+from agent_core.tools.registry import BUILTIN_TOOLS, ToolRegistry
+from agent_core.tools.sandbox import SandboxError, resolve_path
+from agent_core.tools.write_file import WriteFileTool
 
 __all__ = [
     "SECRET_ENV_VARS", "Tool", "ToolContext", "ToolError", "ToolOutput", "BashTool", "CappedText",

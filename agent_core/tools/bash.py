@@ -13,7 +13,7 @@ from pathlib import Path
 
 from compaction.scrub import registered, scrub
 
-from .base import Tool, ToolContext, ToolError, ToolOutput
+from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 DRAIN_GRACE_S = 0.25      # after bash exits, how long to wait for a background job to release the pipe
 KILL_WAIT_S = 5.0         # after SIGKILL, how long to wait for the exit to be reported

@@ -3,7 +3,7 @@ runs the compaction after the current tool batch (DESIGN §5.7), so every call i
 its result first and the history stays valid."""
 from __future__ import annotations
 
-from .base import Tool, ToolContext, ToolOutput
+from agent_core.tools.base import Tool, ToolContext, ToolOutput
 
 
 class CompactTool(Tool):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .files import read_text, require_file
-from .safe_write import check_target, write_atomic
-from .sandbox import resolve
+from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
+from agent_core.tools.files import read_text, require_file
+from agent_core.tools.safe_write import check_target, write_atomic
+from agent_core.tools.sandbox import resolve
 
 DIFF_CONTEXT = 2
 DIFF_MAX_LINES = 40

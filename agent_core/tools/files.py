@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from .base import ToolContext, ToolError
+from agent_core.tools.base import ToolContext, ToolError
 
 SNIFF_BYTES = 8192
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import os
 
-from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .sandbox import resolve
-from .walk import glob_regex, literal_prefix, walk
+from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
+from agent_core.tools.sandbox import resolve
+from agent_core.tools.walk import glob_regex, literal_prefix, walk
 
 
 class GlobTool(Tool):

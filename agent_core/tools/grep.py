@@ -14,10 +14,10 @@ from pathlib import Path
 
 import re2
 
-from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .files import SNIFF_BYTES, is_regular_file, looks_binary, open_regular
-from .sandbox import is_inside, resolve
-from .walk import glob_regex, walk
+from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
+from agent_core.tools.files import SNIFF_BYTES, is_regular_file, looks_binary, open_regular
+from agent_core.tools.sandbox import is_inside, resolve
+from agent_core.tools.walk import glob_regex, walk
 
 LINE_CHARS = 300
 

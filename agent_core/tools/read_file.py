@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from .base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from .files import SNIFF_BYTES, looks_binary, open_regular, require_file
-from .sandbox import resolve
+from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
+from agent_core.tools.files import SNIFF_BYTES, looks_binary, open_regular, require_file
+from agent_core.tools.sandbox import resolve
 
 
 def _count_rest(f, stop: threading.Event, chunk: int = 1 << 20) -> int:

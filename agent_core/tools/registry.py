@@ -9,15 +9,15 @@ from typing import Iterable
 
 from compaction.scrub import scrub
 
-from ..tool_spec import TOOL_NAMES
-from .base import Tool, ToolContext, ToolError, ToolOutput, check_input
-from .bash import BashTool
-from .compact import CompactTool
-from .edit_file import EditFileTool
-from .glob_tool import GlobTool
-from .grep import GrepTool
-from .read_file import ReadFileTool
-from .write_file import WriteFileTool
+from agent_core.tool_spec import TOOL_NAMES
+from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput, check_input
+from agent_core.tools.bash import BashTool
+from agent_core.tools.compact import CompactTool
+from agent_core.tools.edit_file import EditFileTool
+from agent_core.tools.glob_tool import GlobTool
+from agent_core.tools.grep import GrepTool
+from agent_core.tools.read_file import ReadFileTool
+from agent_core.tools.write_file import WriteFileTool
 
 BUILTIN_TOOLS: tuple[type[Tool], ...] = (BashTool, ReadFileTool, WriteFileTool, EditFileTool, GlobTool,
                                          GrepTool, CompactTool)

@@ -11,8 +11,8 @@ import stat
 import threading
 from pathlib import Path
 
-from .base import ToolError
-from .files import not_regular
+from agent_core.tools.base import ToolError
+from agent_core.tools.files import not_regular
 
 # The two calls that meet a full disk; module attributes so a test can make them fail.
 _write = os.write

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .base import ToolContext, ToolError
+from agent_core.tools.base import ToolContext, ToolError
 
 
 class SandboxError(ToolError):

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
-from .sandbox import is_inside, is_protected
+from agent_core.tools.sandbox import is_inside, is_protected
 
 MAGIC = re.compile(r"[*?\[{]")
 

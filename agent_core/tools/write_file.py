@@ -2,9 +2,9 @@
 through `write_atomic`, so a failed write never leaves a half-written file."""
 from __future__ import annotations
 
-from .base import Tool, ToolContext, ToolOutput, run_in_thread
-from .safe_write import check_target, write_atomic
-from .sandbox import resolve
+from agent_core.tools.base import Tool, ToolContext, ToolOutput, run_in_thread
+from agent_core.tools.safe_write import check_target, write_atomic
+from agent_core.tools.sandbox import resolve
 
 
 class WriteFileTool(Tool):

@@ -398,7 +398,7 @@ class ResumeScreen(ModalScreen[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        from agent_core.session_log import list_sessions
+        from agent_core.sessions.session_log import list_sessions
 
         home = self.sessions_root.parent if self.sessions_root is not None else None
         sessions = [s for s in (list_sessions(home) if home is not None else []) if s.session_id != self.current]

@@ -1,7 +1,7 @@
 """The cost pane: models × token buckets with tokens and dollars, totals, cache hit rate, what
 caching saved, what compaction itself cost and the burn rate — all as reported by `CostUpdate`.
 
-The loop owns the arithmetic (agent_core.cost); this widget only lays the numbers out. Optional
+The loop owns the arithmetic (agent_core.pricing.cost); this widget only lays the numbers out. Optional
 figures the loop may not report (hit rate, savings, burn rate) show as "—" rather than guessed.
 """
 from __future__ import annotations

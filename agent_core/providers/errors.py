@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from compaction.scrub import scrub
 
-from .model import ModelError
+from agent_core.providers.model import ModelError
 
 PROMPT_TOO_LONG_RE = re.compile(r"prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)\s*maximum", re.I)
 MAX_API_MESSAGE = 500

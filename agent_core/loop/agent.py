@@ -17,10 +17,10 @@ from compaction.entry import tool_result_block
 from compaction.report import CompactionReport
 from compaction.tokens import CategoryTally, estimate_text
 
-from . import events as ev
-from .model import ModelClient, ModelError, ModelResponse
-from .session_log import SessionWriteError
-from .valid_text import valid_entry, valid_text
+from agent_core import events as ev
+from agent_core.providers.model import ModelClient, ModelError, ModelResponse
+from agent_core.sessions.session_log import SessionWriteError
+from agent_core.sessions.valid_text import valid_entry, valid_text
 
 Ask = Callable[[ev.PermissionRequest], Awaitable[str]]
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from compaction.summarizer import SummarizeError, SummaryResult
 
-from .model import ModelClient, ModelError, ModelResponse
+from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 
 TRANSPORT_KINDS = frozenset({"connection", "server", "overloaded", "rate_limit"})
 

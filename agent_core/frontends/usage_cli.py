@@ -10,9 +10,9 @@ from datetime import date
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from .cost import BUCKETS
-from .logs import Deduper, LogReader, claude_projects_dir, discover
-from .usage_report import Tally, UsageReport
+from agent_core.pricing.cost import BUCKETS
+from agent_core.logs import Deduper, LogReader, claude_projects_dir, discover
+from agent_core.reports.usage_report import Tally, UsageReport
 
 DESCRIPTION = """\
 Token and cost report over session logs: Claude Code's (~/.claude/projects/<project>/<session>.jsonl,

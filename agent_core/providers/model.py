@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Protocol, Union
 
-from .events import TextDelta, ThinkingDelta, Waiting
+from agent_core.events import TextDelta, ThinkingDelta, Waiting
 
 
 @dataclass

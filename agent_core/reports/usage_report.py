@@ -1,6 +1,6 @@
 """Tokens and dollars over session-log records, per model, session and day (`ctxtui usage`).
 
-Every response is priced on its own through `agent_core.cost.price_buckets` (tiered prices depend
+Every response is priced on its own through `agent_core.pricing.cost.price_buckets` (tiered prices depend
 on one request's input). That call costs ~0.1 ms, too slow for a log with 100,000 responses, so
 `Pricer` learns each model's per-token rates from it once and proves where they hold: genai-prices
 prices are linear in each bucket until the request's total input crosses the model's first tier.
@@ -15,8 +15,8 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .cost import BUCKETS, shown_price
-from .logs.records import CompactionRecord, Record, UsageRecord
+from agent_core.pricing.cost import BUCKETS, shown_price
+from agent_core.logs.records import CompactionRecord, Record, UsageRecord
 
 TOKEN_KEYS = {b: f"{b}_tokens" for b in BUCKETS}
 _PROBE_MAX = 1 << 22          # ~4M tokens of input: beyond any context window

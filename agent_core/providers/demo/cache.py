@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from compaction.tokens import estimate_block, estimate_message, estimate_text
 
-from .conversation import canon
+from agent_core.providers.demo.conversation import canon
 
 MIN_CACHEABLE = 1_024     # shorter prompts are not cached (as with the API)
 SLOTS = 4                 # recent requests kept

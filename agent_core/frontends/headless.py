@@ -14,12 +14,12 @@ import sys
 import threading
 from typing import Any, Callable, TextIO
 
-from . import events as ev
-from .config import ConfigError, load_config
-from .factory import build_agent
-from .session_log import SessionWriteError
-from .trust import remember as remember_trust
-from .valid_text import decode_input, valid_text
+from agent_core import events as ev
+from agent_core.config import ConfigError, load_config
+from agent_core.loop.factory import build_agent
+from agent_core.sessions.session_log import SessionWriteError
+from agent_core.security.trust import remember as remember_trust
+from agent_core.sessions.valid_text import decode_input, valid_text
 
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

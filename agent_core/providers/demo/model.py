@@ -16,14 +16,14 @@ from typing import AsyncIterator
 from compaction.tokens import estimate_block
 from compaction.validate import validate_history
 
-from .demo.cache import PrefixCache, request_items, request_tokens
-from .demo.conversation import parse
-from .demo.planner import Planner
-from .demo.summary import memory_notes, summarize
-from .demo.workspace import Workspace, digest
-from .events import TextDelta
-from .model import ModelError, ModelInfo, ModelResponse, StreamItem
-from .tool_spec import TOOL_NAMES
+from agent_core.providers.demo.cache import PrefixCache, request_items, request_tokens
+from agent_core.providers.demo.conversation import parse
+from agent_core.providers.demo.planner import Planner
+from agent_core.providers.demo.summary import memory_notes, summarize
+from agent_core.providers.demo.workspace import Workspace, digest
+from agent_core.events import TextDelta
+from agent_core.providers.model import ModelError, ModelInfo, ModelResponse, StreamItem
+from agent_core.tool_spec import TOOL_NAMES
 
 _CHUNK = re.compile(r"\s*\S+\s*")
 
@@ -42,7 +42,7 @@ def chunks(text: str, seed: int = 0) -> list[str]:
 
 
 class DemoModel:
-    """Implements agent_core.model.ModelClient without a network."""
+    """Implements agent_core.providers.model.ModelClient without a network."""
 
     def __init__(self, workspace: Path, context_window: int = 30_000, max_output_tokens: int = 4_000,
                  seed: int = 0, chunk_delay: float = 0.0) -> None:

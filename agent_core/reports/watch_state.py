@@ -24,15 +24,15 @@ from typing import Any, AsyncIterator, Iterable, Mapping
 
 from compaction.budget import ContextBudget
 
-from .config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
-from .cost import BUCKETS, shown_price
-from .events import Compaction, ContextUpdate, CostUpdate
-from .logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log, open_regular
-from .logs.files import describe
-from .logs.discover import newest
-from .models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
-from .paths import project_state_dir, sessions_dir, state_root
-from .usage_report import Pricer
+from agent_core.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
+from agent_core.pricing.cost import BUCKETS, shown_price
+from agent_core.events import Compaction, ContextUpdate, CostUpdate
+from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log, open_regular
+from agent_core.logs.files import describe
+from agent_core.logs.discover import newest
+from agent_core.providers.models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
+from agent_core.sessions.paths import project_state_dir, sessions_dir, state_root
+from agent_core.reports.usage_report import Pricer
 
 DEBOUNCE_MS = 30       # awatch groups changes over at most this long (its default is 1,600)
 STEP_MS = 5            # ... and yields once no new change came for this long

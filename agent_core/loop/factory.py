@@ -14,19 +14,19 @@ from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, d
 from compaction.budget import MIN_WINDOW
 from compaction.tokens import estimate_text
 
-from . import events as ev
-from .agent import Agent, Ask, TurnLimits
-from .config import Config, ConfigError
-from .cost import DEMO_PRICED_AS, CostTracker
-from .model import ModelClient
-from .paths import UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir, tool_results_dir
-from .permissions import PermissionPolicy
-from .session_log import SessionLog, latest_session
-from .summarizer_adapter import ModelSummarizer
-from .system_prompt import system_prompt
-from .tools import ToolContext, ToolRegistry, resolve_path
-from .tools.files import open_regular
-from .trust import user_config_dir
+from agent_core import events as ev
+from agent_core.loop.agent import Agent, Ask, TurnLimits
+from agent_core.config import Config, ConfigError
+from agent_core.pricing.cost import DEMO_PRICED_AS, CostTracker
+from agent_core.providers.model import ModelClient
+from agent_core.sessions.paths import UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir, tool_results_dir
+from agent_core.tools.permissions import PermissionPolicy
+from agent_core.sessions.session_log import SessionLog, latest_session
+from agent_core.loop.summarizer_adapter import ModelSummarizer
+from agent_core.loop.system_prompt import system_prompt
+from agent_core.tools import ToolContext, ToolRegistry, resolve_path
+from agent_core.tools.files import open_regular
+from agent_core.security.trust import user_config_dir
 
 
 MIN_TURN_TOKENS = 1_500   # a prompt, one tool call and a short result
@@ -34,12 +34,12 @@ MIN_TURN_TOKENS = 1_500   # a prompt, one tool call and a short result
 
 def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
     if config.is_demo:
-        from .demo_model import DemoModel
+        from agent_core.providers.demo.model import DemoModel
 
         return DemoModel(config.workspace, context_window=config.resolved_context_window(),
                          max_output_tokens=min(config.max_output_tokens, 4_000),
                          chunk_delay=demo_chunk_delay)
-    from .anthropic_client import AnthropicClient
+    from agent_core.providers.anthropic_client import AnthropicClient
 
     explicit_out = config.sources.get("max_output_tokens") not in (None, "default")
     return AnthropicClient(api_key=config.api_key or "", base_url=config.base_url, model=config.model,

@@ -10,9 +10,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping
 
-from .events import PermissionRequest
-from .tool_spec import TOOL_NAMES
-from .tools.base import ToolOutput
+from agent_core.events import PermissionRequest
+from agent_core.tool_spec import TOOL_NAMES
+from agent_core.tools.base import ToolOutput
 
 MODES = ("allow", "ask", "deny")
 ANSWERS = ("allow", "always", "deny")

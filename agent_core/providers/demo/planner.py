@@ -12,8 +12,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .conversation import Call, Turn, canon, norm_path
-from .workspace import Workspace, digest, ext_of, keywords
+from agent_core.providers.demo.conversation import Call, Turn, canon, norm_path
+from agent_core.providers.demo.workspace import Workspace, digest, ext_of, keywords
 
 MAX_ROUNDS = 5
 READ_LIMIT = 300          # lines per read at most; smaller windows read less (see read_limit)
@@ -255,7 +255,7 @@ class Planner:
         return explore
 
     def notes(self) -> str:
-        from .answer import file_notes
+        from agent_core.providers.demo.answer import file_notes
         return file_notes(self.ws, self.turn, self.words)
 
     def recovery(self) -> list[tuple[str, dict]]:
@@ -287,7 +287,7 @@ class Planner:
 
     # ---- the step ---------------------------------------------------------------------
     def next_step(self) -> Step:
-        from .answer import compose, observations
+        from agent_core.providers.demo.answer import compose, observations
 
         r = self.turn.rounds
         if r >= MAX_ROUNDS or not self.offered or self.turn.last_message_role == "assistant":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cost import context_window as data_window
+from agent_core.pricing.cost import context_window as data_window
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_OUTPUT = 32_000

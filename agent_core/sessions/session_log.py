@@ -49,9 +49,9 @@ from compaction.entry import Entry, tool_result_block
 from compaction.scrub import REDACTED, count_secrets, register_secret, scrub
 from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
 
-from .config import SECRET_ENV_VARS, ConfigError
-from .paths import is_session_id, new_session_id, session_log_path, sessions_dir
-from .valid_text import valid_entry
+from agent_core.config import SECRET_ENV_VARS, ConfigError
+from agent_core.sessions.paths import is_session_id, new_session_id, session_log_path, sessions_dir
+from agent_core.sessions.valid_text import valid_entry
 
 FORMAT_VERSION = 1
 FSYNC_RECORDS = frozenset({"meta", "history", "state"})

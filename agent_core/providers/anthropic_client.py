@@ -3,7 +3,7 @@
 The SDK parses the SSE stream and retries 429/5xx/529/connection failures and timeouts (honouring
 `retry-after`); this module adds prompt-cache breakpoints, deadlines sized for streaming, a
 `Waiting` event every few seconds until the answer starts, turns stream events into loop events,
-and classifies failures into `ModelError` (agent_core/errors.py).
+and classifies failures into `ModelError` (agent_core/providers/errors.py).
 
 Deadlines: `connect` bounds TCP+TLS set-up; `idle` bounds the silence between two chunks of the
 answer (and the wait for its first byte). The API streams a `ping` event every few seconds while it
@@ -21,10 +21,10 @@ from typing import Any, AsyncIterator, Coroutine
 
 import anthropic
 
-from .errors import TruncatedStream, classify
-from .events import TextDelta, ThinkingDelta, Waiting
-from .model import ModelError, ModelInfo, ModelResponse, StreamItem
-from .models_info import model_limits
+from agent_core.providers.errors import TruncatedStream, classify
+from agent_core.events import TextDelta, ThinkingDelta, Waiting
+from agent_core.providers.model import ModelError, ModelInfo, ModelResponse, StreamItem
+from agent_core.providers.models_info import model_limits
 
 DEFAULT_MODEL = "claude-sonnet-5-5"   # same default as agent_core/config.py
 DEFAULT_MAX_RETRIES = 2

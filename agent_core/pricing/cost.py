@@ -20,7 +20,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
-from .events import CostUpdate
+from agent_core.events import CostUpdate
 
 BUCKETS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 PURPOSES = ("main", "compaction", "memory")

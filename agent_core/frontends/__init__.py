@@ -1,0 +1,1 @@
+"""Front-ends that never load Textual: headless runs and usage reports."""

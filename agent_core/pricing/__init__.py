@@ -1,0 +1,1 @@
+"""Token and dollar accounting (genai-prices rates), per model, bucket and purpose."""

@@ -1,0 +1,1 @@
+"""Model clients behind one protocol: the Anthropic Messages API and the offline demo model."""

@@ -1,0 +1,1 @@
+"""What the reading front-ends compute from logs: usage totals and watch state."""

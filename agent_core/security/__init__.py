@@ -1,0 +1,1 @@
+"""What the user trusts, and keeping other processes out of ctxtui's memory."""

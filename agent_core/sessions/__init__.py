@@ -1,0 +1,1 @@
+"""Where a session lives on disk and its append-only log: writing, replaying, repairing."""
