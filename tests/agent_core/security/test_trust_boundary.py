@@ -31,10 +31,10 @@ from compaction.scrub import forget_secrets, register_secret
 from compaction.transcript import write_transcript
 from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, tool_use
 
-from .agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
-from .agent_helpers import user_dirs as _user_dirs
+from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
+from tests.agent_helpers import user_dirs as _user_dirs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class _Tty(io.StringIO):

@@ -19,7 +19,7 @@ from tests.fake_anthropic import (FakeAnthropic, count_input, cut, fault, malfor
                                   rate_limit, reply, server_error, thinking, tool_use)
 from tests.fake_anthropic.validation import validate_request
 
-from .strategies import histories
+from tests.strategies import histories
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-api03-SECRET-test-key-value-0123456789"

@@ -1,6 +1,6 @@
 """Snapshot tests (pytest-textual-snapshot) at 120×40. The panes are driven with fixed events
 (tests/tui_fakes.py): fixed session id, fixed clock, fixed file times, no live clock text.
-Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`."""
+Update after an intended change with `pytest tests/app/test_tui_snapshots.py --snapshot-update`."""
 from __future__ import annotations
 
 import json

@@ -26,7 +26,7 @@ from compaction.budget import ContextBudget
 from compaction.tokens import estimate_block, estimate_message, estimate_text
 from compaction.validate import validate_history
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 TOOLS = [{"name": n, "description": f"the {n} tool", "input_schema": {"type": "object"}} for n in TOOL_NAMES]
 SYSTEM = "You are a careful coding agent working in the user's repository. " * 70
 SUMMARY_ASK = "Summarize the conversation so far in the nine sections, analysis first."

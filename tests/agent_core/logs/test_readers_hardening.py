@@ -22,9 +22,9 @@ from agent_core.reports.usage_report import Tally
 from agent_core.reports.watch_state import WatchState, resolve_target
 from app import logfiles
 from app.watch import main as watch_main
-from tests.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
+from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CHILD_MEMORY = 2 << 30            # the old readers took 4.8 GB in 8 s from /dev/zero
 HANG_GUARD_S = 60
 DEEP = 100_000
@@ -345,7 +345,7 @@ def test_appending_never_resets(tmp_path):
 
 
 async def test_the_watch_screen_starts_over_when_the_log_is_replaced(tmp_path):
-    from tests.test_watch import SIZE, make_app, until
+    from tests.app.test_watch import SIZE, make_app, until
     from agent_core.reports.watch_state import WatchTarget
 
     path = write_log(tmp_path / f"{SESSION}.jsonl", [*_first(2, inp=500), boundary(80_000, session=SESSION)])

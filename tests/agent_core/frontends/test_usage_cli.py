@@ -9,7 +9,7 @@ import pytest
 from agent_core.pricing.cost import price_buckets
 from agent_core.frontends.usage_cli import main
 from app.cli import main as ctxtui_main
-from tests.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
+from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
 
 BUCKET_KEYS = {"input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens"}
 
@@ -222,6 +222,6 @@ def test_usage_never_loads_textual_or_the_sdk(projects):
     from pathlib import Path
 
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       cwd=Path(__file__).resolve().parent.parent)
+                       cwd=Path(__file__).resolve().parents[3])
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["totals"]["requests"] == 5

@@ -19,9 +19,9 @@ from app.cli import build_parser
 from compaction import project, validate_history
 from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use
 
-from .agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(argv, environ, stdin_text=None):

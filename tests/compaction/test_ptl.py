@@ -9,8 +9,8 @@ from compaction import SummarizeError, assistant, group_by_api_round, project, t
 from compaction.ptl import (RETRY_MARKER, is_retry_marker, parse_prompt_too_long, strip_orphans, token_gap,
                             truncate_for_retry)
 
-from .strategies import histories
-from .test_autocompact import SUMMARY, ScriptedSummarizer, make_pipeline, session
+from tests.strategies import histories
+from tests.compaction.test_autocompact import SUMMARY, ScriptedSummarizer, make_pipeline, session
 
 
 def ptl(actual: int, limit: int = 200_000) -> SummarizeError:

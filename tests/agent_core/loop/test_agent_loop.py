@@ -12,7 +12,7 @@ from compaction import project, validate_history
 from tests.fake_anthropic import (is_summary_request, FakeAnthropic, cut, echo_responder, malformed, overloaded, prompt_too_long,
                                   rate_limit, reply, server_error, tool_use)
 
-from .agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
+from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
 
 
 def session_file(agent):

@@ -15,8 +15,8 @@ from compaction import (SummarizeConfig, SummarizeError, project, read_transcrip
 from compaction.reinject import reinject
 from compaction.session_memory import SessionNotes, keep_start, safe_cuts
 
-from .strategies import histories
-from .test_autocompact import SUMMARY, ScriptedSummarizer, make_pipeline
+from tests.strategies import histories
+from tests.compaction.test_autocompact import SUMMARY, ScriptedSummarizer, make_pipeline
 
 windows = st.sampled_from([2_000, 8_000, 20_000, 200_000])
 scripts = st.sampled_from([

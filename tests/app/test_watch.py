@@ -24,7 +24,7 @@ from app.cli import main as ctxtui_main
 from app.watch import main as watch_main
 from compaction.budget import ContextBudget
 from compaction.entry import assistant as entry_assistant, user as entry_user
-from tests.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
+from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
 
 SIZE = (120, 40)
 SESSION = "5f1e2d3c-0000-4000-8000-000000000001"

@@ -11,7 +11,7 @@ from compaction import (ContextBudget, Entry, assistant, boundary, count_tokens,
                         read_transcript, tool_result_block, user, validate_history, write_transcript)
 from compaction.tokens import adjust_anchor, breakdown, estimate_text
 
-from .strategies import histories
+from tests.strategies import histories
 
 
 def tu(i, name="bash"):

@@ -10,7 +10,7 @@ from compaction.pipeline import LayerContext
 from compaction.session_memory import SessionMemoryStage, SessionNotes, exit_code, keep_start, safe_cuts
 from compaction.tokens import estimate_text
 
-from .test_autocompact import WINDOW, ScriptedSummarizer, make_pipeline, session
+from tests.compaction.test_autocompact import WINDOW, ScriptedSummarizer, make_pipeline, session
 
 
 def call(tid: str, name: str, **inp) -> dict:

@@ -15,7 +15,7 @@ from compaction.layerkit import Projector
 from compaction.pipeline import LayerContext
 from compaction.rounds import round_starts
 
-from .strategies import configs, histories
+from tests.strategies import configs, histories
 
 LAYERS = {"tool_result_budget": tool_result_budget.apply, "snip": snip.apply,
           "microcompact": microcompact.apply, "collapse": collapse.apply}

@@ -19,7 +19,7 @@ import pytest
 from agent_core.tools import ToolContext, ToolRegistry
 from compaction import scrub as scrubber
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FAKE_KEY = "sk-ant-api03-FAKEfakeFAKEfake0123456789-test"
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from agent_core import events as ev
 from compaction import project, validate_history
 
-from .agent_helpers import collect, demo_agent, of
+from tests.agent_helpers import collect, demo_agent, of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ["explore this repository", "how does compaction work?", "what does the agent loop do?",
            "explain the tools and the sandbox", "how are costs computed?", "describe the TUI widgets",
            "how are sessions saved and resumed?", "what do the tests cover?"]

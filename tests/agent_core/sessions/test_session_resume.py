@@ -27,9 +27,9 @@ from compaction import project, validate_history
 from compaction.entry import assistant, tool_result_block, user
 from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, tool_use
 
-from .agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace
+from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SLEEP_CMD = "sleep 300 & echo $! > sleep.pid; wait"
 EXIT_FOR = {signal.SIGKILL: -9, signal.SIGTERM: 143, signal.SIGHUP: 129}
 

@@ -19,7 +19,7 @@ from tests.fake_anthropic import (FakeAnthropic, PrefixCache, count_input, echo_
                                   tool_use)
 from tests.fake_anthropic.sse import message_events
 
-from .strategies import histories
+from tests.strategies import histories
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-test-fake-server-key"
@@ -296,7 +296,7 @@ def test_standalone_server_runs_a_script_file(tmp_path: Path):
     script.write_text(json.dumps({"script": [{"content": [{"type": "text", "text": "from file"}]}],
                                   "context_window": 100000}))
     record = tmp_path / "requests.jsonl"
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen([sys.executable, "-m", "tests.fake_anthropic", "--script", str(script),
                              "--record", str(record)], cwd=root, stdout=subprocess.PIPE, text=True)
     try:

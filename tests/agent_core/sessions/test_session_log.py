@@ -25,7 +25,7 @@ from compaction.validate import validate_history
 from tests.strategies import histories
 
 KEY = "sk-ant-api03-SECRETSECRETSECRET-0123456789"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def dicts(entries):

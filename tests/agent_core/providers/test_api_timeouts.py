@@ -26,9 +26,9 @@ from agent_core.providers.model import ModelError
 from app.cli import build_parser
 from tests.fake_anthropic import reply
 
-from .agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 60
 USER = [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
 
