@@ -1,5 +1,5 @@
 """The `ctxtui` command. Parses arguments and dispatches; imports Textual only for screens, so
-`--headless` and `usage` never load it (DESIGN §1)."""
+`--headless` and `usage` never load it (docs/architecture.md, "Import rules")."""
 from __future__ import annotations
 
 import argparse

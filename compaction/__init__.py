@@ -1,4 +1,4 @@
-"""The compaction engine: pure Python, no model client, no UI (DESIGN §1, §5)."""
+"""The compaction engine: pure Python, no model client, no UI (see docs/architecture.md)."""
 from .budget import STATES, ContextBudget
 from .entry import Entry, assistant, boundary, project, tool_result_block, user
 from .pipeline import (CompactionStage, LayerContext, Pipeline, PipelineConfig, PipelineResult,

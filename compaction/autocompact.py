@@ -1,4 +1,4 @@
-"""LLM compaction (DESIGN §5 layers 6–8): the history is replaced by a model-written summary.
+"""LLM compaction (pipeline layers 6–8: auto, manual, reactive): the history is replaced by a model-written summary.
 
 Order of work, so that nothing is ever lost and no money is spent on a doomed attempt:
 transcript on disk first (if that fails, stop), then the summary call (prompt-too-long → trim the

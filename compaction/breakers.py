@@ -1,4 +1,4 @@
-"""Circuit breakers for automatic compaction (DESIGN §5 layer 6).
+"""Circuit breakers for automatic compaction (the summarizing stages, layers 5 and 6).
 
 - failures: 3 consecutive failed compactions (transport errors, prompt-too-long after every retry,
   a rejected summary, a transcript that could not be written) stop automatic compaction for the

@@ -1,4 +1,4 @@
-"""Thresholds and states (DESIGN §4).
+"""Thresholds and states (the formulas: docs/architecture.md, "Thresholds").
 
 CC's fixed buffers are kept for windows of 200,000 and up; for smaller windows each one shrinks
 to the same share of the window, so the order of the thresholds holds for every window size.

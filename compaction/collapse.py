@@ -1,4 +1,4 @@
-"""Layer 4, context collapse (DESIGN §5.4, CC `contextCollapse`): a read-time projection.
+"""Layer 4, context collapse (CC `contextCollapse`): a read-time projection.
 
 When the count is at or above `collapse_commit_ratio` of the effective window, old spans of
 `collapse_span_rounds` API rounds (never the head round, never the recent tail, never the round

@@ -1,4 +1,4 @@
-"""History entries: an API message plus metadata the API never sees (DESIGN §2).
+"""History entries: an API message plus metadata the API never sees.
 
 Entries are treated as immutable: layers build new entries with `with_content`/`replace` so
 the per-entry token estimate, cached on first use, can never go stale.

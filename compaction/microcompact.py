@@ -1,4 +1,4 @@
-"""Layer 3, microcompact (DESIGN §5.3, CC `microCompact.ts`): clear old tool results in place.
+"""Layer 3, microcompact (CC `microCompact.ts`): clear old tool results in place.
 
 Only results of `compactable_tools` (minus `preserved_tools`) that the model has already seen —
 in entries before the last assistant message — are ever cleared; a result the model has not seen

@@ -1,4 +1,4 @@
-"""The compaction pipeline (DESIGN §5): before every model call, cheapest layer first.
+"""The compaction pipeline: before every model call, cheapest layer first.
 
 Layers 1–3 rewrite the working history (the loop adopts `PipelineResult.entries`); layer 4,
 context collapse, is a read-time projection used only for the request. The summarizing stages
@@ -252,7 +252,7 @@ class Pipeline:
                 return again
         return res
 
-    # --- breakers, turns and blocking (DESIGN §5 layer 6, §4) ----------------------------------
+    # --- breakers (breakers.py), turns and blocking (budget.py) ----------------------------------
     def breakers(self):  # -> breakers.Breakers
         """The breaker view over `state.of("breakers")`; knobs from `config.extra["breakers"]`
         (a `BreakerConfig`), CC's defaults otherwise."""

@@ -1,4 +1,4 @@
-"""Session memory (DESIGN §5 layer 5): deterministic notes kept from the history as it grows, and
+"""Session memory (pipeline layer 5): deterministic notes kept from the history as it grows, and
 the compaction that uses them as the summary instead of asking a model.
 
 The notes record what a summary must not lose — the user's requests, files read and changed,

@@ -1,4 +1,4 @@
-"""Layer 2, snip (DESIGN §5.2, CC `snipCompactIfNeeded`): drop whole old API rounds from the middle.
+"""Layer 2, snip (CC `snipCompactIfNeeded`): drop whole old API rounds from the middle.
 
 The head (round 0: the first request, or what a summary left) and a recent tail of rounds are
 kept; the oldest middle rounds go until the count is at most `snip_target_ratio` of the effective

@@ -1,4 +1,4 @@
-"""The summarizer the engine is handed (DESIGN §5 layer 6), so `compaction` never talks to a model.
+"""The summarizer LLM compaction is handed, so `compaction` never talks to a model.
 
 The agent wraps its model client in this protocol (text only, no tools, purpose "compaction");
 tests pass a scripted one. Failures are raised as `SummarizeError` so the engine can tell a

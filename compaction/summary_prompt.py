@@ -1,4 +1,4 @@
-"""The summary request and what is done with its answer (DESIGN §5 layer 6). Our own wording.
+"""The summary request and what is done with its answer (layer 6, LLM compaction). Our own wording.
 
 The model drafts in an <analysis> block (it improves the summary) and writes the result in a
 <summary> block; only the summary survives. Nine sections, so nothing the next turn needs —

@@ -1,4 +1,4 @@
-"""Token accounting (DESIGN §3): cheap estimates cached per entry, anchored on real usage.
+"""Token accounting: cheap estimates cached per entry, anchored on real usage.
 
 A turn costs O(entries since the last response): the count walks back only to the latest
 assistant entry that carries `usage`.

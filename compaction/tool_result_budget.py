@@ -1,4 +1,4 @@
-"""Layer 1, tool-result budget (DESIGN §5.1, CC `applyToolResultBudget`).
+"""Layer 1, tool-result budget (CC `applyToolResultBudget`).
 
 A tool_result over `tool_result_max_chars`, or the largest results of a user message whose
 results add up to over `message_results_max_chars`, is written to

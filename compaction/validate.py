@@ -1,4 +1,5 @@
-"""The judge of the history invariants (DESIGN §2): what the API would reject with HTTP 400."""
+"""The judge of the history invariants: what the API would reject with HTTP 400 (the list:
+docs/architecture.md, "The history")."""
 from __future__ import annotations
 
 

@@ -14,7 +14,7 @@ FIXED_TIME = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
 
 
 def context_event(tokens: int, window: int = 200_000, state: str | None = None) -> ev.ContextUpdate:
-    """A ContextUpdate with CC-like thresholds for a 200k window (DESIGN §4)."""
+    """A ContextUpdate with CC-like thresholds for a 200k window (compaction/budget.py)."""
     threshold, warning, error, blocking = 167_000, 147_000, 157_000, 177_000
     if state is None:
         state = ("blocking" if tokens >= blocking else "autocompact" if tokens >= threshold else

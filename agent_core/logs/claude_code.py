@@ -1,6 +1,6 @@
 """Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`) -> normalized records.
 
-Read, never written (DESIGN §7). What matters in them:
+Read, never written. What matters in them:
 - each content block of a response is its own `assistant` record repeating the same
   `message.usage`: counted once, on `message.id` + `requestId`;
 - sub-agent calls are `isSidechain: true` records, in the session file (older versions) or in

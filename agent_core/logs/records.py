@@ -100,7 +100,7 @@ class Deduper:
 
 
 def context_tokens(buckets: dict[str, int]) -> int:
-    """The context a response saw, as Claude Code counts it (DESIGN §3): input + cache writes +
+    """The context a response saw, as Claude Code counts it: input + cache writes +
     cache reads + output, i.e. every bucket."""
     return sum(buckets.values())
 

@@ -1,4 +1,4 @@
-"""Cost tracking (DESIGN §8): tokens and dollars per model × bucket × purpose.
+"""Cost tracking: tokens and dollars per model × bucket × purpose.
 
 Prices come from genai-prices' bundled offline snapshot only (its update functions are never
 called). Each call is priced on its own, because tiered prices depend on one request's input size:

@@ -1,4 +1,4 @@
-"""The real model client: `anthropic.AsyncAnthropic`, streaming, the SDK's own retries (DESIGN §9).
+"""The real model client: `anthropic.AsyncAnthropic`, streaming, the SDK's own retries.
 
 The SDK parses the SSE stream and retries 429/5xx/529/connection failures and timeouts (honouring
 `retry-after`); this module adds prompt-cache breakpoints, deadlines sized for streaming, a

@@ -1,4 +1,4 @@
-"""Turn whatever a model call raised into a `ModelError` a user can act on (DESIGN §9).
+"""Turn whatever a model call raised into a `ModelError` a user can act on.
 
 The SDK has already retried what it retries (429, 5xx, 529, connection errors) by the time an
 exception reaches us, so the message says so and tells the user the next step. Secrets (the API

@@ -19,7 +19,7 @@ class ModelResponse:
 
 
 class ModelError(Exception):
-    """A failed call, classified so the user is told what to do (DESIGN §9)."""
+    """A failed call, classified (agent_core/providers/errors.py) so the user is told what to do."""
 
     def __init__(self, kind: str, message: str, retryable: bool = False, retry_after: float | None = None,
                  status: int | None = None, already_retried: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""The agent's built-in tools (DESIGN §10): bash, read_file, write_file, edit_file, glob, grep,
+"""The agent's built-in tools: bash, read_file, write_file, edit_file, glob, grep,
 compact; the workspace sandbox; the registry the loop calls."""
 from agent_core.tools.base import SECRET_ENV_VARS, Tool, ToolContext, ToolError, ToolOutput
 from agent_core.tools.bash import BashTool, CappedText

@@ -1,5 +1,5 @@
 """compact: the model asks for the conversation to be compacted. The tool only signals; the loop
-runs the compaction after the current tool batch (DESIGN §5.7), so every call in the batch gets
+runs the compaction after the current tool batch, so every call in the batch gets
 its result first and the history stays valid."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Permission policy per tool: allow / ask / deny (DESIGN §10).
+"""Permission policy per tool: allow / ask / deny.
 
 The front-end answers questions through a callback: the TUI shows a modal (allow once, allow
 always, deny); headless has no one to ask, so anything not allowed up front (`--allow TOOL`) is

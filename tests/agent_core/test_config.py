@@ -1,4 +1,4 @@
-"""Configuration precedence and errors (DESIGN §11)."""
+"""Configuration precedence and errors (README, "Configuration")."""
 from __future__ import annotations
 
 import os

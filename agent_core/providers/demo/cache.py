@@ -1,4 +1,4 @@
-"""A simulated prompt cache, so the demo's usage looks like the real API's (DESIGN §8–9).
+"""A simulated prompt cache, so the demo's usage looks like the real API's.
 
 The API caches prefixes: what a recent request already sent, unchanged and in the same order, is
 read back cheaply; everything after the first change is written again. Items are compared whole

@@ -1,4 +1,4 @@
-"""The offline demo model (DESIGN §9): the default when no API key is set.
+"""The offline demo model: the default when no API key is set.
 
 It answers like an agent exploring the workspace with the built-in tools, streams its text,
 reports usage from the same estimator the engine uses plus a simulated prefix cache, rejects

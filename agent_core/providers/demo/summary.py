@@ -1,5 +1,6 @@
-"""The demo's answers to summary requests: an extractive nine-section summary (DESIGN §5) for
-purpose="compaction" and a short notes update for purpose="memory".
+"""The demo's answers to summary requests: an extractive summary in the
+nine sections of compaction/summary_prompt.py for purpose="compaction", and a short notes
+update for purpose="memory".
 
 Extractive means nothing is invented: prompts are quoted, paths and commands come from the tool
 calls, errors from is_error results, current work from the last assistant text. Items are cut

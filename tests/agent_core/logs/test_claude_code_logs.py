@@ -1,6 +1,7 @@
 """The session-log readers (agent_core/logs): Claude Code's format, ctxtui's, and the follower.
 
-Every fixture log is written here, by hand, in the shape Claude Code writes (DESIGN §7)."""
+Every fixture log is written here, by hand, in the shape Claude Code writes (described in
+agent_core/logs/claude_code.py)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Cost buckets and prices from genai-prices' offline data (DESIGN §8)."""
+"""Cost buckets and prices from genai-prices' offline data."""
 from __future__ import annotations
 
 import json
