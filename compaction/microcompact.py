@@ -24,17 +24,39 @@ dropped from the front, so a turn costs O(new entries) amortized.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from .entry import Entry
 from .layerkit import (block_tokens, has_tool_results, mark_get, mark_set, result_chars, rewrite, runtime,
                        tool_uses_before)
-from .pipeline import LayerContext
+from .layer_context import LayerContext
 from .report import CompactionReport, LayerResult
 from .tokens import count_tokens
 
 NAME = "microcompact"
 
-# record fields
-TID, IDX, UUID, TOOL, FREE, CLEARED = range(6)
+
+@dataclass(slots=True)
+class Seen:
+    """One compactable tool result, registered once."""
+    tool_use_id: str
+    index: int          # its entry's index in the history it was registered from
+    uuid: str           # that entry's uuid: a mismatch means the history changed under the records
+    tool: str
+    free: int           # tokens clearing it would free (0: too small, or already cleared)
+    cleared: bool
+
+
+@dataclass
+class Book:
+    """The per-process records: `seen` in history order; `seen[:keep_from]` lies outside the
+    count-based keep window and `freeable` is what clearing it would free (a running sum)."""
+    seen: list[Seen] = field(default_factory=list)
+    keep_from: int = 0
+    freeable: int = 0
+
+    def refresh_freeable(self) -> None:
+        self.freeable = sum(r.free for r in self.seen[:self.keep_from] if not r.cleared)
 
 
 def placeholder(tool: str) -> str:
@@ -54,102 +76,32 @@ def last_assistant(entries: list[Entry]) -> int:
     return -1
 
 
-def _fresh(rt: dict) -> None:
-    rt["records"], rt["p"], rt["cand"] = [], 0, 0
-
-
 def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     cfg = ctx.config
     if not cfg.microcompact_enabled:
         return LayerResult(entries)
     rt = runtime(ctx.state, NAME)
     start = mark_get(rt, "seen", entries) + 1
-    if start == 0 or "records" not in rt:
+    if start == 0 or "book" not in rt:
         start = 0
-        _fresh(rt)
-    records: list[list] = rt["records"]
-    tools = cfg.compactable_tools - cfg.preserved_tools
-    blocks_of: dict[int, list[dict]] = {}
-    deltas: dict[int, int] = {}
-
-    # 1. register results added since the last run
-    for i in range(start, len(entries)):
-        e = entries[i]
-        if not has_tool_results(e):
-            continue
-        uses = tool_uses_before(entries, i)
-        for j, b in enumerate(e.content):
-            if b.get("type") != "tool_result":
-                continue
-            tid = b.get("tool_use_id")
-            tool = uses.get(tid, {}).get("name")
-            if tool not in tools:
-                continue
-            done = b.get("content") == placeholder(tool)
-            records.append([tid, i, e.uuid, tool, 0 if done else _freeable(b, tool, cfg.micro_min_chars), done])
-
-    # 2. which records the model has seen, and the count-based keep window
+        rt["book"] = Book()
+    book: Book = rt["book"]
+    _register(book, entries, start, cfg.compactable_tools - cfg.preserved_tools, cfg.micro_min_chars)
     la = last_assistant(entries)
-    first_unseen = len(records)
-    while first_unseen > 0 and records[first_unseen - 1][IDX] > la:
-        first_unseen -= 1
-    new_p = max(0, first_unseen - max(0, cfg.micro_keep_recent))
-    if new_p >= rt["p"]:
-        rt["cand"] += sum(r[FREE] for r in records[rt["p"]:new_p] if not r[CLEARED])
-    else:
-        rt["cand"] = sum(r[FREE] for r in records[:new_p] if not r[CLEARED])
-    rt["p"] = new_p
-
-    # 3. choose what to clear
-    e_win = ctx.budget.effective_window
-    targets: list[list] = []
-    trigger = "auto"
-    if cfg.time_based_enabled and la >= 0 and ctx.now - entries[la].timestamp > cfg.time_gap_minutes * 60:
-        tp = max(0, first_unseen - max(1, cfg.time_keep_recent))
-        targets = [r for r in records[:tp] if not r[CLEARED] and r[FREE] > 0]
-        trigger = "time"
-    if not targets:
-        trigger = "auto"
-        if (ctx.tokens >= cfg.micro_trigger_ratio * e_win and rt["cand"] > 0
-                and rt["cand"] >= cfg.micro_clear_at_least_ratio * e_win):
-            targets = [r for r in records[:new_p] if not r[CLEARED] and r[FREE] > 0]
-
-    # 4. clear them
-    freed_est = 0
-    stale = False
-    for r in targets:
-        i = r[IDX]
-        if i >= len(entries) or entries[i].uuid != r[UUID]:
-            stale = True  # the list changed under the records: rebuild next run
-            continue
-        blocks = blocks_of.setdefault(i, list(entries[i].content))
-        for j, b in enumerate(blocks):
-            if b.get("type") == "tool_result" and b.get("tool_use_id") == r[TID]:
-                nb = {**b, "content": placeholder(r[TOOL])}
-                d = block_tokens(nb) - block_tokens(b)
-                blocks[j] = nb
-                deltas[i] = deltas.get(i, 0) + d
-                freed_est -= d
-                break
-        r[CLEARED] = True
+    first_unseen = _move_keep_window(book, la, cfg.micro_keep_recent)
+    targets, trigger = _choose(book, entries, ctx, la, first_unseen)
+    replaced, deltas, freed_est, stale = _clear(entries, targets)
     if targets:
-        rt["cand"] = sum(x[FREE] for x in records[:rt["p"]] if not x[CLEARED])
+        book.refresh_freeable()
+    _drop_settled(book)
 
-    # 5. drop settled records from the front of the window-free part (each record dropped once)
-    k = 0
-    while k < rt["p"] and (records[k][CLEARED] or records[k][FREE] == 0):
-        k += 1
-    if k:
-        del records[:k]
-        rt["p"] -= k
-
-    out = rewrite(entries, {i: entries[i].with_content(bl) for i, bl in blocks_of.items()}, deltas) \
-        if blocks_of else entries
+    out = rewrite(entries, {i: entries[i].with_content(bl) for i, bl in replaced.items()}, deltas) \
+        if replaced else entries
     if stale:
-        rt.pop("seen", None)
+        rt.pop("seen", None)   # the list changed under the records: rebuild next run
     else:
         mark_set(rt, "seen", out)
-    if not blocks_of:
+    if not replaced:
         return LayerResult(entries)
     n = len(targets)
     action = f"cleared {n} old tool result(s) the model had already seen (about {freed_est:,} tokens)"
@@ -159,3 +111,89 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
                               tokens_after=count_tokens(out, cfg.overhead_tokens),
                               details={"cleared": n, "freed_estimate": freed_est})
     return LayerResult(out, report)
+
+
+def _register(book: Book, entries: list[Entry], start: int, tools: set[str] | frozenset[str],
+              min_chars: int) -> None:
+    """Record the compactable results added since the last run."""
+    for i in range(start, len(entries)):
+        e = entries[i]
+        if not has_tool_results(e):
+            continue
+        uses = tool_uses_before(entries, i)
+        for b in e.content:
+            if b.get("type") != "tool_result":
+                continue
+            tid = b.get("tool_use_id")
+            tool = uses.get(tid, {}).get("name")
+            if tool not in tools:
+                continue
+            done = b.get("content") == placeholder(tool)
+            book.seen.append(Seen(tid, i, e.uuid, tool, 0 if done else _freeable(b, tool, min_chars), done))
+
+
+def _move_keep_window(book: Book, last_assistant_at: int, keep_recent: int) -> int:
+    """Results after the last assistant message are unseen; the last `keep_recent` seen ones are
+    kept. Moves the window (and its running sum) and returns the index of the first unseen one."""
+    first_unseen = len(book.seen)
+    while first_unseen > 0 and book.seen[first_unseen - 1].index > last_assistant_at:
+        first_unseen -= 1
+    keep_from = max(0, first_unseen - max(0, keep_recent))
+    if keep_from >= book.keep_from:
+        book.freeable += sum(r.free for r in book.seen[book.keep_from:keep_from] if not r.cleared)
+        book.keep_from = keep_from
+    else:
+        book.keep_from = keep_from
+        book.refresh_freeable()
+    return first_unseen
+
+
+def _choose(book: Book, entries: list[Entry], ctx: LayerContext, la: int,
+            first_unseen: int) -> tuple[list[Seen], str]:
+    """The results to clear and why: time (the cache expired) first, else count."""
+    cfg = ctx.config
+    if cfg.time_based_enabled and la >= 0 and ctx.now - entries[la].timestamp > cfg.time_gap_minutes * 60:
+        keep_from = max(0, first_unseen - max(1, cfg.time_keep_recent))
+        targets = [r for r in book.seen[:keep_from] if not r.cleared and r.free > 0]
+        if targets:
+            return targets, "time"
+    e_win = ctx.budget.effective_window
+    if (ctx.tokens >= cfg.micro_trigger_ratio * e_win and book.freeable > 0
+            and book.freeable >= cfg.micro_clear_at_least_ratio * e_win):
+        return [r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0], "auto"
+    return [], "auto"
+
+
+def _clear(entries: list[Entry], targets: list[Seen]) -> tuple[dict[int, list[dict]], dict[int, int], int, bool]:
+    """Put placeholders in: the new content per entry index, the token delta per index, the
+    tokens freed, and whether a record no longer matched the history (stale)."""
+    replaced: dict[int, list[dict]] = {}
+    deltas: dict[int, int] = {}
+    freed = 0
+    stale = False
+    for r in targets:
+        i = r.index
+        if i >= len(entries) or entries[i].uuid != r.uuid:
+            stale = True
+            continue
+        blocks = replaced.setdefault(i, list(entries[i].content))
+        for j, b in enumerate(blocks):
+            if b.get("type") == "tool_result" and b.get("tool_use_id") == r.tool_use_id:
+                nb = {**b, "content": placeholder(r.tool)}
+                d = block_tokens(nb) - block_tokens(b)
+                blocks[j] = nb
+                deltas[i] = deltas.get(i, 0) + d
+                freed -= d
+                break
+        r.cleared = True
+    return replaced, deltas, freed, stale
+
+
+def _drop_settled(book: Book) -> None:
+    """Forget settled records at the front of the part outside the keep window (each once)."""
+    k = 0
+    while k < book.keep_from and (book.seen[k].cleared or book.seen[k].free == 0):
+        k += 1
+    if k:
+        del book.seen[:k]
+        book.keep_from -= k
