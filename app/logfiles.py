@@ -1,14 +1,14 @@
-"""Finding and reading session logs for the transcript browser, without Textual.
+"""Reading session logs for the transcript browser, without Textual.
 
-Three kinds of file are listed: ctxtui session logs (`<sessions>/<id>.jsonl`), ctxtui compaction
-transcripts (`<sessions>/<id>/transcripts/*.jsonl`) and Claude Code logs
-(`~/.claude/projects/<project>/<session>.jsonl`, read, never written). Each line becomes one
-`Record` with a kind the viewer can filter on and a flag for compaction boundaries.
+Three kinds of file are shown (`agent_core.logs.discover.list_logs` finds them): ctxtui session
+logs, ctxtui compaction transcripts (whole entries, one per line) and Claude Code logs (read,
+never written). Each line becomes one `Record` with a kind the viewer can filter on and a flag
+for compaction boundaries; what a record of each format means comes from that format's reader
+(`agent_core.sessions.session_reader`, `agent_core.logs.claude_code`).
 """
 from __future__ import annotations
 
 import json
-import stat
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,51 +16,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from agent_core.logs import MAX_LINE_BYTES, LogFollower
+from agent_core.logs.claude_code import compact_metadata, is_compact_boundary, is_compact_summary
+from agent_core.sessions.session_reader import logged_entries, logged_event
 
 KINDS = ("user", "assistant", "tool", "thinking", "summary", "compaction", "other")
-
-
-@dataclass(frozen=True)
-class LogFile:
-    path: Path
-    kind: str          # session | transcript | claude
-    group: str         # session id, or Claude Code project folder
-    name: str
-    size: int
-    mtime: float
-
-
-def _stat_entry(path: Path, kind: str, group: str) -> LogFile | None:
-    """The file's listing, or None when it vanished or is not a regular file (a FIFO, or a symlink
-    to a device, would hang or flood the viewer)."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return LogFile(path, kind, group, path.name, st.st_size, st.st_mtime)
-
-
-def scan(sessions_root: Path | None, claude_root: Path | None) -> list[LogFile]:
-    """Every log under the roots, newest first. Missing roots are skipped, never created."""
-    out: list[LogFile] = []
-    if sessions_root is not None and sessions_root.is_dir():
-        for p in sessions_root.glob("*.jsonl"):
-            f = _stat_entry(p, "session", p.stem)
-            if f:
-                out.append(f)
-        for p in sessions_root.glob("*/transcripts/*.jsonl"):
-            f = _stat_entry(p, "transcript", p.parent.parent.name)
-            if f:
-                out.append(f)
-    if claude_root is not None and claude_root.is_dir():
-        for p in claude_root.glob("*/*.jsonl"):
-            f = _stat_entry(p, "claude", p.parent.name)
-            if f:
-                out.append(f)
-    out.sort(key=lambda f: (-f.mtime, str(f.path)))
-    return out
 
 
 def is_log_path(path: str) -> bool:
@@ -157,8 +116,8 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
         return Record(line_no, "other", "", "", raw[:300], raw[:2000])
     t = _time_text(obj.get("timestamp") if "timestamp" in obj else obj.get("at"))
     rec_t = obj.get("t")   # ctxtui session log record type
-    if rec_t == "event" and isinstance(obj.get("event"), dict):
-        obj = obj["event"]
+    if rec_t == "event" and (event := logged_event(obj)) is not None:
+        obj = event
     elif rec_t == "history":
         n = len(obj.get("uuids") or [])
         return Record(line_no, "compaction", "", t, f"history rewritten: now {n} entries "
@@ -167,9 +126,8 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
         text = json.dumps(obj, ensure_ascii=False)
         return Record(line_no, "other", "", t, f"{rec_t}: {text[:280]}", text[:20000])
     typ = obj.get("type")
-    # Claude Code: {"type":"system","subtype":"compact_boundary","compactMetadata":{...}}
-    if typ == "system" and obj.get("subtype") == "compact_boundary":
-        meta = obj.get("compactMetadata") or {}
+    if is_compact_boundary(obj):      # Claude Code
+        meta = compact_metadata(obj)
         s = f"compaction ({meta.get('trigger', '?')}) — {meta.get('preTokens', '?')} tokens before"
         return Record(line_no, "compaction", "system", t, s, json.dumps(obj, ensure_ascii=False), boundary=True)
     # ctxtui compaction event in a session log
@@ -177,8 +135,9 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
         s = (f"compaction {obj.get('layer', '?')} ({obj.get('trigger', '?')}) "
              f"{obj.get('tokens_before', '?')} → {obj.get('tokens_after', '?')} tokens")
         return Record(line_no, "compaction", "", t, s, json.dumps(obj, ensure_ascii=False), boundary=True)
-    # an entry (ctxtui) possibly wrapped as {"entry": {...}}
-    entry = obj.get("entry") if isinstance(obj.get("entry"), dict) else obj
+    # an entry: a ctxtui `entry` record, a bare one (a transcript line) or a Claude Code message
+    wrapped = logged_entries(obj) if rec_t == "entry" else []
+    entry = wrapped[0] if wrapped else obj
     kind = entry.get("kind")
     message = entry.get("message")
     if isinstance(message, dict) and "content" in message:
@@ -188,7 +147,7 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
                  f"{m.get('tokens_before', '?')} → {m.get('tokens_after', '?')} tokens")
             return Record(line_no, "compaction", "", t or _time_text(entry.get("timestamp")), s,
                           json.dumps(m, ensure_ascii=False), boundary=True)
-        hint = "summary" if kind in ("summary", "attachment", "snip_marker") or obj.get("isCompactSummary") else ""
+        hint = "summary" if kind in ("summary", "attachment", "snip_marker") or is_compact_summary(obj) else ""
         rec = _message_record(line_no, message, hint, t or _time_text(entry.get("timestamp")))
         if obj.get("isSidechain"):
             rec.summary = "[sidechain] " + rec.summary

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from agent_core import events as ev
 from agent_core.config import Config, ConfigError, load_config
+from agent_core.logs.discover import claude_projects_root
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.security.trust import remember as remember_trust
 
@@ -29,17 +30,11 @@ class PermissionBridge:
         return await self.app.ask_permission(request)
 
 
-def default_claude_root() -> Path | None:
-    """~/.claude/projects when it exists (read only, never created)."""
-    p = Path.home() / ".claude" / "projects"
-    return p if p.is_dir() else None
-
-
 def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, environ: Mapping[str, str] | None = None,
               workspace: Path | None = None, resume: str | None = None, continue_: bool = False,
               claude_root: Path | None | str = "default", client: Any = None, **app_kwargs: Any):
     """Config → agent → app. Raises ConfigError. `client` replaces the model client (tests);
-    `claude_root` defaults to ~/.claude/projects when it exists."""
+    `claude_root` defaults to Claude Code's projects folder when it exists (`claude_projects_root`)."""
     from agent_core.loop.factory import build_agent
     from agent_core.sessions.paths import sessions_dir
 
@@ -61,7 +56,7 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
         return build_agent(cfg, ask=bridge, resume=overrides.get("resume"))
 
     if claude_root == "default":
-        claude_root = default_claude_root()
+        claude_root = claude_projects_root(environ)
     app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
                  agent_factory=factory, theme=theme, notices=(config.ignored_message() or "",),
                  keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)

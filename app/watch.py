@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from agent_core.logs import open_regular
-from agent_core.reports.watch_state import WatchError, WatchTarget, resolve_target
+from agent_core.reports.watch_target import WatchError, WatchTarget, resolve_target
 
 MIN_WINDOW = 1_000
 

@@ -23,8 +23,9 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from agent_core.logs import newest_log
-from agent_core.reports.watch_state import (CompactionView, WatchState, WatchTarget, WatchUpdate, switch_candidate,
-                                    watch_changes, watch_root)
+from agent_core.reports.watch_files import watch_changes, watch_root
+from agent_core.reports.watch_state import CompactionView, WatchState, WatchUpdate
+from agent_core.reports.watch_target import WatchTarget, switch_candidate
 
 from . import format as fmt
 from .widgets.context_pane import ContextPane, Gauge

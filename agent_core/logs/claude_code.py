@@ -40,6 +40,22 @@ def is_candidate(line: bytes) -> bool:
     return b'"usage"' in line or b"ompact" in line
 
 
+def is_compact_boundary(obj: dict) -> bool:
+    """`{"type":"system","subtype":"compact_boundary",...}`: where a compaction happened."""
+    return obj.get("type") == "system" and obj.get("subtype") == "compact_boundary"
+
+
+def compact_metadata(obj: dict) -> dict:
+    """A boundary's `compactMetadata` (trigger, preTokens), {} when missing or not an object."""
+    meta = obj.get("compactMetadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def is_compact_summary(obj: dict) -> bool:
+    """The user record holding a compaction's summary."""
+    return bool(obj.get("isCompactSummary"))
+
+
 class ClaudeCodeParser:
     """Stateful: keeps the compaction waiting for its tokens-after, per session."""
 
@@ -58,9 +74,9 @@ class ClaudeCodeParser:
         kind = obj.get("type")
         if kind == "assistant":
             return self._assistant(obj)
-        if kind == "system" and obj.get("subtype") == "compact_boundary":
+        if is_compact_boundary(obj):
             return self._boundary(obj)
-        if kind == "user" and obj.get("isCompactSummary"):
+        if kind == "user" and is_compact_summary(obj):
             return self._summary(obj)
         return []
 
@@ -106,8 +122,7 @@ class ClaudeCodeParser:
         return out
 
     def _boundary(self, obj: dict) -> list[Record]:
-        meta = obj.get("compactMetadata")
-        meta = meta if isinstance(meta, dict) else {}
+        meta = compact_metadata(obj)
         pre = meta.get("preTokens")
         session = self._session(obj)
         rec = CompactionRecord(

@@ -1,19 +1,53 @@
-"""Which files a path stands for: a log file plus its sub-agent logs, or every log under a folder."""
+"""Where session logs are: every root and folder rule, in one place.
+
+- Claude Code's projects folder: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`
+  (`claude_projects_dir`), holding `<project>/<session>.jsonl` and `<session>/subagents/*.jsonl`;
+- ctxtui's sessions of a workspace, in its state folder (`workspace_sessions`; the layout itself is
+  agent_core/sessions/paths.py): `<id>.jsonl` and `<id>/transcripts/*.jsonl`.
+
+Resume (`latest_session`, `list_sessions`), the transcript browser (`list_logs`), `ctxtui usage`
+(`discover`) and `ctxtui watch` (`watch_default_folder`, `newest_log`) all find their logs here.
+"""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
-from agent_core.logs.files import check_regular
+from agent_core.logs.files import check_regular, open_regular
+from agent_core.sessions.paths import is_session_id, project_state_dir, sessions_dir, state_root
+from agent_core.sessions.session_reader import SessionHead, parse_head
+
+HEAD_BYTES = 65_536       # enough for the meta line and the first prompt of a session
 
 
-def claude_projects_dir(env: dict[str, str] | None = None) -> Path:
+def claude_projects_dir(env: Mapping[str, str] | None = None) -> Path:
     """`$CLAUDE_CONFIG_DIR/projects` when set, else `~/.claude/projects` (Claude Code's own rule)."""
     env = os.environ if env is None else env
     configured = (env.get("CLAUDE_CONFIG_DIR") or "").strip()
     base = Path(configured).expanduser() if configured else Path.home() / ".claude"
     return base / "projects"
+
+
+def claude_projects_root(env: Mapping[str, str] | None = None) -> Path | None:
+    """Claude Code's projects folder when it exists (read only, never created)."""
+    p = claude_projects_dir(env)
+    return p if p.is_dir() else None
+
+
+def workspace_sessions(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+    """The ctxtui sessions folder of `workspace`, in the state folder ($CTXTUI_HOME or the default)."""
+    return sessions_dir(project_state_dir(state_root(env), Path(workspace).resolve()))
+
+
+def watch_default_folder(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
+    """What `ctxtui watch` follows when given no path: the ctxtui sessions of `cwd` when they hold
+    a log, else Claude Code's projects folder."""
+    ours = workspace_sessions(cwd, env)
+    if ours.is_dir() and newest_log(ours) is not None:
+        return ours
+    return claude_projects_dir(env)
 
 
 def _is_log(path: Path) -> bool:
@@ -75,10 +109,119 @@ def newest(paths: Iterable[Path]) -> Path | None:
     return found
 
 
+def subagent_logs(log: Path) -> list[Path]:
+    """The sub-agent logs of a session so far (`<stem>/subagents/*.jsonl`). Only that folder is
+    listed (one scandir), never the whole session folder: a live view calls this on every poll."""
+    try:
+        found = sorted(e.path for e in os.scandir(Path(log).with_suffix("") / "subagents")
+                       if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file())
+    except OSError:        # no such folder (the usual case)
+        return []
+    return [Path(p) for p in found]
+
+
+def is_main_log(path: Path) -> bool:
+    """A session's own log: a .jsonl that is neither a sub-agent log nor a compaction transcript."""
+    return _is_log(path) and path.parent.name != "subagents"
+
+
 def newest_log(path: Path) -> Path | None:
     """The log `ctxtui watch` follows for a folder: the most recently written main log below it
     (sub-agent logs belong to their session, so they are never picked on their own)."""
     path = Path(path).expanduser()
     if path.is_file():
         return path
-    return newest(f for f in (_walk(path) if path.is_dir() else []) if f.parent.name != "subagents")
+    return newest(f for f in (_walk(path) if path.is_dir() else []) if is_main_log(f))
+
+
+# ---------------------------------------------------------------- ctxtui sessions
+
+@dataclass
+class SessionInfo:
+    session_id: str
+    path: Path
+    created: str | None              # from the meta line (ISO 8601, UTC)
+    modified: float                  # file mtime
+    size: int
+    model: str | None = None
+    workspace: str | None = None
+    title: str | None = None         # the first user prompt, shortened
+
+
+def read_head(path: Path, limit: int = HEAD_BYTES) -> SessionHead:
+    """The meta line and first prompt of a ctxtui log (empty when it cannot be read); only a
+    regular file is opened."""
+    try:
+        with open_regular(path) as f:
+            return parse_head(f.read(limit))
+    except OSError:
+        return SessionHead({}, None)
+
+
+def _text(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def list_sessions(state: Path) -> list[SessionInfo]:
+    """Every session log in the state folder `state`, most recently written first."""
+    folder = sessions_dir(state)
+    if not folder.is_dir():
+        return []
+    out = []
+    for p in folder.glob("*.jsonl"):
+        if not is_session_id(p.stem):
+            continue
+        try:
+            st = check_regular(p)    # a FIFO or a device named *.jsonl would block or never end
+        except OSError:
+            continue
+        head = read_head(p)
+        meta = head.meta
+        out.append(SessionInfo(session_id=p.stem, path=p, created=_text(meta.get("created")), modified=st.st_mtime,
+                               size=st.st_size, model=_text(meta.get("model")),
+                               workspace=_text(meta.get("workspace")), title=head.title))
+    out.sort(key=lambda s: (s.modified, s.session_id), reverse=True)
+    return out
+
+
+def latest_session(state: Path) -> SessionInfo | None:
+    """The session `--continue` resumes: the one written most recently."""
+    sessions = list_sessions(state)
+    return sessions[0] if sessions else None
+
+
+# ---------------------------------------------------------------- the transcript browser
+
+@dataclass(frozen=True)
+class LogFile:
+    path: Path
+    kind: str          # session | transcript | claude
+    group: str         # session id, or Claude Code project folder
+    name: str
+    size: int
+    mtime: float
+
+
+def _listing(path: Path, kind: str, group: str) -> LogFile | None:
+    """The file's listing, or None when it vanished or is not a regular file (a FIFO, or a symlink
+    to a device, would hang or flood the viewer)."""
+    try:
+        st = check_regular(path)
+    except OSError:
+        return None
+    return LogFile(path, kind, group, path.name, st.st_size, st.st_mtime)
+
+
+def list_logs(sessions_root: Path | None, claude_root: Path | None) -> list[LogFile]:
+    """Every log the transcript browser shows, newest first: ctxtui's session logs and their
+    compaction transcripts under `sessions_root`, Claude Code's session logs under `claude_root`.
+    Missing roots are skipped, never created."""
+    found: list[tuple[Path, str, str]] = []
+    if sessions_root is not None and sessions_root.is_dir():
+        found += [(p, "session", p.stem) for p in sessions_root.glob("*.jsonl")]
+        found += [(p, "transcript", p.parent.parent.name) for p in sessions_root.glob("*/transcripts/*.jsonl")]
+    if claude_root is not None and claude_root.is_dir():
+        found += [(p, "claude", p.parent.name) for p in claude_root.glob("*/*.jsonl")]
+    out = [f for f in (_listing(*x) for x in found) if f is not None]
+    out.sort(key=lambda f: (-f.mtime, str(f.path)))
+    return out

@@ -21,7 +21,9 @@ from agent_core.pricing.cost import DEMO_PRICED_AS, CostTracker
 from agent_core.providers.model import ModelClient
 from agent_core.sessions.paths import UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir, tool_results_dir
 from agent_core.tools.permissions import PermissionPolicy
-from agent_core.sessions.session_log import SessionLog, latest_session
+from agent_core.logs.discover import latest_session
+from agent_core.sessions.session_log import SessionLog
+from agent_core.sessions.session_reader import LoadedSession
 from agent_core.loop.summarizer_adapter import ModelSummarizer
 from agent_core.loop.system_prompt import system_prompt
 from agent_core.tools import ToolContext, ToolRegistry, resolve_path

@@ -1,5 +1,5 @@
 """The transcript browser: ctxtui sessions and their compaction transcripts, and Claude Code logs
-when `~/.claude/projects` exists; refreshed live with watchfiles; each opens read-only with search,
+when its projects folder exists (`agent_core.logs.discover`); refreshed live with watchfiles; each opens read-only with search,
 a filter by kind and jumps between compaction boundaries. Big files load in a thread worker in
 batches, so the screen keeps answering keys while a 50 MB log is read.
 
@@ -28,8 +28,10 @@ from textual.widgets import DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from agent_core.logs.discover import LogFile, list_logs, list_sessions
+
 from .. import format as fmt
-from ..logfiles import KINDS, LogFile, Record, is_log_path, load, scan
+from ..logfiles import KINDS, Record, is_log_path, load
 
 WATCH_DEBOUNCE_MS = 50
 KIND_LABELS = {"session": "ctxtui session", "transcript": "transcript", "claude": "Claude Code"}
@@ -80,7 +82,7 @@ class TranscriptBrowser(Screen[None]):
         table.focus()
 
     def rescan(self) -> None:
-        files = scan(self.sessions_root, self.claude_root)
+        files = list_logs(self.sessions_root, self.claude_root)
         if [(f.path, f.size, f.mtime) for f in files] == [(f.path, f.size, f.mtime) for f in self.files]:
             return
         self.files = files
@@ -398,8 +400,6 @@ class ResumeScreen(ModalScreen[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        from agent_core.sessions.session_log import list_sessions
-
         home = self.sessions_root.parent if self.sessions_root is not None else None
         sessions = [s for s in (list_sessions(home) if home is not None else []) if s.session_id != self.current]
         with Vertical(id="resume-dialog"):

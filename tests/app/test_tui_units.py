@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from agent_core.logs.discover import list_logs
 from app import commands, format as fmt, logfiles
 from app.screens.permission import call_preview
 from app.widgets.prompt import PromptHistory, _common_prefix
@@ -100,12 +101,12 @@ def test_scan_lists_sessions_transcripts_and_claude_logs(tmp_path):
     _write_jsonl(claude / "-home-me-proj" / "0b1c.jsonl", [{"type": "user"}])
     (sessions / "20260101T000000-abcdef" / "tool-results").mkdir(parents=True)
     (sessions / "20260101T000000-abcdef" / "tool-results" / "x.txt").write_text("not a log")
-    files = logfiles.scan(sessions, claude)
+    files = list_logs(sessions, claude)
     kinds = sorted((f.kind, f.group, f.name) for f in files)
     assert kinds == [("claude", "-home-me-proj", "0b1c.jsonl"),
                      ("session", "20260101T000000-abcdef", "20260101T000000-abcdef.jsonl"),
                      ("transcript", "20260101T000000-abcdef", "20260101T000100-auto.jsonl")]
-    assert logfiles.scan(tmp_path / "missing", None) == []
+    assert list_logs(tmp_path / "missing", None) == []
     assert not (tmp_path / "missing").exists()
 
 

@@ -18,8 +18,9 @@ import pytest
 from agent_core import events as ev
 from agent_core.sessions.paths import project_state_dir
 from agent_core.sessions.session_log import SessionLog
-from agent_core.reports.watch_state import (CompactionView, WatchError, WatchState, WatchTarget, budget_for,
-                                    resolve_target, switch_candidate, watch_changes)
+from agent_core.reports.watch_files import watch_changes
+from agent_core.reports.watch_state import CompactionView, WatchState, budget_for
+from agent_core.reports.watch_target import WatchError, WatchTarget, resolve_target, switch_candidate
 from app.cli import main as ctxtui_main
 from app.watch import main as watch_main
 from compaction.budget import ContextBudget

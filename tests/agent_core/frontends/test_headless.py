@@ -14,7 +14,8 @@ import pytest
 
 from agent_core.frontends.headless import main as headless_main
 from agent_core.sessions.paths import project_state_dir, state_root
-from agent_core.sessions.session_log import latest_session, load_session
+from agent_core.logs.discover import latest_session
+from agent_core.sessions.session_reader import load_session
 from app.cli import build_parser
 from compaction import project, validate_history
 from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use

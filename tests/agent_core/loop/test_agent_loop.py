@@ -7,7 +7,7 @@ import os
 import pytest
 
 from agent_core import events as ev
-from agent_core.sessions.session_log import load_session
+from agent_core.sessions.session_reader import load_session
 from compaction import project, validate_history
 from tests.fake_anthropic import (is_summary_request, FakeAnthropic, cut, echo_responder, malformed, overloaded, prompt_too_long,
                                   rate_limit, reply, server_error, tool_use)

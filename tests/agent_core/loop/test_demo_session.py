@@ -38,7 +38,7 @@ async def test_demo_default_pipeline_collapses_before_it_summarizes(tmp_path):
     seen = set().union(*per_prompt)
     assert {"microcompact", "collapse"} <= seen, per_prompt
     # the session log on disk rebuilds the same working history
-    from agent_core.sessions.session_log import load_session
+    from agent_core.sessions.session_reader import load_session
     loaded = load_session(agent.session.path)
     assert [e.uuid for e in loaded.entries] == [e.uuid for e in agent.entries]
     costs = agent.cost_event()

@@ -22,7 +22,8 @@ from agent_core.config import load_config
 from agent_core.loop.factory import build_agent
 from agent_core.frontends.headless import main as headless_main
 from agent_core.sessions.paths import project_state_dir, state_root
-from agent_core.sessions.session_log import latest_session, load_session
+from agent_core.logs.discover import latest_session
+from agent_core.sessions.session_reader import load_session
 from agent_core.security.trust import is_trusted, trust_file
 from app.cli import build_parser
 from app.main import settle_trust

@@ -20,11 +20,13 @@ import pytest
 
 from agent_core.sessions import paths
 from agent_core.frontends.headless import main as headless_main
-from agent_core.sessions.session_log import SessionInUse, SessionLog, SessionWriteError, latest_session, load_session
+from agent_core.logs.discover import latest_session
+from agent_core.sessions.session_log import SessionInUse, SessionLog, SessionWriteError
+from agent_core.sessions.session_reader import load_session
 from agent_core.tools import ToolContext, ToolRegistry
 from app.cli import build_parser
 from compaction import project, validate_history
-from compaction.entry import assistant, tool_result_block, user
+from compaction.entry import assistant, user
 from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, tool_use
 
 from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace

@@ -1,0 +1,63 @@
+"""Which log `ctxtui watch [PATH]` follows, and which newer session it switches to.
+
+The folders themselves (the default, the newest log under a folder) are agent_core.logs.discover's.
+"""
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from agent_core.logs.discover import is_main_log, newest, newest_log, watch_default_folder, workspace_sessions
+from agent_core.logs.files import describe
+
+
+class WatchError(Exception):
+    """A path that cannot be watched; the message says what to do (the CLI exits 2)."""
+
+
+@dataclass(frozen=True)
+class WatchTarget:
+    """The log to follow and, when a folder was given, the folder where a newer session may appear."""
+    log: Path
+    folder: Path | None = None
+
+
+def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
+                   env: Mapping[str, str] | None = None) -> WatchTarget:
+    """The file `ctxtui watch [PATH]` follows. Raises WatchError for a missing path or no log."""
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    given = path is not None
+    p = Path(path).expanduser() if given else watch_default_folder(cwd, env)
+    if given and not p.is_absolute():
+        p = cwd / p
+    if not p.exists():
+        if given:
+            raise WatchError(f"{p}: no such file or folder. Give a session log (.jsonl) or a folder that holds some.")
+        raise WatchError(f"no session logs found: neither {workspace_sessions(cwd, env)} nor {p} exists. "
+                         "Run ctxtui (or Claude Code) first, or give the log's path.")
+    if not p.is_dir():
+        try:
+            mode = p.stat().st_mode
+        except OSError as e:
+            raise WatchError(f"cannot read {p}: {e.strerror or e}. Check the file's permissions.") from None
+        if not stat.S_ISREG(mode):
+            raise WatchError(f"{p}: not a regular file ({describe(mode)}). Give a session log (.jsonl) or a folder "
+                             "that holds some.")
+    p = p.resolve()
+    if p.is_file():
+        return WatchTarget(p)
+    log = newest_log(p)
+    if log is None:
+        raise WatchError(f"no session log (*.jsonl) under {p}. Give a log file or a folder that holds "
+                         "ctxtui's .ctxtui/sessions or Claude Code's projects.")
+    return WatchTarget(log.resolve(), p)
+
+
+def switch_candidate(changed: Iterable[str], *, current: Path, followed: set[Path]) -> Path | None:
+    """A main log that was just written and has not been followed yet in this run: the newer
+    session to switch to (folder mode). Sessions followed before are never switched back to, so
+    two sessions written at once do not make the view flip between them."""
+    candidates = (Path(raw) for raw in changed)
+    return newest(p for p in candidates if p != current and p not in followed and is_main_log(p))

@@ -1,0 +1,89 @@
+"""Making a logged history valid to send again after a crash or a damaged log.
+
+A run killed during a tool leaves a call without a result (the API refuses every later request),
+a damaged log can hold a result whose call is gone, and tool output can hold invalid Unicode.
+`repair_history` fixes all three; `load_session` applies it when a session is resumed.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from compaction.entry import Entry, tool_result_block
+
+from agent_core.sessions.valid_text import valid_entry
+
+INTERRUPTED_RESULT = ("Interrupted: ctxtui stopped before this tool finished (the run was killed or crashed), so "
+                      "its outcome is unknown. Check its effects before running it again.")
+
+
+def _tool_use_ids(e: Entry) -> list[str]:
+    return [b["id"] for b in e.content if isinstance(b, dict) and b.get("type") == "tool_use"
+            and isinstance(b.get("id"), str)]
+
+
+def _is_result(b: Any) -> bool:
+    return isinstance(b, dict) and b.get("type") == "tool_result"
+
+
+def _interrupted_entry(ids: list[str]) -> Entry:
+    return Entry({"role": "user", "content": [tool_result_block(i, INTERRUPTED_RESULT, is_error=True) for i in ids]},
+                 meta={"repaired": "interrupted"})
+
+
+def repair_history(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
+    """The history made valid to send, and a note per repair. A run killed during a tool leaves
+    its call without a result (the API then refuses every request with HTTP 400): each such call
+    is answered with an "Interrupted" error result, as a cancel does. A tool result whose call is
+    gone (a damaged log) is dropped, and invalid Unicode is replaced. Sent entries of one role are
+    one API message (see `compaction.project`), so calls and results are matched per message."""
+    notes: list[str] = []
+    fixed = [valid_entry(e) for e in entries]
+    n_text = sum(a is not b for a, b in zip(fixed, entries))
+    if n_text:
+        notes.append(f"{n_text} entr{'y' if n_text == 1 else 'ies'} held text that is not valid Unicode; "
+                     "replaced with U+FFFD")
+    out: list[Entry] = []
+    calls: list[str] = []        # tool_use ids of the assistant message being answered
+    answered: set[str] = set()
+    insert_at = 0                # where that message's missing results go (right after it)
+    role = None                  # role of the last sent entry
+    interrupted = dropped = 0
+
+    def answer_missing() -> None:
+        nonlocal interrupted
+        missing = [i for i in calls if i not in answered]
+        if missing:
+            out.insert(insert_at, _interrupted_entry(missing))
+            interrupted += len(missing)
+
+    for e in fixed:
+        if not e.sent:
+            out.append(e)
+            continue
+        if e.role == "assistant":
+            if role != "assistant":
+                answer_missing()
+                calls, answered = [], set()
+            calls += _tool_use_ids(e)
+            out.append(e)
+            insert_at = len(out)
+        else:
+            keep = []
+            for b in e.content:
+                if _is_result(b):
+                    uid = b.get("tool_use_id")
+                    if uid not in calls or uid in answered:
+                        continue
+                    answered.add(uid)
+                keep.append(b)
+            dropped += len(e.content) - len(keep)
+            if keep:
+                out.append(e if len(keep) == len(e.content) else e.with_content(keep))
+        role = e.role
+    answer_missing()
+    if interrupted:
+        notes.append(f"{interrupted} tool call{'s' if interrupted != 1 else ''} left without a result (the run "
+                     "stopped during the tool) answered as interrupted")
+    if dropped:
+        notes.append(f"{dropped} tool result{'s' if dropped != 1 else ''} whose call is not in the history dropped")
+    return out, notes
