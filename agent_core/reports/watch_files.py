@@ -5,7 +5,6 @@ periodic empty yield, which doubles as a catch-up read should a file-system even
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -41,8 +40,3 @@ async def watch_changes(root: Path, *, recursive: bool = True, force_polling: bo
                                 stop_event=stop_event, rust_timeout=timeout_ms, yield_on_timeout=True,
                                 force_polling=force_polling, poll_delay_ms=poll_delay_ms, recursive=recursive):
         yield {p for _c, p in changes}
-
-
-def now() -> float:
-    """Monotonic seconds, for latency figures."""
-    return time.perf_counter()
