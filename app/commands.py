@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .tui import CtxApp
+
+class CommandHost(Protocol):
+    """What the palette needs from the app (app.tui.CtxApp)."""
+
+    def fill_prompt(self, text: str) -> None: ...
+
+    def run_slash(self, text: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,7 @@ class SlashCommandProvider(Provider):
                 yield Hit(score, matcher.highlight(label), partial(self._run, c), text=label, help=c.help)
 
     def _run(self, c: SlashCommand) -> None:
-        app: CtxApp = self.app  # type: ignore[assignment]
+        app: CommandHost = self.app  # type: ignore[assignment]
         if c.needs_arg:
             app.fill_prompt(f"/{c.name} ")
         else:

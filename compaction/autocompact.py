@@ -9,101 +9,19 @@ applied only if it is valid and smaller than the old one.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Sequence
 
 from .breakers import rejected_report
-from .budget import REFERENCE_WINDOW
 from .entry import Entry, boundary, project, tool_result_block, user
-from .pipeline import CompactionStage, LayerContext
+from .layer_context import LayerContext
 from .ptl import is_prompt_too_long, is_retry_marker, token_gap, truncate_for_retry
 from .reinject import ReadFile, reinject
 from .report import CompactionReport, LayerResult
 from .summarizer import SummarizeError, Summarizer
+from .summarizing import SummarizeConfig, check_new_history, failed, save_transcript
 from .summary_prompt import SUMMARY_SYSTEM, build_summary_prompt, format_summary, looks_like_error, summary_message
-from .tokens import anchor_index, count_tokens, usage_total
-from .transcript import write_transcript
-from .validate import validate_history
-
-# Token knobs left at None take CC's default, scaled down for small windows like budget.py does:
-# min(default, default × window / 200,000). An explicit value is used as given.
-DEFAULT_TOKENS = {
-    "sm_min_tokens": 10_000,          # session memory: verbatim tail at least ...
-    "sm_max_tokens": 40_000,          # ... and at most this many tokens
-    "notes_max_tokens": 8_000,        # session notes rendered as the summary
-    "recent_user_tokens": 20_000,     # LLM compaction: recent user messages kept verbatim
-    "reinject_file_tokens": 5_000,    # re-attached file, each
-    "reinject_total_tokens": 50_000,  # re-attached files, in all
-}
-
-
-@dataclass(frozen=True)
-class SummarizeConfig:
-    """Knobs of the summarizing stages (breaker knobs: `breakers.BreakerConfig`, passed to the
-    pipeline as `PipelineConfig.extra["breakers"]`)."""
-    session_memory: bool = True
-    sm_min_text_messages: int = 5
-    sm_min_tokens: int | None = None
-    sm_max_tokens: int | None = None
-    notes_max_tokens: int | None = None
-    recent_user_tokens: int | None = None
-    reinject_files: int = 5
-    reinject_file_tokens: int | None = None
-    reinject_total_tokens: int | None = None
-    max_ptl_retries: int = 3
-    ptl_fallback_fraction: float = 0.2
-    require_transcript: bool = True   # no session folder → no compaction (nothing may be lost)
-
-    def limit(self, name: str, window: int) -> int:
-        value = getattr(self, name)
-        if value is not None:
-            return int(value)
-        default = DEFAULT_TOKENS[name]
-        return int(min(default, default * window / REFERENCE_WINDOW))
-
-
-# --- helpers shared with session_memory ---------------------------------------------------------
-
-def failed(stage: str, ctx: LayerContext, why: str, entries: list[Entry], t0: float, **details) -> LayerResult:
-    """A failed attempt: the history is returned untouched (same list) and the report says why."""
-    report = CompactionReport(layer=stage, trigger=ctx.trigger,
-                              action=f"Compaction failed: {why}. The history is unchanged.",
-                              tokens_before=ctx.tokens, tokens_after=ctx.tokens,
-                              duration_s=time.monotonic() - t0,
-                              details={"failed": True, "reason": why, **details})
-    return LayerResult(entries, report)
-
-
-def save_transcript(ctx: LayerContext, entries: Sequence[Entry], require: bool) -> tuple[str | None, str | None]:
-    """(path, None) once the full history is on disk, or (None, why it could not be written)."""
-    if ctx.session_dir is None:
-        if require:
-            return None, "there is no session folder to save the transcript in, so the history cannot be replaced"
-        return None, None
-    try:
-        path = write_transcript(Path(ctx.session_dir) / "transcripts", entries, ctx.trigger, now=ctx.now)
-    except OSError as exc:
-        return None, (f"the transcript could not be written ({exc.strerror or exc}); check that "
-                      f"{Path(ctx.session_dir) / 'transcripts'} is writable and the disk is not full")
-    return str(path), None
-
-
-def reanchor(entries: list[Entry], overhead: int) -> list[Entry]:
-    """Kept entries still carry the usage of the old, longer context; shift the newest anchor so
-    the count equals overhead + the estimate of the new history until the next response."""
-    i = anchor_index(entries)
-    if i is None:
-        return entries
-    a = entries[i]
-    target = overhead + sum(e.tokens for e in entries[:i + 1])
-    out = list(entries)
-    out[i] = a.with_meta(usage_adjust=target - usage_total(a.usage))
-    return out
-
-
-def check_new_history(new: list[Entry]) -> list[str]:
-    return validate_history(project(new))
+from .tokens import count_tokens
 
 
 # --- the summary request -----------------------------------------------------------------------
@@ -258,18 +176,3 @@ class AutoCompactStage:
 def _rejected(stage: str, why: str, ctx: LayerContext, proposed: int, path: str | None, result) -> CompactionReport:
     r = rejected_report(stage, why, ctx.trigger, ctx.tokens, proposed)
     return replace(r, transcript_path=path, details={**r.details, "usage": dict(result.usage), "model": result.model})
-
-
-def default_stages(summarizer: Summarizer, config: SummarizeConfig | None = None,
-                   read_file: ReadFile | None = None) -> list[CompactionStage]:
-    """The summarizing stages in pipeline order: session memory (cheap, no model call), then LLM
-    compaction. `read_file(path) -> str | None` (sync or async) returns a file's current contents
-    for re-attachment; without it the contents as last read are used."""
-    from .session_memory import SessionMemoryStage
-
-    config = config or SummarizeConfig()
-    stages: list[CompactionStage] = []
-    if config.session_memory:
-        stages.append(SessionMemoryStage(config))
-    stages.append(AutoCompactStage(summarizer, config, read_file))
-    return stages

@@ -26,7 +26,7 @@ from typing import Sequence
 
 from .entry import Entry
 from .layerkit import runtime, tail_round
-from .pipeline import LayerContext
+from .layer_context import LayerContext
 from .report import CompactionReport, LayerResult
 from .rounds import round_starts
 from .tokens import adjust_anchor, anchor_index, count_tokens

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Iterable
 
+from .estimate import MESSAGE_CATEGORIES, categorize_message, estimate_message
+
 KINDS = ("message", "compact_boundary", "summary", "attachment", "snip_marker")
 
 # Kinds that are bookkeeping only and never part of a request.
@@ -57,15 +59,13 @@ class Entry:
 
     @cached_property
     def tokens(self) -> int:
-        from .tokens import estimate_message
-
         return 0 if not self.sent else estimate_message(self.message)
 
     @cached_property
     def category_tokens(self) -> dict[str, int]:
-        from .tokens import categorize_entry
-
-        return categorize_entry(self)
+        if not self.sent:
+            return dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        return categorize_message(self.message, self.kind, self.tokens)
 
     def tool_use_ids(self) -> list[str]:
         return [b["id"] for b in self.content if b.get("type") == "tool_use"]

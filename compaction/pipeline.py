@@ -7,100 +7,19 @@ talks to a model itself.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Sequence
 
-from .budget import ContextBudget
+from . import collapse, microcompact, snip, tool_result_budget
+from .breakers import BreakerConfig, Breakers, rejected_report
 from .entry import Entry
+from .layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
+from .layerkit import Projector
 from .report import CompactionReport, LayerResult
 from .tokens import count_tokens
-
-
-@dataclass
-class PipelineConfig:
-    """One config for every layer. Layer-specific knobs live here so a session has one place to tune."""
-    budget: ContextBudget = field(default_factory=ContextBudget)
-    overhead_tokens: int = 0               # system prompt + tool definitions, used before any usage exists
-    # 1. tool-result budget (CC numbers): always runs; decisions frozen per tool_use_id
-    tool_result_max_chars: int = 50_000       # one result over this is persisted
-    message_results_max_chars: int = 200_000  # one message's results over this: largest persisted first
-    preview_bytes: int = 2_000
-    self_bounded_tools: frozenset[str] = frozenset({"read_file"})
-    # 2. snip: drop old middle rounds (archive first, leave a marker)
-    snip_enabled: bool = True
-    snip_trigger_ratio: float | None = None  # share of the effective window; None = the auto-compact threshold,
-                                             # and then only while automatic summarizing cannot run
-    snip_target_ratio: float = 0.5           # drop oldest middle rounds until the count is at most this share
-    snip_keep_recent_ratio: float = 0.1      # the recent tail kept holds at least this share of tokens ...
-    snip_keep_recent_rounds: int = 2         # ... and at least this many API rounds
-    snip_growth_ratio: float = 0.05          # hysteresis: fire again only after the count grew this share
-    # 3. microcompact
-    microcompact_enabled: bool = True
-    compactable_tools: frozenset[str] = frozenset({"bash", "read_file", "grep", "glob", "write_file", "edit_file"})
-    preserved_tools: frozenset[str] = frozenset()   # compactable tools whose results are never cleared
-    micro_keep_recent: int = 5                # count-based: seen compactable results kept
-    micro_min_chars: int = 100                # results this short or shorter are never cleared
-    micro_trigger_ratio: float = 0.5          # count-based acts only at or above this share of the window ...
-    micro_clear_at_least_ratio: float = 0.05  # ... and only when clearing frees this share (cache rewrite worth it)
-    time_based_enabled: bool = True
-    time_gap_minutes: float = 60.0            # time-based: gap since the last assistant message (cache expired)
-    time_keep_recent: int = 5
-    # 4. context collapse (read-time projection; the working history is untouched)
-    collapse_enabled: bool = True
-    collapse_commit_ratio: float = 0.90       # commit new spans at or above this share of the window
-    collapse_target_ratio: float = 0.75       # ... until the view is at most this share
-    collapse_keep_recent_ratio: float = 0.15  # the recent tail is never collapsed (tokens share ...)
-    collapse_keep_recent_rounds: int = 3      # ... and rounds)
-    collapse_span_rounds: int = 6             # rounds per digest
-    collapse_digest_chars: int = 600
-    # extra knobs for layers added later, by name
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class PipelineState:
-    """Per-layer state that must survive a resume (frozen decisions, collapse store, breakers).
-
-    Each layer owns `layers[name]`; values are JSON-serialisable so the session log can store them."""
-    layers: dict[str, dict] = field(default_factory=dict)
-
-    def of(self, name: str) -> dict:
-        return self.layers.setdefault(name, {})
-
-    def to_dict(self) -> dict:
-        return {"layers": self.layers}
-
-    @classmethod
-    def from_dict(cls, d: dict | None) -> "PipelineState":
-        return cls(layers=dict((d or {}).get("layers", {})))
-
-
-@dataclass
-class LayerContext:
-    config: PipelineConfig
-    state: PipelineState
-    session_dir: Path | None
-    now: float
-    tokens: int                      # the count before this layer ran
-    trigger: str = "auto"
-    instructions: str | None = None  # manual /compact focus
-    summarizing: bool = False        # automatic summarizing (layers 5-6) can run: stages exist, on, no breaker
-
-    @property
-    def budget(self) -> ContextBudget:
-        return self.config.budget
-
-
-Layer = Callable[[list[Entry], LayerContext], LayerResult]
-
-
-class CompactionStage(Protocol):
-    """A summarizing layer (session memory, LLM auto-compact). Returns None when it did not act."""
-    name: str
-
-    async def __call__(self, entries: list[Entry], ctx: LayerContext) -> LayerResult | None: ...
 
 
 @dataclass
@@ -113,8 +32,6 @@ class PipelineResult:
 
 
 def default_layers() -> tuple[list[tuple[str, Layer]], list[tuple[str, Layer]]]:
-    from . import collapse, microcompact, snip, tool_result_budget
-
     rewriting = [("tool_result_budget", tool_result_budget.apply), ("snip", snip.apply),
                  ("microcompact", microcompact.apply)]
     projecting = [("collapse", collapse.apply)]
@@ -150,10 +67,6 @@ class Pipeline:
         count is still above its trigger.
         `entries` of the result is the input list itself when no rewriting layer changed anything.
         """
-        import dataclasses
-
-        from .layerkit import Projector
-
         now = time.time() if now is None else now
         work = entries if isinstance(entries, list) else list(entries)
         reports: list[CompactionReport] = []
@@ -213,8 +126,6 @@ class Pipeline:
         """Stages in order; the first that returns a smaller, valid history wins. A stage that
         fails (report `details["failed"]`) or whose result is not smaller ends the attempt with
         the old history kept, and counts towards the failures breaker."""
-        from .breakers import rejected_report
-
         now = time.time() if now is None else now
         work = res.entries
         breakers = self.breakers()
@@ -253,11 +164,9 @@ class Pipeline:
         return res
 
     # --- breakers (breakers.py), turns and blocking (budget.py) ----------------------------------
-    def breakers(self):  # -> breakers.Breakers
+    def breakers(self) -> Breakers:
         """The breaker view over `state.of("breakers")`; knobs from `config.extra["breakers"]`
         (a `BreakerConfig`), CC's defaults otherwise."""
-        from .breakers import BreakerConfig, Breakers
-
         cfg = self.config.extra.get("breakers")
         if isinstance(cfg, dict):
             cfg = BreakerConfig(**cfg)

@@ -18,10 +18,10 @@ import re
 import time
 from typing import Sequence
 
-from .autocompact import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
 from .entry import Entry, boundary, user
-from .pipeline import LayerContext
+from .layer_context import LayerContext
 from .report import CompactionReport, LayerResult
+from .summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
 from .summary_prompt import summary_message
 from .tokens import count_tokens, estimate_text
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .entry import Entry
 from .layerkit import tail_round
-from .pipeline import LayerContext
+from .layer_context import LayerContext
 from .report import CompactionReport, LayerResult
 from .rounds import round_starts
 from .tokens import adjust_anchor, count_tokens

@@ -5,59 +5,19 @@ assistant entry that carries `usage`.
 """
 from __future__ import annotations
 
-import json
-import math
 from typing import Sequence
 
 from .entry import Entry
-
-CHARS_PER_TOKEN = 4
-JSON_CHARS_PER_TOKEN = 2
-MEDIA_TOKENS = 2_000
-MESSAGE_OVERHEAD = 4
+# The per-message estimates live in estimate.py (entries use them); callers get them here too.
+from .estimate import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+from .estimate import MEDIA_TOKENS as MEDIA_TOKENS
+from .estimate import MESSAGE_OVERHEAD as MESSAGE_OVERHEAD
+from .estimate import estimate_block as estimate_block
+from .estimate import estimate_message as estimate_message
+from .estimate import estimate_text as estimate_text
 
 CATEGORIES = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_results",
               "summaries", "free", "autocompact_buffer")
-
-
-def _looks_json(s: str) -> bool:
-    s = s.strip()
-    return len(s) > 1 and ((s[0] == "{" and s[-1] == "}") or (s[0] == "[" and s[-1] == "]"))
-
-
-def estimate_text(s: str) -> int:
-    if not s:
-        return 0
-    per = JSON_CHARS_PER_TOKEN if _looks_json(s) else CHARS_PER_TOKEN
-    return math.ceil(len(s) / per)
-
-
-def estimate_block(b: dict) -> int:
-    t = b.get("type")
-    if t == "text":
-        return estimate_text(b.get("text", ""))
-    if t == "thinking":
-        return estimate_text(b.get("thinking", ""))
-    if t == "redacted_thinking":
-        return estimate_text(b.get("data", ""))
-    if t in ("image", "document"):
-        return MEDIA_TOKENS
-    if t == "tool_use":
-        return estimate_text(b.get("name", "")) + math.ceil(
-            len(json.dumps(b.get("input", {}), separators=(",", ":"))) / CHARS_PER_TOKEN)
-    if t == "tool_result":
-        c = b.get("content", "")
-        if isinstance(c, str):
-            return estimate_text(c) + 2
-        return sum(estimate_block(x) for x in c) + 2
-    return estimate_text(json.dumps(b))
-
-
-def estimate_message(message: dict) -> int:
-    c = message.get("content", "")
-    if isinstance(c, str):
-        return estimate_text(c) + MESSAGE_OVERHEAD
-    return sum(estimate_block(b) for b in c) + MESSAGE_OVERHEAD
 
 
 def estimate_entries(entries: Sequence[Entry]) -> int:
@@ -104,29 +64,6 @@ def adjust_anchor(entries: list[Entry], delta: int, upto: int) -> list[Entry]:
     out = list(entries)
     out[i] = a.with_meta(usage_adjust=int(a.meta.get("usage_adjust", 0)) + delta)
     return out
-
-
-def categorize_entry(e: Entry) -> dict[str, int]:
-    cats = {"user_text": 0, "assistant_text": 0, "tool_calls": 0, "tool_results": 0, "summaries": 0}
-    if not e.sent:
-        return cats
-    if e.kind in ("summary", "attachment", "snip_marker"):
-        cats["summaries"] = e.tokens
-        return cats
-    for b in e.content:
-        t = b.get("type")
-        n = estimate_block(b)
-        if t == "tool_use":
-            cats["tool_calls"] += n
-        elif t == "tool_result":
-            cats["tool_results"] += n
-        elif e.role == "assistant":
-            cats["assistant_text"] += n
-        else:
-            cats["user_text"] += n
-    key = "assistant_text" if e.role == "assistant" else "user_text"
-    cats[key] += MESSAGE_OVERHEAD
-    return cats
 
 
 class CategoryTally:

@@ -32,7 +32,7 @@ from .entry import Entry
 from .layerkit import (block_tokens, has_tool_results, mark_get, mark_set, result_text, rewrite, runtime,
                        tool_uses_before)
 from .budget import REFERENCE_WINDOW
-from .pipeline import LayerContext
+from .layer_context import LayerContext
 from .report import CompactionReport, LayerResult
 from .tokens import count_tokens
 from .transcript import atomic_write_text, ensure_private_dir

@@ -74,7 +74,7 @@ def configs(draw):
     """Any PipelineConfig a user could set, biased to small windows and usual tool sets so every
     layer gets to act."""
     from compaction.budget import ContextBudget
-    from compaction.pipeline import PipelineConfig
+    from compaction.layer_context import PipelineConfig
 
     window = draw(st.sampled_from([1_000, 2_000, 5_000, 20_000, 60_000, 200_000]))
     budget = ContextBudget(window, draw(st.integers(1, 64_000)), autocompact_enabled=draw(st.booleans()))

@@ -10,7 +10,7 @@ import pytest
 from compaction import (ContextBudget, Entry, Pipeline, PipelineConfig, SummarizeConfig, SummaryResult,
                         assistant, default_stages, project, read_transcript, tool_result_block, user,
                         validate_history)
-from compaction import autocompact
+from compaction import summarizing
 from compaction.autocompact import AutoCompactStage, recent_user_messages, summary_request
 from compaction.reinject import recent_reads, reinject
 from compaction.summary_prompt import SECTIONS, build_summary_prompt, format_summary, looks_like_error
@@ -152,7 +152,7 @@ async def test_failed_transcript_write_applies_nothing_and_calls_no_model(tmp_pa
     def boom(*a, **k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(autocompact, "write_transcript", boom)
+    monkeypatch.setattr(summarizing, "write_transcript", boom)
     s = ScriptedSummarizer()
     p = make_pipeline(tmp_path, s)   # session memory first: it must not apply either
     es = session(32)

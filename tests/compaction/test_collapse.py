@@ -6,7 +6,7 @@ import json
 from compaction import (ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, project,
                         tool_result_block, validate_history)
 from compaction import collapse
-from compaction.pipeline import LayerContext
+from compaction.layer_context import LayerContext
 
 T0 = 1_700_000_000.0
 BUDGET = ContextBudget(60_000, 8_000)  # E 54,000: commit at 48,600, target (0.75) 40,500

@@ -4,7 +4,7 @@ from __future__ import annotations
 from compaction import (ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, project,
                         tool_result_block, validate_history)
 from compaction import microcompact as mc
-from compaction.pipeline import LayerContext
+from compaction.layer_context import LayerContext
 
 T0 = 1_700_000_000.0
 BUDGET = ContextBudget(60_000, 8_000)  # E 54,000: trigger (0.5) 27,000, batch (0.05) 2,700 tokens

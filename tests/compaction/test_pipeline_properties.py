@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from compaction import Entry, Pipeline, PipelineState, count_tokens, project, validate_history
 from compaction import collapse, microcompact, snip, tool_result_budget
 from compaction.layerkit import Projector
-from compaction.pipeline import LayerContext
+from compaction.layer_context import LayerContext
 from compaction.rounds import round_starts
 
 from tests.strategies import configs, histories

@@ -6,7 +6,7 @@ import json
 
 from compaction import (ContextBudget, PipelineConfig, PipelineState, SummarizeConfig, assistant, boundary, project,
                         read_transcript, tool_result_block, user, validate_history)
-from compaction.pipeline import LayerContext
+from compaction.layer_context import LayerContext
 from compaction.session_memory import SessionMemoryStage, SessionNotes, exit_code, keep_start, safe_cuts
 from compaction.tokens import estimate_text
 

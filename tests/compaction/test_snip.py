@@ -7,7 +7,7 @@ import stat
 from compaction import (ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, project,
                         read_transcript, tool_result_block, validate_history)
 from compaction import snip
-from compaction.pipeline import LayerContext
+from compaction.layer_context import LayerContext
 
 T0 = 1_700_000_000.0
 BUDGET = ContextBudget(60_000, 8_000)  # E 54,000, warning 44,100, target (0.5) 27,000

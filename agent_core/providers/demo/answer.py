@@ -6,7 +6,7 @@ line range the read asked for), so the answer is about what was actually explore
 from __future__ import annotations
 
 from agent_core.providers.demo.conversation import Call, Turn, norm_path
-from agent_core.providers.demo.planner import first_line, grep_hits, paths_in, target
+from agent_core.providers.demo.tool_output import first_line, grep_hits, paths_in, target
 from agent_core.providers.demo.workspace import LANG, Workspace, definitions, ext_of, excerpt
 
 EXCERPT_LINES = 50

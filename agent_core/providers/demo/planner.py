@@ -12,12 +12,13 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from agent_core.providers.demo.conversation import Call, Turn, canon, norm_path
+from agent_core.providers.demo.answer import compose, file_notes, observations
+from agent_core.providers.demo.conversation import Turn, canon, norm_path
+from agent_core.providers.demo.tool_output import grep_hits, paths_in
 from agent_core.providers.demo.workspace import Workspace, digest, ext_of, keywords
 
 MAX_ROUNDS = 5
 READ_LIMIT = 300          # lines per read at most; smaller windows read less (see read_limit)
-_GREP_HIT = re.compile(r"^([^:\n]+):(\d+):(.*)$")
 _WRITE = re.compile(r"\b(?:create|write|save)\b[^\n]*?\b(?:file|to|into|as|called|named)\s+[`'\"]?"
                     r"([\w][\w./-]*\.[A-Za-z0-9]{1,6})\b", re.I)
 _EDIT = re.compile(r"\breplace\s+[`'\"](.+?)[`'\"]\s+with\s+[`'\"](.*?)[`'\"]\s+in\s+[`'\"]?([\w./-]+)", re.I | re.S)
@@ -95,42 +96,6 @@ def plan_sentence(calls: list[tuple[str, dict]]) -> str:
         return clauses[0]
     sep = ", and " if len(clauses) > 2 or " and " in clauses[0] else " and "
     return ", ".join(clauses[:-1]) + sep + clauses[-1]
-
-
-def target(c: Call) -> str:
-    return str(c.input.get("path") or c.input.get("pattern") or c.input.get("command") or c.name)
-
-
-def first_line(text: str | None, width: int = 120) -> str:
-    for line in (text or "").splitlines():
-        if line.strip():
-            s = line.strip()
-            return s if len(s) <= width else s[:width - 1] + "…"
-    return "(no output)"
-
-
-def paths_in(ws: Workspace, text: str | None) -> list[str]:
-    """Files inside the workspace that a glob/ls/find output names, in order."""
-    out: list[str] = []
-    for line in (text or "").splitlines()[:3000]:
-        s = line.strip()
-        m = _GREP_HIT.match(s)
-        cand = m.group(1) if m else s.split()[-1] if s.split() else ""
-        rel = ws.relative(cand) if cand else None
-        if rel and rel not in out:
-            out.append(rel)
-    return out
-
-
-def grep_hits(ws: Workspace, text: str | None) -> list[tuple[str, int, str]]:
-    out = []
-    for line in (text or "").splitlines()[:2000]:
-        m = _GREP_HIT.match(line.strip())
-        if m:
-            rel = ws.relative(m.group(1))
-            if rel:
-                out.append((rel, int(m.group(2)), m.group(3).strip()))
-    return out
 
 
 class Planner:
@@ -255,7 +220,6 @@ class Planner:
         return explore
 
     def notes(self) -> str:
-        from agent_core.providers.demo.answer import file_notes
         return file_notes(self.ws, self.turn, self.words)
 
     def recovery(self) -> list[tuple[str, dict]]:
@@ -287,8 +251,6 @@ class Planner:
 
     # ---- the step ---------------------------------------------------------------------
     def next_step(self) -> Step:
-        from agent_core.providers.demo.answer import compose, observations
-
         r = self.turn.rounds
         if r >= MAX_ROUNDS or not self.offered or self.turn.last_message_role == "assistant":
             return Step(compose(self.ws, self.turn, self.words, self.intent, self.arg), [], self.intent)
