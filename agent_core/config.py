@@ -24,23 +24,20 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from dotenv import dotenv_values
+from compaction.budget import ContextBudget
 from compaction.scrub import redact_url, register_secret
 
+from agent_core.config_error import ConfigError
+from agent_core.context_budget import BudgetSettings, budget_for, limits_for
+from agent_core.providers.models_info import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.tool_spec import TOOL_NAMES
+from agent_core.security.credentials import SECRET_ENV_VARS
 from agent_core.security.trust import SENSITIVE, how_to_trust, is_trusted
 
-DEMO_MODEL = "demo"
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundled data
-DEMO_CONTEXT_WINDOW = 30_000         # small, so compaction shows within a few prompts
 MIN_CONTEXT_WINDOW = 1_000
 MAX_USER_FILE = 1 << 20              # a config file larger than this is not a config file
-# Variables holding ctxtui's own credentials: scrubbed everywhere, and kept out of tool commands.
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-
-class ConfigError(ValueError):
-    """A configuration value the user must fix; the message says which one and how."""
 
 
 # ---------------------------------------------------------------- parsers (raise ValueError)
@@ -261,22 +258,21 @@ class Config:
     def is_demo(self) -> bool:
         return self.model == DEMO_MODEL
 
+    def budget_settings(self) -> BudgetSettings:
+        """The budget choices in this config; max output counts only when the user set it (the
+        demo always caps it)."""
+        explicit_out = self.is_demo or self.sources.get("max_output_tokens") not in (None, "default")
+        return BudgetSettings(context_window=self.context_window,
+                              max_output_tokens=self.max_output_tokens if explicit_out else None,
+                              autocompact_enabled=not self.disable_autocompact, autocompact_pct=self.autocompact_pct)
+
     def resolved_context_window(self) -> int:
         """The window to budget for: the override, else the demo's, else genai-prices' figure."""
-        if self.context_window is not None:
-            return self.context_window
-        if self.is_demo:
-            return DEMO_CONTEXT_WINDOW
-        from agent_core.providers.models_info import model_limits
+        return limits_for(self.model, self.budget_settings()).context_window
 
-        return model_limits(self.model).context_window
-
-    def budget(self):
-        """The compaction thresholds for this config (compaction.budget.ContextBudget)."""
-        from compaction.budget import ContextBudget
-
-        return ContextBudget(context_window=self.resolved_context_window(), max_output_tokens=self.max_output_tokens,
-                             autocompact_enabled=not self.disable_autocompact, autocompact_pct=self.autocompact_pct)
+    def budget(self) -> ContextBudget:
+        """The compaction thresholds the loop uses for this config."""
+        return budget_for(self.model, self.budget_settings()).budget
 
     def secret_values(self) -> list[str]:
         """Values that must never be written anywhere (registered with the scrubber at load)."""

@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
     p.add_argument("--context-window", type=int, metavar="N",
                    help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")
-    p.add_argument("--max-output-tokens", type=int, metavar="N", help="max tokens per answer (env CTXTUI_MAX_OUTPUT_TOKENS)")
+    p.add_argument("--max-output-tokens", type=int, metavar="N",
+                   help="max tokens per answer (env CTXTUI_MAX_OUTPUT_TOKENS)")
     p.add_argument("--autocompact-pct", type=float, metavar="P",
                    help="auto-compact at P%% of the effective window at the latest (env CTXTUI_AUTOCOMPACT_PCT)")
     p.add_argument("--disable-autocompact", action="store_true", default=None,
@@ -81,16 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("watch", "usage"):
         cmd, rest = argv[0], argv[1:]
+        # Each front-end is imported only when chosen, so usage and headless never load Textual
+        # (or the model client) and start fast.
         if cmd == "usage":
-            from agent_core.frontends.usage_cli import main as usage_main
+            from agent_core.frontends.usage_cli import main as usage_main  # noqa: PLC0415  (start-up time)
             return usage_main(rest)
-        from app.watch import main as watch_main
+        from app.watch import main as watch_main  # noqa: PLC0415  (start-up time)
         return watch_main(rest)
     args = build_parser().parse_args(argv)
     if args.headless:
-        from agent_core.frontends.headless import main as headless_main
+        from agent_core.frontends.headless import main as headless_main  # noqa: PLC0415  (start-up time: no Textual)
         return headless_main(args)
-    from app.main import run_tui
+    from app.main import run_tui  # noqa: PLC0415  (start-up time)
     return run_tui(args)
 
 

@@ -11,11 +11,18 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from textual.theme import BUILTIN_THEMES
+
 from agent_core import events as ev
 from agent_core.config import Config, ConfigError, load_config
 from agent_core.logs.discover import claude_projects_root
+from agent_core.loop.factory import build_agent
+from agent_core.sessions.paths import sessions_dir
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.security.trust import remember as remember_trust
+
+from .screens.trust import TrustApp
+from .tui import CtxApp
 
 
 class PermissionBridge:
@@ -35,11 +42,6 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
               claude_root: Path | None | str = "default", client: Any = None, **app_kwargs: Any):
     """Config → agent → app. Raises ConfigError. `client` replaces the model client (tests);
     `claude_root` defaults to Claude Code's projects folder when it exists (`claude_projects_root`)."""
-    from agent_core.loop.factory import build_agent
-    from agent_core.sessions.paths import sessions_dir
-
-    from .tui import CtxApp
-
     cli_dict = dict(vars(cli) if isinstance(cli, argparse.Namespace) else (cli or {}))
     config: Config = load_config(cli_dict, environ=environ, workspace=workspace)
     theme = app_kwargs.pop("theme", None) or config.theme
@@ -68,8 +70,6 @@ def check_theme(name: str | None) -> None:
     """Raise ConfigError unless `name` is one of Textual's built-in themes (or not given)."""
     if not name:
         return
-    from textual.theme import BUILTIN_THEMES
-
     if name not in BUILTIN_THEMES:
         raise ConfigError(f"--theme (or CTXTUI_THEME) must be one of: {', '.join(sorted(BUILTIN_THEMES))} "
                           f"(got {name!r})")
@@ -96,8 +96,6 @@ def settle_trust(cli: Mapping[str, Any] | argparse.Namespace | None, *, environ:
 
 
 def ask_trust(config: Config) -> str | None:
-    from .screens.trust import TrustApp
-
     return TrustApp(config.workspace, config.dotenv_path or config.workspace / ".env", config.ignored).run()
 
 

@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None,
     except WatchError as e:
         print(f"ctxtui watch: error: {e}", file=err)
         return 2
-    from .watch_app import WatchApp    # Textual only once there is something to show
+    from .watch_app import WatchApp  # noqa: PLC0415  (start-up time: Textual only once there is something to show)
 
     app = WatchApp(target, context_window=args.context_window, force_polling=args.poll, cwd=cwd)
     try:

@@ -78,8 +78,10 @@ def usage_buckets(usage: dict) -> dict[str, int]:
     }
 
 
+# genai-prices (and its pydantic models) takes a few hundred ms to import: it is loaded on the
+# first price asked for, not when a front-end starts.
 def _snapshot():
-    from genai_prices import data_snapshot
+    from genai_prices import data_snapshot  # noqa: PLC0415  (start-up time)
 
     return data_snapshot.get_snapshot()
 
@@ -113,7 +115,7 @@ def context_window(model: str) -> int | None:
 
 
 def _doubled(price: Any) -> Any:
-    from genai_prices.types import Tier, TieredPrices
+    from genai_prices.types import Tier, TieredPrices  # noqa: PLC0415  (start-up time)
 
     if isinstance(price, TieredPrices):
         return TieredPrices(base=price.base * 2, tiers=[Tier(start=t.start, price=t.price * 2) for t in price.tiers])
@@ -122,7 +124,7 @@ def _doubled(price: Any) -> Any:
 
 def _model_price(model_info: Any, when: datetime):
     """The model's prices at `when`, with a 1-hour cache-write price derived when the data has none."""
-    from genai_prices.types import ModelPrice
+    from genai_prices.types import ModelPrice  # noqa: PLC0415  (start-up time)
 
     mp = model_info.get_prices(when)
     if (getattr(mp, "cache_write_1h_mtok", None) is None and getattr(mp, "cache_write_mtok", None) is not None
@@ -139,7 +141,7 @@ def _price_decimal(model: str, buckets: Mapping[str, int], when: datetime | None
     found = lookup_model(model)
     if found is None:
         return None
-    from genai_prices import Usage
+    from genai_prices import Usage  # noqa: PLC0415  (start-up time)
 
     b = {k: _int(buckets.get(k)) for k in BUCKETS}
     writes = b["cache_write_5m"] + b["cache_write_1h"]

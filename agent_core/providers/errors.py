@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
+import anthropic
 from compaction.scrub import scrub
 
 from agent_core.providers.model import ModelError
@@ -209,8 +210,6 @@ def _timeout_error(cause: BaseException | None, *, where: str, retries: int | No
 
 def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: str | None,
               timeouts: Timeouts) -> ModelError:
-    import anthropic
-
     where = f"the API at {display_url(base_url)}" if base_url is not None else "the API"
     if isinstance(exc, ModelError):
         return exc

@@ -13,6 +13,9 @@ from agent_core.pricing.cost import context_window as data_window
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_OUTPUT = 32_000
+DEMO_MODEL = "demo"                  # the offline demo model (providers/demo)
+DEMO_CONTEXT_WINDOW = 30_000         # small, so compaction shows within a few prompts
+DEMO_MAX_OUTPUT = 4_000
 
 # Longest prefix wins, so list specific families before general ones. Figures are the documented
 # synchronous (Messages API) output limits of each family.

@@ -19,12 +19,11 @@ from typing import Any, Mapping
 
 from compaction.budget import ContextBudget
 
-from agent_core.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.pricing.cost import BUCKETS, shown_price
+from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for, context_update
 from agent_core.events import Compaction, ContextUpdate, CostUpdate
 from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord
 from agent_core.logs.discover import read_head, subagent_logs
-from agent_core.providers.models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
 from agent_core.reports.usage_report import Pricer
 
 HISTORY_POINTS = 512   # context points kept for the plot (it shows the latest that fit)
@@ -32,49 +31,6 @@ RATE_PROBE = 1_000     # tokens priced once per model and bucket to learn its ba
 META_PEEK = 1 << 18    # ctxtui's meta line is the first one; never read more than this for it
 
 SOURCE_NAMES = {"claude_code": "Claude Code log", "ctxtui": "ctxtui session log"}
-
-
-# ------------------------------------------------------------------ thresholds
-
-@dataclass(frozen=True)
-class BudgetInfo:
-    model: str | None
-    budget: ContextBudget
-    window_source: str        # override | session config | demo | genai-prices | table | default
-
-
-def budget_for(model: str | None, *, context_window: int | None = None,
-               config: Mapping[str, Any] | None = None) -> BudgetInfo:
-    """The loop's thresholds for `model` (agent_core.config.Config.budget): the window is the
-    override, else the session's configured one (ctxtui logs), else the demo's, else
-    `model_limits(model)`; max output, auto-compact switch and percentage come from the session's
-    config when the log has one."""
-    cfg = config or {}
-
-    def int_of(key: str) -> int | None:
-        v = cfg.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
-
-    name = model or "unknown"
-    if context_window is not None:
-        window, source = context_window, "override"
-    elif int_of("context_window") is not None:
-        window, source = int_of("context_window"), "session config"
-    elif name == DEMO_MODEL:
-        window, source = DEMO_CONTEXT_WINDOW, "demo"
-    else:
-        window, source = None, ""
-    if model is None:     # nothing read yet: the defaults, without loading genai-prices' data on the UI thread
-        limits = ModelLimits(name, window or DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT,
-                             "override" if window else "default", "default")
-    else:
-        limits = model_limits(name, context_window=window)
-    pct = cfg.get("autocompact_pct")
-    pct = float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) and 0 < pct <= 100 else None
-    budget = ContextBudget(context_window=limits.context_window,
-                           max_output_tokens=int_of("max_output_tokens") or limits.max_output_tokens,
-                           autocompact_enabled=not bool(cfg.get("disable_autocompact")), autocompact_pct=pct)
-    return BudgetInfo(model, budget, source or limits.window_source)
 
 
 # ------------------------------------------------------------------ cost
@@ -311,8 +267,9 @@ class WatchState:
     def _budget_info(self, model: str | None) -> BudgetInfo:
         info = self._budgets.get(model)
         if info is None:
-            info = self._budgets[model] = budget_for(model, context_window=self.context_window,
-                                                     config=self.meta.get("config") if self.meta else None)
+            logged = self.meta.get("config") if self.meta else None
+            info = self._budgets[model] = budget_for(
+                model, BudgetSettings.from_logged(logged, context_window=self.context_window))
         return info
 
     @property
@@ -424,9 +381,7 @@ class WatchState:
             cats = {"estimated": t}
         cats["free"] = max(0, b.autocompact_threshold - t)
         cats["autocompact_buffer"] = b.context_window - b.autocompact_threshold
-        return ContextUpdate(tokens=t, window=b.context_window, threshold=b.autocompact_threshold,
-                             state=b.state(t), percent_left=round(b.percent_left(t), 1), categories=cats,
-                             warning=b.warning_threshold, error=b.error_threshold, blocking=b.blocking_limit)
+        return context_update(b, t, cats)
 
     def history_points(self) -> tuple[tuple[int, int, bool], ...]:
         return tuple(self.history)

@@ -41,6 +41,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -48,7 +49,8 @@ from compaction.entry import Entry
 from compaction.scrub import REDACTED, count_secrets, register_secret, scrub
 from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
 
-from agent_core.config import SECRET_ENV_VARS, ConfigError
+from agent_core.config_error import ConfigError
+from agent_core.security.credentials import SECRET_ENV_VARS
 from agent_core.sessions.paths import new_session_id, session_log_path
 from agent_core.sessions.session_reader import LoadedSession, load_session
 
@@ -94,8 +96,6 @@ class SessionWriteError(OSError):
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("ctxtui")
     except Exception:
         return "0.0.0+local"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
 
-from agent_core.config import SECRET_ENV_VARS     # ctxtui's own credentials: no command the model runs sees them
+from agent_core.security.credentials import SECRET_ENV_VARS  # no command the model runs sees ctxtui's credentials
 
 
 T = TypeVar("T")

@@ -27,6 +27,7 @@ from textual.strip import Strip
 from textual.widgets import DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
+from watchfiles import awatch
 
 from agent_core.logs.discover import LogFile, list_logs, list_sessions
 
@@ -106,8 +107,6 @@ class TranscriptBrowser(Screen[None]):
     @work(exclusive=True, group="watch")
     async def watch_roots(self) -> None:
         """Rescan when anything under the roots changes (watchfiles, debounce in tens of ms)."""
-        from watchfiles import awatch
-
         roots = [r for r in (self.sessions_root, self.claude_root) if r is not None and r.is_dir()]
         if not roots:
             return

@@ -19,7 +19,7 @@ from agent_core import events as ev
 from agent_core.sessions.paths import project_state_dir
 from agent_core.sessions.session_log import SessionLog
 from agent_core.reports.watch_files import watch_changes
-from agent_core.reports.watch_state import CompactionView, WatchState, budget_for
+from agent_core.reports.watch_state import CompactionView, WatchState
 from agent_core.reports.watch_target import WatchError, WatchTarget, resolve_target, switch_candidate
 from app.cli import main as ctxtui_main
 from app.watch import main as watch_main
@@ -228,12 +228,6 @@ def test_ctxtui_session_config_window_and_autocompact_switch(tmp_path):
     b = ContextBudget(context_window=50_000, max_output_tokens=32_000, autocompact_enabled=False)
     assert (c.window, c.threshold, s.info.window_source) == (50_000, b.autocompact_threshold, "session config")
     log.close()
-
-
-def test_budget_for_defaults_to_model_limits():
-    info = budget_for("acme-unknown")
-    assert info.budget.context_window == 200_000 and info.window_source == "default"
-    assert budget_for(None, context_window=5_000).budget.context_window == 5_000
 
 
 def test_compaction_view_event():

@@ -1,0 +1,92 @@
+"""One way to get a session's context budget, and one way to report a count against it.
+
+The loop (`loop/factory.py`), the config (`Config.budget`), `watch` (a log's meta config) and
+replay all build their `ContextBudget` here, so the thresholds a log viewer shows are the ones
+the loop compacted at. `context_update` turns a budget and a token count into the event the
+context pane draws, for the loop and for watch alike.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from compaction.budget import ContextBudget
+
+from agent_core.events import ContextUpdate
+from agent_core.providers.models_info import (DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, DEMO_CONTEXT_WINDOW,
+                                              DEMO_MAX_OUTPUT, DEMO_MODEL, ModelLimits, model_limits)
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """What the user chose about the budget; None means the model's own figure."""
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    autocompact_enabled: bool = True
+    autocompact_pct: float | None = None
+    window_source: str = "override"     # what to call a window set here: override | session config
+
+    @classmethod
+    def from_logged(cls, config: Mapping[str, Any] | None, *, context_window: int | None = None) -> BudgetSettings:
+        """Settings from a session log's meta `config` (values that do not fit are ignored, so a
+        damaged log cannot break the thresholds); `context_window` (a viewer's flag) wins."""
+        cfg = config or {}
+
+        def positive_int(key: str) -> int | None:
+            v = cfg.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+        pct = cfg.get("autocompact_pct")
+        pct = float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) and 0 < pct <= 100 else None
+        logged_window = positive_int("context_window")
+        return cls(context_window=context_window if context_window is not None else logged_window,
+                   max_output_tokens=positive_int("max_output_tokens"),
+                   autocompact_enabled=not bool(cfg.get("disable_autocompact")), autocompact_pct=pct,
+                   window_source="override" if context_window is not None or logged_window is None
+                   else "session config")
+
+
+@dataclass(frozen=True)
+class BudgetInfo:
+    model: str | None
+    budget: ContextBudget
+    window_source: str        # override | session config | demo | genai-prices | table | default
+
+
+def limits_for(model: str | None, settings: BudgetSettings = BudgetSettings()) -> ModelLimits:
+    """Window and max output for `model` as the loop's client uses them: the settings' figures,
+    else the demo's, else genai-prices' and the family table. `None` (no model known yet) gives
+    the defaults without loading genai-prices' data."""
+    window, out = settings.context_window, settings.max_output_tokens
+    wsrc = settings.window_source
+    if model == DEMO_MODEL:
+        return ModelLimits(model, window or DEMO_CONTEXT_WINDOW, min(out or DEMO_MAX_OUTPUT, DEMO_MAX_OUTPUT),
+                           wsrc if window else "demo", "override" if out else "demo")
+    if model is None:
+        return ModelLimits("unknown", window or DEFAULT_CONTEXT_WINDOW, out or DEFAULT_MAX_OUTPUT,
+                           wsrc if window else "default", "override" if out else "default")
+    limits = model_limits(model, context_window=window, max_output_tokens=out)
+    return limits if window is None else ModelLimits(model, limits.context_window, limits.max_output_tokens, wsrc,
+                                                     limits.output_source)
+
+
+def make_budget(context_window: int, max_output_tokens: int,
+                settings: BudgetSettings = BudgetSettings()) -> ContextBudget:
+    """The thresholds for a window and max output the client really uses."""
+    return ContextBudget(context_window=context_window, max_output_tokens=max_output_tokens,
+                         autocompact_enabled=settings.autocompact_enabled, autocompact_pct=settings.autocompact_pct)
+
+
+def budget_for(model: str | None, settings: BudgetSettings = BudgetSettings()) -> BudgetInfo:
+    """The budget the loop uses for `model` with these settings, and where its window came from."""
+    limits = limits_for(model, settings)
+    return BudgetInfo(model, make_budget(limits.context_window, limits.max_output_tokens, settings),
+                      limits.window_source)
+
+
+def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int]) -> ContextUpdate:
+    """The context pane's event for `tokens` in `budget`."""
+    return ContextUpdate(tokens=tokens, window=budget.context_window, threshold=budget.autocompact_threshold,
+                         state=budget.state(tokens), percent_left=round(budget.percent_left(tokens), 1),
+                         categories=categories, warning=budget.warning_threshold, error=budget.error_threshold,
+                         blocking=budget.blocking_limit)
