@@ -70,6 +70,18 @@ class AssistantDone(Event):
 
 
 @dataclass
+class ModelCall(Event):
+    """One model call's usage, whatever it was for (`purpose`: main, compaction, memory): the cost
+    book is fed from these, and the session log keeps each as its own record, so a report can
+    price every call without rebuilding any from the totals."""
+    type: ClassVar[str] = "model_call"
+    message_id: str
+    model: str
+    purpose: str
+    usage: dict
+
+
+@dataclass
 class ContextUpdate(Event):
     type: ClassVar[str] = "context"
     tokens: int

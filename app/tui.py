@@ -20,6 +20,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer
 
 from agent_core import events as ev
+from agent_core.pricing.tally import burn_rate
 
 from . import commands
 from .screens.context_screen import ContextScreen
@@ -206,9 +207,9 @@ class CtxApp(App[int]):
             now = self.clock()
             if self._started_at is None:
                 self._started_at = now
-            hours = (now - self._started_at) / 3600
-            if hours > 1 / 60:  # a rate over less than a minute says nothing
-                out["burn_usd_per_hour"] = c.total_usd / hours
+            burn = burn_rate(c.total_usd, self._started_at, now)
+            if burn is not None:
+                out["burn_usd_per_hour"] = burn
         return out
 
     # ----- the loop, in a worker ---------------------------------------------------------------

@@ -33,9 +33,13 @@ def context_event(tokens: int, window: int = 200_000, state: str | None = None) 
 
 def cost_event() -> ev.CostUpdate:
     sonnet = {"input": 12_345, "output": 6_789, "cache_write_5m": 45_000, "cache_write_1h": 0,
-              "cache_read": 310_000, "cost_usd": 0.4512}
+              "cache_read": 310_000, "cost_usd": 0.4512, "requests": 9,
+              "usd_by_bucket": {"input": 0.0417, "output": 0.1147, "cache_write_5m": 0.1901, "cache_write_1h": 0.0,
+                                "cache_read": 0.1047}}
     haiku = {"input": 2_000, "output": 1_500, "cache_write_5m": 0, "cache_write_1h": 0,
-             "cache_read": 0, "cost_usd": 0.0095}
+             "cache_read": 0, "cost_usd": 0.0095, "requests": 1,
+             "usd_by_bucket": {"input": 0.002, "output": 0.0075, "cache_write_5m": 0.0, "cache_write_1h": 0.0,
+                               "cache_read": 0.0}}
     return ev.CostUpdate(total_usd=0.4607, by_model={"claude-sonnet-4-5": sonnet, "claude-haiku-4-5": haiku},
                          by_purpose={"main": {**sonnet}, "compaction": {**haiku}},
                          cache_hit_rate=round(310_000 / (12_345 + 45_000 + 310_000 + 2_000), 4), saved_usd=0.8091)

@@ -12,7 +12,8 @@ from typing import Sequence, TextIO
 
 from agent_core.pricing.cost import BUCKETS
 from agent_core.logs import Deduper, LogReader, claude_projects_dir, discover
-from agent_core.reports.usage_report import Tally, UsageReport
+from agent_core.pricing.tally import Tally
+from agent_core.reports.usage_report import UsageReport
 
 DESCRIPTION = """\
 Token and cost report over session logs: Claude Code's (~/.claude/projects/<project>/<session>.jsonl,
@@ -30,7 +31,8 @@ output:
   text: a table grouped by --by, with a totals row; corrupt lines are reported on stderr
   --json: {"totals": {...}, "by_model": {MODEL: {"input_tokens", "output_tokens",
            "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens", "total_tokens",
-           "requests", "cost_usd"}}, "by_day": {DAY: {...}}, "sessions": [{"session_id", "project",
+           "requests", "cost_usd"}}, "by_day": {DAY: {...}}, "by_purpose": {PURPOSE: {...}}
+           (main, subagent, compaction, memory), "sessions": [{"session_id", "project",
            "models", ..., "cost_usd", "compactions": [...]}], "unpriced_models", "files",
            "skipped_lines"}; cost_usd is null when a model's price is unknown
            (then "priced_cost_usd" holds the part that is known); --json always holds every

@@ -1,18 +1,17 @@
-"""ctxtui's own session logs (`<state>/sessions/<id>.jsonl`) -> usage and compaction records.
-
-The format is read with agent_core/sessions/session_reader.py (its one reader); this module only
-says which records carry usage or a compaction.
+"""ctxtui's own session logs (`<state>/sessions/<id>.jsonl`, agent_core/sessions/session_log.py) -> records.
 
 Lines are `{"t": kind, ...}`:
 - `meta`: session id and model;
 - `entry` / `history`: history entries; an assistant entry carries `response_id`, `usage` and
   `meta.model` (re-logged when its content changes: the response id keeps it counted once);
-- `event` (`at` = when): `assistant_done` (message_id, model, usage: the same response again) and
+- `event` (`at` = when): `model_call` (message_id, model, purpose, usage: every model call,
+  summary calls included), `assistant_done` (message_id, model, usage: a main call again) and
   `compaction` (layer, trigger, tokens_before, tokens_after);
-- `state` (`at`): snapshots holding the cost tracker's cumulative totals. Calls made for
-  compaction summaries and memory upkeep leave no entry, so their usage is the growth of those
-  purposes' totals between snapshots (priced as one request per snapshot: exact unless one
-  snapshot spans several such calls that straddle a price tier).
+- `state` (`at`): snapshots holding the cost book's cumulative totals. Logs of versions before
+  `model_call` (their cost snapshot has no `"version": 2`) have no record of summary and memory
+  calls, so for them those calls' usage is the growth of those purposes' totals between
+  snapshots (priced as one request per snapshot: exact unless one snapshot spans several such
+  calls that straddle a price tier).
 """
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ from agent_core.logs.claude_code import parse_timestamp
 from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
 
 SIDE_PURPOSES = ("compaction", "memory")
-from agent_core.sessions.session_reader import logged_entries, logged_event
 
 
 def _int(v: Any) -> int:
@@ -51,11 +49,20 @@ class CtxtuiParser:
 
     def parse(self, obj: dict) -> list[Record]:
         t = obj.get("t")
-        if t in ("entry", "history"):
-            return [rec for e in logged_entries(obj) for rec in self._entry(e)]
+        if t == "entry":
+            e = obj.get("entry")
+            return self._entry(e) if isinstance(e, dict) else []
         if t == "event":
-            ev = logged_event(obj)
-            return self._event(ev, obj) if ev is not None else []
+            ev = obj.get("event")
+            return self._event(ev, obj) if isinstance(ev, dict) else []
+        if t == "history":
+            changed = obj.get("changed")
+            out: list[Record] = []
+            if isinstance(changed, dict):
+                for e in changed.values():
+                    if isinstance(e, dict):
+                        out.extend(self._entry(e))
+            return out
         if t == "state":
             return self._state(obj)
         if t == "meta":
@@ -89,6 +96,10 @@ class CtxtuiParser:
 
     def _event(self, ev: dict, line: dict) -> list[Record]:
         kind = ev.get("type")
+        if kind == "model_call" and isinstance(ev.get("usage"), dict):
+            purpose = ev.get("purpose") if isinstance(ev.get("purpose"), str) and ev.get("purpose") else "main"
+            key = ev.get("message_id") or f"{self.session_id}:{purpose}@{line.get('at')}"
+            return self._usage(key, ev.get("model"), ev["usage"], line.get("at"), purpose)
         if kind == "assistant_done" and isinstance(ev.get("usage"), dict) and ev.get("message_id"):
             return self._usage(ev["message_id"], ev.get("model"), ev["usage"], line.get("at"))
         if kind != "compaction":
@@ -107,6 +118,8 @@ class CtxtuiParser:
     def _state(self, obj: dict) -> list[Record]:
         cost = obj.get("cost")
         if not isinstance(cost, dict) or not isinstance(cost.get("purposes"), dict):
+            return []
+        if cost.get("version") == 2:    # this version logs every call as a `model_call` record
             return []
         models = cost.get("models")
         model = next(iter(models)) if isinstance(models, dict) and len(models) == 1 else self.model

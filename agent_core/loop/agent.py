@@ -18,7 +18,6 @@ from compaction.report import CompactionReport
 from compaction.tokens import CategoryTally, estimate_text
 
 from agent_core import events as ev
-from agent_core.context_budget import context_update
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
@@ -97,10 +96,19 @@ class Agent:
                          tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled)
-        return context_update(b, tokens, cats)
+        return ev.ContextUpdate(tokens=tokens, window=b.context_window, threshold=b.autocompact_threshold,
+                                state=b.state(tokens), percent_left=round(b.percent_left(tokens), 1),
+                                categories=cats, warning=b.warning_threshold, error=b.error_threshold,
+                                blocking=b.blocking_limit)
 
     def cost_event(self) -> ev.CostUpdate:
         return self.cost.event()
+
+    def record_call(self, call: ev.ModelCall) -> None:
+        """One finished model call (a turn's answer, or a summary the compaction engine asked
+        for): booked in the cost book and kept in the session log as its own record."""
+        self.cost.add(call.model, call.usage, call.purpose)
+        self._log("append_event", call.to_dict())
 
     # ----- public actions --------------------------------------------------------------------
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
@@ -360,7 +368,8 @@ class Agent:
 
             self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
                                usage=response.usage, meta={"model": response.model}))
-            self.cost.add(response.model, response.usage, "main")
+            self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
+                                          usage=response.usage))
             self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
                                            stop_reason=response.stop_reason))
             self._emit(q, self.cost.event())

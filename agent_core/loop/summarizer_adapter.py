@@ -1,22 +1,24 @@
 """Lets the compaction engine ask the session's model for a summary without importing any SDK."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable
 
 from compaction.summarizer import SummarizeError, SummaryResult
 
+from agent_core.events import ModelCall
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 
 TRANSPORT_KINDS = frozenset({"connection", "server", "overloaded", "rate_limit"})
 
 
 class ModelSummarizer:
-    """A compaction `Summarizer` backed by a `ModelClient`; its cost is booked as `compaction`."""
+    """A compaction `Summarizer` backed by a `ModelClient`. Each call it makes is handed to
+    `record` as a `ModelCall` with purpose `compaction` (the agent books and logs it)."""
 
-    def __init__(self, client: ModelClient, cost: Any, max_tokens: int | None = None,
+    def __init__(self, client: ModelClient, record: Callable[[ModelCall], None], max_tokens: int | None = None,
                  tools: list[dict] | None = None) -> None:
         self.client = client
-        self.cost = cost
+        self.record = record
         self.max_tokens = max_tokens
         # The main tool definitions: the API requires them when the history holds tool blocks, and
         # the same prefix lets the summary call read the prompt cache; the client forbids calls.
@@ -35,6 +37,7 @@ class ModelSummarizer:
                                  transport=e.kind in TRANSPORT_KINDS) from e
         if response is None:
             raise SummarizeError("the summary stream ended without a message", transport=True)
-        self.cost.add(response.model, response.usage, "compaction")
+        self.record(ModelCall(message_id=response.id, model=response.model, purpose="compaction",
+                              usage=response.usage))
         text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
         return SummaryResult(text=text, usage=response.usage, model=response.model)

@@ -1,4 +1,4 @@
-"""Cost tracking: tokens and dollars per model × bucket × purpose.
+"""Token buckets and the price of one model call (the tally of many is agent_core.pricing.tally).
 
 Prices come from genai-prices' bundled offline snapshot only (its update functions are never
 called). Each call is priced on its own, because tiered prices depend on one request's input size:
@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
-
-from agent_core.events import CostUpdate
 
 BUCKETS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 PURPOSES = ("main", "compaction", "memory")
@@ -167,21 +164,6 @@ def price_buckets(model: str, buckets: dict[str, int]) -> float | None:
     return None if d is None else float(d)
 
 
-def _saved_decimal(model: str, buckets: Mapping[str, int]) -> Decimal | None:
-    """What this request's cache reads would have cost as plain input, minus what they cost."""
-    reads = _int(buckets.get("cache_read"))
-    if reads == 0 or model in FREE_MODELS:
-        return Decimal(0)
-    try:
-        actual = _price_decimal(model, buckets)
-        uncached = _price_decimal(model, {**buckets, "cache_read": 0, "input": _int(buckets.get("input")) + reads})
-    except Exception:
-        return None
-    if actual is None or uncached is None:
-        return None
-    return uncached - actual
-
-
 # The offline demo model has no price of its own; everywhere ctxtui shows dollars (the TUI, headless,
 # watch, usage) it borrows this model's, for illustration.
 DEMO_PRICED_AS = "claude-sonnet-4-6"
@@ -190,131 +172,3 @@ DEMO_PRICED_AS = "claude-sonnet-4-6"
 def shown_price(model: str, buckets: dict[str, int]) -> float | None:
     """`price_buckets` as ctxtui shows it: the demo model priced as DEMO_PRICED_AS."""
     return price_buckets(DEMO_PRICED_AS if model == "demo" else model, buckets)
-
-
-@dataclass
-class _Tally:
-    """Tokens per bucket and dollars for one model or one purpose. cost None = unknown."""
-    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
-    cost: Decimal | None = Decimal(0)
-    saved: Decimal | None = Decimal(0)
-    calls: int = 0
-
-    def add(self, buckets: Mapping[str, int], cost: Decimal | None, saved: Decimal | None) -> None:
-        for k in BUCKETS:
-            self.tokens[k] += buckets.get(k, 0)
-        self.cost = None if cost is None or self.cost is None else self.cost + cost
-        self.saved = None if saved is None or self.saved is None else self.saved + saved
-        self.calls += 1
-
-    def view(self) -> dict[str, Any]:
-        return {**self.tokens, "cost_usd": None if self.cost is None else float(self.cost)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"tokens": dict(self.tokens), "calls": self.calls,
-                "cost_usd": None if self.cost is None else str(self.cost),
-                "saved_usd": None if self.saved is None else str(self.saved)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "_Tally":
-        t = cls()
-        toks = d.get("tokens") or {}
-        for k in BUCKETS:
-            t.tokens[k] = _int(toks.get(k))
-        t.calls = _int(d.get("calls"))
-        t.cost = _decimal_or_none(d.get("cost_usd"))
-        t.saved = _decimal_or_none(d.get("saved_usd"))
-        return t
-
-
-def _decimal_or_none(v: Any) -> Decimal | None:
-    if v is None:
-        return None
-    try:
-        d = Decimal(str(v))
-    except Exception:
-        return None
-    return d if d.is_finite() else None
-
-
-class CostTracker:
-    """Running totals for a session, by model and by purpose (main | compaction | memory).
-
-    Dollars are kept as Decimal internally and stored as strings, so a resumed session's totals
-    equal the ones it had. `price_as` maps a model with no price of its own (e.g. "demo") to one
-    whose prices it should borrow; by default nothing is borrowed."""
-
-    def __init__(self, price_as: Mapping[str, str] | None = None) -> None:
-        self.price_as = dict(price_as or {})
-        self._models: dict[str, _Tally] = {}
-        self._purposes: dict[str, _Tally] = {}
-
-    def add(self, model: str, usage: dict, purpose: str = "main") -> None:
-        try:
-            model = str(model or "unknown")
-            purpose = str(purpose or "main")
-            buckets = usage_buckets(usage)
-            priced = self.price_as.get(model, model)
-            try:
-                cost = _price_decimal(priced, buckets)
-            except Exception:
-                cost = None
-            saved = _saved_decimal(priced, buckets)
-            self._models.setdefault(model, _Tally()).add(buckets, cost, saved)
-            self._purposes.setdefault(purpose, _Tally()).add(buckets, cost, saved)
-        except Exception:  # pragma: no cover - bookkeeping must never break a turn
-            pass
-
-    def _sum(self, attr: str) -> float | None:
-        """A dollar figure over every model; None when any model's is unknown."""
-        values = [getattr(t, attr) for t in self._models.values()]
-        return None if any(v is None for v in values) else float(sum(values, Decimal(0)))
-
-    @property
-    def total_usd(self) -> float | None:
-        return self._sum("cost")
-
-    def by_model(self) -> dict[str, dict[str, Any]]:
-        return {m: t.view() for m, t in self._models.items()}
-
-    def by_purpose(self) -> dict[str, dict[str, Any]]:
-        return {p: t.view() for p, t in self._purposes.items()}
-
-    def tokens(self) -> dict[str, int]:
-        """Tokens per bucket over every model."""
-        out = dict.fromkeys(BUCKETS, 0)
-        for t in self._models.values():
-            for k in BUCKETS:
-                out[k] += t.tokens[k]
-        return out
-
-    def calls(self) -> int:
-        return sum(t.calls for t in self._models.values())
-
-    def cache_hit_rate(self) -> float:
-        """Cache reads as a share of all input (uncached + writes + reads); 0.0 with no input."""
-        tok = self.tokens()
-        total = sum(tok[k] for k in INPUT_BUCKETS)
-        return tok["cache_read"] / total if total else 0.0
-
-    def saved_by_cache_usd(self) -> float | None:
-        return self._sum("saved")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"version": 1,
-                "models": {m: t.to_dict() for m, t in self._models.items()},
-                "purposes": {p: t.to_dict() for p, t in self._purposes.items()}}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None, price_as: Mapping[str, str] | None = None) -> "CostTracker":
-        tr = cls(price_as=price_as)
-        d = d if isinstance(d, Mapping) else {}
-        for attr, key in (("_models", "models"), ("_purposes", "purposes")):
-            src = d.get(key)
-            if isinstance(src, Mapping):
-                getattr(tr, attr).update({str(k): _Tally.from_dict(v) for k, v in src.items() if isinstance(v, Mapping)})
-        return tr
-
-    def event(self) -> CostUpdate:
-        return CostUpdate(total_usd=self.total_usd, by_model=self.by_model(), by_purpose=self.by_purpose(),
-                          cache_hit_rate=round(self.cache_hit_rate(), 4), saved_usd=self.saved_by_cache_usd())

@@ -1,4 +1,4 @@
-"""`ctxtui watch` without a screen: what a session log's records mean for the panes.
+"""`ctxtui watch` without a screen: which log to follow, and what its records mean for the panes.
 
 `WatchState.poll()` reads only the bytes appended to a session log (and to its sub-agent logs)
 since the last poll, through `agent_core.logs.LogReader`, and turns the new records into the loop's
@@ -8,139 +8,176 @@ model, as the loop computes them), a `CostUpdate` (model x bucket, with dollars)
 tokens after it). The Textual screen (app/watch_app.py) only hands these to the widgets, so
 everything here is tested without a screen.
 
-Which log to follow is watch_target.py; waiting for the files to change is watch_files.py.
+`watch_changes()` wraps watchfiles' `awatch` with a short debounce (its default waits 1.6 s) and a
+periodic empty yield, which doubles as a catch-up read should a file-system event ever be missed.
 """
 from __future__ import annotations
 
+import json
+import os
+import stat
+import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, AsyncIterator, Iterable, Mapping
 
 from compaction.budget import ContextBudget
 
-from agent_core.pricing.cost import BUCKETS, shown_price
-from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for, context_update
+from agent_core.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.events import Compaction, ContextUpdate, CostUpdate
-from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord
-from agent_core.logs.discover import read_head, subagent_logs
-from agent_core.reports.usage_report import Pricer
+from agent_core.pricing.pricer import Pricer
+from agent_core.pricing.tally import CostTally, burn_rate
+from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log, open_regular
+from agent_core.logs.files import describe
+from agent_core.logs.discover import newest
+from agent_core.providers.models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
+from agent_core.sessions.paths import project_state_dir, sessions_dir, state_root
 
+DEBOUNCE_MS = 30       # awatch groups changes over at most this long (its default is 1,600)
+STEP_MS = 5            # ... and yields once no new change came for this long
+TIMEOUT_MS = 250       # idle this long: yield an empty set anyway (catch-up read, prompt shutdown)
+POLL_DELAY_MS = 100    # --poll: how often the files are stat'ed
 HISTORY_POINTS = 512   # context points kept for the plot (it shows the latest that fit)
-RATE_PROBE = 1_000     # tokens priced once per model and bucket to learn its base rate
 META_PEEK = 1 << 18    # ctxtui's meta line is the first one; never read more than this for it
 
 SOURCE_NAMES = {"claude_code": "Claude Code log", "ctxtui": "ctxtui session log"}
 
 
-# ------------------------------------------------------------------ cost
-
-@dataclass
-class CostRow:
-    """Tokens, dollars (total and per bucket) and requests for one model or one purpose."""
-    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
-    usd: dict[str, float] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0.0))
-    cost: float = 0.0
-    requests: int = 0
-    unpriced: int = 0
-
-    def add(self, buckets: Mapping[str, int], total: float | None, parts: Mapping[str, float], sign: int) -> None:
-        for k in BUCKETS:
-            self.tokens[k] += sign * buckets.get(k, 0)
-            self.usd[k] += sign * parts.get(k, 0.0)
-        self.requests += sign
-        if total is None:
-            self.unpriced += sign
-        else:
-            self.cost += sign * total
-
-    def view(self) -> dict[str, Any]:
-        """The shape the cost pane reads: bucket tokens, `cost_usd` (None = unknown price) and,
-        when priced, `usd_by_bucket`."""
-        out: dict[str, Any] = {**self.tokens, "cost_usd": None if self.unpriced else self.cost,
-                               "requests": self.requests}
-        if not self.unpriced:
-            out["usd_by_bucket"] = dict(self.usd)
-        return out
+class WatchError(Exception):
+    """A path that cannot be watched; the message says what to do (the CLI exits 2)."""
 
 
-loop_price = shown_price  # the loop's pricing: the demo borrows a real model's prices
+# ------------------------------------------------------------------ which file
+
+@dataclass(frozen=True)
+class WatchTarget:
+    """The log to follow and, when a folder was given, the folder where a newer session may appear."""
+    log: Path
+    folder: Path | None = None
 
 
-class CostBook:
-    """Running cost of the watched session by model and by purpose. Each response is priced on its
-    own (tiers depend on one request's input) with `usage_report.Pricer`; its dollars are split
-    over the buckets by the model's base rates (learned once), so the parts always add up to the
-    request's price, and are exact below the first price tier."""
+def ctxtui_sessions(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
+    """The sessions of the workspace `cwd`, in ctxtui's state folder (CTXTUI_HOME or the default)."""
+    return sessions_dir(project_state_dir(state_root(env), Path(cwd).resolve()))
 
-    def __init__(self, pricer: Pricer | None = None) -> None:
-        self.price = pricer or Pricer(loop_price)
-        self.models: dict[str, CostRow] = {}
-        self.purposes: dict[str, CostRow] = {}
-        self.saved = 0.0
-        self.saved_known = True
-        self._learned: dict[str, tuple[float, dict[str, float]] | None] = {}
 
-    def _rates(self, model: str) -> tuple[float, dict[str, float]] | None:
-        """(per-request constant, base dollars per token of each bucket), learned once per model."""
+def default_folder(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
+    """ctxtui's sessions (`ctxtui_sessions`) when they hold a log, else Claude Code's projects
+    folder (`$CLAUDE_CONFIG_DIR/projects` or ~/.claude/projects)."""
+    env = os.environ if env is None else env
+    ours = ctxtui_sessions(cwd, env)
+    if ours.is_dir() and newest_log(ours) is not None:
+        return ours
+    return claude_projects_dir(env)
+
+
+def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
+                   env: Mapping[str, str] | None = None) -> WatchTarget:
+    """The file `ctxtui watch [PATH]` follows. Raises WatchError for a missing path or no log."""
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    given = path is not None
+    p = Path(path).expanduser() if given else default_folder(cwd, env)
+    if given and not p.is_absolute():
+        p = cwd / p
+    if not p.exists():
+        if given:
+            raise WatchError(f"{p}: no such file or folder. Give a session log (.jsonl) or a folder that holds some.")
+        raise WatchError(f"no session logs found: neither {ctxtui_sessions(cwd, env)} nor {p} exists. "
+                         "Run ctxtui (or Claude Code) first, or give the log's path.")
+    if not p.is_dir():
         try:
-            return self._learned[model]
-        except KeyError:
-            pass
-        const = self.price(model, {})
-        rates = None
-        if const is not None:
-            probes = {k: self.price(model, {k: RATE_PROBE}) for k in BUCKETS}
-            if all(v is not None for v in probes.values()):
-                rates = (const, {k: (v - const) / RATE_PROBE for k, v in probes.items()})
-        self._learned[model] = rates
-        return rates
+            mode = p.stat().st_mode
+        except OSError as e:
+            raise WatchError(f"cannot read {p}: {e.strerror or e}. Check the file's permissions.") from None
+        if not stat.S_ISREG(mode):
+            raise WatchError(f"{p}: not a regular file ({describe(mode)}). Give a session log (.jsonl) or a folder "
+                             "that holds some.")
+    p = p.resolve()
+    if p.is_file():
+        return WatchTarget(p)
+    log = newest_log(p)
+    if log is None:
+        raise WatchError(f"no session log (*.jsonl) under {p}. Give a log file or a folder that holds "
+                         "ctxtui's .ctxtui/sessions or Claude Code's projects.")
+    return WatchTarget(log.resolve(), p)
 
-    def add(self, rec: UsageRecord, sign: int = 1) -> None:
-        if rec.replaces is not None and sign > 0:
-            self.add(rec.replaces, -1)     # a sidechain copy counted earlier: this main copy replaces it
-        b = rec.buckets
-        total = self.price(rec.model, b)
-        learned = self._rates(rec.model) if total is not None else None
-        parts: dict[str, float] = {}
-        if total is not None and learned is not None:
-            const, rates = learned
-            base = {k: rates[k] * b.get(k, 0) for k in BUCKETS}
-            s = sum(base.values())
-            scale = (total - const) / s if s > 0 else 0.0
-            parts = {k: v * scale for k, v in base.items()}
-            self.saved += sign * (rates["input"] - rates["cache_read"]) * b.get("cache_read", 0)
-        elif b.get("cache_read"):
-            self.saved_known = False
-        for table, key in ((self.models, rec.model), (self.purposes, rec.purpose)):
-            row = table.get(key)
-            if row is None:
-                row = table[key] = CostRow()
-            row.add(b, total, parts, sign)
 
-    def event(self) -> CostUpdate:
-        models = {m: r.view() for m, r in self.models.items() if r.requests}
-        purposes = {p: r.view() for p, r in self.purposes.items() if r.requests}
-        known = all(r["cost_usd"] is not None for r in models.values())
-        total = sum(r["cost_usd"] for r in models.values()) if known else None
-        ev = CostUpdate(total_usd=total, by_model=models, by_purpose=purposes if len(purposes) > 1 else {})
-        # Set as attributes, not constructor arguments: older CostUpdate versions lack these fields,
-        # and the cost pane reads them from the event first.
-        ev.cache_hit_rate = self.cache_hit_rate() or 0.0
-        ev.saved_usd = self.saved if self.saved_known and models else None
-        return ev
+def is_main_log(path: Path) -> bool:
+    """A session's own log: a .jsonl that is neither a sub-agent log nor a compaction transcript."""
+    return (path.suffix == ".jsonl" and not path.name.startswith(".")
+            and path.parent.name not in ("subagents", "transcripts"))
 
-    def total_usd(self) -> float | None:
-        rows = [r for r in self.models.values() if r.requests]
-        return None if any(r.unpriced for r in rows) else sum(r.cost for r in rows)
 
-    def cache_hit_rate(self) -> float | None:
-        tok = dict.fromkeys(BUCKETS, 0)
-        for r in self.models.values():
-            for k in BUCKETS:
-                tok[k] += r.tokens[k]
-        total = tok["input"] + tok["cache_write_5m"] + tok["cache_write_1h"] + tok["cache_read"]
-        return tok["cache_read"] / total if total else None
+def switch_candidate(changed: Iterable[str], *, current: Path, followed: set[Path]) -> Path | None:
+    """A main log that was just written and has not been followed yet in this run: the newer
+    session to switch to (folder mode). Sessions followed before are never switched back to, so
+    two sessions written at once do not make the view flip between them."""
+    candidates = (Path(raw) for raw in changed)
+    return newest(p for p in candidates if p != current and p not in followed and is_main_log(p))
+
+
+# ------------------------------------------------------------------ thresholds
+
+@dataclass(frozen=True)
+class BudgetInfo:
+    model: str | None
+    budget: ContextBudget
+    window_source: str        # override | session config | demo | genai-prices | table | default
+
+
+def budget_for(model: str | None, *, context_window: int | None = None,
+               config: Mapping[str, Any] | None = None) -> BudgetInfo:
+    """The loop's thresholds for `model` (agent_core.config.Config.budget): the window is the
+    override, else the session's configured one (ctxtui logs), else the demo's, else
+    `model_limits(model)`; max output, auto-compact switch and percentage come from the session's
+    config when the log has one."""
+    cfg = config or {}
+
+    def int_of(key: str) -> int | None:
+        v = cfg.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+    name = model or "unknown"
+    if context_window is not None:
+        window, source = context_window, "override"
+    elif int_of("context_window") is not None:
+        window, source = int_of("context_window"), "session config"
+    elif name == DEMO_MODEL:
+        window, source = DEMO_CONTEXT_WINDOW, "demo"
+    else:
+        window, source = None, ""
+    if model is None:     # nothing read yet: the defaults, without loading genai-prices' data on the UI thread
+        limits = ModelLimits(name, window or DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT,
+                             "override" if window else "default", "default")
+    else:
+        limits = model_limits(name, context_window=window)
+    pct = cfg.get("autocompact_pct")
+    pct = float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) and 0 < pct <= 100 else None
+    budget = ContextBudget(context_window=limits.context_window,
+                           max_output_tokens=int_of("max_output_tokens") or limits.max_output_tokens,
+                           autocompact_enabled=not bool(cfg.get("disable_autocompact")), autocompact_pct=pct)
+    return BudgetInfo(model, budget, source or limits.window_source)
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """ctxtui's meta line (the first line of its session log), or {}; a `config` that is not a
+    table is dropped (a damaged log must not break the thresholds)."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(META_PEEK)
+    except OSError:
+        return {}
+    line = head.split(b"\n", 1)[0]
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):    # RecursionError: absurdly deep nesting
+        return {}
+    if not isinstance(obj, dict) or obj.get("t") != "meta":
+        return {}
+    if not isinstance(obj.get("config"), dict):
+        obj.pop("config", None)
+    return obj
 
 
 # ------------------------------------------------------------------ compactions
@@ -200,9 +237,9 @@ class WatchState:
     def __init__(self, path: str | Path, *, context_window: int | None = None, pricer: Pricer | None = None) -> None:
         self.path = Path(path)
         self.context_window = context_window
-        self._start(CostBook(pricer))
+        self._start(CostTally(pricer=pricer or Pricer()))
 
-    def _start(self, cost: CostBook) -> None:
+    def _start(self, cost: CostTally) -> None:
         """Nothing read yet: at the start, and again when a log was replaced or rewritten."""
         self.dedup = Deduper()
         self.readers: dict[Path, LogReader] = {}
@@ -260,16 +297,20 @@ class WatchState:
     def _discover(self) -> None:
         """Sub-agent logs of this session (`<stem>/subagents/*.jsonl`): followed as they appear.
         Only that folder is listed (one scandir per poll), never the whole session folder."""
-        for p in subagent_logs(self.path):
-            self._reader(p)
+        try:
+            found = sorted(e.path for e in os.scandir(self.path.with_suffix("") / "subagents")
+                           if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file())
+        except OSError:        # no such folder (the usual case)
+            return
+        for p in found:
+            self._reader(Path(p))
 
     # -- thresholds
     def _budget_info(self, model: str | None) -> BudgetInfo:
         info = self._budgets.get(model)
         if info is None:
-            logged = self.meta.get("config") if self.meta else None
-            info = self._budgets[model] = budget_for(
-                model, BudgetSettings.from_logged(logged, context_window=self.context_window))
+            info = self._budgets[model] = budget_for(model, context_window=self.context_window,
+                                                     config=self.meta.get("config") if self.meta else None)
         return info
 
     @property
@@ -284,7 +325,7 @@ class WatchState:
         resets = self._resets()
         up = self._poll()
         if self._resets() != resets:
-            self._start(CostBook(self.cost.price))
+            self._start(CostTally(pricer=self.cost.price))
             up = self._poll()
             up.reset = True
         return up
@@ -308,7 +349,7 @@ class WatchState:
                     context_changed |= self._compaction(rec, up)
             if reader is self.main_reader and not self._meta_read and reader.format == "ctxtui":
                 self._meta_read = True
-                self.meta = read_head(self.path, META_PEEK).meta
+                self.meta = read_meta(self.path)
                 if self.meta:
                     self._budgets.clear()
                     if self.model is None and isinstance(self.meta.get("model"), str):
@@ -329,7 +370,10 @@ class WatchState:
             self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
 
     def _usage(self, rec: UsageRecord) -> bool:
-        self.cost.add(rec)
+        if rec.replaces is not None:      # a sub-agent copy counted earlier: this main copy replaces it
+            old = rec.replaces
+            self.cost.add_buckets(old.model, old.buckets, old.purpose, sign=-1)
+        self.cost.add_buckets(rec.model, rec.buckets, rec.purpose)
         self._seen(rec.timestamp)
         self.responses += 1 if rec.replaces is None else 0
         if rec.purpose != "main" or rec.is_sidechain:
@@ -381,7 +425,9 @@ class WatchState:
             cats = {"estimated": t}
         cats["free"] = max(0, b.autocompact_threshold - t)
         cats["autocompact_buffer"] = b.context_window - b.autocompact_threshold
-        return context_update(b, t, cats)
+        return ContextUpdate(tokens=t, window=b.context_window, threshold=b.autocompact_threshold,
+                             state=b.state(t), percent_left=round(b.percent_left(t), 1), categories=cats,
+                             warning=b.warning_threshold, error=b.error_threshold, blocking=b.blocking_limit)
 
     def history_points(self) -> tuple[tuple[int, int, bool], ...]:
         return tuple(self.history)
@@ -390,17 +436,48 @@ class WatchState:
         """Figures the cost pane shows besides the event: cache hit rate, what caching saved, and
         the burn rate over the log's own time span (from its timestamps, not the wall clock)."""
         out: dict[str, Any] = {}
-        hit = self.cost.cache_hit_rate()
-        if hit is not None:
-            out["cache_hit_rate"] = hit
-        if self.cost.saved_known and self.cost.models:
-            out["saved_usd"] = self.cost.saved
-        total = self.cost.total_usd()
-        if total is not None and self.first_ts is not None and self.last_ts is not None:
-            hours = (self.last_ts - self.first_ts) / 3600
-            if hours > 1 / 60:
-                out["burn_usd_per_hour"] = total / hours
+        if any(self.cost.tokens().values()):
+            out["cache_hit_rate"] = self.cost.cache_hit_rate()
+            saved = self.cost.saved_by_cache_usd()
+            if saved is not None:
+                out["saved_usd"] = saved
+        burn = burn_rate(self.cost.total_usd, self.first_ts, self.last_ts)
+        if burn is not None:
+            out["burn_usd_per_hour"] = burn
         return out
 
     def compaction_events(self) -> list[Compaction]:
         return [v.event() for v in self.compactions.values()]
+
+
+# ------------------------------------------------------------------ following files
+
+def _only_logs(_change: Any, path: str) -> bool:
+    return path.endswith(".jsonl")
+
+
+def watch_root(target: WatchTarget, current: Path) -> tuple[Path, bool]:
+    """(folder to watch, recursive). A folder target: the whole tree (a new session may appear
+    anywhere under it). A file: its own folder only, so pointing at a log in a big tree does not
+    put a watch on every sub-folder; its sub-agent logs are picked up by the periodic read."""
+    if target.folder is not None:
+        return target.folder, True
+    return current.parent, False
+
+
+async def watch_changes(root: Path, *, recursive: bool = True, force_polling: bool = False,
+                        stop_event: Any = None, debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
+                        timeout_ms: int = TIMEOUT_MS, poll_delay_ms: int = POLL_DELAY_MS) -> AsyncIterator[set[str]]:
+    """The .jsonl paths changed under `root`, as sets; an empty set every `timeout_ms` of quiet.
+    Set `stop_event` (an asyncio.Event) to end it promptly: awatch's thread checks it every step."""
+    from watchfiles import awatch
+
+    async for changes in awatch(root, watch_filter=_only_logs, debounce=debounce_ms, step=step_ms,
+                                stop_event=stop_event, rust_timeout=timeout_ms, yield_on_timeout=True,
+                                force_polling=force_polling, poll_delay_ms=poll_delay_ms, recursive=recursive):
+        yield {p for _c, p in changes}
+
+
+def now() -> float:
+    """Monotonic seconds, for latency figures."""
+    return time.perf_counter()

@@ -1,8 +1,10 @@
-"""The cost pane: models × token buckets with tokens and dollars, totals, cache hit rate, what
-caching saved, what compaction itself cost and the burn rate — all as reported by `CostUpdate`.
+"""The cost pane: models × token buckets with tokens and dollars (per bucket too), totals, cache
+hit rate, what caching saved, what compaction itself cost and the burn rate — all as reported by
+`CostUpdate`.
 
-The loop owns the arithmetic (agent_core.pricing.cost); this widget only lays the numbers out. Optional
-figures the loop may not report (hit rate, savings, burn rate) show as "—" rather than guessed.
+The arithmetic is agent_core.pricing.tally's (the same for the loop and `ctxtui watch`); this
+widget only lays the numbers out. Figures that are unknown (a model without price data, the burn
+rate in the first minute) show as "—" or blank rather than guessed.
 """
 from __future__ import annotations
 
@@ -33,13 +35,10 @@ _MISSING = object()
 
 
 def bucket_usd(model_row: dict[str, Any], bucket: str) -> Any:
-    """Dollars for one bucket of one model, in whichever form the cost event carries them;
-    `_MISSING` when the event has no per-bucket dollars (the model row still has its total)."""
-    for key in ("usd_by_bucket", "usd", "cost_by_bucket"):
-        d = model_row.get(key)
-        if isinstance(d, dict) and bucket in d:
-            return d[bucket]
-    return model_row.get(f"{bucket}_usd", _MISSING)
+    """Dollars for one bucket of one model; `_MISSING` when the row has no per-bucket dollars
+    (an unknown price: the model row still says so in its total)."""
+    d = model_row.get("usd_by_bucket")
+    return d.get(bucket, _MISSING) if isinstance(d, dict) else _MISSING
 
 
 def figure(ev: CostUpdate, extras: dict[str, Any], *names: str) -> Any:
@@ -152,7 +151,8 @@ class CostPane(Vertical):
                                      justify="right") for b, _ in BUCKETS], "", "", key=f"usd:{model}")
             for b, _ in BUCKETS:
                 totals[b] += int(row.get(b) or 0)
-        for purpose, row in (ev.by_purpose or {}).items():
+        purposes = ev.by_purpose or {}
+        for purpose, row in (purposes.items() if len(purposes) > 1 else ()):  # one purpose: the total says it
             table.add_row(Text(f"  for {purpose}", style="italic"), *cells(row), key=f"purpose:{purpose}")
         table.add_row(Text("total", style="bold"), *cells({**totals, "cost_usd": ev.total_usd}, bold=True),
                       key="total")

@@ -12,7 +12,9 @@ from textual.widgets import OptionList
 from textual.worker import WorkerState
 
 from agent_core import events as ev
+from agent_core.pricing.cost import BUCKETS
 from agent_core.providers.demo.model import DemoModel
+from app import format as fmt
 from app.main import build_app, run_tui
 from app.screens.context_screen import ContextScreen
 from app.screens.help import HelpScreen
@@ -119,7 +121,9 @@ async def test_prompt_streams_and_panes_follow_the_loop(workspace):
             assert table.row_count >= 5
             row = table.get_row("demo:cache_read")
             assert row[1].plain == f"{cost.by_model['demo']['cache_read']:,}"
-            total = sum(v for k, v in cost.by_model["demo"].items() if k != "cost_usd" and isinstance(v, int))
+            total = sum(cost.by_model["demo"][b] for b in BUCKETS)
+            usd = cost.by_model["demo"]["usd_by_bucket"]                    # dollars per bucket too
+            assert row[2].plain == fmt.usd(usd["cache_read"])
             assert table.get_row("total")[1].plain == f"{total:,}"
             # tool calls became collapsible blocks with their results
             calls = [e for e in turn if isinstance(e, ev.ToolCall)]

@@ -225,3 +225,36 @@ def test_usage_never_loads_textual_or_the_sdk(projects):
                        cwd=Path(__file__).resolve().parents[3])
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["totals"]["requests"] == 5
+
+
+async def test_a_summary_call_is_logged_as_its_own_record_and_priced_from_it(tmp_path):
+    """A compaction summary through the fake server: the session log keeps the call (model, purpose,
+    usage) as a `model_call` record, and `ctxtui usage --json` prices it under its purpose."""
+    from agent_core.pricing.cost import usage_buckets
+    from tests.agent_helpers import MODEL as SESSION_MODEL, collect, fake_agent, make_workspace
+    from tests.fake_anthropic import FakeAnthropic, echo_responder, reply
+
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic([reply("alpha " * 2000), reply("beta " * 2000)], responder=echo_responder) as fake:
+        agent = fake_agent(ws, fake.base_url)
+        await collect(agent.run("first"))
+        await collect(agent.run("second"))
+        await collect(agent.compact("keep the plan"))
+        await agent.aclose()
+    path = agent.session.path
+    lines = [json.loads(ln) for ln in path.read_text().splitlines()]
+    calls = [ln["event"] for ln in lines if ln.get("t") == "event" and ln["event"].get("type") == "model_call"]
+    assert [c["purpose"] for c in calls] == ["main", "main", "compaction"]
+    summary = calls[-1]
+    assert summary["model"] == SESSION_MODEL and summary["message_id"] and summary["usage"]["output_tokens"] > 0
+
+    data, _ = run_json(str(path))
+    comp = data["by_purpose"]["compaction"]
+    b = usage_buckets(summary["usage"])
+    assert comp["requests"] == 1
+    assert {k: comp[f"{k}_tokens"] for k in b} == b
+    assert comp["cost_usd"] == pytest.approx(price_buckets(SESSION_MODEL, b), abs=1e-6)
+    assert data["by_purpose"]["main"]["requests"] == 2 and data["totals"]["requests"] == 3
+    assert data["by_model"][SESSION_MODEL]["requests"] == 3
+    # the session's own cost book agrees with the report
+    assert agent.cost.by_purpose()["compaction"]["cost_usd"] == pytest.approx(comp["cost_usd"], abs=1e-6)

@@ -14,7 +14,8 @@ from agent_core.pricing.cost import BUCKETS, price_buckets
 from agent_core.logs import (CompactionRecord, Deduper, LogFollower, LogReader, UsageRecord, discover, expand,
                              newest_log)
 from agent_core.logs.records import MARK_BYTES, MAX_TOKENS, CorruptRecord
-from agent_core.reports.usage_report import Pricer, UsageReport
+from agent_core.pricing.pricer import Pricer
+from agent_core.reports.usage_report import UsageReport
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -309,9 +310,12 @@ def test_missing_file_reads_as_empty_until_it_appears(tmp_path):
 
 # ---- ctxtui's own logs --------------------------------------------------------------------------
 
-def _ctxtui_log(home: Path) -> Path:
+def _ctxtui_log(home: Path, *, model_calls: bool = False) -> Path:
+    """A ctxtui session log with a compaction summary call: as this version writes it
+    (`model_calls`: every call is its own record) or as older ones did (summary calls only in the
+    cost snapshots' totals, without `"version": 2`)."""
     from agent_core.sessions.session_log import SessionLog
-    from agent_core.pricing.cost import CostTracker
+    from agent_core.pricing.tally import CostTally
     from compaction.entry import assistant as a_entry, user as u_entry
     from agent_core import events as ev
 
@@ -321,15 +325,22 @@ def _ctxtui_log(home: Path) -> Path:
     log.append_entry(a)
     log.append_event(ev.AssistantDone(message_id="msg_a", model=MODEL, usage=usage(inp=10, out=5, read=1000),
                                       stop_reason="end_turn"))
-    cost = CostTracker()
+    cost = CostTally()
+
+    def snapshot() -> dict:
+        return {"cost": cost.to_dict() if model_calls else {**cost.to_dict(), "version": 1}}
+
     cost.add(MODEL, usage(inp=10, out=5, read=1000), "main")
-    log.append_state({"cost": cost.to_dict()})
+    log.append_state(snapshot())
     cost.add(MODEL, usage(inp=2000, out=300), "compaction")
+    if model_calls:
+        log.append_event(ev.ModelCall(message_id="msg_sum", model=MODEL, purpose="compaction",
+                                      usage=usage(inp=2000, out=300)))
     log.append_event(ev.Compaction(layer="auto_compact", trigger="auto", tokens_before=150_000, tokens_after=9_000,
                                    transcript_path="/t.jsonl"))
     log.append_history([a])
-    log.append_state({"cost": cost.to_dict()})
-    log.append_state({"cost": cost.to_dict()})     # no new calls: nothing new counted
+    log.append_state(snapshot())
+    log.append_state(snapshot())     # no new calls: nothing new counted
     log.append_entry(a_entry("more", response_id="msg_b", usage=usage(inp=1, out=1, read=9000), model=MODEL))
     log.close()
     return log.path
@@ -349,6 +360,14 @@ def test_ctxtui_session_log_gives_the_same_records(tmp_path):
     assert us[2].context_tokens == 9002
     (c,) = [r for r in recs if isinstance(r, CompactionRecord)]
     assert (c.layer, c.trigger, c.tokens_before, c.tokens_after) == ("auto_compact", "auto", 150_000, 9_000)
+
+
+def test_ctxtui_summary_calls_are_read_from_their_own_records(tmp_path):
+    reader = LogReader(_ctxtui_log(tmp_path, model_calls=True))
+    us = usages(reader.read(final=True))
+    assert [(r.request_key, r.purpose) for r in us] == [
+        ("msg_a", "main"), ("msg_sum", "compaction"), ("msg_b", "main")]      # no total rebuilt from snapshots
+    assert us[1].buckets["input"] == 2000 and us[1].buckets["output"] == 300 and us[1].model == MODEL
 
 
 def test_ctxtui_transcripts_are_not_counted_twice(tmp_path):

@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 import pytest
 
 from agent_core.pricing import cost
-from agent_core.pricing.cost import BUCKETS, CostTracker, price_buckets, usage_buckets
+from agent_core.pricing.cost import BUCKETS, price_buckets, usage_buckets
+from agent_core.pricing.tally import CostTally, Tally, burn_rate
 from agent_core.events import CostUpdate
 
 M = 1_000_000
@@ -89,7 +90,7 @@ def test_1h_price_derived_when_the_data_has_none():
 
 def test_tiered_model_priced_per_request():
     """Two 150k requests stay in the base tier even though together they exceed 200k."""
-    t = CostTracker()
+    t = CostTally()
     for _ in range(2):
         t.add("claude-sonnet-4-5", {"input_tokens": 150_000, "output_tokens": 0})
     assert t.total_usd == pytest.approx(2 * 150_000 * 3 / M)
@@ -97,7 +98,7 @@ def test_tiered_model_priced_per_request():
 
 def test_unknown_model_keeps_tokens_and_cost_is_none():
     assert price_buckets("no-such-model", {"input": 5}) is None
-    t = CostTracker()
+    t = CostTally()
     t.add("claude-sonnet-4", {"input_tokens": 100, "output_tokens": 10})
     t.add("no-such-model", {"input_tokens": 7, "output_tokens": 3})
     assert t.total_usd is None
@@ -111,7 +112,7 @@ def test_unknown_model_keeps_tokens_and_cost_is_none():
 
 def test_synthetic_is_free_and_known():
     assert price_buckets("<synthetic>", {"input": M, "output": M}) == 0.0
-    t = CostTracker()
+    t = CostTally()
     t.add("<synthetic>", {"input_tokens": 0, "output_tokens": 0})
     t.add("claude-sonnet-4", {"input_tokens": M})
     assert t.total_usd == pytest.approx(3.0)
@@ -125,7 +126,7 @@ def test_price_buckets_never_raises():
 
 
 def test_tracker_by_purpose_and_cache_figures():
-    t = CostTracker()
+    t = CostTally()
     t.add("claude-sonnet-4", {"input_tokens": 1000, "output_tokens": 100, "cache_read_input_tokens": 9000,
                               "cache_creation_input_tokens": 0})
     t.add("claude-sonnet-4", {"input_tokens": 500, "output_tokens": 300, "cache_creation_input_tokens": 2000},
@@ -142,31 +143,31 @@ def test_tracker_by_purpose_and_cache_figures():
 
 
 def test_empty_tracker():
-    t = CostTracker()
+    t = CostTally()
     assert t.total_usd == 0.0 and t.cache_hit_rate() == 0.0 and t.saved_by_cache_usd() == 0.0
     assert t.by_model() == {} and t.by_purpose() == {}
 
 
 def test_saved_unknown_when_a_model_is_unknown():
-    t = CostTracker()
+    t = CostTally()
     t.add("mystery", {"input_tokens": 1, "cache_read_input_tokens": 100})
     assert t.saved_by_cache_usd() is None
 
 
 def test_price_as_borrows_prices():
-    t = CostTracker(price_as={"demo": "claude-sonnet-4"})
+    t = CostTally(price_as={"demo": "claude-sonnet-4"})
     t.add("demo", {"input_tokens": M})
     assert t.by_model()["demo"]["cost_usd"] == pytest.approx(3.0)
 
 
 def test_round_trip_through_json():
-    t = CostTracker()
+    t = CostTally()
     t.add("claude-sonnet-4", {"input_tokens": 123, "output_tokens": 45, "cache_read_input_tokens": 6789,
                               "cache_creation_input_tokens": 1000,
                               "cache_creation": {"ephemeral_5m_input_tokens": 400, "ephemeral_1h_input_tokens": 600}})
     t.add("mystery", {"input_tokens": 1}, purpose="memory")
     t.add("claude-opus-4", {"input_tokens": 10, "output_tokens": 1}, purpose="compaction")
-    back = CostTracker.from_dict(json.loads(json.dumps(t.to_dict())))
+    back = CostTally.from_dict(json.loads(json.dumps(t.to_dict())))
     assert back.by_model() == t.by_model()
     assert back.by_purpose() == t.by_purpose()
     assert back.total_usd == t.total_usd
@@ -178,13 +179,13 @@ def test_round_trip_through_json():
 
 
 def test_from_dict_tolerates_garbage():
-    assert CostTracker.from_dict(None).total_usd == 0.0
-    t = CostTracker.from_dict({"models": {"x": {"tokens": {"input": "bad"}, "cost_usd": "nan?"}}, "purposes": 3})
+    assert CostTally.from_dict(None).total_usd == 0.0
+    t = CostTally.from_dict({"models": {"x": {"tokens": {"input": "bad"}, "cost_usd": "nan?"}}, "purposes": 3})
     assert t.by_model()["x"]["input"] == 0 and t.total_usd is None
 
 
 def test_event_shape():
-    t = CostTracker()
+    t = CostTally()
     t.add("claude-sonnet-4", {"input_tokens": 1, "output_tokens": 1})
     ev = t.event()
     assert isinstance(ev, CostUpdate)
@@ -201,9 +202,65 @@ def test_context_window_from_data():
 
 def test_demo_is_shown_at_a_real_models_prices_everywhere():
     from agent_core.pricing.cost import DEMO_PRICED_AS, shown_price
-    from agent_core.reports.usage_report import Pricer
+    from agent_core.pricing.pricer import Pricer
 
     b = {"input": 1_000, "output": 500, "cache_write_5m": 2_000, "cache_write_1h": 0, "cache_read": 10_000}
     assert price_buckets("demo", b) is None
     assert shown_price("demo", b) == price_buckets(DEMO_PRICED_AS, b) > 0
     assert Pricer()("demo", b) == pytest.approx(shown_price("demo", b))
+
+
+def test_dollars_per_bucket_add_up_to_each_rows_cost():
+    t = CostTally()
+    t.add("claude-sonnet-4", {"input_tokens": 1000, "output_tokens": 200, "cache_read_input_tokens": 50_000,
+                              "cache_creation_input_tokens": 3000})
+    t.add("claude-sonnet-4", {"input_tokens": 10, "output_tokens": 900}, purpose="compaction")
+    row = t.by_model()["claude-sonnet-4"]
+    split = row["usd_by_bucket"]
+    assert sum(split.values()) == pytest.approx(row["cost_usd"])
+    assert split["output"] == pytest.approx(1100 * 15 / M)
+    assert split["cache_read"] == pytest.approx(50_000 * 0.3 / M) and split["cache_write_1h"] == 0
+    comp = t.by_purpose()["compaction"]
+    assert comp["usd_by_bucket"]["output"] == pytest.approx(900 * 15 / M) and comp["requests"] == 1
+    assert t.event().by_model["claude-sonnet-4"]["usd_by_bucket"] == split
+
+
+def test_unknown_model_has_no_dollars_per_bucket():
+    t = CostTally()
+    t.add("no-such-model", {"input_tokens": 7})
+    assert "usd_by_bucket" not in t.by_model()["no-such-model"]
+
+
+def test_an_older_versions_state_resumes_without_a_split():
+    old = {"version": 1, "models": {"claude-sonnet-4": {"tokens": {"input": 1000}, "calls": 1,
+                                                        "cost_usd": "0.003", "saved_usd": "0"}},
+           "purposes": {"main": {"tokens": {"input": 1000}, "calls": 1, "cost_usd": "0.003", "saved_usd": "0"}}}
+    t = CostTally.from_dict(old)
+    assert t.total_usd == pytest.approx(0.003) and t.saved_by_cache_usd() == 0.0
+    assert "usd_by_bucket" not in t.by_model()["claude-sonnet-4"]      # unknown, not guessed
+    t.add("claude-sonnet-4", {"input_tokens": 1000})
+    assert t.total_usd == pytest.approx(0.006) and t.calls() == 2
+
+
+def test_a_call_taken_back_out_leaves_nothing_to_show():
+    t = CostTally()
+    b = {"input": 100, "output": 1, "cache_write_5m": 0, "cache_write_1h": 0, "cache_read": 0}
+    t.add_buckets("claude-sonnet-4", b, "subagent")
+    t.add_buckets("claude-sonnet-4", b, "subagent", sign=-1)
+    assert t.by_model() == {} and t.by_purpose() == {} and t.total_usd == 0.0
+
+
+def test_a_non_finite_cost_is_written_as_null_never_as_infinity():
+    from agent_core.pricing.pricer import Priced
+
+    t = Tally()
+    t.add({"input": 1}, Priced(float("inf"), None, 0.0))
+    d = t.report_dict()
+    assert d["cost_usd"] is None
+    json.dumps(d, allow_nan=False)
+
+
+def test_burn_rate():
+    assert burn_rate(2.0, 0.0, 7200.0) == pytest.approx(1.0)
+    assert burn_rate(2.0, 0.0, 30.0) is None              # under a minute says nothing
+    assert burn_rate(None, 0.0, 7200.0) is None and burn_rate(1.0, None, 5.0) is None

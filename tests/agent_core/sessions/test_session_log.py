@@ -15,11 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_core.sessions import paths
-from agent_core.pricing.cost import CostTracker
+from agent_core.pricing.tally import CostTally
 from agent_core.events import Compaction
-from agent_core.logs.discover import latest_session, list_sessions
-from agent_core.sessions.session_log import REDACTED, SessionLog
-from agent_core.sessions.session_reader import SessionReplay, load_session
+from agent_core.sessions.session_log import (REDACTED, SessionLog, SessionReplay, latest_session, list_sessions,
+                                    load_session)
 from compaction.entry import Entry, assistant, boundary, project, tool_result_block, user
 from compaction.pipeline import PipelineState
 from compaction.validate import validate_history
@@ -107,7 +106,7 @@ def test_round_trip_with_a_rewrite_in_between(tmp_path):
     more = [user("and now?"), assistant("done", response_id="msg_5")]
     for e in more:
         log.append_entry(e)
-    tracker = CostTracker()
+    tracker = CostTally()
     tracker.add("claude-sonnet-4", {"input_tokens": 100, "output_tokens": 10})
     ps = PipelineState({"tool_result_budget": {"frozen": {"toolu_1": "preview"}}, "collapse": {"store": [1, 2]}})
     log.append_state({"pipeline": ps.to_dict(), "cost": tracker.to_dict(), "permissions": {"bash": "always"}})
@@ -124,7 +123,7 @@ def test_round_trip_with_a_rewrite_in_between(tmp_path):
     assert by_uuid[h[6].uuid].to_dict() == h[6].to_dict()  # cleared in the working history, original kept
     assert by_uuid[h[2].uuid].to_dict() == h[2].to_dict()  # dropped by the rewrite, kept in the log
     assert PipelineState.from_dict(s.state["pipeline"]).layers == ps.layers
-    restored = CostTracker.from_dict(s.state["cost"])
+    restored = CostTally.from_dict(s.state["cost"])
     assert restored.by_model() == tracker.by_model() and restored.total_usd == tracker.total_usd
     assert s.state["permissions"] == {"bash": "always"} and s.state["notes"].startswith("# notes")
     assert [ev["type"] for ev in s.events] == ["compaction"] and s.events[0]["tokens_after"] == 200

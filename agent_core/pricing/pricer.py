@@ -1,0 +1,126 @@
+"""One priced model call: its dollars, those dollars split over the token buckets, and what its
+cache reads saved — the figures every cost view (the loop, watch, usage) shows.
+
+Each call is priced on its own through `price_buckets` (tiered prices depend on one request's
+input). That call costs ~0.1 ms, too slow for a log with 100,000 responses, so `Pricer` learns
+each model's per-token rates from it once and proves where they hold: genai-prices prices are
+linear in each bucket until the request's total input crosses the model's first tier. Below that
+limit a call is priced with the learned rates (the same number); above it, or when the rates
+cannot be learned, `price_buckets` is called directly. The learned base rates also split a call's
+dollars over its buckets, scaled so the parts always add up to the call's price.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from agent_core.pricing.cost import BUCKETS, shown_price
+
+_PROBE_MAX = 1 << 22          # ~4M tokens of input: beyond any context window
+_REL_TOL = 1e-9
+
+PriceFn = Callable[[str, dict[str, int]], "float | None"]
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= _REL_TOL * max(1.0, abs(a), abs(b))
+
+
+@dataclass(frozen=True)
+class Priced:
+    """One call's dollars; None where unknown (a model without price data)."""
+    total: float | None
+    parts: dict[str, float] | None     # dollars per bucket, adding up to `total`
+    saved: float | None                # what the cache reads would have cost as input, minus their cost
+
+
+class Pricer:
+    """`price(model, buckets) -> float | None`, equal to `price_buckets` but fast for big logs;
+    `priced(model, buckets)` adds the per-bucket split and the cache savings."""
+
+    def __init__(self, price: PriceFn = shown_price) -> None:
+        self._price = price
+        self._models: dict[str, tuple[float, dict[str, float], int] | None] = {}
+        self.exact_calls = 0
+
+    def _learned(self, model: str) -> tuple[float, dict[str, float], int] | None:
+        try:
+            return self._models[model]
+        except KeyError:
+            learned = self._models[model] = self._learn(model)
+            return learned
+
+    def __call__(self, model: str, buckets: Mapping[str, int]) -> float | None:
+        learned = self._learned(model)
+        if learned is None:
+            return self._exact(model, buckets)
+        const, r, limit = learned
+        i, w5, w1, cr = (buckets.get("input", 0), buckets.get("cache_write_5m", 0), buckets.get("cache_write_1h", 0),
+                         buckets.get("cache_read", 0))
+        if i + w5 + w1 + cr > limit:
+            return self._exact(model, buckets)
+        return (const + r["input"] * i + r["cache_write_5m"] * w5 + r["cache_write_1h"] * w1 + r["cache_read"] * cr
+                + r["output"] * buckets.get("output", 0))
+
+    def priced(self, model: str, buckets: Mapping[str, int]) -> Priced:
+        total = self(model, buckets)
+        reads = buckets.get("cache_read", 0)
+        if total is None:
+            return Priced(None, None, None if reads else 0.0)
+        saved = 0.0
+        if reads:
+            uncached = self(model, {**buckets, "cache_read": 0, "input": buckets.get("input", 0) + reads})
+            saved = None if uncached is None else uncached - total
+        return Priced(total, self._split(model, buckets, total), saved)
+
+    def _split(self, model: str, buckets: Mapping[str, int], total: float) -> dict[str, float] | None:
+        learned = self._learned(model)
+        if learned is None:
+            return None
+        const, rates, _ = learned
+        base = {k: rates[k] * buckets.get(k, 0) for k in BUCKETS}
+        s = sum(base.values())
+        scale = (total - const) / s if s > 0 else 0.0
+        return {k: v * scale for k, v in base.items()}
+
+    def _exact(self, model: str, buckets: Mapping[str, int]) -> float | None:
+        self.exact_calls += 1
+        return self._price(model, dict(buckets))
+
+    def _learn(self, model: str) -> tuple[float, dict[str, float], int] | None:
+        """(per-request constant, per-token rate per bucket, largest total input where they hold),
+        or None when the model is unknown or its prices are not linear even for small requests."""
+        const = self._price(model, dict.fromkeys(BUCKETS, 0))
+        if const is None:
+            return None
+        rates: dict[str, float] = {}
+        for k in BUCKETS:
+            p = self._price(model, {**dict.fromkeys(BUCKETS, 0), k: 1000})
+            if p is None:
+                return None
+            rates[k] = (p - const) / 1000
+
+        def linear(total_input: int) -> bool:
+            b = _probe(total_input)
+            p = self._price(model, b)
+            return p is not None and _close(p, const + sum(rates[k] * b[k] for k in BUCKETS))
+
+        lo = 1000
+        if not linear(lo):
+            return None
+        hi = lo * 2
+        while hi <= _PROBE_MAX and linear(hi):
+            lo, hi = hi, hi * 2
+        if hi > _PROBE_MAX:
+            return const, rates, lo
+        while hi - lo > 1:                    # the first tier starts in (lo, hi]
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if linear(mid) else (lo, mid)
+        return const, rates, lo
+
+
+def _probe(total_input: int) -> dict[str, int]:
+    """A request touching every bucket whose total input is exactly `total_input`."""
+    k = total_input // 8
+    return {"input": total_input - 3 * k, "cache_write_5m": k, "cache_write_1h": k, "cache_read": k,
+            "output": total_input}

@@ -1,0 +1,238 @@
+"""The one cost model: tokens and dollars per model × bucket × purpose.
+
+`Tally` is one row (a model, a purpose, or a report's model-day cell): tokens and dollars per
+bucket, calls, and what cache reads saved. `CostTally` keeps a row per model and one per purpose
+(main, compaction, memory, ...) and makes the `CostUpdate` every cost pane shows. The loop books
+each model call into one, `ctxtui watch` books each logged call into one, and `ctxtui usage` sums
+the same rows per model, day, purpose and session. Unknown prices stay unknown (None), never 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from agent_core.events import CostUpdate
+from agent_core.pricing.cost import BUCKETS, INPUT_BUCKETS, price_buckets, usage_buckets
+from agent_core.pricing.pricer import Priced, Pricer
+
+TOKEN_KEYS = {b: f"{b}_tokens" for b in BUCKETS}
+
+
+def _count(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _dollars(v: Any) -> float | None:
+    """A dollar figure from a saved state (a number, or a Decimal string from older versions)."""
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(str(v))
+    except ValueError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _money(x: float | None) -> float | None:
+    """Dollars for a JSON report: None (null) when unknown or not finite, which JSON cannot say."""
+    return None if x is None or not math.isfinite(x) else round(x, 6)
+
+
+@dataclass
+class Tally:
+    """Tokens, dollars (total and per bucket) and calls. `unpriced` counts calls with no known
+    price, `unsplit` calls whose dollars could not be split by bucket, `unsaved` calls whose cache
+    savings are unknown; each makes its figure None rather than a guess."""
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
+    usd: dict[str, float] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0.0))
+    cost: float = 0.0
+    saved: float = 0.0
+    requests: int = 0
+    unpriced: int = 0
+    unsplit: int = 0
+    unsaved: int = 0
+
+    def add(self, buckets: Mapping[str, int], priced: Priced, sign: int = 1) -> None:
+        """Book one call (sign -1 takes a call back out: a sub-agent copy replaced by the main one)."""
+        for k in BUCKETS:
+            self.tokens[k] += sign * buckets.get(k, 0)
+        self.requests += sign
+        if priced.total is None:
+            self.unpriced += sign
+        else:
+            self.cost += sign * priced.total
+        if priced.parts is None:
+            self.unsplit += sign
+        else:
+            for k in BUCKETS:
+                self.usd[k] += sign * priced.parts.get(k, 0.0)
+        if priced.saved is None:
+            self.unsaved += sign
+        else:
+            self.saved += sign * priced.saved
+
+    def merge(self, other: "Tally") -> "Tally":
+        for k in BUCKETS:
+            self.tokens[k] += other.tokens[k]
+            self.usd[k] += other.usd[k]
+        self.cost += other.cost
+        self.saved += other.saved
+        self.requests += other.requests
+        self.unpriced += other.unpriced
+        self.unsplit += other.unsplit
+        self.unsaved += other.unsaved
+        return self
+
+    @property
+    def cost_usd(self) -> float | None:
+        return None if self.unpriced else self.cost
+
+    @property
+    def saved_usd(self) -> float | None:
+        return None if self.unsaved else self.saved
+
+    @property
+    def usd_by_bucket(self) -> dict[str, float] | None:
+        return None if self.unpriced or self.unsplit else dict(self.usd)
+
+    def view(self) -> dict[str, Any]:
+        """The cost pane's row: bucket tokens, `cost_usd` (None = unknown), `requests` and, when
+        known, `usd_by_bucket`."""
+        out: dict[str, Any] = {**self.tokens, "cost_usd": self.cost_usd, "requests": self.requests}
+        split = self.usd_by_bucket
+        if split is not None:
+            out["usd_by_bucket"] = split
+        return out
+
+    def report_dict(self) -> dict[str, Any]:
+        """The row as `ctxtui usage --json` writes it."""
+        d: dict[str, Any] = {TOKEN_KEYS[k]: self.tokens[k] for k in BUCKETS}
+        d["total_tokens"] = sum(self.tokens.values())
+        d["requests"] = self.requests
+        d["cost_usd"] = _money(self.cost_usd)
+        if self.unpriced:
+            d["priced_cost_usd"] = _money(self.cost)
+        return d
+
+    def state_dict(self) -> dict[str, Any]:
+        """The row as a session's state snapshot keeps it (read back by `from_state`)."""
+        split = self.usd_by_bucket
+        return {"tokens": dict(self.tokens), "calls": self.requests, "cost_usd": self.cost_usd,
+                "saved_usd": self.saved_usd, "usd_by_bucket": split}
+
+    @classmethod
+    def from_state(cls, d: Mapping[str, Any]) -> "Tally":
+        """A row from `state_dict`, or from an older version's (Decimal strings, no split)."""
+        t = cls()
+        toks = d.get("tokens") if isinstance(d.get("tokens"), Mapping) else {}
+        for k in BUCKETS:
+            t.tokens[k] = _count(toks.get(k))
+        t.requests = _count(d.get("calls"))
+        unknown = max(t.requests, 1)
+        cost, saved = _dollars(d.get("cost_usd")), _dollars(d.get("saved_usd"))
+        t.cost, t.unpriced = (0.0, unknown) if cost is None else (cost, 0)
+        t.saved, t.unsaved = (0.0, unknown) if saved is None else (saved, 0)
+        split = d.get("usd_by_bucket")
+        parts = {k: _dollars(split.get(k)) for k in BUCKETS} if isinstance(split, Mapping) else {}
+        if parts and all(v is not None for v in parts.values()):
+            t.usd = parts  # type: ignore[assignment]
+        elif t.requests:
+            t.unsplit = t.requests
+        return t
+
+
+def burn_rate(total_usd: float | None, start: float | None, end: float | None) -> float | None:
+    """Dollars per hour over [start, end] (seconds); None when unknown or under a minute, where a
+    rate says nothing."""
+    if total_usd is None or start is None or end is None:
+        return None
+    hours = (end - start) / 3600
+    return total_usd / hours if hours > 1 / 60 else None
+
+
+def loop_pricer(price_as: Mapping[str, str] | None = None) -> Pricer:
+    """The loop's prices: genai-prices', with `price_as` borrowing another model's (the demo)."""
+    borrow = dict(price_as or {})
+    return Pricer(lambda model, buckets: price_buckets(borrow.get(model, model), buckets))
+
+
+class CostTally:
+    """Running cost of a session, by model and by purpose. `price_as` maps a model with no price
+    of its own (e.g. "demo") to one whose prices it borrows; `pricer` replaces the pricing."""
+
+    def __init__(self, price_as: Mapping[str, str] | None = None, pricer: Pricer | None = None) -> None:
+        self.price_as = dict(price_as or {})
+        self.price = pricer or loop_pricer(self.price_as)
+        self.models: dict[str, Tally] = {}
+        self.purposes: dict[str, Tally] = {}
+
+    def add(self, model: str, usage: Any, purpose: str = "main") -> None:
+        """Book one model call from its API usage (a dict or an SDK object). Never raises."""
+        try:
+            self.add_buckets(str(model or "unknown"), usage_buckets(usage), str(purpose or "main"))
+        except Exception:  # pragma: no cover - bookkeeping must never break a turn
+            pass
+
+    def add_buckets(self, model: str, buckets: Mapping[str, int], purpose: str = "main", sign: int = 1) -> None:
+        priced = self.price.priced(model, buckets)
+        for table, key in ((self.models, model), (self.purposes, purpose)):
+            row = table.get(key)
+            if row is None:
+                row = table[key] = Tally()
+            row.add(buckets, priced, sign)
+
+    def _rows(self, table: dict[str, Tally]) -> dict[str, Tally]:
+        """Rows with something to show (not one emptied by a replaced sub-agent copy)."""
+        return {k: t for k, t in table.items() if t.requests or t.unpriced}
+
+    def _sum(self) -> Tally:
+        out = Tally()
+        for t in self._rows(self.models).values():
+            out.merge(t)
+        return out
+
+    @property
+    def total_usd(self) -> float | None:
+        return self._sum().cost_usd
+
+    def by_model(self) -> dict[str, dict[str, Any]]:
+        return {m: t.view() for m, t in self._rows(self.models).items()}
+
+    def by_purpose(self) -> dict[str, dict[str, Any]]:
+        return {p: t.view() for p, t in self._rows(self.purposes).items()}
+
+    def tokens(self) -> dict[str, int]:
+        """Tokens per bucket over every model."""
+        return self._sum().tokens
+
+    def calls(self) -> int:
+        return self._sum().requests
+
+    def cache_hit_rate(self) -> float:
+        """Cache reads as a share of all input (uncached + writes + reads); 0.0 with no input."""
+        tok = self.tokens()
+        total = sum(tok[k] for k in INPUT_BUCKETS)
+        return tok["cache_read"] / total if total else 0.0
+
+    def saved_by_cache_usd(self) -> float | None:
+        return self._sum().saved_usd
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": 2,
+                "models": {m: t.state_dict() for m, t in self.models.items()},
+                "purposes": {p: t.state_dict() for p, t in self.purposes.items()}}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None, price_as: Mapping[str, str] | None = None) -> "CostTally":
+        tally = cls(price_as=price_as)
+        d = d if isinstance(d, Mapping) else {}
+        for table, key in ((tally.models, "models"), (tally.purposes, "purposes")):
+            src = d.get(key)
+            if isinstance(src, Mapping):
+                table.update({str(k): Tally.from_state(v) for k, v in src.items() if isinstance(v, Mapping)})
+        return tally
+
+    def event(self) -> CostUpdate:
+        return CostUpdate(total_usd=self.total_usd, by_model=self.by_model(), by_purpose=self.by_purpose(),
+                          cache_hit_rate=round(self.cache_hit_rate(), 4), saved_usd=self.saved_by_cache_usd())
