@@ -128,7 +128,8 @@ class CostUpdate(Event):
 @dataclass
 class Error(Event):
     type: ClassVar[str] = "error"
-    kind: str             # auth | rate_limit | overloaded | prompt_too_long | connection | server | tool | blocking | internal
+    # auth | rate_limit | overloaded | prompt_too_long | connection | server | tool | blocking | internal
+    kind: str
     message: str
     retryable: bool = False
 

@@ -110,7 +110,8 @@ def user(content: str | list[dict], kind: str = "message", **meta: Any) -> Entry
     return Entry({"role": "user", "content": _blocks(content)}, kind=kind, meta=meta)
 
 
-def assistant(content: str | list[dict], response_id: str | None = None, usage: dict | None = None, **meta: Any) -> Entry:
+def assistant(content: str | list[dict], response_id: str | None = None, usage: dict | None = None,
+              **meta: Any) -> Entry:
     return Entry({"role": "assistant", "content": _blocks(content)}, response_id=response_id, usage=usage, meta=meta)
 
 

@@ -51,7 +51,8 @@ class Pipeline:
     def count(self, entries: Sequence[Entry]) -> int:
         return count_tokens(entries, self.config.overhead_tokens)
 
-    def _ctx(self, entries: Sequence[Entry], now: float, trigger: str = "auto", instructions: str | None = None) -> LayerContext:
+    def _ctx(self, entries: Sequence[Entry], now: float, trigger: str = "auto",
+             instructions: str | None = None) -> LayerContext:
         summarizing = bool(self.stages) and self.config.budget.autocompact_enabled and self.breakers().allows("auto")
         return LayerContext(self.config, self.state, self.session_dir, now, self.count(entries), trigger, instructions,
                             summarizing)

@@ -248,7 +248,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         parts.append(f"persisted {totals['persisted']} large tool result(s) "
                      f"({totals['chars']:,} characters) to {FOLDER}/")
     if totals["truncated"]:
-        parts.append(f"truncated {totals['truncated']} large tool result(s) (no safe session folder to save them in, or saving failed)")
+        parts.append(f"truncated {totals['truncated']} large tool result(s) "
+                     "(no safe session folder to save them in, or saving failed)")
     if totals["repersisted"]:
         parts.append(f"re-persisted {totals['repersisted']} result(s) whose stored path was not trusted")
     if totals["reapplied"]:

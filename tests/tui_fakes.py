@@ -22,7 +22,8 @@ def context_event(tokens: int, window: int = 200_000, state: str | None = None) 
     system, tools = 3_100, 11_900
     rest = max(0, tokens - system - tools)
     cats = {"system": system, "tools": tools, "user_text": rest // 10, "assistant_text": rest // 5,
-            "tool_calls": rest // 10, "tool_results": rest // 2, "summaries": rest - rest // 10 * 2 - rest // 5 - rest // 2}
+            "tool_calls": rest // 10, "tool_results": rest // 2,
+            "summaries": rest - rest // 10 * 2 - rest // 5 - rest // 2}
     buffer = window - threshold
     cats["free"] = max(0, window - tokens - buffer)
     cats["autocompact_buffer"] = buffer
@@ -158,7 +159,8 @@ class FakeAgent:
         before = self.tokens
         self.tokens = max(500, self.tokens // 3)
         c = ev.Compaction(layer="autocompact", trigger="manual", tokens_before=before, tokens_after=self.tokens,
-                          duration_s=0.1, transcript_path="/tmp/t/manual.jsonl", action=f"focus: {focus}" if focus else "")
+                          duration_s=0.1, transcript_path="/tmp/t/manual.jsonl",
+                          action=f"focus: {focus}" if focus else "")
         self.compactions.append(c)
         yield await self._emit(c)
         ctx = self.context_event()

@@ -7,7 +7,8 @@
 from agent_core.logs.discover import claude_projects_dir, discover, expand, newest_log
 from agent_core.logs.files import MAX_LINE_BYTES, NotRegularFile, is_regular, open_regular
 from agent_core.logs.reader import LogReader, session_from_path
-from agent_core.logs.records import CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord, context_tokens
+from agent_core.logs.records import (CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord,
+                                     context_tokens)
 
 __all__ = [
     "CompactionRecord", "Deduper", "LineStats", "LogFollower", "LogReader", "MAX_LINE_BYTES", "NotRegularFile",

@@ -20,7 +20,8 @@ from agent_core.config import Config, ConfigError
 from agent_core.pricing.cost import DEMO_PRICED_AS
 from agent_core.pricing.tally import CostTally
 from agent_core.providers.model import ModelClient
-from agent_core.sessions.paths import UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir, tool_results_dir
+from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir,
+                                      tool_results_dir)
 from agent_core.tools.permissions import PermissionPolicy
 from agent_core.sessions.session_log import SessionLog, latest_session
 from agent_core.loop.summarizer_adapter import ModelSummarizer
@@ -163,7 +164,8 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
                                        "config": config.public_dict()}, secrets=config.secret_values())
 
     state = loaded.state if loaded else {}
-    pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse), session_dir=session_dir(home, log.session_id),
+    pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse),
+                        session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
     # The demo has no price of its own: it borrows a real model's so the cost pane shows dollars.
     price_as = {"demo": DEMO_PRICED_AS} if client.info.offline else None

@@ -28,8 +28,8 @@ class ModelSummarizer:
         max_tokens = self.max_tokens or min(self.client.info.max_output_tokens, 20_000)
         response: ModelResponse | None = None
         try:
-            async for item in self.client.stream(system=system, messages=messages, tools=self.tools, max_tokens=max_tokens,
-                                                 purpose="compaction"):
+            async for item in self.client.stream(system=system, messages=messages, tools=self.tools,
+                                                 max_tokens=max_tokens, purpose="compaction"):
                 if isinstance(item, ModelResponse):
                     response = item
         except ModelError as e:

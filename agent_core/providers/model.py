@@ -24,7 +24,8 @@ class ModelError(Exception):
     def __init__(self, kind: str, message: str, retryable: bool = False, retry_after: float | None = None,
                  status: int | None = None, already_retried: bool = False) -> None:
         super().__init__(message)
-        self.kind = kind              # auth | rate_limit | overloaded | prompt_too_long | connection | server | bad_request | cancelled
+        # auth | rate_limit | overloaded | prompt_too_long | connection | server | bad_request | cancelled
+        self.kind = kind
         self.message = message
         self.retryable = retryable
         self.retry_after = retry_after

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from watchfiles import awatch
+
 from agent_core.reports.watch_target import WatchTarget
 
 DEBOUNCE_MS = 30       # awatch groups changes over at most this long (its default is 1,600)
@@ -34,8 +36,6 @@ async def watch_changes(root: Path, *, recursive: bool = True, force_polling: bo
                         timeout_ms: int = TIMEOUT_MS, poll_delay_ms: int = POLL_DELAY_MS) -> AsyncIterator[set[str]]:
     """The .jsonl paths changed under `root`, as sets; an empty set every `timeout_ms` of quiet.
     Set `stop_event` (an asyncio.Event) to end it promptly: awatch's thread checks it every step."""
-    from watchfiles import awatch
-
     async for changes in awatch(root, watch_filter=_only_logs, debounce=debounce_ms, step=step_ms,
                                 stop_event=stop_event, rust_timeout=timeout_ms, yield_on_timeout=True,
                                 force_polling=force_polling, poll_delay_ms=poll_delay_ms, recursive=recursive):

@@ -84,4 +84,5 @@ def read_text(path: Path, shown: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ToolError(f"'{shown}' is not UTF-8 text ({e.reason} at byte {e.start}); it cannot be edited safely.") from e
+        raise ToolError(f"'{shown}' is not UTF-8 text ({e.reason} at byte {e.start}); "
+                        "it cannot be edited safely.") from e

@@ -28,7 +28,7 @@ def grid(c: ContextUpdate) -> Content:
     raw = [(k, v * GRID_CELLS / window) for k, v in items]
     cells = {k: int(x) for k, x in raw}
     spare = GRID_CELLS - sum(cells.values())
-    for k, x in sorted(raw, key=lambda kx: kx[1] - int(kx[1]), reverse=True)[:max(0, spare)]:
+    for k, _x in sorted(raw, key=lambda kx: kx[1] - int(kx[1]), reverse=True)[:max(0, spare)]:
         cells[k] += 1
     seq: list[str] = []
     for k, _ in items:

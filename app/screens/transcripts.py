@@ -1,6 +1,6 @@
 """The transcript browser: ctxtui sessions and their compaction transcripts, and Claude Code logs
-when its projects folder exists (`agent_core.logs.discover`); refreshed live with watchfiles; each opens read-only with search,
-a filter by kind and jumps between compaction boundaries. Big files load in a thread worker in
+when its projects folder exists (`agent_core.logs.discover`); refreshed live with watchfiles; each opens read-only
+with search, a filter by kind and jumps between compaction boundaries. Big files load in a thread worker in
 batches, so the screen keeps answering keys while a 50 MB log is read.
 
 Also the /resume picker (a list of ctxtui sessions)."""
@@ -113,7 +113,7 @@ class TranscriptBrowser(Screen[None]):
         stop = asyncio.Event()
         try:
             self.watching = True
-            async for changes in awatch(*roots, debounce=WATCH_DEBOUNCE_MS, step=10, stop_event=stop,
+            async for _changes in awatch(*roots, debounce=WATCH_DEBOUNCE_MS, step=10, stop_event=stop,
                                         watch_filter=lambda _c, p: is_log_path(p)):
                 self.rescan()
         finally:
@@ -305,7 +305,8 @@ class TranscriptViewer(Screen[None]):
         if self.done:
             state = f"{len(self.records):,} records · {fmt.size(self.total_bytes)}"
         else:
-            state = f"loading {fmt.size(self.loaded_bytes)} / {fmt.size(self.total_bytes)} · {len(self.records):,} records"
+            state = (f"loading {fmt.size(self.loaded_bytes)} / {fmt.size(self.total_bytes)} · "
+                     f"{len(self.records):,} records")
         self.query_one("#viewer-status", Static).update(Content.assemble(
             (state, "bold"), f" · {boundaries} compaction boundar{'y' if boundaries == 1 else 'ies'}",
             " · filter: ", (self.kind_filter, "bold $accent"),
@@ -353,7 +354,8 @@ class TranscriptViewer(Screen[None]):
         lst = self.query_one(RecordList)
         found = self._scan(lst, lambda r: q in r.lower, direction, include_current=from_current)
         if found is None:
-            self.notify(f"No {'further ' if not from_current else ''}match for {self.query_text!r}.", severity="warning")
+            further = "further " if not from_current else ""
+            self.notify(f"No {further}match for {self.query_text!r}.", severity="warning")
         self._status()
 
     def action_boundary(self, direction: int) -> None:

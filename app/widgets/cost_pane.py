@@ -165,7 +165,8 @@ class CostPane(Vertical):
         comp_usd = comp.get("cost_usd") if comp else 0.0
         hit_text = fmt.percent(hit * 100 if hit is not None and hit <= 1 else hit)
         parts: list = [
-            "cache hit ", (hit_text, "bold"), " · saved ", (fmt.usd(saved) if saved is not None else "—", "bold $success"),
+            "cache hit ", (hit_text, "bold"),
+            " · saved ", (fmt.usd(saved) if saved is not None else "—", "bold $success"),
             "\ncompaction ", (fmt.usd(comp_usd), "bold"),
             " · burn ", ((fmt.usd(burn) + "/h") if burn is not None else "—", "bold")]
         unknown = [m for m, row in ev.by_model.items() if row.get("cost_usd") is None]

@@ -263,7 +263,8 @@ def test_autocompact_pct_10_is_a_working_setting(ws, env):
 
 
 def test_a_real_model_without_a_key_is_a_config_error(ws, env):
-    with pytest.raises(ConfigError, match=r"^CTXTUI_MODEL is 'claude-sonnet-4-5', which needs an API key.*--model demo"):
+    with pytest.raises(ConfigError,
+                       match=r"^CTXTUI_MODEL is 'claude-sonnet-4-5', which needs an API key.*--model demo"):
         load_config(None, {**env, "CTXTUI_MODEL": "claude-sonnet-4-5"}, ws)
 
 

@@ -119,7 +119,8 @@ def test_time_based_clears_all_but_the_last_five_after_an_hour():
     res = mc.apply(es, ctx(es, now=es[-1].timestamp + 61 * 60))
     assert res.report is not None and res.report.trigger == "time"
     got = results(res.entries)
-    assert [got[f"t{i}"] == "[Old result of bash cleared]" for i in range(9)] == [True] * 3 + [False] * 6  # t3..t7 kept, t8 unseen
+    # t3..t7 kept, t8 unseen
+    assert [got[f"t{i}"] == "[Old result of bash cleared]" for i in range(9)] == [True] * 3 + [False] * 6
 
 
 def test_time_based_keeps_at_least_one():

@@ -31,7 +31,7 @@ def session(rounds: int, size: int = 3_000, first: str = "please fix the failing
 def extend(history: list[Entry], rounds: int, size: int = 3_000) -> list[Entry]:
     """More rounds, each response's usage being the count of everything before it (as the API says)."""
     out = list(history)
-    for r in range(rounds):
+    for _ in range(rounds):
         tid = f"toolu_more_{len(out)}"
         a = Entry({"role": "assistant", "content": [{"type": "tool_use", "id": tid, "name": "bash",
                                                      "input": {"command": "make"}}]}, response_id=f"more_{len(out)}")

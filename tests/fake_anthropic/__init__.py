@@ -8,8 +8,9 @@
 Standalone (for subprocess tests): `python -m tests.fake_anthropic --script FILE`; it prints
 `FAKE_ANTHROPIC_URL=http://127.0.0.1:PORT` on its first line.
 """
-from .script import (FAULTS, SUMMARY_SECTIONS, cut, echo_responder, fault, is_summary_request, last_user_text, load_script, malformed,
-                     overloaded, prompt_too_long, rate_limit, reply, server_error, text, thinking, tool_use)
+from .script import (FAULTS, SUMMARY_SECTIONS, cut, echo_responder, fault, is_summary_request, last_user_text,
+                     load_script, malformed, overloaded, prompt_too_long, rate_limit, reply, server_error, text,
+                     thinking, tool_use)
 from .server import FakeAnthropic, RecordedRequest
 from .usage import PrefixCache, count_input, count_output
 

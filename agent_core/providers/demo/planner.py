@@ -130,7 +130,8 @@ class Planner:
         """Files this turn's listings named, else the scan (matching the extension when possible)."""
         found: list[str] = []
         for c in self.turn.calls:
-            if c.ok and (c.name == "glob" or (c.name == "bash" and str(c.input.get("command", "")).startswith(("ls", "find")))):
+            listing = c.name == "bash" and str(c.input.get("command", "")).startswith(("ls", "find"))
+            if c.ok and (c.name == "glob" or listing):
                 found += [p for p in paths_in(self.ws, c.result) if p not in found]
         if found:
             return found

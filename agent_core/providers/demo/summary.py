@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from compaction.tokens import estimate_message, estimate_text
 
-from agent_core.providers.demo.conversation import blocks, canon, is_prompt_text, looks_like_summary, norm_path, result_text
+from agent_core.providers.demo.conversation import (blocks, canon, is_prompt_text, looks_like_summary, norm_path,
+                                                    result_text)
 from agent_core.providers.demo.workspace import definitions, ext_of, strip_line_numbers
 
 SECTIONS = ("Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections",

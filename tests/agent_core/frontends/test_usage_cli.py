@@ -53,7 +53,7 @@ def test_json_shape(projects):
     data, _ = run_json(str(projects))
     assert {"totals", "by_model", "sessions"} <= set(data)
     assert set(data["by_model"]) == {MODEL, "claude-haiku-4-5-20251001", "mystery-model-1"}
-    for m, row in data["by_model"].items():
+    for row in data["by_model"].values():
         assert BUCKET_KEYS | {"cost_usd"} <= set(row)
         assert all(isinstance(row[k], int) for k in BUCKET_KEYS)
     assert data["by_model"]["mystery-model-1"]["cost_usd"] is None       # unknown price, tokens kept

@@ -9,8 +9,8 @@ import pytest
 from agent_core import events as ev
 from agent_core.sessions.session_reader import load_session
 from compaction import project, validate_history
-from tests.fake_anthropic import (is_summary_request, FakeAnthropic, cut, echo_responder, malformed, overloaded, prompt_too_long,
-                                  rate_limit, reply, server_error, tool_use)
+from tests.fake_anthropic import (is_summary_request, FakeAnthropic, cut, echo_responder, malformed, overloaded,
+                                  prompt_too_long, rate_limit, reply, server_error, tool_use)
 
 from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
 
@@ -297,7 +297,8 @@ async def test_summaries_take_over_when_collapse_is_off(tmp_path):
             return echo_responder(body)
         if len(body["messages"]) % 8 == 7:
             return reply("Done with this part.")
-        return reply("reading: " + "notes " * 500, tool_use("bash", {"command": f"cat big{len(body['messages']) % 6}.txt"}))
+        command = f"cat big{len(body['messages']) % 6}.txt"
+        return reply("reading: " + "notes " * 500, tool_use("bash", {"command": command}))
 
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, allow=["bash"], context_window=20_000, disable_collapse=True)

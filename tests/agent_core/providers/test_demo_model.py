@@ -198,7 +198,8 @@ def calls_of(responses: list[ModelResponse]) -> list[dict]:
 
 def test_info_and_defaults(ws):
     m = DemoModel(ws)
-    assert (m.info.provider, m.info.model, m.info.context_window, m.info.max_output_tokens) == ("demo", "demo", 30_000, 4_000)
+    info = m.info
+    assert (info.provider, info.model, info.context_window, info.max_output_tokens) == ("demo", "demo", 30_000, 4_000)
     assert m.info.offline and m.info.notes == ["demo — offline"]
     with pytest.raises(ValueError, match="context_window"):
         DemoModel(ws, context_window=10)
@@ -404,7 +405,8 @@ async def test_prompt_too_long_above_the_window(ws):
 async def test_invalid_history_is_rejected_like_the_api(ws):
     m = DemoModel(ws)
     bad = [{"role": "user", "content": "a"},
-           {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "glob", "input": {"pattern": "*"}}]},
+           {"role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "glob", "input": {"pattern": "*"}}]},
            {"role": "user", "content": "no result"}]
     with pytest.raises(ModelError) as ei:
         await call(m, bad)
