@@ -1,4 +1,7 @@
-"""ctxtui's own session logs (`<state>/sessions/<id>.jsonl`, agent_core/sessions/session_log.py) -> records.
+"""ctxtui's own session logs (`<state>/sessions/<id>.jsonl`) -> usage and compaction records.
+
+The format is read with agent_core/sessions/session_reader.py (its one reader); this module only
+says which records carry usage or a compaction.
 
 Lines are `{"t": kind, ...}`:
 - `meta`: session id and model;
@@ -22,6 +25,7 @@ from agent_core.logs.claude_code import parse_timestamp
 from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
 
 SIDE_PURPOSES = ("compaction", "memory")
+from agent_core.sessions.session_reader import logged_entries, logged_event
 
 
 def _int(v: Any) -> int:
@@ -49,20 +53,11 @@ class CtxtuiParser:
 
     def parse(self, obj: dict) -> list[Record]:
         t = obj.get("t")
-        if t == "entry":
-            e = obj.get("entry")
-            return self._entry(e) if isinstance(e, dict) else []
+        if t in ("entry", "history"):
+            return [rec for e in logged_entries(obj) for rec in self._entry(e)]
         if t == "event":
-            ev = obj.get("event")
-            return self._event(ev, obj) if isinstance(ev, dict) else []
-        if t == "history":
-            changed = obj.get("changed")
-            out: list[Record] = []
-            if isinstance(changed, dict):
-                for e in changed.values():
-                    if isinstance(e, dict):
-                        out.extend(self._entry(e))
-            return out
+            ev = logged_event(obj)
+            return self._event(ev, obj) if ev is not None else []
         if t == "state":
             return self._state(obj)
         if t == "meta":

@@ -18,6 +18,7 @@ from compaction.report import CompactionReport
 from compaction.tokens import CategoryTally, estimate_text
 
 from agent_core import events as ev
+from agent_core.context_budget import context_update
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
@@ -96,10 +97,7 @@ class Agent:
                          tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled)
-        return ev.ContextUpdate(tokens=tokens, window=b.context_window, threshold=b.autocompact_threshold,
-                                state=b.state(tokens), percent_left=round(b.percent_left(tokens), 1),
-                                categories=cats, warning=b.warning_threshold, error=b.error_threshold,
-                                blocking=b.blocking_limit)
+        return context_update(b, tokens, cats)
 
     def cost_event(self) -> ev.CostUpdate:
         return self.cost.event()

@@ -17,13 +17,17 @@ from compaction.tokens import estimate_text
 from agent_core import events as ev
 from agent_core.loop.agent import Agent, Ask, TurnLimits
 from agent_core.config import Config, ConfigError
+from agent_core.context_budget import limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
 from agent_core.pricing.tally import CostTally
+from agent_core.providers.demo.model import DemoModel
 from agent_core.providers.model import ModelClient
 from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir,
                                       tool_results_dir)
 from agent_core.tools.permissions import PermissionPolicy
-from agent_core.sessions.session_log import SessionLog, latest_session
+from agent_core.logs.discover import latest_session
+from agent_core.sessions.session_log import SessionLog
+from agent_core.sessions.session_reader import LoadedSession
 from agent_core.loop.summarizer_adapter import ModelSummarizer
 from agent_core.loop.system_prompt import system_prompt
 from agent_core.tools import ToolContext, ToolRegistry, resolve_path
@@ -36,12 +40,11 @@ MIN_TURN_TOKENS = 1_500   # a prompt, one tool call and a short result
 
 def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
     if config.is_demo:
-        from agent_core.providers.demo.model import DemoModel
-
-        return DemoModel(config.workspace, context_window=config.resolved_context_window(),
-                         max_output_tokens=min(config.max_output_tokens, 4_000),
-                         chunk_delay=demo_chunk_delay)
-    from agent_core.providers.anthropic_client import AnthropicClient
+        limits = limits_for(config.model, config.budget_settings())
+        return DemoModel(config.workspace, context_window=limits.context_window,
+                         max_output_tokens=limits.max_output_tokens, chunk_delay=demo_chunk_delay)
+    # The SDK takes a second or more to import; the demo and `ctxtui usage` never need it.
+    from agent_core.providers.anthropic_client import AnthropicClient  # noqa: PLC0415  (start-up time)
 
     explicit_out = config.sources.get("max_output_tokens") not in (None, "default")
     return AnthropicClient(api_key=config.api_key or "", base_url=config.base_url, model=config.model,
@@ -136,8 +139,7 @@ def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = 
     home = prepare_state_dir(config)
     client = client or make_client(config, demo_chunk_delay)
     # The thresholds follow the window and max output the client really uses.
-    budget = ContextBudget(context_window=client.info.context_window, max_output_tokens=client.info.max_output_tokens,
-                           autocompact_enabled=not config.disable_autocompact, autocompact_pct=config.autocompact_pct)
+    budget = make_budget(client.info.context_window, client.info.max_output_tokens, config.budget_settings())
     registry = ToolRegistry()
     prompt = system_prompt(config.workspace)
     check_room(config, budget, prompt, registry.definitions())

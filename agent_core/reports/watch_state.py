@@ -1,4 +1,4 @@
-"""`ctxtui watch` without a screen: which log to follow, and what its records mean for the panes.
+"""`ctxtui watch` without a screen: what a session log's records mean for the panes.
 
 `WatchState.poll()` reads only the bytes appended to a session log (and to its sub-agent logs)
 since the last poll, through `agent_core.logs.LogReader`, and turns the new records into the loop's
@@ -8,176 +8,28 @@ model, as the loop computes them), a `CostUpdate` (model x bucket, with dollars)
 tokens after it). The Textual screen (app/watch_app.py) only hands these to the widgets, so
 everything here is tested without a screen.
 
-`watch_changes()` wraps watchfiles' `awatch` with a short debounce (its default waits 1.6 s) and a
-periodic empty yield, which doubles as a catch-up read should a file-system event ever be missed.
+Which log to follow is watch_target.py; waiting for the files to change is watch_files.py.
 """
 from __future__ import annotations
 
-import json
-import os
-import stat
-import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterable, Mapping
+from typing import Any, Mapping
 
 from compaction.budget import ContextBudget
 
-from agent_core.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
+from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for, context_update
 from agent_core.events import Compaction, ContextUpdate, CostUpdate
 from agent_core.pricing.pricer import Pricer
 from agent_core.pricing.tally import CostTally, burn_rate
-from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord, claude_projects_dir, newest_log, open_regular
-from agent_core.logs.files import describe
-from agent_core.logs.discover import newest
-from agent_core.providers.models_info import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelLimits, model_limits
-from agent_core.sessions.paths import project_state_dir, sessions_dir, state_root
+from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord
+from agent_core.logs.discover import read_head, subagent_logs
 
-DEBOUNCE_MS = 30       # awatch groups changes over at most this long (its default is 1,600)
-STEP_MS = 5            # ... and yields once no new change came for this long
-TIMEOUT_MS = 250       # idle this long: yield an empty set anyway (catch-up read, prompt shutdown)
-POLL_DELAY_MS = 100    # --poll: how often the files are stat'ed
 HISTORY_POINTS = 512   # context points kept for the plot (it shows the latest that fit)
 META_PEEK = 1 << 18    # ctxtui's meta line is the first one; never read more than this for it
 
 SOURCE_NAMES = {"claude_code": "Claude Code log", "ctxtui": "ctxtui session log"}
-
-
-class WatchError(Exception):
-    """A path that cannot be watched; the message says what to do (the CLI exits 2)."""
-
-
-# ------------------------------------------------------------------ which file
-
-@dataclass(frozen=True)
-class WatchTarget:
-    """The log to follow and, when a folder was given, the folder where a newer session may appear."""
-    log: Path
-    folder: Path | None = None
-
-
-def ctxtui_sessions(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
-    """The sessions of the workspace `cwd`, in ctxtui's state folder (CTXTUI_HOME or the default)."""
-    return sessions_dir(project_state_dir(state_root(env), Path(cwd).resolve()))
-
-
-def default_folder(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
-    """ctxtui's sessions (`ctxtui_sessions`) when they hold a log, else Claude Code's projects
-    folder (`$CLAUDE_CONFIG_DIR/projects` or ~/.claude/projects)."""
-    env = os.environ if env is None else env
-    ours = ctxtui_sessions(cwd, env)
-    if ours.is_dir() and newest_log(ours) is not None:
-        return ours
-    return claude_projects_dir(env)
-
-
-def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
-                   env: Mapping[str, str] | None = None) -> WatchTarget:
-    """The file `ctxtui watch [PATH]` follows. Raises WatchError for a missing path or no log."""
-    cwd = Path.cwd() if cwd is None else Path(cwd)
-    given = path is not None
-    p = Path(path).expanduser() if given else default_folder(cwd, env)
-    if given and not p.is_absolute():
-        p = cwd / p
-    if not p.exists():
-        if given:
-            raise WatchError(f"{p}: no such file or folder. Give a session log (.jsonl) or a folder that holds some.")
-        raise WatchError(f"no session logs found: neither {ctxtui_sessions(cwd, env)} nor {p} exists. "
-                         "Run ctxtui (or Claude Code) first, or give the log's path.")
-    if not p.is_dir():
-        try:
-            mode = p.stat().st_mode
-        except OSError as e:
-            raise WatchError(f"cannot read {p}: {e.strerror or e}. Check the file's permissions.") from None
-        if not stat.S_ISREG(mode):
-            raise WatchError(f"{p}: not a regular file ({describe(mode)}). Give a session log (.jsonl) or a folder "
-                             "that holds some.")
-    p = p.resolve()
-    if p.is_file():
-        return WatchTarget(p)
-    log = newest_log(p)
-    if log is None:
-        raise WatchError(f"no session log (*.jsonl) under {p}. Give a log file or a folder that holds "
-                         "ctxtui's .ctxtui/sessions or Claude Code's projects.")
-    return WatchTarget(log.resolve(), p)
-
-
-def is_main_log(path: Path) -> bool:
-    """A session's own log: a .jsonl that is neither a sub-agent log nor a compaction transcript."""
-    return (path.suffix == ".jsonl" and not path.name.startswith(".")
-            and path.parent.name not in ("subagents", "transcripts"))
-
-
-def switch_candidate(changed: Iterable[str], *, current: Path, followed: set[Path]) -> Path | None:
-    """A main log that was just written and has not been followed yet in this run: the newer
-    session to switch to (folder mode). Sessions followed before are never switched back to, so
-    two sessions written at once do not make the view flip between them."""
-    candidates = (Path(raw) for raw in changed)
-    return newest(p for p in candidates if p != current and p not in followed and is_main_log(p))
-
-
-# ------------------------------------------------------------------ thresholds
-
-@dataclass(frozen=True)
-class BudgetInfo:
-    model: str | None
-    budget: ContextBudget
-    window_source: str        # override | session config | demo | genai-prices | table | default
-
-
-def budget_for(model: str | None, *, context_window: int | None = None,
-               config: Mapping[str, Any] | None = None) -> BudgetInfo:
-    """The loop's thresholds for `model` (agent_core.config.Config.budget): the window is the
-    override, else the session's configured one (ctxtui logs), else the demo's, else
-    `model_limits(model)`; max output, auto-compact switch and percentage come from the session's
-    config when the log has one."""
-    cfg = config or {}
-
-    def int_of(key: str) -> int | None:
-        v = cfg.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
-
-    name = model or "unknown"
-    if context_window is not None:
-        window, source = context_window, "override"
-    elif int_of("context_window") is not None:
-        window, source = int_of("context_window"), "session config"
-    elif name == DEMO_MODEL:
-        window, source = DEMO_CONTEXT_WINDOW, "demo"
-    else:
-        window, source = None, ""
-    if model is None:     # nothing read yet: the defaults, without loading genai-prices' data on the UI thread
-        limits = ModelLimits(name, window or DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT,
-                             "override" if window else "default", "default")
-    else:
-        limits = model_limits(name, context_window=window)
-    pct = cfg.get("autocompact_pct")
-    pct = float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) and 0 < pct <= 100 else None
-    budget = ContextBudget(context_window=limits.context_window,
-                           max_output_tokens=int_of("max_output_tokens") or limits.max_output_tokens,
-                           autocompact_enabled=not bool(cfg.get("disable_autocompact")), autocompact_pct=pct)
-    return BudgetInfo(model, budget, source or limits.window_source)
-
-
-def read_meta(path: Path) -> dict[str, Any]:
-    """ctxtui's meta line (the first line of its session log), or {}; a `config` that is not a
-    table is dropped (a damaged log must not break the thresholds)."""
-    try:
-        with open_regular(path) as f:
-            head = f.read(META_PEEK)
-    except OSError:
-        return {}
-    line = head.split(b"\n", 1)[0]
-    try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError):    # RecursionError: absurdly deep nesting
-        return {}
-    if not isinstance(obj, dict) or obj.get("t") != "meta":
-        return {}
-    if not isinstance(obj.get("config"), dict):
-        obj.pop("config", None)
-    return obj
 
 
 # ------------------------------------------------------------------ compactions
@@ -297,20 +149,16 @@ class WatchState:
     def _discover(self) -> None:
         """Sub-agent logs of this session (`<stem>/subagents/*.jsonl`): followed as they appear.
         Only that folder is listed (one scandir per poll), never the whole session folder."""
-        try:
-            found = sorted(e.path for e in os.scandir(self.path.with_suffix("") / "subagents")
-                           if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file())
-        except OSError:        # no such folder (the usual case)
-            return
-        for p in found:
-            self._reader(Path(p))
+        for p in subagent_logs(self.path):
+            self._reader(p)
 
     # -- thresholds
     def _budget_info(self, model: str | None) -> BudgetInfo:
         info = self._budgets.get(model)
         if info is None:
-            info = self._budgets[model] = budget_for(model, context_window=self.context_window,
-                                                     config=self.meta.get("config") if self.meta else None)
+            logged = self.meta.get("config") if self.meta else None
+            info = self._budgets[model] = budget_for(
+                model, BudgetSettings.from_logged(logged, context_window=self.context_window))
         return info
 
     @property
@@ -349,7 +197,7 @@ class WatchState:
                     context_changed |= self._compaction(rec, up)
             if reader is self.main_reader and not self._meta_read and reader.format == "ctxtui":
                 self._meta_read = True
-                self.meta = read_meta(self.path)
+                self.meta = read_head(self.path, META_PEEK).meta
                 if self.meta:
                     self._budgets.clear()
                     if self.model is None and isinstance(self.meta.get("model"), str):
@@ -425,9 +273,7 @@ class WatchState:
             cats = {"estimated": t}
         cats["free"] = max(0, b.autocompact_threshold - t)
         cats["autocompact_buffer"] = b.context_window - b.autocompact_threshold
-        return ContextUpdate(tokens=t, window=b.context_window, threshold=b.autocompact_threshold,
-                             state=b.state(t), percent_left=round(b.percent_left(t), 1), categories=cats,
-                             warning=b.warning_threshold, error=b.error_threshold, blocking=b.blocking_limit)
+        return context_update(b, t, cats)
 
     def history_points(self) -> tuple[tuple[int, int, bool], ...]:
         return tuple(self.history)
@@ -448,36 +294,3 @@ class WatchState:
 
     def compaction_events(self) -> list[Compaction]:
         return [v.event() for v in self.compactions.values()]
-
-
-# ------------------------------------------------------------------ following files
-
-def _only_logs(_change: Any, path: str) -> bool:
-    return path.endswith(".jsonl")
-
-
-def watch_root(target: WatchTarget, current: Path) -> tuple[Path, bool]:
-    """(folder to watch, recursive). A folder target: the whole tree (a new session may appear
-    anywhere under it). A file: its own folder only, so pointing at a log in a big tree does not
-    put a watch on every sub-folder; its sub-agent logs are picked up by the periodic read."""
-    if target.folder is not None:
-        return target.folder, True
-    return current.parent, False
-
-
-async def watch_changes(root: Path, *, recursive: bool = True, force_polling: bool = False,
-                        stop_event: Any = None, debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
-                        timeout_ms: int = TIMEOUT_MS, poll_delay_ms: int = POLL_DELAY_MS) -> AsyncIterator[set[str]]:
-    """The .jsonl paths changed under `root`, as sets; an empty set every `timeout_ms` of quiet.
-    Set `stop_event` (an asyncio.Event) to end it promptly: awatch's thread checks it every step."""
-    from watchfiles import awatch
-
-    async for changes in awatch(root, watch_filter=_only_logs, debounce=debounce_ms, step=step_ms,
-                                stop_event=stop_event, rust_timeout=timeout_ms, yield_on_timeout=True,
-                                force_polling=force_polling, poll_delay_ms=poll_delay_ms, recursive=recursive):
-        yield {p for _c, p in changes}
-
-
-def now() -> float:
-    """Monotonic seconds, for latency figures."""
-    return time.perf_counter()

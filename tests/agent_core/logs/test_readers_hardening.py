@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from agent_core.logs import LogFollower, LogReader, UsageRecord, discover
+from agent_core.logs.discover import list_logs
 from agent_core.frontends.usage_cli import main as usage_main
-from agent_core.reports.watch_state import WatchState, resolve_target
+from agent_core.reports.watch_state import WatchState
+from agent_core.reports.watch_target import resolve_target
 from app import logfiles
 from app.watch import main as watch_main
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
@@ -119,7 +121,7 @@ def test_watch_state_and_the_transcript_browser_refuse_a_fifo_or_device_promptly
     assert len(lines) == 4
     assert all("refused: not a regular file" in x for x in lines), lines
     # The browser's file list shows only the regular log.
-    listed = logfiles.scan(None, folder.parent)
+    listed = list_logs(None, folder.parent)
     assert [f.name for f in listed] == ["good.jsonl"]
 
 
@@ -337,7 +339,7 @@ def test_appending_never_resets(tmp_path):
 
 async def test_the_watch_screen_starts_over_when_the_log_is_replaced(tmp_path):
     from tests.app.test_watch import SIZE, make_app, until
-    from agent_core.reports.watch_state import WatchTarget
+    from agent_core.reports.watch_target import WatchTarget
 
     path = write_log(tmp_path / f"{SESSION}.jsonl", [*_first(2, inp=500), boundary(80_000, session=SESSION)])
     app = make_app(WatchTarget(path), tmp_path)

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from agent_core.sessions import paths
 from agent_core.pricing.tally import CostTally
 from agent_core.events import Compaction
-from agent_core.sessions.session_log import (REDACTED, SessionLog, SessionReplay, latest_session, list_sessions,
-                                    load_session)
+from agent_core.logs.discover import latest_session, list_sessions
+from agent_core.sessions.session_log import REDACTED, SessionLog
+from agent_core.sessions.session_reader import SessionReplay, load_session
 from compaction.entry import Entry, assistant, boundary, project, tool_result_block, user
 from compaction.pipeline import PipelineState
 from compaction.validate import validate_history
