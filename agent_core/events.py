@@ -1,9 +1,10 @@
-"""The loop's one stream of typed events (DESIGN §6). The TUI, headless output and the session
+"""The loop's one stream of typed events. The TUI, headless output and the session
 log all consume it; `to_dict()` is the stream-json form (one object per line, with `type`)."""
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping, TypeVar
 
 
 @dataclass
@@ -53,11 +54,30 @@ class ToolResult(Event):
 
 @dataclass
 class PermissionRequest(Event):
+    """A tool call waiting for the user. It carries its own answer: the front-end that shows it
+    calls `answer()`, and the loop awaits `reply` (one channel, no callback beside the stream)."""
     type: ClassVar[str] = "permission_request"
     id: str
     name: str
     input: dict
     decision: str | None = None  # allow | always | deny, once answered
+    _reply: asyncio.Future | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def reply(self) -> asyncio.Future:
+        """The answer to come; made on first use, in the running loop."""
+        if self._reply is None:
+            self._reply = asyncio.get_running_loop().create_future()
+        return self._reply
+
+    def answer(self, decision: str) -> None:
+        """allow | always | deny. Ignored once answered, or when the turn was cancelled meanwhile."""
+        if not self.reply.done():
+            self.reply.set_result(decision)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "name": self.name, "input": self.input,
+                "decision": self.decision}
 
 
 @dataclass
@@ -165,3 +185,12 @@ class TurnFinished(Event):
     type: ClassVar[str] = "turn_finished"
     stop_reason: str      # end_turn | max_turns | budget | cancelled | error | blocking
     turns: int
+
+
+H = TypeVar("H")
+
+
+def handler_for(table: Mapping[type, H], e: Event) -> H | None:
+    """A front-end's dispatch: the handler of `e`'s type in `table`, or of the nearest type it
+    derives from (a Waiting is shown as the Notice it is); None for an event it does not show."""
+    return next((table[t] for t in type(e).__mro__ if t in table), None)

@@ -1,8 +1,8 @@
 """`ctxtui` with no subcommand: load the config, build the agent, run the Textual app.
 
-The agent is built before the app exists, but permission questions must reach the app's modal:
-a `PermissionBridge` is handed to the agent as its `ask` callback and pointed at the app once it
-is made. Without it the agent would get the headless policy, which never asks.
+The agent is built interactive: its permission requests come to the app with the other events,
+and the app answers each on the request itself (the modal). Built otherwise it would get the
+headless policy, which never asks.
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any, Callable, Mapping
 
 from textual.theme import BUILTIN_THEMES
 
-from agent_core import events as ev
 from agent_core.config import Config, ConfigError, load_config
 from agent_core.logs.discover import claude_projects_root
 from agent_core.loop.factory import build_agent
@@ -25,18 +24,6 @@ from .screens.trust import TrustApp
 from .tui import CtxApp
 
 
-class PermissionBridge:
-    """The agent's `ask` callback before the app exists; answers "deny" if there is no app."""
-
-    def __init__(self) -> None:
-        self.app: Any = None
-
-    async def __call__(self, request: ev.PermissionRequest) -> str:
-        if self.app is None:
-            return "deny"
-        return await self.app.ask_permission(request)
-
-
 def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, environ: Mapping[str, str] | None = None,
               workspace: Path | None = None, resume: str | None = None, continue_: bool = False,
               claude_root: Path | None | str = "default", client: Any = None, **app_kwargs: Any):
@@ -46,8 +33,7 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
     config: Config = load_config(cli_dict, environ=environ, workspace=workspace)
     theme = app_kwargs.pop("theme", None) or config.theme
     check_theme(theme)
-    bridge = PermissionBridge()
-    agent = build_agent(config, ask=bridge, resume=resume, continue_=continue_, client=client)
+    agent = build_agent(config, interactive=True, resume=resume, continue_=continue_, client=client)
 
     def factory(**overrides: Any):
         """A new agent for /model NAME (new session) or /resume ID, from the same CLI settings."""
@@ -55,14 +41,13 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
         if "model" in overrides:
             over["model"] = overrides["model"]
         cfg = load_config(over, environ=environ, workspace=config.workspace)
-        return build_agent(cfg, ask=bridge, resume=overrides.get("resume"))
+        return build_agent(cfg, interactive=True, resume=overrides.get("resume"))
 
     if claude_root == "default":
         claude_root = claude_projects_root(environ)
     app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
                  agent_factory=factory, theme=theme, notices=(config.ignored_message() or "",),
                  keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)
-    bridge.app = app
     return app
 
 

@@ -63,7 +63,7 @@ class CtxApp(App[int]):
     def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = time.time,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
-                 close_agent: bool = True, notices: tuple[str, ...] = ()) -> None:
+                 notices: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.agent = agent
         self.notices = tuple(n for n in notices if n)   # said once, at start (e.g. ignored .env settings)
@@ -71,12 +71,27 @@ class CtxApp(App[int]):
         self.claude_root = claude_root
         self.agent_factory = agent_factory
         self.clock = clock
-        self.close_agent = close_agent
         self.theme_name = theme
         self._user_keymap = dict(keymap or {})
         self._started_at: float | None = None
         self._signals: list[int] = []
-        self._attach(agent)
+        self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
+            ev.TextDelta: lambda e: self.conversation.append_text(e.text),
+            ev.ThinkingDelta: lambda e: self.conversation.append_thinking(e.text),
+            ev.ToolCall: lambda e: self.conversation.add_tool_call(e.id, e.name, e.input),
+            ev.ToolResult: lambda e: self.conversation.set_tool_result(e.id, e.preview, e.size, e.is_error),
+            ev.AssistantDone: lambda e: self.conversation.end_text(),
+            ev.ContextUpdate: self._update_context,
+            ev.CostUpdate: self._update_cost,
+            ev.Compaction: self._on_compaction,
+            ev.BreakerTripped: self._on_breaker,
+            ev.Error: lambda e: self.conversation.add_error(e),
+            ev.Notice: lambda e: self.conversation.add_notice(e.message),
+            ev.StreamRetry: self._on_stream_retry,
+            ev.PermissionRequest: self._on_permission,
+            ev.TurnFinished: self._on_turn_finished,
+            ev.TurnStarted: lambda e: None,   # the prompt is already shown (run_prompt); _drive marks the app busy
+        }
 
     # ----- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -125,7 +140,7 @@ class CtxApp(App[int]):
             self.theme = self.theme_name
         if self._user_keymap:
             self.set_keymap(self._user_keymap)
-        await self._show_agent(resumed=bool(getattr(self.agent, "entries", None)))
+        await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
 
     async def on_unmount(self) -> None:
@@ -133,7 +148,7 @@ class CtxApp(App[int]):
         for sig in self._signals:
             loop.remove_signal_handler(sig)
         self._signals.clear()
-        if self.close_agent and self.agent is not None:
+        if self.agent is not None:
             try:
                 await self.agent.aclose()
             except Exception:  # closing must not hide the real exit
@@ -158,17 +173,12 @@ class CtxApp(App[int]):
         self.exit(128 + sig, return_code=128 + sig)
 
     # ----- agent state → panes -------------------------------------------------------------------
-    def _attach(self, agent: Any) -> None:
-        """The TUI answers the agent's permission questions with the modal."""
-        if getattr(agent, "ask", "absent") is None:
-            agent.ask = self.ask_permission
-
     async def _show_agent(self, resumed: bool) -> None:
         """Render the agent's current state: status line, conversation (on resume), panes, timeline."""
         a = self.agent
         info = a.info
         self.status.model = info.model
-        self.status.offline = bool(getattr(info, "offline", False))
+        self.status.offline = info.offline
         self.status.session_id = a.session_id
         conv = self.conversation
         await conv.clear()
@@ -181,17 +191,16 @@ class CtxApp(App[int]):
         if resumed:
             await conv.load_entries(a.entries)
             await conv.add_notice(f"Resumed session {a.session_id}: {len(a.entries):,} entries.")
-            loaded = getattr(getattr(a, "session", None), "loaded", None)
-            for line in loaded.summary() if loaded is not None else ():
+            for line in a.load_warnings():
                 await conv.add_notice(f"Session log: {line}")
-            for c in getattr(a, "compactions", []):
+            for c in a.compactions:
                 self.timeline.add_compaction(c, resumed=True)
         self._update_context(a.context_event())
         self._update_cost(a.cost_event())
 
     def _update_context(self, c: ev.ContextUpdate) -> None:
         pane = self.context_pane
-        pane.history = history_points(getattr(self.agent, "context_history", ()))
+        pane.history = history_points(self.agent.context_history)
         pane.context = c
         self.status.state = c.state
 
@@ -214,44 +223,45 @@ class CtxApp(App[int]):
 
     # ----- the loop, in a worker ---------------------------------------------------------------
     async def handle_event(self, e: ev.Event) -> None:
-        """One loop event → the widget that shows it."""
-        conv = self.conversation
-        if isinstance(e, ev.TextDelta):
-            await conv.append_text(e.text)
-        elif isinstance(e, ev.ThinkingDelta):
-            await conv.append_thinking(e.text)
-        elif isinstance(e, ev.TurnStarted):
-            pass  # the prompt is already shown (run_prompt); _drive marks the app busy
-        elif isinstance(e, ev.ToolCall):
-            await conv.add_tool_call(e.id, e.name, e.input)
-        elif isinstance(e, ev.ToolResult):
-            conv.set_tool_result(e.id, e.preview, e.size, e.is_error)
-        elif isinstance(e, ev.AssistantDone):
-            await conv.end_text()
-        elif isinstance(e, ev.ContextUpdate):
-            self._update_context(e)
-        elif isinstance(e, ev.Compaction):
-            await conv.add_compaction(e)
-            self.timeline.add_compaction(e)
-        elif isinstance(e, ev.BreakerTripped):
-            self.timeline.add_breaker(e)
-            await conv.add_notice(f"Auto-compaction stopped by the {e.breaker} breaker: {e.reason}")
-        elif isinstance(e, ev.CostUpdate):
-            self._update_cost(e)
-        elif isinstance(e, ev.Error):
-            await conv.add_error(e)
-        elif isinstance(e, ev.Notice):
-            await conv.add_notice(e.message)
-        elif isinstance(e, ev.StreamRetry):
-            await conv.end_text()
-            await conv.add_notice(f"{e.message}. The partial answer above is discarded; retrying "
-                                  f"({e.attempt}/{e.of}).")
-        elif isinstance(e, ev.PermissionRequest):
-            pass  # answered through ask_permission (the modal)
-        elif isinstance(e, ev.TurnFinished):
-            await conv.end_text()
-            if e.stop_reason == "cancelled":
-                await conv.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
+        """One loop event → the widget that shows it: the handler of its type, or of the nearest
+        type it derives from (a Waiting is shown as the Notice it is). Other events are not shown."""
+        handler = ev.handler_for(self._handlers, e)
+        shown = handler(e) if handler is not None else None
+        if shown is not None:
+            await shown
+
+    async def _on_compaction(self, e: ev.Compaction) -> None:
+        await self.conversation.add_compaction(e)
+        self.timeline.add_compaction(e)
+
+    async def _on_breaker(self, e: ev.BreakerTripped) -> None:
+        self.timeline.add_breaker(e)
+        await self.conversation.add_notice(f"Auto-compaction stopped by the {e.breaker} breaker: {e.reason}")
+
+    async def _on_stream_retry(self, e: ev.StreamRetry) -> None:
+        await self.conversation.end_text()
+        await self.conversation.add_notice(f"{e.message}. The partial answer above is discarded; retrying "
+                                           f"({e.attempt}/{e.of}).")
+
+    async def _on_turn_finished(self, e: ev.TurnFinished) -> None:
+        await self.conversation.end_text()
+        if e.stop_reason == "cancelled":
+            await self.conversation.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
+
+    def _on_permission(self, request: ev.PermissionRequest) -> None:
+        """The modal answers on the request (allow / always / deny), which the loop awaits. A turn
+        cancelled while asking cancels the request, and the modal closes with it."""
+        screen = PermissionScreen(request)
+
+        def closed(answer: str | None) -> None:
+            request.answer(answer or "deny")
+
+        def abandoned(reply: asyncio.Future) -> None:
+            if reply.cancelled() and self.screen is screen:
+                screen.dismiss("deny")
+
+        self.push_screen(screen, callback=closed)
+        request.reply.add_done_callback(abandoned)
 
     async def _drive(self, stream) -> None:
         self.status.busy = True
@@ -275,24 +285,6 @@ class CtxApp(App[int]):
     @work(group="agent")
     async def run_compact(self, focus: str | None) -> None:
         await self._drive(self.agent.compact(focus or None))
-
-    async def ask_permission(self, request: ev.PermissionRequest) -> str:
-        """The agent's `ask` callback: show the modal, wait for allow / always / deny."""
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[str] = loop.create_future()
-
-        def done(result: str | None) -> None:
-            if not answer.done():
-                answer.set_result(result or "deny")
-
-        self.push_screen(PermissionScreen(request), callback=done)
-        try:
-            return await answer
-        except asyncio.CancelledError:
-            # The turn was cancelled while asking: close the modal too.
-            if isinstance(self.screen, PermissionScreen):
-                self.screen.dismiss("deny")
-            raise
 
     # ----- input ----------------------------------------------------------------------------------
     @on(PromptInput.Submitted)
@@ -401,7 +393,6 @@ class CtxApp(App[int]):
             self.notify(f"Could not switch to {what}: {e}", severity="error", markup=False)
             return
         old, self.agent = self.agent, new
-        self._attach(new)
         self._started_at = None
         try:
             await old.aclose()

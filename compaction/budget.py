@@ -112,9 +112,3 @@ class ContextBudget:
         if tokens >= self.warning_threshold:
             return "warning"
         return "ok"
-
-    def as_dict(self) -> dict:
-        return {"window": self.context_window, "effective_window": self.effective_window,
-                "threshold": self.autocompact_threshold, "warning": self.warning_threshold,
-                "error": self.error_threshold, "blocking": self.blocking_limit,
-                "autocompact_enabled": self.autocompact_enabled}

@@ -27,15 +27,17 @@ def user_dirs() -> dict[str, str]:
     return {k: os.environ[k] for k in ("CTXTUI_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME") if k in os.environ}
 
 
-def fake_agent(ws: Path, base_url: str, ask=None, **cli):
+def fake_agent(ws: Path, base_url: str, interactive: bool = False, **cli):
     environ = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
     config = load_config({"model": MODEL, **cli}, environ=environ, workspace=ws)
-    return build_agent(config, ask=ask, resume=cli.get("resume"), continue_=cli.get("continue_", False))
+    return build_agent(config, interactive=interactive, resume=cli.get("resume"),
+                       continue_=cli.get("continue_", False))
 
 
-def demo_agent(ws: Path, ask=None, **cli):
+def demo_agent(ws: Path, interactive: bool = False, **cli):
     config = load_config({"model": "demo", **cli}, environ=user_dirs(), workspace=ws)
-    return build_agent(config, ask=ask, resume=cli.get("resume"), continue_=cli.get("continue_", False))
+    return build_agent(config, interactive=interactive, resume=cli.get("resume"),
+                       continue_=cli.get("continue_", False))
 
 
 async def collect(agen) -> list[ev.Event]:

@@ -58,7 +58,6 @@ class FakeAgent:
         self.entries: list[Entry] = []
         self.compactions: list[ev.Compaction] = []
         self.context_history: list[tuple[int, int, bool]] = []
-        self.ask = None
         self.turns = 0
         self.tokens = 1_000
         self.window = window
@@ -87,6 +86,9 @@ class FakeAgent:
         return ev.ContextUpdate(tokens=self.tokens, window=w, threshold=t, state=state,
                                 percent_left=round(max(0.0, (t - self.tokens) / t * 100), 1), categories=cats,
                                 warning=warning, error=error, blocking=blocking)
+
+    def load_warnings(self) -> list[str]:
+        return []
 
     def cost_event(self) -> ev.CostUpdate:
         if not self.turns:
@@ -118,7 +120,7 @@ class FakeAgent:
                 req = ev.PermissionRequest(id=f"t{self.turns}", name="write_file",
                                            input={"path": "notes.txt", "content": "hello\n"})
                 yield await self._emit(req)
-                answer = await self.ask(req) if self.ask else "deny"
+                answer = await req.reply     # the front-end answers on the request
                 req.decision = answer
                 ok = answer in ("allow", "always")
                 text = "wrote notes.txt" if ok else "The user denied permission to use write_file."

@@ -93,6 +93,28 @@ class _Output:
         self.context: dict | None = None
         self.cost: dict | None = None
         self._line_open = False
+        # What the json summary keeps of each kind of event (as its dict).
+        self._keep: dict[type[ev.Event], Callable[[ev.Event, dict], None]] = {
+            ev.TextDelta: lambda e, d: self.text.append(e.text),
+            ev.Compaction: lambda e, d: self.compactions.append(d),
+            ev.Error: lambda e, d: self.errors.append(d),
+            ev.ContextUpdate: self._keep_context,
+            ev.CostUpdate: self._keep_cost,
+        }
+        # How the text format shows each kind: the answer on stdout, the rest as notes on stderr.
+        self._show: dict[type[ev.Event], Callable[[Any], None]] = {
+            ev.TextDelta: self._show_text,
+            ev.Compaction: lambda e: self._note(
+                f"[compaction] {e.layer} ({e.trigger}): {e.tokens_before:,} -> {e.tokens_after:,} tokens"
+                + (f"; transcript {e.transcript_path}" if e.transcript_path else "")),
+            ev.BreakerTripped: lambda e: self._note(f"[breaker] {e.breaker}: {e.reason}"),
+            ev.Error: lambda e: self._note(f"[error] {e.kind}: {e.message}"),
+            ev.Notice: lambda e: self._note(f"[note] {e.message}"),
+            ev.StreamRetry: lambda e: self._note(
+                f"[retry {e.attempt}/{e.of}] {e.message}; the partial answer above is discarded"),
+            ev.ToolCall: lambda e: self._note(f"[tool] {e.name} {json.dumps(e.input, ensure_ascii=False)[:200]}"),
+            ev.ToolResult: lambda e: self._note(f"[tool error] {e.name}: {e.preview[:300]}") if e.is_error else None,
+        }
 
     def _write(self, text: str) -> None:
         """Write all of `text` and flush. A signal can cut a large write to a pipe short, and the
@@ -112,9 +134,9 @@ class _Output:
     def _json(self, d: dict) -> None:
         self._write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
 
-    def load_warnings(self, loaded: Any) -> None:
+    def load_warnings(self, lines: list[str]) -> None:
         """What resuming found wrong with the log and repaired, one line per kind, on stderr."""
-        for line in loaded.summary() if loaded is not None else ():
+        for line in lines:
             self._note(f"ctxtui: session log: {line}")
 
     def _note(self, line: str) -> None:
@@ -127,40 +149,23 @@ class _Output:
 
     def event(self, e: ev.Event) -> None:
         d = e.to_dict()
-        if isinstance(e, ev.TextDelta):
-            self.text.append(e.text)
-        elif isinstance(e, ev.Compaction):
-            self.compactions.append(d)
-        elif isinstance(e, ev.Error):
-            self.errors.append(d)
-        elif isinstance(e, ev.ContextUpdate):
-            self.context = d
-        elif isinstance(e, ev.CostUpdate):
-            self.cost = d
+        keep = ev.handler_for(self._keep, e)
+        if keep is not None:
+            keep(e, d)
         if self.fmt == "stream-json":
             self._json(d)
-        elif self.fmt == "text":
-            self._text_event(e)
+        elif self.fmt == "text" and (show := ev.handler_for(self._show, e)) is not None:
+            show(e)
 
-    def _text_event(self, e: ev.Event) -> None:
-        if isinstance(e, ev.TextDelta):
-            self._write(e.text)
-            self._line_open = not e.text.endswith("\n")
-        elif isinstance(e, ev.Compaction):
-            self._note(f"[compaction] {e.layer} ({e.trigger}): {e.tokens_before:,} -> {e.tokens_after:,} tokens"
-                       + (f"; transcript {e.transcript_path}" if e.transcript_path else ""))
-        elif isinstance(e, ev.BreakerTripped):
-            self._note(f"[breaker] {e.breaker}: {e.reason}")
-        elif isinstance(e, ev.Error):
-            self._note(f"[error] {e.kind}: {e.message}")
-        elif isinstance(e, ev.Notice):
-            self._note(f"[note] {e.message}")
-        elif isinstance(e, ev.StreamRetry):
-            self._note(f"[retry {e.attempt}/{e.of}] {e.message}; the partial answer above is discarded")
-        elif isinstance(e, ev.ToolCall):
-            self._note(f"[tool] {e.name} {json.dumps(e.input, ensure_ascii=False)[:200]}")
-        elif isinstance(e, ev.ToolResult) and e.is_error:
-            self._note(f"[tool error] {e.name}: {e.preview[:300]}")
+    def _keep_context(self, e: ev.Event, d: dict) -> None:
+        self.context = d
+
+    def _keep_cost(self, e: ev.Event, d: dict) -> None:
+        self.cost = d
+
+    def _show_text(self, e: ev.TextDelta) -> None:
+        self._write(e.text)
+        self._line_open = not e.text.endswith("\n")
 
     def finish(self, result: dict) -> None:
         if self.fmt == "stream-json":
@@ -235,7 +240,7 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
 
 def _build_and_run(config: Any, args: Any, prompt: str, signals: StopSignals, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        agent = build_agent(config, ask=None, resume=getattr(args, "resume", None),
+        agent = build_agent(config, resume=getattr(args, "resume", None),
                             continue_=getattr(args, "continue_", False))
     except ConfigError as e:
         stderr.write(f"ctxtui: {e}\n")
@@ -244,7 +249,7 @@ def _build_and_run(config: Any, args: Any, prompt: str, signals: StopSignals, st
         stderr.write(f"ctxtui: {e}\n")
         return EXIT_FAILED
     output = _Output(getattr(args, "output_format", "text") or "text", stdout, stderr)
-    output.load_warnings(getattr(agent.session, "loaded", None))
+    output.load_warnings(agent.load_warnings())
     if agent.info.offline:
         output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
     result = asyncio.run(run_headless(agent, prompt, output, signals))

@@ -1,4 +1,5 @@
-"""The agent loop (DESIGN §6): one user turn at a time, compaction before every model call.
+"""The agent loop: one user turn at a time, compaction before every model call (the whole
+path of a prompt: docs/architecture.md, "The flow of one prompt").
 
 `run(prompt)` drives a turn in its own task and yields its events from a queue, so `cancel()`
 can stop a stream or a tool batch at any point and still leave a valid, logged history.
@@ -10,7 +11,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import AsyncIterator, Awaitable, Callable
 
 from compaction import Entry, Pipeline, breakdown
 from compaction.entry import tool_result_block
@@ -19,11 +20,11 @@ from compaction.tokens import CategoryTally, estimate_text
 
 from agent_core import events as ev
 from agent_core.context_budget import context_update
+from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
-
-Ask = Callable[[ev.PermissionRequest], Awaitable[str]]
+from agent_core.tools.base import ToolContext
 
 CANCELLED_RESULT = "Cancelled by the user before this tool finished."
 # The SDK retries failed requests itself, but never a stream that broke after it started.
@@ -43,13 +44,18 @@ class _Turn:
     partial_text: list[str] = field(default_factory=list)
     pending_tool_uses: list[dict] = field(default_factory=list)
     done_results: dict[str, dict] = field(default_factory=dict)
+    reactive_used: bool = False        # the one compaction after "prompt too long" was spent
+    stream_retries: int = 0            # answers that broke off mid-stream and were sent again
 
 
 class Agent:
-    def __init__(self, *, client: ModelClient, pipeline: Pipeline, tools: Any, tool_ctx: Any,
-                 permissions: Any, cost: Any, system_prompt: str, session: Any = None, ask: Ask | None = None,
-                 limits: TurnLimits | None = None, entries: list[Entry] | None = None,
-                 compactions: list[ev.Compaction] | None = None, session_id: str = "") -> None:
+    """`interactive`: a front-end answers the PermissionRequest events it is sent (the TUI);
+    without one (headless) a tool set to ask is decided by the policy alone."""
+
+    def __init__(self, *, client: ModelClient, pipeline: Pipeline, tools: Tools, tool_ctx: ToolContext,
+                 permissions: Permissions, cost: CostBook, system_prompt: str, session: SessionRecorder,
+                 interactive: bool = False, limits: TurnLimits | None = None, entries: list[Entry] | None = None,
+                 compactions: list[ev.Compaction] | None = None) -> None:
         self.client = client
         self.pipeline = pipeline
         self.tools = tools
@@ -58,12 +64,12 @@ class Agent:
         self.cost = cost
         self.system_prompt = system_prompt
         self.session = session
-        self.ask = ask
+        self.interactive = interactive
         self.limits = limits or TurnLimits()
         self.entries: list[Entry] = list(entries or [])
         self.compactions: list[ev.Compaction] = list(compactions or [])
         self.context_history: list[tuple[int, int, bool]] = []
-        self.session_id = session_id
+        self.session_id = session.session_id
         self.turns = 0
         self._task: asyncio.Task | None = None
         self._pending_compact: tuple[bool, str | None] | None = None
@@ -106,7 +112,12 @@ class Agent:
         """One finished model call (a turn's answer, or a summary the compaction engine asked
         for): booked in the cost book and kept in the session log as its own record."""
         self.cost.add(call.model, call.usage, call.purpose)
-        self._log("append_event", call.to_dict())
+        self._log(lambda log: log.append_event(call.to_dict()))
+
+    def load_warnings(self) -> list[str]:
+        """What resuming found wrong with the session log and repaired, one line per kind."""
+        loaded = self.session.loaded
+        return loaded.summary() if loaded is not None else []
 
     # ----- public actions --------------------------------------------------------------------
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
@@ -147,8 +158,7 @@ class Agent:
             self._log_state()
         except SessionWriteError:
             pass   # the last snapshot is lost; the history in the log is whole
-        if self.session is not None:
-            self.session.close()
+        self.session.close()
         await self.client.aclose()
 
     # ----- the machinery ---------------------------------------------------------------------
@@ -183,28 +193,29 @@ class Agent:
     def _emit(self, q: asyncio.Queue, e: ev.Event) -> None:
         if e.type in ("compaction", "breaker", "error", "turn_finished", "assistant_done", "tool_call",
                       "tool_result", "notice"):
-            self._log("append_event", e.to_dict())
+            self._log(lambda log: log.append_event(e.to_dict()))
         q.put_nowait(e)
 
     def _append(self, entry: Entry) -> None:
         entry = valid_entry(entry)   # text that cannot be encoded would break every later request
         self.entries.append(entry)
-        self._log("append_entry", entry)
+        self._log(lambda log: log.append_entry(entry), history=True)
 
-    def _log(self, method: str, *args: Any) -> bool:
+    def _log(self, write: Callable[[SessionRecorder], object], *, history: bool = False) -> bool:
         """Write to the session log; False when nothing was written. A failed write (disk full)
         raises SessionWriteError, which ends the turn with an Error event; the log is left a
-        whole prefix of the history, and the next write first brings it level again."""
-        if self.session is None or self._log_paused:
+        whole prefix of the history, and the next write first brings it level again (`history`:
+        the write is of the history, which that catching up already wrote)."""
+        if self._log_paused:
             return False
         try:
             if self._log_failed:
                 self.session.sync(self.entries)
                 self._log_failed = False
                 self._state_digests.clear()
-                if method in ("append_entry", "append_history"):
+                if history:
                     return True   # the sync wrote it
-            getattr(self.session, method)(*args)
+            write(self.session)
             return True
         except SessionWriteError:
             self._log_failed = True
@@ -219,23 +230,20 @@ class Agent:
         self._log_history()
 
     def _log_history(self) -> None:
-        self._log("append_history", self.entries)
+        self._log(lambda log: log.append_history(self.entries), history=True)
 
     def _log_state(self) -> None:
         """Snapshot what resume needs; only the parts that changed since the last snapshot are
         written (the log merges snapshots by key), so a quiet turn writes nothing."""
-        if self.session is None:
-            return
         parts = {"pipeline": self.pipeline.state.to_dict(), "cost": self.cost.to_dict(),
-                 "permissions": self.permissions.to_dict() if hasattr(self.permissions, "to_dict") else {},
-                 "turns": self.turns}
+                 "permissions": self.permissions.to_dict(), "turns": self.turns}
         changed, digests = {}, {}
         for key, value in parts.items():
             digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).digest()
             if self._state_digests.get(key) != digest:
                 digests[key] = digest
                 changed[key] = value
-        if changed and self._log("append_state", changed):
+        if changed and self._log(lambda log: log.append_state(changed)):
             self._state_digests.update(digests)
 
     def _report_events(self, q: asyncio.Queue, reports: list[CompactionReport]) -> bool:
@@ -312,68 +320,26 @@ class Agent:
                 {"type": "text", "text": partial}]}, meta={"cancelled": True}))
 
     async def _turn_body(self, prompt: str, q: asyncio.Queue, turn: _Turn) -> None:
+        """Model calls and tool batches until the model stops asking for tools, a limit is hit
+        or a call fails for good; every way out ends with TurnFinished."""
         prompt = valid_text(prompt)   # e.g. undecodable stdin: it must encode, in the request and the log
         self.turns += 1
         self._append(Entry({"role": "user", "content": [{"type": "text", "text": prompt}]}))
         self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
-        reactive_used = False
-        stream_retries = 0
         while True:
-            if self.limits.max_turns is not None and turn.calls >= self.limits.max_turns:
-                self._emit(q, ev.Error("max_turns", f"Stopped after {turn.calls} model calls (--max-turns)."))
-                return self._finish(q, "max_turns")
-            total = self.cost.total_usd
-            if self.limits.max_budget_usd is not None and total is not None and total >= self.limits.max_budget_usd:
-                self._emit(q, ev.Error("budget", f"Stopped: the session cost ${total:.4f} reached the budget of "
-                                                 f"${self.limits.max_budget_usd:.4f} (--max-budget-usd)."))
-                return self._finish(q, "budget")
-
-            res = await self.pipeline.run(self.entries)
-            self._adopt(res.entries)
-            compacted = self._report_events(q, res.reports)
-            self._context(q, compacted, tokens=res.tokens)
-            blocked = self.pipeline.blocked(res.tokens)
-            if blocked:
-                self._emit(q, ev.Error("blocking", blocked))
+            stop = self._over_limit(q, turn)
+            if stop:
+                return self._finish(q, stop)
+            request = await self._compacted_request(q)
+            if request is None:
                 return self._finish(q, "blocking")
-
             try:
-                response = await self._call_model(res.request, q, turn)
+                response = await self._call_model(request, q, turn)
             except ModelError as e:
-                if e.kind == "prompt_too_long" and not reactive_used:
-                    reactive_used = True
-                    self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
-                    out = await self.pipeline.compact(self.entries, trigger="reactive")
-                    self._adopt(out.entries)
-                    if not self._report_events(q, out.reports):
-                        why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
-                        self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
-                                                                  "Run /compact with a focus, or /clear."))
-                        return self._finish(q, "error")
-                    self._context(q, True, tokens=out.tokens)
+                if await self._recovered(q, e, turn):
                     continue
-                if e.retryable and e.status is None and not e.already_retried \
-                        and stream_retries < MID_STREAM_RETRIES:
-                    stream_retries += 1
-                    turn.partial_text.clear()
-                    self._emit(q, ev.StreamRetry(e.message.split(";")[0], stream_retries, MID_STREAM_RETRIES))
-                    await asyncio.sleep(0.2 * stream_retries)
-                    continue
-                self._emit(q, ev.Error(e.kind, e.message, e.retryable))
                 return self._finish(q, "error")
-            turn.calls += 1
-            turn.partial_text.clear()
-
-            self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
-                               usage=response.usage, meta={"model": response.model}))
-            self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
-                                          usage=response.usage))
-            self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
-                                           stop_reason=response.stop_reason))
-            self._emit(q, self.cost.event())
-            self._context(q)
-
-            tool_uses = [b for b in response.content if b.get("type") == "tool_use"]
+            tool_uses = self._record_answer(q, response, turn)
             if not tool_uses:
                 return self._finish(q, response.stop_reason or "end_turn")
             await self._run_tools(tool_uses, q, turn)
@@ -382,6 +348,70 @@ class Agent:
                 _, focus = self._pending_compact
                 self._pending_compact = None
                 await self._compact_now(q, focus)
+
+    def _over_limit(self, q: asyncio.Queue, turn: _Turn) -> str | None:
+        """The stop reason when --max-turns or --max-budget-usd is reached (said as an Error)."""
+        if self.limits.max_turns is not None and turn.calls >= self.limits.max_turns:
+            self._emit(q, ev.Error("max_turns", f"Stopped after {turn.calls} model calls (--max-turns)."))
+            return "max_turns"
+        total = self.cost.total_usd
+        if self.limits.max_budget_usd is not None and total is not None and total >= self.limits.max_budget_usd:
+            self._emit(q, ev.Error("budget", f"Stopped: the session cost ${total:.4f} reached the budget of "
+                                             f"${self.limits.max_budget_usd:.4f} (--max-budget-usd)."))
+            return "budget"
+        return None
+
+    async def _compacted_request(self, q: asyncio.Queue) -> list[dict] | None:
+        """Run the pipeline over the history and return the messages to send; None when the
+        context is at the blocking limit (said as an Error)."""
+        res = await self.pipeline.run(self.entries)
+        self._adopt(res.entries)
+        compacted = self._report_events(q, res.reports)
+        self._context(q, compacted, tokens=res.tokens)
+        blocked = self.pipeline.blocked(res.tokens)
+        if blocked:
+            self._emit(q, ev.Error("blocking", blocked))
+            return None
+        return res.request
+
+    async def _recovered(self, q: asyncio.Queue, e: ModelError, turn: _Turn) -> bool:
+        """After a failed call: True when it is worth sending again (compacted once after "prompt
+        too long", or a stream that broke off); otherwise the failure is said as an Error."""
+        if e.kind == "prompt_too_long" and not turn.reactive_used:
+            turn.reactive_used = True
+            self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
+            out = await self.pipeline.compact(self.entries, trigger="reactive")
+            self._adopt(out.entries)
+            if not self._report_events(q, out.reports):
+                why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
+                self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
+                                                          "Run /compact with a focus, or /clear."))
+                return False
+            self._context(q, True, tokens=out.tokens)
+            return True
+        if e.retryable and e.status is None and not e.already_retried \
+                and turn.stream_retries < MID_STREAM_RETRIES:
+            turn.stream_retries += 1
+            turn.partial_text.clear()
+            self._emit(q, ev.StreamRetry(e.message.split(";")[0], turn.stream_retries, MID_STREAM_RETRIES))
+            await asyncio.sleep(0.2 * turn.stream_retries)
+            return True
+        self._emit(q, ev.Error(e.kind, e.message, e.retryable))
+        return False
+
+    def _record_answer(self, q: asyncio.Queue, response: ModelResponse, turn: _Turn) -> list[dict]:
+        """Add the answer to the history and the cost book; returns the tool calls it asks for."""
+        turn.calls += 1
+        turn.partial_text.clear()
+        self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
+                           usage=response.usage, meta={"model": response.model}))
+        self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
+                                      usage=response.usage))
+        self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
+                                       stop_reason=response.stop_reason))
+        self._emit(q, self.cost.event())
+        self._context(q)
+        return [b for b in response.content if b.get("type") == "tool_use"]
 
     async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: _Turn) -> ModelResponse:
         response: ModelResponse | None = None
@@ -403,11 +433,12 @@ class Agent:
         allowed: list[dict] = []
         for tu in tool_uses:
             self._emit(q, ev.ToolCall(id=tu["id"], name=tu["name"], input=tu.get("input") or {}))
-            decision = await self.permissions.check(tu["name"], tu.get("input") or {}, self._asker(q, tu))
-            if getattr(decision, "allowed", decision is True):
+            decision = await self.permissions.check(tu["name"], tu.get("input") or {}, self._asker(q),
+                                                    request_id=tu["id"])
+            if decision.allowed:
                 allowed.append(tu)
             else:
-                msg = getattr(decision, "message", None) or f"Permission to run {tu['name']} was denied."
+                msg = decision.message or f"Permission to run {tu['name']} was denied."
                 turn.done_results[tu["id"]] = tool_result_block(tu["id"], msg, is_error=True)
                 self._emit(q, ev.ToolResult(id=tu["id"], name=tu["name"], preview=msg[:500], size=len(msg),
                                             is_error=True))
@@ -419,26 +450,24 @@ class Agent:
                                                             is_error=out.is_error)
             self._emit(q, ev.ToolResult(id=tu["id"], name=tu["name"], preview=content[:500],
                                         size=len(content), is_error=out.is_error))
-            meta = getattr(out, "meta", None) or {}
-            if meta.get("compact_requested"):
-                self._pending_compact = (False, meta.get("focus"))
+            if out.meta.get("compact_requested"):
+                self._pending_compact = (False, out.meta.get("focus"))
 
         await asyncio.gather(*(one(tu) for tu in allowed))
         blocks = [turn.done_results[tu["id"]] for tu in tool_uses]
         turn.pending_tool_uses = []
         self._append(Entry({"role": "user", "content": blocks}))
 
-    def _asker(self, q: asyncio.Queue, tu: dict) -> Ask | None:
-        if self.ask is None:
+    def _asker(self, q: asyncio.Queue) -> Ask | None:
+        """How the policy asks: the request goes out with the other events and the front-end
+        answers on the request itself. None when no one is there to answer."""
+        if not self.interactive:
             return None
-        ask = self.ask
 
-        async def wrapped(req: ev.PermissionRequest) -> str:
+        async def ask(req: ev.PermissionRequest) -> str:
             self._emit(q, req)
-            answer = await ask(req)
-            req.decision = answer
-            return answer
-        return wrapped
+            return await req.reply
+        return ask
 
     def _manual_compact(self, focus: str | None) -> Callable[[asyncio.Queue], Awaitable[None]]:
         async def body(q: asyncio.Queue) -> None:

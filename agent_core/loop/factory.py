@@ -15,7 +15,7 @@ from compaction.budget import MIN_WINDOW
 from compaction.tokens import estimate_text
 
 from agent_core import events as ev
-from agent_core.loop.agent import Agent, Ask, TurnLimits
+from agent_core.loop.agent import Agent, TurnLimits
 from agent_core.config import Config, ConfigError
 from agent_core.context_budget import limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
@@ -38,11 +38,11 @@ from agent_core.security.trust import user_config_dir
 MIN_TURN_TOKENS = 1_500   # a prompt, one tool call and a short result
 
 
-def make_client(config: Config, demo_chunk_delay: float = 0.0) -> ModelClient:
+def make_client(config: Config) -> ModelClient:
     if config.is_demo:
         limits = limits_for(config.model, config.budget_settings())
         return DemoModel(config.workspace, context_window=limits.context_window,
-                         max_output_tokens=limits.max_output_tokens, chunk_delay=demo_chunk_delay)
+                         max_output_tokens=limits.max_output_tokens)
     # The SDK takes a second or more to import; the demo and `ctxtui usage` never need it.
     from agent_core.providers.anthropic_client import AnthropicClient  # noqa: PLC0415  (start-up time)
 
@@ -133,71 +133,91 @@ def prepare_state_dir(config: Config) -> Path:
                           f"Make it writable, or point CTXTUI_HOME (or --home) at a folder you can write.") from None
 
 
-def build_agent(config: Config, ask: Ask | None = None, *, resume: str | None = None, continue_: bool = False,
-                client: ModelClient | None = None, demo_chunk_delay: float = 0.0) -> Agent:
-    """Raises ConfigError (exit 2 at the CLI) for an unknown session or an unusable setting."""
+def build_agent(config: Config, *, interactive: bool = False, resume: str | None = None, continue_: bool = False,
+                client: ModelClient | None = None) -> Agent:
+    """`interactive`: a front-end answers permission requests (the TUI); otherwise tools set to ask
+    are denied unless allowed up front (headless). Raises ConfigError (exit 2 at the CLI) for an
+    unknown session or an unusable setting."""
     home = prepare_state_dir(config)
-    client = client or make_client(config, demo_chunk_delay)
+    client = client or make_client(config)
     # The thresholds follow the window and max output the client really uses.
     budget = make_budget(client.info.context_window, client.info.max_output_tokens, config.budget_settings())
     registry = ToolRegistry()
     prompt = system_prompt(config.workspace)
     check_room(config, budget, prompt, registry.definitions())
 
-    loaded = None
-    if resume or continue_:
-        if resume:
-            if not is_session_id(resume):
-                raise ConfigError(f"--resume: {resume!r} is not a session id (see {sessions_dir(home)})")
-            sid = resume
-        else:
-            info = latest_session(home)
-            if info is None:
-                raise ConfigError(f"--continue: there is no session for {config.workspace} under "
-                                  f"{sessions_dir(home)} yet")
-            sid = info.session_id
-        try:
-            log = SessionLog.open(home, sid, secrets=config.secret_values())
-        except FileNotFoundError as e:
-            raise ConfigError(f"--resume: {e}") from None
-        loaded = log.loaded
-    else:
-        log = SessionLog.create(home, {"model": config.model, "workspace": str(config.workspace),
-                                       "config": config.public_dict()}, secrets=config.secret_values())
-
+    log = open_session(config, home, resume=resume, continue_=continue_)
+    loaded = log.loaded
     state = loaded.state if loaded else {}
     pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse),
                         session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
-    # The demo has no price of its own: it borrows a real model's so the cost pane shows dollars.
-    price_as = {"demo": DEMO_PRICED_AS} if client.info.offline else None
-    cost = CostTally.from_dict(state.get("cost"), price_as=price_as) if state.get("cost") \
-        else CostTally(price_as=price_as)
-    if client.info.offline:
-        client.info.notes.append(f"costs priced as {DEMO_PRICED_AS} for illustration")
+    cost = make_cost(client, state.get("cost"))
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
                            protected=protected_dirs(config, home))
-
-    permissions = PermissionPolicy.headless(allow=config.allow) if ask is None else PermissionPolicy()
-    if ask is not None and config.allow:
-        permissions = PermissionPolicy(overrides={t: "allow" for t in config.allow})
-    if state.get("permissions"):
-        permissions.restore(state["permissions"])
-
-    compactions = []
-    if loaded:
-        for e in loaded.events:
-            if e.get("type") == "compaction":
-                fields = {k: e[k] for k in ("layer", "trigger", "tokens_before", "tokens_after", "duration_s",
-                                            "transcript_path", "action", "timestamp") if k in e}
-                compactions.append(ev.Compaction(**fields))
-    agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx, permissions=permissions,
-                  cost=cost, system_prompt=prompt, session=log, ask=ask,
+    agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx,
+                  permissions=make_permissions(config, interactive, state.get("permissions")),
+                  cost=cost, system_prompt=prompt, session=log, interactive=interactive,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
-                  entries=loaded.entries if loaded else None, compactions=compactions, session_id=log.session_id)
-    if loaded:
-        agent.turns = int(state.get("turns", 0))
+                  entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
     pipeline.stages = default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions()),
                                      read_file=_file_reader(tool_ctx))
+    if loaded:
+        agent.turns = int(state.get("turns", 0))
     return agent
+
+
+def open_session(config: Config, home: Path, *, resume: str | None, continue_: bool) -> SessionLog:
+    """A new session log, or the one `--resume ID` / `--continue` names, replayed (`.loaded`)."""
+    if not (resume or continue_):
+        return SessionLog.create(home, {"model": config.model, "workspace": str(config.workspace),
+                                        "config": config.public_dict()}, secrets=config.secret_values())
+    if resume:
+        if not is_session_id(resume):
+            raise ConfigError(f"--resume: {resume!r} is not a session id (see {sessions_dir(home)})")
+        sid = resume
+    else:
+        info = latest_session(home)
+        if info is None:
+            raise ConfigError(f"--continue: there is no session for {config.workspace} under "
+                              f"{sessions_dir(home)} yet")
+        sid = info.session_id
+    try:
+        return SessionLog.open(home, sid, secrets=config.secret_values())
+    except FileNotFoundError as e:
+        raise ConfigError(f"--resume: {e}") from None
+
+
+def make_cost(client: ModelClient, saved: dict | None) -> CostTally:
+    """The session's cost book, restored on resume. The demo has no price of its own: it borrows a
+    real model's so the cost pane shows dollars."""
+    price_as = {"demo": DEMO_PRICED_AS} if client.info.offline else None
+    if client.info.offline:
+        client.info.notes.append(f"costs priced as {DEMO_PRICED_AS} for illustration")
+    return CostTally.from_dict(saved, price_as=price_as) if saved else CostTally(price_as=price_as)
+
+
+def make_permissions(config: Config, interactive: bool, saved: dict | None) -> PermissionPolicy:
+    """Headless: ask-tools are denied unless `--allow`ed. Interactive: `--allow` turns ask into
+    allow and leaves the rest to the user. A resumed session keeps its "always" answers."""
+    if not interactive:
+        permissions = PermissionPolicy.headless(allow=config.allow)
+    elif config.allow:
+        permissions = PermissionPolicy(overrides={t: "allow" for t in config.allow})
+    else:
+        permissions = PermissionPolicy()
+    if saved:
+        permissions.restore(saved)
+    return permissions
+
+
+def logged_compactions(loaded: LoadedSession | None) -> list[ev.Compaction]:
+    """The compactions a resumed session's log recorded, for the timeline."""
+    out = []
+    for e in loaded.events if loaded else ():
+        if e.get("type") == "compaction":
+            fields = {k: e[k] for k in ("layer", "trigger", "tokens_before", "tokens_after", "duration_s",
+                                        "transcript_path", "action", "timestamp") if k in e}
+            out.append(ev.Compaction(**fields))
+    return out

@@ -91,10 +91,6 @@ def session_dir(state: Path, session_id: str) -> Path:
     return sessions_dir(state) / session_id
 
 
-def transcripts_dir(state: Path, session_id: str) -> Path:
-    return session_dir(state, session_id) / "transcripts"
-
-
 def tool_results_dir(state: Path, session_id: str) -> Path:
     return session_dir(state, session_id) / "tool-results"
 

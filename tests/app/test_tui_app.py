@@ -225,6 +225,25 @@ async def test_permission_modal_denies_then_allows(workspace):
         assert not ok[-1].is_error
 
 
+async def test_cancelling_while_the_modal_asks_closes_it(workspace):
+    app, events = make_app(workspace, allow_all=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.fill_prompt("create a file called notes.txt with the module list")
+        await pilot.press("enter")
+        for _ in range(500):
+            if isinstance(app.screen, PermissionScreen):
+                break
+            await pilot.pause(0.01)
+        request = app.screen.request
+        app.action_cancel_turn()
+        while agent_running(app):
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert request.reply.cancelled() and not isinstance(app.screen, PermissionScreen)
+        assert last(events, ev.TurnFinished).stop_reason == "cancelled"
+        assert not (workspace / "notes.txt").exists()
+
+
 async def test_slash_completion_palette_and_screens(workspace):
     app, _ = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:

@@ -139,12 +139,3 @@ def parse(messages: list[dict]) -> Turn:
     return Turn(prompt=prompt, prompt_index=idx, rounds=sum(1 for m in after if m.get("role") == "assistant"),
                 calls=tool_calls(messages, idx + 1), read_before=frozenset(before), after_compaction=summary,
                 last_message_role=messages[-1].get("role", "user") if messages else "user")
-
-
-def user_prompts(messages: list[dict]) -> list[str]:
-    out: list[str] = []
-    for m in messages:
-        if m.get("role") != "user" or any(b.get("type") == "tool_result" for b in blocks(m)):
-            continue
-        out.extend(b["text"].strip() for b in blocks(m) if b.get("type") == "text" and is_prompt_text(b.get("text", "")))
-    return out

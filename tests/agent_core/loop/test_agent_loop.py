@@ -156,15 +156,21 @@ async def test_permission_ask_allow_and_deny(tmp_path):
     answers = iter(["deny", "allow"])
     asked = []
 
-    async def ask(req):
-        asked.append(req)
-        return next(answers)
+    async def answering(agen) -> list[ev.Event]:
+        """A front-end: answers each permission request on the request itself."""
+        out = []
+        async for e in agen:
+            out.append(e)
+            if isinstance(e, ev.PermissionRequest):
+                asked.append(e)
+                e.answer(next(answers))
+        return out
 
     script = [reply(tool_use("write_file", {"path": "a.txt", "content": "x"})), reply("ok denied"),
               reply(tool_use("write_file", {"path": "b.txt", "content": "y"})), reply("ok written")]
     with FakeAnthropic(script) as fake:
-        agent = fake_agent(ws, fake.base_url, ask=ask)
-        events = await collect(agent.run("write a"))
+        agent = fake_agent(ws, fake.base_url, interactive=True)
+        events = await answering(agent.run("write a"))
         denied = of(events, ev.ToolResult)[0]
         assert denied.is_error and "denied" in denied.preview.lower()
         assert not (ws / "a.txt").exists()
@@ -172,7 +178,7 @@ async def test_permission_ask_allow_and_deny(tmp_path):
         # the model saw the denial as an error result
         sent = fake.message_requests[1]["messages"][-1]["content"][0]
         assert sent["type"] == "tool_result" and sent.get("is_error")
-        events = await collect(agent.run("write b"))
+        events = await answering(agent.run("write b"))
         assert (ws / "b.txt").read_text() == "y"
         await agent.aclose()
     assert len(asked) == 2
