@@ -1,9 +1,9 @@
-"""Context window and max output per model (DESIGN §4).
+"""Context window and max output per model: what the thresholds (compaction/budget.py) start from.
 
 The window comes from genai-prices' offline model data (it knows each Claude model's
 `context_window`); it has no max-output figure, so that comes from a small table of Claude
 families. Both are overridable (CTXTUI_CONTEXT_WINDOW / CTXTUI_MAX_OUTPUT_TOKENS), and an
-unknown model falls back to the DESIGN defaults instead of failing.
+unknown model falls back to the defaults below (200,000 and 32,000) instead of failing.
 """
 from __future__ import annotations
 

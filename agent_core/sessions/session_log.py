@@ -1,4 +1,4 @@
-"""The session log (DESIGN §7): `<home>/.ctxtui/sessions/<id>.jsonl`, append-only, one JSON object
+"""The session log: `<state>/sessions/<id>.jsonl` (agent_core/sessions/paths.py), append-only, one JSON object
 per line, written with one `write` and flushed per line so a crash loses at most the line being
 written; meta, history and state lines are also fsync'ed.
 
@@ -40,7 +40,6 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
