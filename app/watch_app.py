@@ -10,26 +10,25 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
 
-from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from agent_core.logs import newest_log
 from agent_core.reports.watch_files import watch_changes, watch_root
-from agent_core.reports.watch_state import CompactionView, WatchState, WatchUpdate
+from agent_core.reports.watch_state import WatchState, WatchUpdate
 from agent_core.reports.watch_target import WatchTarget, switch_candidate
 
 from . import format as fmt
 from .widgets.context_pane import ContextPane, Gauge
 from .widgets.cost_pane import CostPane
+from .widgets.timeline import WATCH_COLUMNS, Timeline
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 RESCAN_S = 2.0   # folder mode: how often a quiet watch looks for a new session the file events missed
@@ -44,42 +43,6 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
         except ValueError:
             pass
     return fmt.path(path)
-
-
-class WatchTimeline(DataTable):
-    """One row per compaction, with the tokens before and after; a Claude Code compaction shows
-    "…" after it until the next response tells the count, then the row is completed in place."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, show_cursor=False, cell_padding=1)
-
-    def on_mount(self) -> None:
-        self.border_title = "Compactions"
-        for key in ("time", "layer", "trigger"):
-            self.add_column(key, key=key)
-        for key in ("before", "after", "freed"):
-            self.add_column(Text(key, justify="right"), key=key)
-
-    @staticmethod
-    def _cells(v: CompactionView) -> dict[str, Any]:
-        after = fmt.short_tokens(v.tokens_after) if v.tokens_after is not None else "…"
-        return {"time": fmt.clock(v.timestamp), "layer": fmt.one_line(v.layer, 12),
-                "trigger": fmt.one_line(v.trigger, 8),
-                "before": Text(fmt.short_tokens(v.tokens_before), justify="right"),
-                "after": Text(after, justify="right"),
-                "freed": Text(fmt.short_tokens(v.freed), justify="right")}
-
-    def show(self, v: CompactionView) -> None:
-        cells = self._cells(v)
-        if v.key in self.rows:
-            for col, value in cells.items():
-                self.update_cell(v.key, col, value)
-        else:
-            self.add_row(*cells.values(), key=v.key)
-            self.scroll_end(animate=False)
-
-    def reset(self) -> None:
-        self.clear()
 
 
 class WatchHeader(Static):
@@ -113,7 +76,7 @@ class WatchScreen(Screen):
         yield WatchHeader(id="watch-header")
         with Horizontal(id="watch-top"):
             yield ContextPane(id="context-pane")
-            yield WatchTimeline(id="watch-timeline")
+            yield Timeline(columns=WATCH_COLUMNS, id="watch-timeline")
         yield CostPane(id="cost-pane")
         yield Footer()
 
@@ -126,8 +89,8 @@ class WatchScreen(Screen):
         return self.query_one(CostPane)
 
     @property
-    def timeline(self) -> WatchTimeline:
-        return self.query_one(WatchTimeline)
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
 
     def on_mount(self) -> None:
         self._render_header()
@@ -244,7 +207,7 @@ class WatchScreen(Screen):
             pane.cost = up.cost
         timeline = self.timeline
         for v in up.compactions:
-            timeline.show(v)
+            timeline.add_view(v)
         self._render_header()
         self.updates += 1
         self.last_update_at = time.perf_counter()

@@ -1,5 +1,7 @@
-"""The compaction timeline: one row per compaction (time, layer, trigger, tokens freed, duration)
-and per breaker trip, newest at the bottom, as the loop reported them."""
+"""The compaction timeline, one table for the TUI and `ctxtui watch`: one row per compaction
+(time, layer, trigger, tokens, duration) and per breaker trip, newest at the bottom. A row can be
+completed in place: a Claude Code compaction learns its "after" count only with the next response
+(shown as "…" until then). The two screens pick which columns they have room for."""
 from __future__ import annotations
 
 import time
@@ -9,47 +11,76 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from agent_core.events import BreakerTripped, Compaction
+from agent_core.reports.watch_state import CompactionView
 
 from .. import format as fmt
+
+TUI_COLUMNS = ("time", "layer", "trigger", "freed", "took")
+WATCH_COLUMNS = ("time", "layer", "trigger", "before", "after", "freed")
+_NUMERIC = frozenset({"before", "after", "freed", "took"})
+
+
+def _tokens(n: int | None, unknown: str) -> str:
+    return unknown if n is None else fmt.short_tokens(n)
 
 
 class Timeline(DataTable):
     """See module docstring. `clock` is injectable so tests and snapshots show fixed times."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.time, id: str | None = None) -> None:
+    def __init__(self, *, columns: tuple[str, ...] = TUI_COLUMNS, clock: Callable[[], float] = time.time,
+                 id: str | None = None) -> None:
         super().__init__(id=id, show_cursor=False, cell_padding=1)
+        self.columns_shown = columns
         self.clock = clock
         self.count = 0
         self.breaker_trips = 0
 
     def on_mount(self) -> None:
         self.border_title = "Compactions"
-        self.add_column("time", key="time")
-        self.add_column("layer", key="layer")
-        self.add_column("trigger", key="trigger")
-        self.add_column("freed", key="freed")
-        self.add_column("took", key="took")
+        for key in self.columns_shown:
+            self.add_column(Text(key, justify="right") if key in _NUMERIC else key, key=key)
+
+    def show(self, key: str, *, at: float | None, layer: str | Text, trigger: str | Text,
+             before: int | None = None, after: int | None = None, took: float | None = None,
+             unknown: str = "…") -> None:
+        """Add the row `key`, or complete it in place when it is already shown. `unknown` stands
+        for a count not known yet ("…") or one that does not apply ("—")."""
+        freed = None if before is None or after is None else max(0, before - after)
+        cells = {"time": fmt.clock(at),
+                 "layer": layer if isinstance(layer, Text) else fmt.one_line(layer, 12),
+                 "trigger": trigger if isinstance(trigger, Text) else fmt.one_line(trigger, 8),
+                 "before": Text(_tokens(before, unknown), justify="right"),
+                 "after": Text(_tokens(after, unknown), justify="right"),
+                 "freed": Text(_tokens(freed, unknown), justify="right"),
+                 "took": Text("—" if took is None else fmt.duration(took), justify="right")}
+        if key in self.rows:
+            for col in self.columns_shown:
+                self.update_cell(key, col, cells[col])
+            return
+        self.add_row(*(cells[c] for c in self.columns_shown), key=key)
+        self.scroll_end(animate=False)
 
     def add_compaction(self, c: Compaction, at: float | None = None, resumed: bool = False) -> None:
         """`resumed`: from a resumed session; its time is the event's own when it carries one
         (older logs do not: "—" is shown)."""
         if at is None:
             at = (c.timestamp or None) if resumed else self.clock()
-        freed = max(0, c.tokens_before - c.tokens_after)
         self.count += 1
-        self.add_row(fmt.clock(at), fmt.one_line(c.layer, 12), fmt.one_line(c.trigger, 8),
-                     Text(fmt.short_tokens(freed), justify="right"),
-                     Text(fmt.duration(c.duration_s), justify="right"), key=f"c{self.count}")
-        self.scroll_end(animate=False)
+        self.show(f"c{self.count}", at=at, layer=c.layer, trigger=c.trigger, before=c.tokens_before,
+                  after=c.tokens_after, took=c.duration_s)
 
     def add_breaker(self, b: BreakerTripped, at: float | None = None) -> None:
-        at = at if at is not None else self.clock()
+        # The reason is long; it is in the conversation (and the session log). Here: which breaker.
         self.breaker_trips += 1
         self.count += 1
-        # The reason is long; it is in the conversation (and the session log). Here: which breaker.
-        self.add_row(fmt.clock(at), Text("breaker", style="bold red"), Text(fmt.one_line(b.breaker, 8), style="red"),
-                     Text("—", justify="right"), Text("—", justify="right"), key=f"c{self.count}")
-        self.scroll_end(animate=False)
+        self.show(f"c{self.count}", at=at if at is not None else self.clock(),
+                  layer=Text("breaker", style="bold red"), trigger=Text(fmt.one_line(b.breaker, 8), style="red"),
+                  unknown="—")
+
+    def add_view(self, v: CompactionView) -> None:
+        """A compaction read from a log (watch), new or completing its row."""
+        self.show(v.key, at=v.timestamp, layer=v.layer, trigger=v.trigger, before=v.tokens_before,
+                  after=v.tokens_after)
 
     def reset(self) -> None:
         self.clear()
