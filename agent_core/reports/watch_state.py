@@ -20,7 +20,7 @@ from typing import Any
 from compaction.budget import ContextBudget
 
 from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for, context_update
-from agent_core.events import Compaction, ContextUpdate, CostUpdate
+from agent_core.events import ContextUpdate, CostUpdate
 from agent_core.pricing.pricer import Pricer
 from agent_core.pricing.tally import CostTally, burn_rate
 from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord
@@ -52,17 +52,6 @@ class CompactionView:
         layer = "sub-agent" if rec.is_sidechain else rec.layer
         return cls(rec.key, layer, rec.trigger, rec.tokens_before, rec.tokens_after, rec.timestamp,
                    rec.is_sidechain, new)
-
-    @property
-    def freed(self) -> int | None:
-        if self.tokens_before is None or self.tokens_after is None:
-            return None
-        return max(0, self.tokens_before - self.tokens_after)
-
-    def event(self) -> Compaction:
-        """The loop's event (unknown numbers as 0)."""
-        return Compaction(layer=self.layer, trigger=self.trigger, tokens_before=self.tokens_before or 0,
-                          tokens_after=self.tokens_after or 0, timestamp=self.timestamp or 0.0)
 
 
 # ------------------------------------------------------------------ the state
@@ -291,6 +280,3 @@ class WatchState:
         if burn is not None:
             out["burn_usd_per_hour"] = burn
         return out
-
-    def compaction_events(self) -> list[Compaction]:
-        return [v.event() for v in self.compactions.values()]

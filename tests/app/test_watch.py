@@ -19,7 +19,7 @@ from agent_core import events as ev
 from agent_core.sessions.paths import project_state_dir
 from agent_core.sessions.session_log import SessionLog
 from agent_core.reports.watch_files import watch_changes
-from agent_core.reports.watch_state import CompactionView, WatchState
+from agent_core.reports.watch_state import WatchState
 from agent_core.reports.watch_target import WatchError, WatchTarget, resolve_target, switch_candidate
 from app.cli import main as ctxtui_main
 from app.watch import main as watch_main
@@ -154,7 +154,7 @@ def test_claude_code_compaction_lands_then_gets_its_tokens_after(tmp_path):
     append(path, cc("m9", read=0, write=20_000, ts="2025-06-14T11:00:05Z"))
     up = s.poll()
     (v,) = up.compactions
-    assert (v.key, v.tokens_before, v.tokens_after, v.new, v.freed) == ("b1", 158_000, 20_210, False, 137_790)
+    assert (v.key, v.tokens_before, v.tokens_after, v.new) == ("b1", 158_000, 20_210, False)
     assert up.context.tokens == 20_210
     assert s.history_points()[-1] == (3, 20_210, True)       # the plot marks the compaction
     assert len(s.compactions) == 1
@@ -228,13 +228,6 @@ def test_ctxtui_session_config_window_and_autocompact_switch(tmp_path):
     b = ContextBudget(context_window=50_000, max_output_tokens=32_000, autocompact_enabled=False)
     assert (c.window, c.threshold, s.info.window_source) == (50_000, b.autocompact_threshold, "session config")
     log.close()
-
-
-def test_compaction_view_event():
-    v = CompactionView("k", "compact", "manual", 100_000, None, 1.0)
-    e = v.event()
-    assert isinstance(e, ev.Compaction) and (e.tokens_before, e.tokens_after, e.trigger) == (100_000, 0, "manual")
-    assert v.freed is None
 
 
 # ---- which file
