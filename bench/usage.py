@@ -268,7 +268,8 @@ async def _state_latency(path: Path, appends: int, **watch_kw) -> list[float]:
     """WatchState fed by watch_changes, as the screen's follow worker does, without a screen."""
     import asyncio
 
-    from agent_core.reports.watch_state import WatchState, watch_changes
+    from agent_core.reports.watch_files import watch_changes
+    from agent_core.reports.watch_state import WatchState
 
     state = WatchState(path)
     state.poll()
@@ -306,7 +307,7 @@ async def _screen_latency(path: Path, appends: int) -> list[float]:
     """The watch screen (headless): from the append until its panes hold the new numbers."""
     import asyncio
 
-    from agent_core.reports.watch_state import WatchTarget
+    from agent_core.reports.watch_target import WatchTarget
     from app.watch_app import WatchApp
 
     app = WatchApp(WatchTarget(path))
@@ -338,7 +339,7 @@ def watch_load(path: Path):
 def watch_latency(appends: int) -> None:
     import asyncio
 
-    from agent_core.reports.watch_state import DEBOUNCE_MS, POLL_DELAY_MS, STEP_MS
+    from agent_core.reports.watch_files import DEBOUNCE_MS, POLL_DELAY_MS, STEP_MS
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-watch-"))
     try:
