@@ -275,8 +275,9 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     spans: list[dict] = st.setdefault("spans", [])
     e_win = ctx.budget.effective_window
     commit_at = cfg.collapse_commit_ratio * e_win
-    if not spans and ctx.tokens < commit_at:
-        st.pop("retry_at", None)
+    if not spans and (ctx.tokens < commit_at or ctx.replay_only):
+        if not ctx.replay_only:
+            st.pop("retry_at", None)
         return LayerResult(entries)
     rt = runtime(ctx.state, NAME)
     ai = anchor_index(entries)
@@ -290,7 +291,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if tokens < commit_at:
         st.pop("retry_at", None)
         return LayerResult(view)
-    if tokens < st.get("retry_at", 0):
+    if tokens < st.get("retry_at", 0) or ctx.replay_only:
         return LayerResult(view)
     located = _locate(entries, spans) if spans else []
     new = _commit(entries, located, ctx, tokens, anchor_uuid, ctx.now)

@@ -82,6 +82,9 @@ class LayerContext:
     trigger: str = "auto"
     instructions: str | None = None  # manual /compact focus
     summarizing: bool = False        # automatic summarizing (layers 5-6) can run: stages exist, on, no breaker
+    history: list[Entry] | None = None  # summarizing stages: the whole working history (for the transcript);
+                                        # the entries they are handed are the projected view
+    replay_only: bool = False        # projecting layers: replay what is committed, commit nothing new
 
     @property
     def budget(self) -> ContextBudget:

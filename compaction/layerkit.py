@@ -42,18 +42,54 @@ def mark_set(rt: dict, key: str, entries: Sequence[Entry]) -> None:
 # ----- rewriting with a truthful anchor ----------------------------------------------------------
 
 
-def rewrite(entries: list[Entry], changes: dict[int, Entry], sent_delta: dict[int, int]) -> list[Entry]:
+def rewrite(entries: list[Entry], changes: dict[int, Entry], sent_delta: dict[int, int],
+            state: Any = None) -> list[Entry]:
     """A new list with `changes` applied. `sent_delta[i]` is the token change of entry i against
     what was actually sent before; the part at or before the usage anchor shifts the anchor
-    (`adjust_anchor`) so `count_tokens` drops by exactly what the estimates say was freed."""
+    (`adjust_anchor`) so `count_tokens` drops by exactly what the estimates say was freed.
+    With the pipeline `state`, entries that context collapse hid from the anchor's request (see
+    `hidden_from_anchor`) were never in its usage, so their changes do not shift it."""
     out = list(entries)
     for i, e in changes.items():
         out[i] = e
     a = anchor_index(out)
     if a is None:
         return out
-    delta = sum(d for i, d in sent_delta.items() if i <= a)
+    hidden = hidden_from_anchor(out, state, a) if state is not None else ()
+    delta = sum(d for i, d in sent_delta.items() if i <= a and not any(x <= i < y for x, y in hidden))
     return adjust_anchor(out, delta, upto=0) if delta else out
+
+
+def hidden_from_anchor(entries: Sequence[Entry], state: Any, anchor: int | None = None) -> list[tuple[int, int]]:
+    """Index ranges (start, end exclusive) of the entries that context collapse replaced by a
+    digest in the request the usage anchor answered: spans of the collapse store (state
+    `layers["collapse"]["spans"]`) committed before that response and not holding the anchor.
+    Spans committed since (their `anchor` is still the current one) are not included: the anchor
+    counted them in full and collapse shifts it for them from the current estimates."""
+    spans = state.layers.get("collapse", {}).get("spans") if state is not None else None
+    if not spans:
+        return []
+    a = anchor_index(entries) if anchor is None else anchor
+    if a is None:
+        return []
+    anchor_uuid = entries[a].uuid
+    index: dict[str, int] | None = None
+    out: list[tuple[int, int]] = []
+    for sp in spans:
+        if sp.get("anchor") == anchor_uuid:
+            continue
+        h, n = sp.get("hint", -1), sp.get("n", 0)
+        if not (0 <= h and n > 0 and h + n <= len(entries) and entries[h].uuid == sp.get("first")
+                and entries[h + n - 1].uuid == sp.get("last")):
+            if index is None:
+                index = {e.uuid: i for i, e in enumerate(entries)}
+            x, y = index.get(sp.get("first")), index.get(sp.get("last"))
+            if x is None or y is None or y < x:
+                continue
+            h, n = x, y - x + 1
+        if not h <= a < h + n:
+            out.append((h, h + n))
+    return out
 
 
 # ----- tool names ------------------------------------------------------------------------------

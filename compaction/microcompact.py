@@ -95,7 +95,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         book.refresh_freeable()
     _drop_settled(book)
 
-    out = rewrite(entries, {i: entries[i].with_content(bl) for i, bl in replaced.items()}, deltas) \
+    out = rewrite(entries, {i: entries[i].with_content(bl) for i, bl in replaced.items()}, deltas, ctx.state) \
         if replaced else entries
     if stale:
         rt.pop("seen", None)   # the list changed under the records: rebuild next run

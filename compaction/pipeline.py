@@ -29,6 +29,7 @@ class PipelineResult:
     reports: list[CompactionReport]
     tokens: int                     # count of what will be sent
     state: str                      # ok | warning | error | autocompact | blocking
+    view: list[Entry] = dataclasses.field(default_factory=list)  # the projected view `request` and `tokens` come from
 
 
 def default_layers() -> tuple[list[tuple[str, Layer]], list[tuple[str, Layer]]]:
@@ -52,10 +53,22 @@ class Pipeline:
         return count_tokens(entries, self.config.overhead_tokens)
 
     def _ctx(self, entries: Sequence[Entry], now: float, trigger: str = "auto",
-             instructions: str | None = None) -> LayerContext:
+             instructions: str | None = None, tokens: int | None = None) -> LayerContext:
         summarizing = bool(self.stages) and self.config.budget.autocompact_enabled and self.breakers().allows("auto")
-        return LayerContext(self.config, self.state, self.session_dir, now, self.count(entries), trigger, instructions,
-                            summarizing)
+        return LayerContext(self.config, self.state, self.session_dir, now,
+                            self.count(entries) if tokens is None else tokens, trigger, instructions, summarizing)
+
+    def view(self, entries: Sequence[Entry], now: float | None = None) -> tuple[list[Entry], int]:
+        """The projected view of an already adopted working history and its count, without acting:
+        the projecting layers (collapse) replay what they committed and commit nothing new. What the
+        context figure and its categories are computed from between pipeline runs."""
+        now = time.time() if now is None else now
+        view = entries if isinstance(entries, list) else list(entries)
+        for _name, layer in self.projecting:
+            ctx = self._ctx(view, now)
+            ctx.replay_only = True
+            view = layer(view, ctx).entries
+        return view, self.count(view)
 
     def run_cheap(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
         """Layers 1–4 only: no model call, synchronous, O(new entries) per turn in steady state.
@@ -91,7 +104,7 @@ class Pipeline:
         projector = self.__dict__.get("_projector")
         if projector is None:
             projector = self.__dict__["_projector"] = Projector()
-        return PipelineResult(work, projector.project(view), reports, tokens, self.config.budget.state(tokens))
+        return PipelineResult(work, projector.project(view), reports, tokens, self.config.budget.state(tokens), view)
 
     async def run(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
         """The whole pipeline before a model call: cheap layers, then summarizing stages when the
@@ -126,12 +139,16 @@ class Pipeline:
                          instructions: str | None) -> PipelineResult:
         """Stages in order; the first that returns a smaller, valid history wins. A stage that
         fails (report `details["failed"]`) or whose result is not smaller ends the attempt with
-        the old history kept, and counts towards the failures breaker."""
+        the old history kept, and counts towards the failures breaker.
+
+        Every stage reads the projected view (what the last request held, collapse included) and
+        its count, not the stored history; the transcript it writes keeps the whole history."""
         now = time.time() if now is None else now
-        work = res.entries
+        work = res.view or res.entries
         breakers = self.breakers()
         for stage in self.stages:
-            ctx = self._ctx(work, now, trigger, instructions)
+            ctx = self._ctx(work, now, trigger, instructions, tokens=res.tokens)
+            ctx.history = res.entries
             try:
                 out = await stage(work, ctx)
             except Exception as exc:  # a stage bug must not take the session down; the history is kept

@@ -65,7 +65,10 @@ def failed(stage: str, ctx: LayerContext, why: str, entries: list[Entry], t0: fl
 
 
 def save_transcript(ctx: LayerContext, entries: Sequence[Entry], require: bool) -> tuple[str | None, str | None]:
-    """(path, None) once the full history is on disk, or (None, why it could not be written)."""
+    """(path, None) once the full history is on disk, or (None, why it could not be written).
+    The stages are handed the projected view; the transcript keeps the whole working history."""
+    if ctx.history is not None:
+        entries = ctx.history
     if ctx.session_dir is None:
         if require:
             return None, "there is no session folder to save the transcript in, so the history cannot be replaced"

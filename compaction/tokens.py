@@ -87,16 +87,44 @@ class CategoryTally:
 
 
 def breakdown(entries: Sequence[Entry], *, system_tokens: int, tools_tokens: int, window: int,
-              threshold: int, autocompact_enabled: bool = True, tally: CategoryTally | None = None) -> dict[str, int]:
+              threshold: int, autocompact_enabled: bool = True, tally: CategoryTally | None = None,
+              total: int | None = None) -> dict[str, int]:
     """Category breakdown for the context pane (like CC `/context`). Uses cached per-entry figures;
-    with a `tally` only the entries appended since its last call are read."""
+    with a `tally` only the entries appended since its last call are read.
+
+    `entries` should be the projected view (what the next request holds). With `total` (the count
+    shown beside the breakdown) the used categories are scaled to sum to it exactly — the estimates
+    split the count, real usage sets it — and the buffer then shrinks before free space goes
+    negative, so used + free + buffer is the window whenever the count fits in it."""
     cats = {c: 0 for c in CATEGORIES}
     cats["system"] = system_tokens
     cats["tools"] = tools_tokens
     for k, v in (tally or CategoryTally()).sums(entries).items():
         cats[k] += v
+    if total is not None:
+        _scale_to(cats, max(0, total))
     used = sum(cats.values())
     buffer = max(0, window - threshold) if autocompact_enabled else 0
+    buffer = max(0, min(buffer, window - used))
     cats["autocompact_buffer"] = buffer
     cats["free"] = max(0, window - used - buffer)
     return cats
+
+
+def _scale_to(cats: dict[str, int], total: int) -> None:
+    """Scale the used categories (in place) so they sum to `total` exactly (largest remainder)."""
+    keys = [k for k in CATEGORIES if k not in ("free", "autocompact_buffer")]
+    est = sum(cats[k] for k in keys)
+    if est == total:
+        return
+    if est <= 0:
+        for k in keys:
+            cats[k] = 0
+        cats["system"] = total
+        return
+    exact = {k: cats[k] * total / est for k in keys}
+    floors = {k: int(v) for k, v in exact.items()}
+    short = total - sum(floors.values())
+    for k in sorted(keys, key=lambda k: exact[k] - floors[k], reverse=True)[:short]:
+        floors[k] += 1
+    cats.update(floors)

@@ -241,7 +241,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if not changes:
         mark_set(rt, "scanned", entries)
         return LayerResult(entries)
-    out = rewrite(entries, changes, deltas)
+    out = rewrite(entries, changes, deltas, ctx.state)
     mark_set(rt, "scanned", out)
     parts = []
     if totals["persisted"]:

@@ -92,17 +92,20 @@ class Agent:
         return self._task is not None and not self._task.done()
 
     def tokens(self) -> int:
-        return self.pipeline.count(self.entries)
+        """The count of what the next request would hold: the projected view (collapse replayed)."""
+        return self.pipeline.view(self.entries)[1]
 
-    def context_event(self, tokens: int | None = None) -> ev.ContextUpdate:
-        """The context numbers now; `tokens` overrides the count (the pipeline's projected count,
-        which is what will be sent when context collapse is active)."""
+    def context_event(self, tokens: int | None = None, view: list[Entry] | None = None) -> ev.ContextUpdate:
+        """The context numbers now, from one projected view: the count and the categories (which sum
+        to it exactly). `tokens` and `view` are the pipeline's own when it just ran; otherwise the
+        view of the current history is replayed."""
         b = self.pipeline.config.budget
-        tokens = self.tokens() if tokens is None else tokens
-        cats = breakdown(self.entries, tally=self._tally, system_tokens=self._system_tokens,
+        if view is None or tokens is None:
+            view, tokens = self.pipeline.view(self.entries)
+        cats = breakdown(view, tally=self._tally, system_tokens=self._system_tokens,
                          tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
-                         autocompact_enabled=b.autocompact_enabled)
+                         autocompact_enabled=b.autocompact_enabled, total=tokens)
         return context_update(b, tokens, cats)
 
     def cost_event(self) -> ev.CostUpdate:
@@ -263,8 +266,9 @@ class Agent:
             compacted = True
         return compacted
 
-    def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None) -> ev.ContextUpdate:
-        c = self.context_event(tokens)
+    def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None,
+                 view: list[Entry] | None = None) -> ev.ContextUpdate:
+        c = self.context_event(tokens, view)
         self.context_history.append((self.turns, c.tokens, compacted))
         self._emit(q, c)
         return c
@@ -367,7 +371,7 @@ class Agent:
         res = await self.pipeline.run(self.entries)
         self._adopt(res.entries)
         compacted = self._report_events(q, res.reports)
-        self._context(q, compacted, tokens=res.tokens)
+        self._context(q, compacted, tokens=res.tokens, view=res.view)
         blocked = self.pipeline.blocked(res.tokens)
         if blocked:
             self._emit(q, ev.Error("blocking", blocked))
@@ -387,7 +391,7 @@ class Agent:
                 self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
                                                           "Run /compact with a focus, or /clear."))
                 return False
-            self._context(q, True, tokens=out.tokens)
+            self._context(q, True, tokens=out.tokens, view=out.view)
             return True
         if e.retryable and e.status is None and not e.already_retried \
                 and turn.stream_retries < MID_STREAM_RETRIES:
