@@ -84,6 +84,19 @@ def budget_for(model: str | None, settings: BudgetSettings = BudgetSettings()) -
                       limits.window_source)
 
 
+# The least room for an answer a call is sent with (Claude Code's floor); less is a prompt-too-long case.
+OUTPUT_FLOOR = 3_000
+
+
+def output_room(window: int, max_output: int, input_tokens: int, floor: int = OUTPUT_FLOOR) -> int | None:
+    """`max_tokens` for a call whose input is `input_tokens`: the model's max output, lowered so
+    input + max_tokens fits the window (the API refuses a request that does not); None when not
+    even `floor` (at most the max output) fits, which is a prompt-too-long case."""
+    floor = max(1, min(floor, max_output))
+    room = window - input_tokens
+    return min(max_output, room) if room >= floor else None
+
+
 def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int]) -> ContextUpdate:
     """The context pane's event for `tokens` in `budget`."""
     return ContextUpdate(tokens=tokens, window=budget.context_window, threshold=budget.autocompact_threshold,

@@ -26,6 +26,12 @@ def estimate_text(s: str) -> int:
     return math.ceil(len(s) / per)
 
 
+def estimate_tools(tools: list[dict]) -> int:
+    """Tool definitions as they are sent: compact JSON, one definition at a time (`str(dict)`'s
+    quotes and spaces read as prose overestimated them by half)."""
+    return sum(estimate_text(json.dumps(t, separators=(",", ":"))) for t in tools)
+
+
 def estimate_block(b: dict) -> int:
     t = b.get("type")
     if t == "text":

@@ -9,18 +9,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Awaitable, Callable
 
 from compaction import Entry, Pipeline, breakdown
 from compaction.entry import tool_result_block
+from compaction.estimate import estimate_tools
 from compaction.report import CompactionReport
 from compaction.tokens import CategoryTally, estimate_text
 
 from agent_core import events as ev
-from agent_core.context_budget import context_update
+from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
+from agent_core.providers.errors import parse_max_tokens_over_window
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
@@ -29,6 +32,8 @@ from agent_core.tools.base import ToolContext
 CANCELLED_RESULT = "Cancelled by the user before this tool finished."
 # The SDK retries failed requests itself, but never a stream that broke after it started.
 MID_STREAM_RETRIES = 2
+# Share of the estimated input kept free beside max_tokens (estimates are usually within 2-3%).
+ESTIMATE_MARGIN = 0.02
 
 
 @dataclass
@@ -46,6 +51,8 @@ class _Turn:
     done_results: dict[str, dict] = field(default_factory=dict)
     reactive_used: bool = False        # the one compaction after "prompt too long" was spent
     stream_retries: int = 0            # answers that broke off mid-stream and were sent again
+    refit_used: bool = False           # the one resend after "input length and max_tokens exceed ..."
+    undercount: int = 0                # tokens the API counted above the estimate (learnt from that error)
 
 
 class Agent:
@@ -79,7 +86,8 @@ class Agent:
         self._tally = CategoryTally()
         self._tool_defs = tools.definitions()
         self._system_tokens = estimate_text(system_prompt)
-        self._tools_tokens = sum(estimate_text(str(d)) for d in self._tool_defs)
+        self._tools_tokens = estimate_tools(self._tool_defs)
+        self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
         self.pipeline.config.overhead_tokens = self._system_tokens + self._tools_tokens
 
     # ----- state for front-ends -------------------------------------------------------------
@@ -369,6 +377,7 @@ class Agent:
         """Run the pipeline over the history and return the messages to send; None when the
         context is at the blocking limit (said as an Error)."""
         res = await self.pipeline.run(self.entries)
+        self._request_tokens = res.tokens
         self._adopt(res.entries)
         compacted = self._report_events(q, res.reports)
         self._context(q, compacted, tokens=res.tokens, view=res.view)
@@ -381,6 +390,8 @@ class Agent:
     async def _recovered(self, q: asyncio.Queue, e: ModelError, turn: _Turn) -> bool:
         """After a failed call: True when it is worth sending again (compacted once after "prompt
         too long", or a stream that broke off); otherwise the failure is said as an Error."""
+        if self._refitted(e, turn):
+            return True
         if e.kind == "prompt_too_long" and not turn.reactive_used:
             turn.reactive_used = True
             self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
@@ -417,10 +428,39 @@ class Agent:
         self._context(q)
         return [b for b in response.content if b.get("type") == "tool_use"]
 
+    def _max_tokens(self, turn: _Turn) -> int:
+        """The model's max output, lowered so the request's count + max_tokens fits the window; when
+        not even a small floor fits, the request is too long (raised as the API would say it)."""
+        b = self.pipeline.config.budget
+        n = self._request_tokens + turn.undercount
+        floor = min(OUTPUT_FLOOR, b.reserve)
+        room = output_room(b.context_window, self.client.info.max_output_tokens, n, floor)
+        if room is None:
+            raise ModelError("prompt_too_long", f"The request (about {n:,} tokens) leaves no room for an answer "
+                                                f"in the {b.context_window:,}-token window; nothing was sent. "
+                                                "Run /compact.")
+        # The count is an estimate: keep a margin of its usual error, so the API rarely has to say so.
+        margin = math.ceil(ESTIMATE_MARGIN * self._request_tokens)
+        return min(room, max(floor, b.context_window - n - margin))
+
+    def _refitted(self, e: ModelError, turn: _Turn) -> bool:
+        """The API counted more than the estimate and refused input + max_tokens over the window:
+        send once more with the room it says is left (no compaction) when that room is enough."""
+        over = parse_max_tokens_over_window(e.message) if e.kind == "prompt_too_long" else None
+        if over is None or turn.refit_used:
+            return False
+        counted, _asked, window = over
+        turn.refit_used = True
+        b = self.pipeline.config.budget
+        # What the API counted above the estimate, plus any window it has that is smaller than ours.
+        turn.undercount = max(0, counted - self._request_tokens) + max(0, b.context_window - window)
+        return output_room(b.context_window, self.client.info.max_output_tokens,
+                           self._request_tokens + turn.undercount, min(OUTPUT_FLOOR, b.reserve)) is not None
+
     async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: _Turn) -> ModelResponse:
         response: ModelResponse | None = None
         async for item in self.client.stream(system=self.system_prompt, messages=request, tools=self._tool_defs,
-                                             max_tokens=self.client.info.max_output_tokens, purpose="main"):
+                                             max_tokens=self._max_tokens(turn), purpose="main"):
             if isinstance(item, ModelResponse):
                 response = item
             else:

@@ -6,12 +6,12 @@ totals and "always" permissions.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
 from compaction.budget import MIN_WINDOW
+from compaction.estimate import estimate_tools
 from compaction.tokens import estimate_text
 
 from agent_core import events as ev
@@ -96,7 +96,7 @@ def minimum_window(overhead: int, budget: ContextBudget) -> int:
 def check_room(config: Config, budget: ContextBudget, prompt: str, tools: list[dict]) -> None:
     """Refuse at start-up a window that cannot hold the system prompt, the tool definitions and a
     minimal turn: every run would otherwise end blocked before the model is called."""
-    overhead = estimate_text(prompt) + sum(estimate_text(json.dumps(d)) for d in tools)
+    overhead = estimate_text(prompt) + estimate_tools(tools)
     if budget.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
         return
     pct = budget.autocompact_pct

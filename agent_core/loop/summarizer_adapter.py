@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from compaction.estimate import estimate_message, estimate_text, estimate_tools
 from compaction.summarizer import SummarizeError, SummaryResult
+
+from agent_core.context_budget import OUTPUT_FLOOR, output_room
 
 from agent_core.events import ModelCall
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
@@ -25,7 +28,15 @@ class ModelSummarizer:
         self.tools = list(tools or [])
 
     async def summarize(self, messages: list[dict], *, system: str, instructions: str | None = None) -> SummaryResult:
-        max_tokens = self.max_tokens or min(self.client.info.max_output_tokens, 20_000)
+        # The room for the summary: input + max_tokens must fit the window, or the API refuses it.
+        info = self.client.info
+        n = estimate_text(system) + estimate_tools(self.tools) + sum(estimate_message(m) for m in messages)
+        cap = self.max_tokens or min(info.max_output_tokens, 20_000)
+        max_tokens = output_room(info.context_window, cap, n)
+        if max_tokens is None:   # said as the API says it, so the retry drops enough of the oldest rounds
+            raise SummarizeError(f"the summary request leaves no room for the summary: prompt is too long: "
+                                 f"{n + min(OUTPUT_FLOOR, cap)} tokens > {info.context_window} maximum "
+                                 "(estimated)", prompt_too_long=True)
         response: ModelResponse | None = None
         try:
             async for item in self.client.stream(system=system, messages=messages, tools=self.tools,

@@ -19,6 +19,9 @@ from compaction.scrub import scrub
 from agent_core.providers.model import ModelError
 
 PROMPT_TOO_LONG_RE = re.compile(r"prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)\s*maximum", re.I)
+# The API's answer when the input fits but input + max_tokens does not: a prompt-too-long case too.
+MAX_TOKENS_OVER_WINDOW_RE = re.compile(r"input length and `?max_tokens`? exceed context limit:\s*(\d+)\s*\+\s*"
+                                       r"(\d+)\s*>\s*(\d+)", re.I)
 MAX_API_MESSAGE = 500
 
 # Exceptions the SDK's stream helpers raise on bytes that are not a well-formed event stream
@@ -34,6 +37,13 @@ def parse_prompt_too_long(text: str) -> tuple[int, int] | None:
     """(tokens, maximum) from the API's `prompt is too long: N tokens > M maximum`, else None."""
     m = PROMPT_TOO_LONG_RE.search(text or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def parse_max_tokens_over_window(text: str) -> tuple[int, int, int] | None:
+    """(input, max_tokens, window) from the API's `input length and `max_tokens` exceed context
+    limit: N + M > W`, else None."""
+    m = MAX_TOKENS_OVER_WINDOW_RE.search(text or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
@@ -133,6 +143,11 @@ def _status_error(exc: Any, *, retries: int | None, model: str | None) -> ModelE
     if status == 529 or etype == "overloaded_error":
         return ModelError("overloaded", f"The API is overloaded ({code}: {api_msg}).{_retried(retries)} "
                                         f"{retry_hint.capitalize()} and try again{ref}.", True, ra, status)
+    if parse_max_tokens_over_window(api_msg):
+        return ModelError("prompt_too_long", f"The request and the room for the answer do not fit the model's "
+                                             f"context window ({api_msg}). Run /compact, or set "
+                                             f"CTXTUI_CONTEXT_WINDOW to the model's real window{ref}.",
+                          False, None, status)
     if parse_prompt_too_long(api_msg) or "prompt is too long" in api_msg.lower():
         return ModelError("prompt_too_long", f"The request does not fit the model's context window ({api_msg}). "
                                              "Run /compact, or set CTXTUI_CONTEXT_WINDOW to the model's real window"

@@ -34,6 +34,7 @@ class RecordedRequest:
     body: Any                        # parsed JSON (None when the body was not JSON)
     status: int | None = None        # HTTP status answered
     served: str | None = None        # "reply" | a fault kind | "count_tokens" | "invalid" | "prompt_too_long"
+    #                                  | "max_tokens_over_window" (input + max_tokens over the window)
     response_id: str | None = None
     error: str | None = None         # the error message answered, if any
     usage: dict | None = None        # usage reported for a reply
@@ -314,6 +315,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(rec, 400, "invalid_request_error",
                                f"prompt is too long: {total} tokens > {fake.context_window} maximum",
                                served="prompt_too_long")
+        asked = body.get("max_tokens")
+        if fake.context_window is not None and isinstance(asked, int) and total + asked > fake.context_window:
+            return self._error(rec, 400, "invalid_request_error",
+                               f"input length and `max_tokens` exceed context limit: {total} + {asked} > "
+                               f"{fake.context_window}, decrease input length or `max_tokens` and try again",
+                               served="max_tokens_over_window")
         item = fake._next_item(body)
         if item is None:
             return self._error(rec, 400, "invalid_request_error",

@@ -232,7 +232,19 @@ def test_window_gives_prompt_too_long_without_consuming_the_script():
         assert status == 400
         assert json.loads(data)["error"]["message"] == f"prompt is too long: {count_input(b)} tokens > 50 maximum"
         assert fake.remaining == 1
-        assert post(fake, "/v1/messages", body())[0] == 200
+        assert post(fake, "/v1/messages", body(max_tokens=20))[0] == 200
+
+
+def test_input_plus_max_tokens_over_the_window_is_refused_like_the_api():
+    with FakeAnthropic([reply("x")], context_window=50) as fake:
+        b = body(max_tokens=1000)
+        status, _, data = post(fake, "/v1/messages", b)
+        assert status == 400 and fake.requests[-1].served == "max_tokens_over_window"
+        assert json.loads(data)["error"]["message"] == (
+            f"input length and `max_tokens` exceed context limit: {count_input(b)} + 1000 > 50, decrease input "
+            "length or `max_tokens` and try again")
+        assert fake.remaining == 1
+        assert post(fake, "/v1/messages", body(max_tokens=50 - count_input(b)))[0] == 200
 
 
 # ------------------------------------------------------------------ script, responder, faults
