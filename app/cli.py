@@ -13,6 +13,8 @@ EPILOG = """\
 commands:
   ctxtui [options]                 open the TUI (the demo model when no ANTHROPIC_API_KEY is set)
   ctxtui --headless -p PROMPT      run the agent without a screen (prompt may also come on stdin)
+  ctxtui --headless --continue --compact [FOCUS]
+                                   compact the latest session (e.g. after a breaker stopped auto-compaction)
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
   ctxtui usage [PATH ...]          token and cost report over session logs
 
@@ -47,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow these tools without asking (headless denies write/edit/bash unless allowed)")
     p.add_argument("--resume", metavar="ID", help="resume the session with this id")
     p.add_argument("--continue", dest="continue_", action="store_true", help="resume the most recent session")
+    p.add_argument("--compact", nargs="?", const="", metavar="FOCUS",
+                   help="headless: compact the session that --continue or --resume names (optionally with a "
+                        "focus), print the compaction and exit; no prompt is sent")
     p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
     p.add_argument("--context-window", type=int, metavar="N",
                    help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")
@@ -89,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             return usage_main(rest)
         from app.watch import main as watch_main  # noqa: PLC0415  (start-up time)
         return watch_main(rest)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.compact is not None and not args.headless:
+        parser.error("--compact is for --headless (in the TUI, type /compact [focus])")
     if args.headless:
         from agent_core.frontends.headless import main as headless_main  # noqa: PLC0415  (start-up time: no Textual)
         return headless_main(args)

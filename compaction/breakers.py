@@ -7,9 +7,10 @@
   row: compacting again would only burn money, so automatic compaction stops.
 - a compaction that does not shrink the count is rejected by the pipeline; it counts as a failure.
 
-A turn is one `Pipeline.run` (one model call). Trips are sticky for the session; manual
-`/compact` still works, and `reset()` clears them. State lives in `PipelineState.of("breakers")`
-as plain JSON values so it survives a resume.
+A turn is one `Pipeline.run` (one model call). A trip holds until a compaction succeeds (manual
+`/compact` still runs after a trip, and its success clears the trip and the streak) or `reset()`
+(a resumed session starts reset; the trip stays in the log as an event). Every trip report says
+what to do. State lives in `PipelineState.of("breakers")` as plain JSON values.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from .report import CompactionReport
 
 LAYER = "breaker"
+WHAT_TO_DO = ("Run /compact [focus] to retry now, or /clear to start afresh; a compaction that succeeds, or "
+              "resuming the session, turns automatic compaction back on.")
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ class Breakers:
                     reason = (f"Automatic compaction stopped: the context refilled above the threshold "
                               f"({tokens:,} ≥ {threshold:,} tokens) within {self.config.thrash_turns} turns of a "
                               f"compaction {s['refills']} times in a row, so compacting again would not help. "
-                              "Run /compact with a focus, or start a new session.")
+                              + WHAT_TO_DO)
                     s["tripped"], s["tripped_by"] = reason, "thrash"
                     return _report("thrash", reason, "auto", tokens, refills=s["refills"])
         else:
@@ -80,8 +83,12 @@ class Breakers:
         return None
 
     def record_success(self) -> None:
+        """A compaction that worked ends the failure streak and clears a trip (say a manual
+        `/compact` after one): automatic compaction may run again, and count afresh."""
         s = self.s
         s["failures"] = 0
+        if s["tripped"] is not None:
+            s.update(tripped=None, tripped_by=None, refills=0)
         s["last_compaction_turn"] = s["turn"]   # opens the refill window; the streak carries on
         s["refilled"] = False
 
@@ -91,7 +98,7 @@ class Breakers:
         s["failures"] += 1
         if s["failures"] >= self.config.max_failures and s["tripped"] is None:
             reason = (f"Automatic compaction stopped after {s['failures']} failures in a row (last: {why}). "
-                      "The history is unchanged; run /compact to try again by hand.")
+                      "The history is unchanged. " + WHAT_TO_DO)
             s["tripped"], s["tripped_by"] = reason, "failures"
             return _report("failures", reason, trigger, tokens, failures=s["failures"])
         return None

@@ -1,7 +1,12 @@
 """`ctxtui --headless`: the same loop and engine for scripts, no screen (never imports textual).
 
+`--compact [FOCUS]` (with --continue or --resume) compacts the resumed session instead of running a
+prompt, prints the compaction like a run does and exits: how a script recovers from a context that
+is full or a breaker that stopped automatic compaction.
+
 Exit codes: 0 done; 1 the run failed (API error, budget or turn limit, blocking, the session log
-could not be written); 2 bad usage or configuration (a session in use by another ctxtui included);
+could not be written, a --compact that could not shrink the session); 2 bad usage or configuration
+(a session in use by another ctxtui included);
 128+N stopped by signal N during the run: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the turn is
 cancelled, the bash tool's processes killed, the session left valid and resumable).
 """
@@ -22,6 +27,7 @@ from agent_core.security.trust import remember as remember_trust
 from agent_core.sessions.valid_text import decode_input, valid_text
 
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
+RECOVER_HINT = "From a script: ctxtui --headless --continue --compact [FOCUS]."
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -107,8 +113,10 @@ class _Output:
             ev.Compaction: lambda e: self._note(
                 f"[compaction] {e.layer} ({e.trigger}): {e.tokens_before:,} -> {e.tokens_after:,} tokens"
                 + (f"; transcript {e.transcript_path}" if e.transcript_path else "")),
-            ev.BreakerTripped: lambda e: self._note(f"[breaker] {e.breaker}: {e.reason}"),
-            ev.Error: lambda e: self._note(f"[error] {e.kind}: {e.message}"),
+            ev.BreakerTripped: lambda e: self._note(f"[breaker] {e.breaker}: {e.reason}"
+                                                    + (f" {RECOVER_HINT}" if e.breaker != "rejected" else "")),
+            ev.Error: lambda e: self._note(f"[error] {e.kind}: {e.message}"
+                                           + (f" {RECOVER_HINT}" if e.kind == "blocking" else "")),
             ev.Notice: lambda e: self._note(f"[note] {e.message}"),
             ev.StreamRetry: lambda e: self._note(
                 f"[retry {e.attempt}/{e.of}] {e.message}; the partial answer above is discarded"),
@@ -183,22 +191,30 @@ class _Output:
                        f"session {result['session_id']}")
 
 
-async def run_headless(agent: Any, prompt: str, output: _Output, signals: StopSignals | None = None) -> dict:
-    """Drive one run; a stop signal cancels the turn (history repaired, tools killed) and the run
-    waits for that before the session is closed."""
+async def run_headless(agent: Any, prompt: str | None, output: _Output, signals: StopSignals | None = None,
+                       compact: str | None = None) -> dict:
+    """Drive one run — the prompt, or with `compact` (a focus, or "") a manual compaction of the
+    session; a stop signal cancels the turn (history repaired, tools killed) and the run waits for
+    that before the session is closed. A compaction that did not shrink the session ends as
+    `not_compacted`, an error."""
     signals = signals or StopSignals()
     loop = asyncio.get_running_loop()
     signals.while_running(lambda: loop.call_soon_threadsafe(agent.cancel))
     stop_reason = "cancelled" if signals.received else "error"
+    compacted = False
     try:
         output.event(agent.context_event())
         if not signals.received:
-            async for e in agent.run(prompt):
+            events = agent.run(prompt or "") if compact is None else agent.compact(compact or None)
+            async for e in events:
                 if signals.received and agent.busy:
                     agent.cancel()     # a signal that came before the turn's task existed
                 output.event(e)
+                compacted = compacted or isinstance(e, ev.Compaction)
                 if isinstance(e, ev.TurnFinished):
                     stop_reason = e.stop_reason
+        if compact is not None and stop_reason == "compacted" and not compacted:
+            stop_reason = "not_compacted"
         output.event(agent.cost_event())
     finally:
         await agent.aclose()
@@ -209,9 +225,24 @@ async def run_headless(agent: Any, prompt: str, output: _Output, signals: StopSi
             "interrupted": signals.received is not None}
 
 
+def compact_usage_error(args: Any) -> str | None:
+    """What is wrong with a `--compact` invocation, or None."""
+    if getattr(args, "compact", None) is None:
+        return None
+    if not (getattr(args, "resume", None) or getattr(args, "continue_", False)):
+        return ("--compact compacts a saved session: add --continue (the latest session of this workspace) "
+                "or --resume ID.")
+    if getattr(args, "prompt", None) is not None:
+        return "--compact sends no prompt: compact first, then run the prompt with --continue."
+    return None
+
+
 def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None,
          environ: dict | None = None) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    if (wrong := compact_usage_error(args)):
+        stderr.write(f"ctxtui: {wrong}\n")
+        return EXIT_USAGE
 
     try:
         config = load_config(args, environ=environ)
@@ -226,10 +257,13 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
         return EXIT_USAGE
     if (ignored := config.ignored_message()):
         stderr.write(f"ctxtui: {ignored}\n")
-    prompt = read_prompt(getattr(args, "prompt", None), stdin)
-    if prompt is None or not prompt.strip():
-        stderr.write("ctxtui: --headless needs a prompt: pass -p \"PROMPT\" or pipe it on stdin.\n")
-        return EXIT_USAGE
+    if getattr(args, "compact", None) is not None:
+        prompt = None     # stdin is not read: --compact sends no prompt
+    else:
+        prompt = read_prompt(getattr(args, "prompt", None), stdin)
+        if prompt is None or not prompt.strip():
+            stderr.write("ctxtui: --headless needs a prompt: pass -p \"PROMPT\" or pipe it on stdin.\n")
+            return EXIT_USAGE
     signals = StopSignals()
     signals.install()
     try:
@@ -238,7 +272,8 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
         signals.restore()
 
 
-def _build_and_run(config: Any, args: Any, prompt: str, signals: StopSignals, stdout: TextIO, stderr: TextIO) -> int:
+def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSignals, stdout: TextIO,
+                   stderr: TextIO) -> int:
     try:
         agent = build_agent(config, resume=getattr(args, "resume", None),
                             continue_=getattr(args, "continue_", False))
@@ -252,7 +287,7 @@ def _build_and_run(config: Any, args: Any, prompt: str, signals: StopSignals, st
     output.load_warnings(agent.load_warnings())
     if agent.info.offline:
         output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
-    result = asyncio.run(run_headless(agent, prompt, output, signals))
+    result = asyncio.run(run_headless(agent, prompt, output, signals, compact=getattr(args, "compact", None)))
     output.finish(result)
     if result.pop("interrupted") or result["stop_reason"] == "cancelled":
         return signals.exit_code() or EXIT_INTERRUPTED

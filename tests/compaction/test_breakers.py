@@ -43,12 +43,44 @@ async def test_manual_compaction_still_works_after_a_trip(tmp_path):
     for _ in range(3):
         await p.run(BIG)
     assert p.auto_compact_stopped()
+    assert "/compact" in p.blocked(p.config.budget.blocking_limit) and "stopped" in p.blocked(10**9)
     res = await p.compact(BIG, trigger="manual")
     assert len(s.calls) == 4 and res.entries[0].kind == "compact_boundary"
-    assert p.auto_compact_stopped()              # the trip is sticky for the session
-    assert "/compact" in p.blocked(p.config.budget.blocking_limit) and "stopped" in p.blocked(10**9)
-    p.reset_breakers()
+    # issue 12, problem 6: a success clears the trip and the streak (it was sticky for the session)
+    assert p.auto_compact_stopped() is None and p.state.of("breakers")["failures"] == 0
+
+
+async def test_a_success_after_a_trip_lets_automatic_compaction_run_again(tmp_path):
+    s = ScriptedSummarizer(transport(), transport(), transport(), SUMMARY, transport(), SUMMARY)
+    p = make_pipeline(tmp_path, s, llm_only=True)
+    for _ in range(3):
+        await p.run(BIG)
+    assert p.auto_compact_stopped() and len(s.calls) == 3
+    await p.run(BIG)
+    assert len(s.calls) == 3                     # tripped: no automatic attempt
+    await p.compact(BIG, trigger="manual")       # the user's /compact succeeds
     assert p.auto_compact_stopped() is None
+    r = await p.run(BIG)                         # automatic compaction is back: one failure is one failure
+    assert len(s.calls) == 5 and not any(x.layer == "breaker" for x in r.reports)
+    assert p.state.of("breakers")["failures"] == 1
+    r = await p.run(BIG)
+    assert len(s.calls) == 6 and r.entries[0].kind == "compact_boundary"
+    assert p.state.of("breakers")["failures"] == 0
+
+
+def test_a_trip_says_what_to_do():
+    b = Breakers({}, BreakerConfig(max_failures=1))
+    trip = b.record_failure("the summary call failed", "auto", 5)
+    assert "/compact [focus] to retry now, or /clear" in trip.action
+    t = Breakers({}, BreakerConfig(thrash_repeats=1))
+    t.record_success()
+    trip = t.note_turn(100, 50)
+    assert trip is not None and "/compact [focus] to retry now, or /clear" in trip.action
+    p = Pipeline(PipelineConfig(budget=ContextBudget(context_window=WINDOW)), None, [], layers=([], []))
+    p.breakers().record_failure("x", "auto", 5)
+    p.breakers().record_failure("x", "auto", 5)
+    p.breakers().record_failure("x", "auto", 5)
+    assert "/compact [focus] to retry now, or /clear" in p.blocked(10**9)
 
 
 async def test_a_success_resets_the_failure_count(tmp_path):

@@ -16,7 +16,7 @@ from agent_core.frontends.headless import main as headless_main
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_reader import load_session
-from app.cli import build_parser
+from app.cli import build_parser, main as cli_main
 from compaction import project, validate_history
 from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use
 
@@ -264,3 +264,48 @@ def test_demo_model_explores_and_compacts_offline(tmp_path):
     for t in ("context", "compaction", "cost", "result"):
         assert t in types, (t, set(types))
     assert list(Path(tmp_path, "projects").glob("*/sessions/*.jsonl"))
+
+
+def test_continue_compact_compacts_the_session_and_exits_0(tmp_path):
+    """Issue 12, problem 6: a script recovers a full session (or one whose breaker stopped
+    auto-compaction) with `--continue --compact [FOCUS]`: the compaction is printed like a run's,
+    no prompt is sent, and the next prompt fits where it would not have before."""
+    ws = make_workspace(tmp_path)
+
+    def responder(body):
+        if is_summary_request(body):
+            return echo_responder(body)
+        return reply("noted: " + "details " * 1500)
+
+    base = ["--workspace", str(ws)]
+    with FakeAnthropic(responder=responder) as fake:
+        env = env_for(fake)
+        for k in range(4):
+            assert run(["-p", f"step {k}", *base, *(["--continue"] if k else [])], env)[0] == 0
+        n = len(fake.message_requests)
+        code, out, err = run(["--continue", "--compact", "the plan", *base, "--output-format", "stream-json"], env)
+        lines = [json.loads(line) for line in out.splitlines()]
+        comps = [d for d in lines if d["type"] == "compaction"]
+        assert code == 0, err
+        assert comps and comps[-1]["trigger"] == "manual" and comps[-1]["tokens_after"] < comps[-1]["tokens_before"]
+        assert comps[-1]["tokens_before"] > 10_620                  # over the blocking limit of a 12,000 window
+        assert lines[-1]["type"] == "result" and lines[-1]["stop_reason"] == "compacted" and not lines[-1]["is_error"]
+        assert all(is_summary_request(r) for r in fake.message_requests[n:])   # no prompt was sent
+        code, _, err = run(["--continue", "--compact", *base], env)      # nothing left to shrink: an error
+        assert code == 1 and "[done] not_compacted" in err and "--continue --compact" not in err
+        code, _, err = run(["-p", "go on", "--continue", *base, "--context-window", "12000",
+                            "--disable-autocompact"], env)
+        assert code == 0 and "blocking" not in err and "[compaction]" not in err, err
+    assert all(r.status == 200 for r in fake.requests)
+
+
+def test_compact_needs_a_session_and_no_prompt(tmp_path):
+    ws = make_workspace(tmp_path)
+    env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET}
+    code, _, err = run(["--compact", "--workspace", str(ws)], env)
+    assert code == 2 and "--continue" in err and "--resume" in err
+    code, _, err = run(["--compact", "--continue", "-p", "hi", "--workspace", str(ws)], env)
+    assert code == 2 and "no prompt" in err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["--compact"])                 # the TUI has /compact instead
+    assert exit_.value.code == 2
