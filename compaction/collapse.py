@@ -3,9 +3,10 @@
 When the count is at or above `collapse_commit_ratio` of the effective window, old spans of
 `collapse_span_rounds` API rounds (never the head round, never the recent tail, never the round
 with the usage anchor) are committed to a collapse store in the layer state, keyed by the span's
-first and last entry uuid, each with a short deterministic digest built from the entries — what
-was asked, which files were read / written / edited, which commands ran and how they ended — no
-model involved. Commits go oldest first until the view is at most `collapse_target_ratio`.
+first and last entry uuid, each with a deterministic digest built from the entries — every user
+message verbatim (a very long one by its head and tail), which files were read / written / edited,
+which commands ran and how they ended — no model involved. Commits go oldest first until the
+view is at most `collapse_target_ratio`.
 
 The working history is never changed: `apply` returns the *view* (spans replaced by their digest
 entries), which the pipeline projects into the request. Every later turn replays the store, so a
@@ -32,6 +33,9 @@ from .rounds import round_starts
 from .tokens import adjust_anchor, anchor_index, count_tokens
 
 NAME = "collapse"
+LONG_USER_CHARS = 4_000     # a user message longer than this is kept by its head and tail
+USER_HEAD_CHARS = 2_500
+USER_TAIL_CHARS = 1_000
 RETRY_GROWTH_RATIO = 0.05
 _EXIT = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 
@@ -53,8 +57,23 @@ def _result_status(b: dict) -> str:
     return "error" if b.get("is_error") else ""
 
 
+def _instruction(text: str) -> str:
+    """A user message as the digest keeps it: verbatim, or for a very long one its head and tail
+    with a pointer to where the whole of it stays."""
+    text = str(text).strip()
+    if len(text) <= LONG_USER_CHARS:
+        return f"“{text}”"
+    head, tail = text[:USER_HEAD_CHARS], text[-USER_TAIL_CHARS:]
+    omitted = len(text) - len(head) - len(tail)
+    return (f"“{head} […{omitted:,} characters left out here; the whole message is in the session log and the "
+            f"transcript browser…] {tail}”")
+
+
 def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: int = 600) -> str:
-    """One line saying what a span of rounds did, from the entries alone (deterministic)."""
+    """What a span of rounds did, from the entries alone (deterministic): every user message
+    verbatim (a very long one by its head and tail), then the files read / written / edited, the
+    commands run and how they ended, and what the assistant said first — that part cut to
+    `max_chars`; the user's words never are."""
     status: dict[str, str] = {}
     for e in span:
         for b in e.content:
@@ -67,7 +86,8 @@ def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: 
         for b in e.content:
             t = b.get("type")
             if t == "text" and e.role == "user" and e.sent and e.kind == "message":
-                asked.append(f"“{_short(b.get('text', ''), 60)}”")
+                if str(b.get("text", "")).strip():
+                    asked.append(_instruction(b.get("text", "")))
             elif t == "text" and e.role == "assistant" and not said:
                 said.append(f"“{_short(b.get('text', ''), 60)}”")
             elif t == "tool_use":
@@ -75,20 +95,18 @@ def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: 
                 st = status.get(b.get("id"), "")
                 suffix = f" ({st})" if st else ""
                 if name == "read_file":
-                    groups["read"].append(_short(inp.get("path", "?"), 60) + suffix)
+                    groups["read"].append(_short(inp.get("path", "?"), 200) + suffix)
                 elif name == "write_file":
-                    groups["wrote"].append(_short(inp.get("path", "?"), 60) + suffix)
+                    groups["wrote"].append(_short(inp.get("path", "?"), 200) + suffix)
                 elif name == "edit_file":
-                    groups["edited"].append(_short(inp.get("path", "?"), 60) + suffix)
+                    groups["edited"].append(_short(inp.get("path", "?"), 200) + suffix)
                 elif name == "bash":
-                    groups["ran"].append(f"`{_short(inp.get('command', '?'), 60)}`{suffix}")
+                    groups["ran"].append(f"`{_short(inp.get('command', '?'), 120)}`{suffix}")
                 elif name in ("grep", "glob"):
                     groups["searched"].append(f"{name} {_short(inp.get('pattern', '?'), 40)}{suffix}")
                 else:
                     groups["used"].append(name + suffix)
     parts = []
-    if asked:
-        parts.append("user asked " + ", ".join(dict.fromkeys(asked)))
     for verb, items in groups.items():
         if items:
             parts.append(f"{verb} " + ", ".join(dict.fromkeys(items)))
@@ -101,6 +119,9 @@ def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: 
     room = max(0, max_chars - len(head) - 3)
     if len(body) > room:
         body = body[: max(0, room - 1)] + "…"
+    if asked:   # outside the cap: the user's instructions are what a digest must not lose
+        said_user = "user asked " + ", ".join(dict.fromkeys(asked))
+        body = f"{said_user}; {body}" if body else said_user
     return f"{head}: {body}]" if body else head + "]"
 
 

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from .entry import Entry, boundary, user
 from .layer_context import LayerContext
+from .ptl import is_retry_marker
 from .report import CompactionReport, LayerResult
 from .summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
 from .summary_prompt import summary_message
@@ -290,6 +291,33 @@ def keep_start(entries: Sequence[Entry], min_tokens: int, min_text: int, max_tok
     return next(i for i in range(start, n + 1) if safe[i])
 
 
+def _has_text(e: Entry) -> bool:
+    return any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in e.content)
+
+
+def current_round(entries: Sequence[Entry], safe: Sequence[bool] | None = None) -> tuple[int, int | None]:
+    """What a compaction must never cut into: (cut, prompt).
+
+    `cut` is the latest safe cut at or before the first tool result the model has not seen yet
+    (the results after the last assistant message, with the calls they answer); len(entries)
+    when there is none. `prompt` is the index of the newest user prompt (a user message with
+    text), or None."""
+    n = len(entries)
+    last_assistant = next((i for i in range(n - 1, -1, -1)
+                           if entries[i].sent and entries[i].role == "assistant"), -1)
+    unseen = next((i for i in range(last_assistant + 1, n)
+                   if entries[i].sent and entries[i].role == "user"
+                   and any(b.get("type") == "tool_result" for b in entries[i].content)), None)
+    cut = n
+    if unseen is not None:
+        safe = safe if safe is not None else safe_cuts(entries)
+        cut = next(i for i in range(unseen, -1, -1) if safe[i])
+    prompt = next((i for i in range(n - 1, -1, -1)
+                   if entries[i].kind == "message" and entries[i].sent and entries[i].role == "user"
+                   and not is_retry_marker(entries[i]) and _has_text(entries[i])), None)
+    return cut, prompt
+
+
 class SessionMemoryStage:
     """Layer 5. Also keeps the notes current: the pipeline calls `observe` on every turn."""
 
@@ -316,9 +344,20 @@ class SessionMemoryStage:
             return None
         start = keep_start(entries, cfg.limit("sm_min_tokens", window), cfg.sm_min_text_messages,
                            cfg.limit("sm_max_tokens", window))
+        # The current round is never cut into: the results the model has not seen yet stay with
+        # their calls, and the newest prompt stays verbatim (ahead of the tail when the tail starts
+        # after it). When they alone do not fit, the checks below decline and the LLM stage runs.
+        cut, prompt = current_round(entries)
+        start = min(start, cut)
         if not any(e.sent for e in entries[:start] if e.kind == "message"):
             return None   # nothing older than the tail to replace
         kept = [e for e in entries[start:] if e.kind != "compact_boundary"]
+        if prompt is not None and prompt < start:
+            p = entries[prompt]
+            texts = [b for b in p.content if b.get("type") == "text" and str(b.get("text", "")).strip()]
+            kept.insert(0, p if len(texts) == len(p.content) else p.with_content(texts))
+        if not kept:
+            return None   # a summary with nothing verbatim after it would lose the current request
         overhead = ctx.config.overhead_tokens
         summary_text = notes.render(cfg.limit("notes_max_tokens", window))
 
@@ -342,7 +381,8 @@ class SessionMemoryStage:
         report = CompactionReport(
             layer=self.name, trigger=ctx.trigger,
             action=(f"Replaced {start} older entries by the session notes ({ctx.tokens:,} → {after:,} tokens); "
-                    f"kept the last {len(kept)} entries verbatim"),
+                    f"kept the last {len(kept)} entries verbatim"
+                    + (" (the current prompt included)" if prompt is not None and prompt < start else "")),
             tokens_before=ctx.tokens, tokens_after=after, duration_s=time.monotonic() - t0, transcript_path=path,
             details={"kept_entries": len(kept), "summary_tokens": body[0].tokens,
                      "kept_tokens": sum(e.tokens for e in kept)})

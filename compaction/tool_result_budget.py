@@ -4,7 +4,9 @@ A tool_result over `tool_result_max_chars`, or the largest results of a user mes
 results add up to over `message_results_max_chars`, is written to
 `<session_dir>/tool-results/<tool_use_id>.txt` (0600, atomic) and replaced by a preview inside
 `<persisted-output>` naming the path and the original size. Without a session folder the result
-is truncated with a note instead.
+is truncated with a note instead. A self-bounded tool (read_file, capped by the factory at the
+same per-result share of the window) is exempt from the first limit but not from the second: many
+parallel reads in one message are bounded like any other results.
 
 Prompt-cache stability: the decision for a tool_use_id (persist or keep) is frozen the first time
 it is seen. State: `replaced` maps tool_use_id -> {text, path, chars} with the exact replacement
@@ -32,7 +34,7 @@ from .entry import Entry
 from .layerkit import (block_tokens, has_tool_results, mark_get, mark_set, result_text, rewrite, runtime,
                        tool_uses_before)
 from .budget import REFERENCE_WINDOW
-from .layer_context import LayerContext
+from .layer_context import LayerContext, PipelineConfig
 from .report import CompactionReport, LayerResult
 from .tokens import count_tokens
 from .transcript import atomic_write_text, ensure_private_dir
@@ -49,6 +51,12 @@ def limits(ctx: LayerContext) -> tuple[int, int]:
     cfg = ctx.config
     scale = min(1.0, ctx.budget.context_window / REFERENCE_WINDOW)
     return int(cfg.tool_result_max_chars * scale), int(cfg.message_results_max_chars * scale)
+
+
+def per_result_chars(config: PipelineConfig) -> int:
+    """Characters one tool result may hold in this configuration's window (the first of `limits`):
+    what a self-bounded tool (read_file) is given as its own cap, so it is bounded like the rest."""
+    return int(config.tool_result_max_chars * min(1.0, config.budget.context_window / REFERENCE_WINDOW))
 
 
 def file_name(tool_use_id: str) -> str:
@@ -151,6 +159,7 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
     counts = {"persisted": 0, "truncated": 0, "reapplied": 0, "repersisted": 0, "chars": 0}
     sent_delta = 0
     fresh: list[tuple[int, str, str]] = []  # (block index, id, text) of undecided, persistable results
+    bounded: list[tuple[int, str, str]] = []  # the same for self-bounded tools (message total only)
 
     def put(j: int, d: dict, sent_tokens: int) -> None:
         nonlocal sent_delta
@@ -182,7 +191,10 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
         if seen_before:
             continue  # frozen: kept when first seen
         name = uses.get(tid, {}).get("name")
-        if name in cfg.self_bounded_tools or text is None:
+        if text is None:
+            continue
+        if name in cfg.self_bounded_tools:
+            bounded.append((j, tid, text))   # capped by the tool itself, but counts towards the message
             continue
         fresh.append((j, tid, text))
 
@@ -196,7 +208,8 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
                 put(j, d, block_tokens(blocks[j]))
     total = sum(len(result_text(b) or "") for b in blocks if b.get("type") == "tool_result")
     if total > per_message:
-        rest = sorted((x for x in fresh if x[1] not in decided), key=lambda x: -len(x[2]))
+        # many parallel reads of a self-bounded tool can still overflow a message: bound them too
+        rest = sorted((x for x in fresh + bounded if x[1] not in decided), key=lambda x: -len(x[2]))
         for j, tid, text in rest:
             if total <= per_message:
                 break

@@ -13,6 +13,7 @@ from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, d
 from compaction.budget import MIN_WINDOW
 from compaction.estimate import estimate_tools
 from compaction.tokens import estimate_text
+from compaction.tool_result_budget import per_result_chars
 
 from agent_core import events as ev
 from agent_core.loop.agent import Agent, TurnLimits
@@ -155,7 +156,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     cost = make_cost(client, state.get("cost"))
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
-                           protected=protected_dirs(config, home))
+                           protected=protected_dirs(config, home), read_max_chars=per_result_chars(pipeline.config))
     agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx,
                   permissions=make_permissions(config, interactive, state.get("permissions")),
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,

@@ -39,7 +39,8 @@ class ToolContext:
     output_cap: int = 30_000             # chars of bash output kept (head + tail)
     read_max_lines: int = 2_000
     read_max_line_chars: int = 2_000
-    read_max_chars: int = 50_000         # read_file bounds itself (the result budget exempts it)
+    read_max_chars: int = 50_000         # read_file bounds itself (the result budget exempts it); the factory
+                                         # gives it the window's share (tool_result_budget.per_result_chars)
     list_cap: int = 500                  # glob paths / grep matches shown
     skip_dirs: frozenset[str] = SKIP_DIRS
     env: dict[str, str] | None = None    # bash environment; None = ours minus SECRET_ENV_VARS

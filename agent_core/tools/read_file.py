@@ -106,9 +106,12 @@ class ReadFileTool(Tool):
         first, last = offset, offset + len(lines) - 1
         body = "\n".join(lines)
         notes = []
-        if last < total:
-            why = "output size limit" if stopped_by_size else "line limit"
-            notes.append(f"[showing lines {first}-{last} of {total} ({why}); "
+        if last < total and stopped_by_size:
+            notes.append(f"[showing lines {first}-{last} of {total} (output size limit): truncated at "
+                         f"{ctx.read_max_chars:,} characters; read with offset/limit to see the rest, "
+                         f"next offset={last + 1}]")
+        elif last < total:
+            notes.append(f"[showing lines {first}-{last} of {total} (line limit); "
                          f"read on with offset={last + 1}]")
         if cut_lines:
             notes.append(f"[{cut_lines} long line(s) cut at {ctx.read_max_line_chars} chars]")

@@ -1,0 +1,115 @@
+"""Issue 12, problems 4 and 5 through the real SDK against the fake server: session memory never
+cuts into the current round (the newest prompt and the results the model has not seen yet reach
+it), read_file is bounded by the window, and collapse keeps every user instruction verbatim."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_core import events as ev
+from compaction import project, validate_history
+from tests.fake_anthropic import FakeAnthropic, count_input, echo_responder, is_summary_request, reply, tool_use
+
+from tests.agent_helpers import collect, fake_agent, make_workspace, of
+
+WINDOW = 20_000
+PROMPT = "Compare alpha.txt with beta.txt and list every line where they differ."
+
+
+def _file(word: str) -> str:
+    """About 27 KB of text."""
+    return "".join(f"{i:05d} {word} the quick brown fox jumps over the lazy dog, then rests a while.\n"
+                   for i in range(360))
+
+
+def _results_of(msg: dict) -> list[dict]:
+    return [b for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_path):
+    ws = make_workspace(tmp_path)
+    (ws / "alpha.txt").write_text(_file("alpha"))
+    (ws / "beta.txt").write_text(_file("beta"))
+    assert len(_file("alpha")) > 27_000
+
+    def responder(body):
+        if is_summary_request(body):
+            return echo_responder(body)
+        last = body["messages"][-1]
+        if _results_of(last):
+            return reply("Compared them: every line differs in its second word.")
+        if PROMPT in str(last) and "Session notes" not in str(last):
+            return reply("Reading both.", tool_use("read_file", {"path": "alpha.txt"}),
+                         tool_use("read_file", {"path": "beta.txt"}))
+        return reply("Noted. " + "I considered the layout of the project and its tests. " * 20)
+
+    # the window is checked below (input only): max_tokens against the window is problem 8's part
+    with FakeAnthropic(responder=responder) as fake:
+        agent = fake_agent(ws, fake.base_url, context_window=WINDOW, disable_collapse=True)
+        threshold = agent.pipeline.config.budget.autocompact_threshold
+        k = 0
+        # fill the window to just under the auto-compact threshold, so the two reads push it over
+        while agent.tokens() < threshold - 2_200:
+            events = await collect(agent.run(f"warm-up {k}: please keep notes on the module layout"))
+            assert events[-1].stop_reason == "end_turn", of(events, ev.Error)
+            assert not of(events, ev.Compaction)
+            k += 1
+        n_before = len(fake.message_requests)
+        events = await collect(agent.run(PROMPT))
+        await agent.aclose()
+
+    comps = of(events, ev.Compaction)
+    assert events[-1].stop_reason == "end_turn", (of(events, ev.Error), [(c.layer, c.action) for c in comps])
+    sm = [c for c in comps if c.layer == "session_memory"]
+    assert sm, [(c.layer, c.action) for c in comps]
+    assert not any("kept the last 0 entries" in c.action for c in comps)
+    assert all(r.status == 200 for r in fake.requests)
+    assert max(count_input(r) for r in fake.message_requests) <= WINDOW
+    # the request that answered the reads: the prompt verbatim, both results, with the read note
+    after = [r for r in fake.message_requests[n_before:] if not is_summary_request(r)]
+    last = after[-1]["messages"]
+    assert PROMPT in str(last)
+    results = _results_of(last[-1])
+    assert len(results) == 2
+    for r, word in zip(results, ("alpha", "beta")):
+        text = r["content"] if isinstance(r["content"], str) else str(r["content"])
+        assert f"00000 {word} the quick brown fox" in text
+        assert "read with offset/limit to see the rest" in text
+    assert validate_history(project(agent.entries)) == []
+
+
+INSTRUCTIONS = [f"Instruction {k:02d}: in mod{k}.py rename helper_{k} to compute_{k}, keep the old name as an alias, "
+                f"and add a docstring that explains the {k} retries and the timeout in seconds." for k in range(20)]
+
+
+@pytest.mark.parametrize("window", [20_000, 60_000])
+async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
+    ws = make_workspace(tmp_path)
+    for k in range(20):
+        (ws / f"mod{k}.py").write_text("".join(f"def helper_{k}_{i}(x):\n    return x + {i}  # step {i} of the chain\n"
+                                               for i in range(40 + 2 * k)))   # 3–4.5 KB
+
+    def responder(body):
+        if is_summary_request(body):
+            return echo_responder(body)
+        last = body["messages"][-1]
+        if _results_of(last):
+            return reply("Done: " + "I renamed it, kept the alias and wrote the docstring. " * (window // 250))
+        k = next((k for k in range(20) if INSTRUCTIONS[k] in str(last)), 0)
+        return reply(f"Reading mod{k}.py first.", tool_use("read_file", {"path": f"mod{k}.py"}))
+
+    with FakeAnthropic(responder=responder) as fake:
+        agent = fake_agent(ws, fake.base_url, context_window=window)
+        layers = []
+        for k in range(20):
+            events = await collect(agent.run(INSTRUCTIONS[k]))
+            layers += [c.layer for c in of(events, ev.Compaction)]
+            assert events[-1].stop_reason == "end_turn", of(events, ev.Error)
+        await agent.aclose()
+    assert "collapse" in layers, layers
+    assert all(r.status == 200 for r in fake.requests)
+    assert max(count_input(r) for r in fake.message_requests) <= window
+    last = json.dumps(fake.message_requests[-1]["messages"], ensure_ascii=False)
+    missing = [k for k, text in enumerate(INSTRUCTIONS) if json.dumps(text)[1:-1] not in last]
+    assert not missing, (missing, layers)
