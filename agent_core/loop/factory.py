@@ -1,8 +1,8 @@
 """Builds a ready-to-run Agent from a Config: model client, tools, permissions, pipeline, session.
 
 Resume (`--resume ID` / `--continue`) rebuilds everything from the session log: the working
-history, the pipeline's state (frozen replacements, collapse store, notes, breakers), cost
-totals and "always" permissions.
+history, the pipeline's state (frozen replacements, collapse store, notes), cost totals and
+"always" permissions. The breakers start reset (a trip stays in the log as an event).
 """
 from __future__ import annotations
 
@@ -153,6 +153,10 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse),
                         session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
+    if loaded:
+        # A resumed session starts with the breakers reset: a trip stays in the log as an event,
+        # but a new run (a script's retry included) may compact automatically again.
+        pipeline.reset_breakers()
     cost = make_cost(client, state.get("cost"))
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
