@@ -97,9 +97,10 @@ def output_room(window: int, max_output: int, input_tokens: int, floor: int = OU
     return min(max_output, room) if room >= floor else None
 
 
-def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int]) -> ContextUpdate:
-    """The context pane's event for `tokens` in `budget`."""
+def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int],
+                   source: str = "estimate") -> ContextUpdate:
+    """The context pane's event for `tokens` in `budget`; `source`: estimate | usage | counted."""
     return ContextUpdate(tokens=tokens, window=budget.context_window, threshold=budget.autocompact_threshold,
                          state=budget.state(tokens), percent_left=round(budget.percent_left(tokens), 1),
                          categories=categories, warning=budget.warning_threshold, error=budget.error_threshold,
-                         blocking=budget.blocking_limit)
+                         blocking=budget.blocking_limit, source=source)

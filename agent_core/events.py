@@ -113,6 +113,9 @@ class ContextUpdate(Event):
     warning: int = 0
     error: int = 0
     blocking: int = 0
+    # Where `tokens` comes from: estimate (no response since the history changed), usage (anchored
+    # on the latest response's usage) or counted (confirmed by the API's count_tokens).
+    source: str = "estimate"
 
 
 @dataclass

@@ -176,6 +176,7 @@ class CtxApp(App[int]):
     async def _show_agent(self, resumed: bool) -> None:
         """Render the agent's current state: status line, conversation (on resume), panes, timeline."""
         a = self.agent
+        a.on_context = self._update_context   # a figure confirmed by count_tokens while no turn runs
         info = a.info
         self.status.model = info.model
         self.status.offline = info.offline

@@ -18,7 +18,7 @@ from compaction import Entry, Pipeline, breakdown
 from compaction.entry import tool_result_block
 from compaction.estimate import estimate_tools
 from compaction.report import CompactionReport
-from compaction.tokens import CategoryTally, estimate_text
+from compaction.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text
 
 from agent_core import events as ev
 from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
@@ -34,6 +34,7 @@ CANCELLED_RESULT = "Cancelled by the user before this tool finished."
 MID_STREAM_RETRIES = 2
 # Share of the estimated input kept free beside max_tokens (estimates are usually within 2-3%).
 ESTIMATE_MARGIN = 0.02
+COUNTED = "counted"   # the pipeline-state part that keeps what count_tokens corrected (survives resume)
 
 
 @dataclass
@@ -88,7 +89,15 @@ class Agent:
         self._system_tokens = estimate_text(system_prompt)
         self._tools_tokens = estimate_tools(self._tool_defs)
         self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
-        self.pipeline.config.overhead_tokens = self._system_tokens + self._tools_tokens
+        # The count's confirmation by the API's count_tokens after a compaction, in the background;
+        # `_count_gen` moves on with every new response or compaction, so a late one is dropped.
+        self._count_gen = 0
+        self.count_confirmation: asyncio.Task | None = None
+        self.on_context: Callable[[ev.ContextUpdate], object] | None = None   # a confirmed figure while idle
+        self._queue: asyncio.Queue | None = None
+        counted = self.pipeline.state.layers.get(COUNTED, {}).get("overhead_adjust", 0)
+        self.pipeline.config.overhead_tokens = self._system_tokens + self._tools_tokens + (
+            counted if isinstance(counted, int) else 0)
 
     # ----- state for front-ends -------------------------------------------------------------
     @property
@@ -114,7 +123,7 @@ class Agent:
                          tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled, total=tokens)
-        return context_update(b, tokens, cats)
+        return context_update(b, tokens, cats, self._count_source(view))
 
     def cost_event(self) -> ev.CostUpdate:
         return self.cost.event()
@@ -153,6 +162,7 @@ class Agent:
         """`/clear`: forget the conversation (the session log keeps it)."""
         self.entries = []
         self.context_history.clear()
+        self._count_gen += 1
         try:
             self._log_history()
         except SessionWriteError:
@@ -160,6 +170,8 @@ class Agent:
 
     async def aclose(self) -> None:
         self.cancel()
+        if self.count_confirmation is not None:
+            self.count_confirmation.cancel()
         if self._task is not None:
             try:
                 await self._task
@@ -178,6 +190,7 @@ class Agent:
             yield ev.Error("busy", "A turn is already running; wait for it or press Esc to cancel it.")
             return
         queue: asyncio.Queue = asyncio.Queue()
+        self._queue = queue
         done = object()
 
         async def runner() -> None:
@@ -272,6 +285,8 @@ class Agent:
             self.compactions.append(c)
             self._emit(q, c)
             compacted = True
+        if compacted:   # a confirmation still on its way counted the history before this one
+            self._count_gen += 1
         return compacted
 
     def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None,
@@ -381,6 +396,8 @@ class Agent:
         self._adopt(res.entries)
         compacted = self._report_events(q, res.reports)
         self._context(q, compacted, tokens=res.tokens, view=res.view)
+        if compacted:
+            self._confirm_count_later(res.request, res.tokens)
         blocked = self.pipeline.blocked(res.tokens)
         if blocked:
             self._emit(q, ev.Error("blocking", blocked))
@@ -403,6 +420,7 @@ class Agent:
                                                           "Run /compact with a focus, or /clear."))
                 return False
             self._context(q, True, tokens=out.tokens, view=out.view)
+            self._confirm_count_later(out.request, out.tokens)
             return True
         if e.retryable and e.status is None and not e.already_retried \
                 and turn.stream_retries < MID_STREAM_RETRIES:
@@ -425,8 +443,62 @@ class Agent:
         self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
                                        stop_reason=response.stop_reason))
         self._emit(q, self.cost.event())
+        self._count_gen += 1
         self._context(q)
         return [b for b in response.content if b.get("type") == "tool_use"]
+
+    def _count_source(self, view: list[Entry]) -> str:
+        """Where the count of `view` comes from, read from the history and the pipeline state alone
+        (so a resumed session says the same): `counted` when count_tokens confirmed it, `usage` when
+        it is anchored on a response's usage that no layer has shifted since, else `estimate`."""
+        i = anchor_index(view)
+        if i is not None:
+            # The working history's anchor says whether it was counted since a layer last shifted it;
+            # the view's (collapse shifts it there alone) whether an estimate shifted it.
+            w = anchor_index(self.entries)
+            meta = self.entries[w].meta if w is not None else {}
+            if "counted_adjust" in meta and meta["counted_adjust"] == meta.get("usage_adjust", 0):
+                return "counted"
+            return "estimate" if view[i].meta.get("usage_adjust") else "usage"
+        end = self.pipeline.state.layers.get(COUNTED, {}).get("view_end")
+        return "counted" if end is not None and any(e.uuid == end for e in view) else "estimate"
+
+    def _confirm_count_later(self, request: list[dict], tokens: int) -> None:
+        """After a compaction, with a real API: count the new request with the free count_tokens
+        endpoint in the background (never awaited by the turn) and re-anchor the count on it."""
+        if self.client.info.offline:
+            return
+        if self.count_confirmation is not None:
+            self.count_confirmation.cancel()
+        self.count_confirmation = asyncio.get_running_loop().create_task(
+            self._confirm_count(request, tokens, self._count_gen))
+
+    async def _confirm_count(self, request: list[dict], tokens: int, gen: int) -> None:
+        counted = await self.client.count_tokens(system=self.system_prompt, messages=request, tools=self._tool_defs)
+        if counted is None or gen != self._count_gen:
+            return   # the API could not count (a confirmation only), or a response or compaction came since
+        delta = counted - tokens
+        i = anchor_index(self.entries)
+        try:
+            if i is not None:      # shift the usage anchor: the count of that request is now the API's
+                entries = adjust_anchor(self.entries, delta, i)
+                a = entries[i]
+                entries[i] = a.with_meta(counted_adjust=int(a.meta.get("usage_adjust", 0)))
+                self._adopt(entries)
+            else:                  # no response since: what the estimate missed sits with the overhead
+                st = self.pipeline.state.of(COUNTED)
+                st["overhead_adjust"] = int(st.get("overhead_adjust", 0)) + delta
+                st["view_end"] = self.entries[-1].uuid if self.entries else None
+                self.pipeline.config.overhead_tokens += delta
+            c = self.context_event()
+            if self.busy and self._queue is not None:
+                self._queue.put_nowait(c)
+            elif self.on_context is not None:
+                self.on_context(c)
+            if not self.busy:
+                self._log_state()
+        except SessionWriteError:
+            pass   # the next write of the turn catches the log up, or reports it
 
     def _max_tokens(self, turn: _Turn) -> int:
         """The model's max output, lowered so the request's count + max_tokens fits the window; when
@@ -539,4 +611,6 @@ class Agent:
             self._emit(q, ev.Notice(f"Compaction did not shrink the context ({before:,} tokens); history kept "
                                     f"({time.monotonic() - started:.1f}s)."))
         self._context(q, compacted)
+        if compacted:
+            self._confirm_count_later(out.request, out.tokens)
         self._emit(q, self.cost.event())

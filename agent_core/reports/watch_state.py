@@ -262,7 +262,7 @@ class WatchState:
             cats = {"estimated": t}
         cats["free"] = max(0, b.autocompact_threshold - t)
         cats["autocompact_buffer"] = b.context_window - b.autocompact_threshold
-        return context_update(b, t, cats)
+        return context_update(b, t, cats, "usage" if self.last_buckets is not None else "estimate")
 
     def history_points(self) -> tuple[tuple[int, int, bool], ...]:
         return tuple(self.history)

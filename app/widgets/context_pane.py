@@ -24,6 +24,8 @@ from .. import format as fmt
 STATES = ("ok", "warning", "error", "autocompact", "blocking")
 STATE_WORDS = {"ok": "OK", "warning": "WARNING", "error": "ERROR", "autocompact": "AUTO-COMPACT",
                "blocking": "BLOCKING"}
+# ContextUpdate.source, said after the figure: an estimate, a response's reported usage, or the API's count.
+SOURCE_WORDS = {"estimate": "estimated", "usage": "reported", "counted": "counted"}
 STATE_VARS = {"ok": "$success", "warning": "$warning", "error": "$error", "autocompact": "$accent",
               "blocking": "$error"}
 
@@ -182,7 +184,8 @@ class ContextPane(Vertical):
         gauge.window, gauge.threshold, gauge.tokens = c.window, c.threshold, c.tokens
         plot.window, plot.threshold = c.window, c.threshold
         numbers = Content.assemble(
-            (fmt.tokens(c.tokens), "bold"), f" / {fmt.tokens(c.window)} tokens\n",
+            (fmt.tokens(c.tokens), "bold"), f" / {fmt.tokens(c.window)} tokens ",
+            (SOURCE_WORDS.get(c.source, c.source), "italic $foreground-muted"), "\n",
             (fmt.percent(c.percent_left), f"bold {STATE_VARS.get(state, '')}"),
             f" left until auto-compact at {fmt.tokens(c.threshold)}")
         self.query_one("#ctx-numbers", Static).update(numbers)

@@ -82,6 +82,8 @@ class FakeAnthropic:
         self.require_tools_for_tool_blocks = require_tools_for_tool_blocks
         self.default_chunk = default_chunk
         self.cache = PrefixCache(min_cache_tokens)
+        self.count_delay = 0.0        # seconds count_tokens takes to answer
+        self.count_bias = 0           # added to count_tokens answers: a server that counts unlike the estimator
         self.record_path = record_path
         self._host, self._port = host, port
         self._lock = threading.Lock()
@@ -308,8 +310,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(rec, e.status, e.type, e.message, served="invalid")
         body: dict = rec.body
         if count_only:
+            if fake.count_delay and fake._stopping.wait(fake.count_delay):
+                return self._cut()
             rec.status, rec.served = 200, "count_tokens"
-            return self._json(200, {"input_tokens": count_input(body)})
+            return self._json(200, {"input_tokens": count_input(body) + fake.count_bias})
         total = count_input(body)
         if fake.context_window is not None and total > fake.context_window:
             return self._error(rec, 400, "invalid_request_error",
