@@ -27,9 +27,10 @@ def estimate_text(s: str) -> int:
 
 
 def estimate_tools(tools: list[dict]) -> int:
-    """Tool definitions as they are sent: compact JSON, one definition at a time (`str(dict)`'s
-    quotes and spaces read as prose overestimated them by half)."""
-    return sum(estimate_text(json.dumps(t, separators=(",", ":"))) for t in tools)
+    """Tool definitions as the JSON they are sent as: compact, at the ratio of a tool call's JSON
+    input (estimating `str(dict)` as JSON-looking text, 2 characters a token, put the first call
+    59% over an independent count)."""
+    return sum(math.ceil(len(json.dumps(t, separators=(",", ":"))) / CHARS_PER_TOKEN) for t in tools)
 
 
 def estimate_block(b: dict) -> int:

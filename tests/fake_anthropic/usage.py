@@ -14,6 +14,7 @@ import json
 import threading
 from dataclasses import dataclass
 
+from compaction.estimate import estimate_tools
 from compaction.tokens import MESSAGE_OVERHEAD, estimate_block, estimate_text
 
 
@@ -46,7 +47,7 @@ def _key(obj) -> str:
 def segments(body: dict) -> list[Segment]:
     out: list[Segment] = []
     for tool in body.get("tools") or []:
-        out.append(Segment("tool:" + _key(tool), estimate_text(_key(tool)), _ttl(tool)))
+        out.append(Segment("tool:" + _key(tool), estimate_tools([_strip_cc(tool)]), _ttl(tool)))
     system = body.get("system")
     if isinstance(system, str) and system:
         out.append(Segment("system:" + system, estimate_text(system), None))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from compaction.estimate import estimate_tools
 from compaction.tokens import estimate_block, estimate_message, estimate_text
 
 from agent_core.providers.demo.conversation import canon
@@ -38,7 +39,7 @@ def system_tokens(system: str | list) -> int:
 
 
 def tool_tokens(tool: dict) -> int:
-    return estimate_text(canon(tool))
+    return estimate_tools([tool])
 
 
 def request_items(system: str | list, messages: list[dict], tools: list[dict]) -> list[tuple[str, int]]:

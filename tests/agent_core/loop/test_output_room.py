@@ -3,6 +3,8 @@ the JSON they are sent as, `max_tokens` clamped so input + max_tokens fits the w
 API's "input length and `max_tokens` exceed context limit" treated as prompt-too-long."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agent_core import events as ev
@@ -31,6 +33,22 @@ async def test_first_count_matches_the_server_count_of_the_first_request(tmp_pat
     served = count_input(fake.message_requests[0])
     assert abs(first.tokens - served) <= 0.01 * served, (first.tokens, served)
     assert first.categories["tools"] == count_input({"tools": fake.message_requests[0]["tools"]})
+
+
+async def test_tool_definitions_are_estimated_near_an_independent_count(tmp_path):
+    """Against a stand-in that counts the sent JSON at 3.5 characters a token (the issue's), the
+    tool definitions were estimated 59% over on the first call (JSON-looking text at 2); now they
+    count like a tool call's JSON input."""
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic([reply("hello")]) as fake:
+        agent = fake_agent(ws, fake.base_url)
+        events = await collect(agent.run("hi"))
+        await agent.aclose()
+    tools = fake.message_requests[0]["tools"]
+    sent = sum(len(json.dumps({k: v for k, v in t.items() if k != "cache_control"}, separators=(",", ":")))
+               for t in tools)
+    independent = sent / 3.5
+    assert abs(of(events, ev.ContextUpdate)[0].categories["tools"] - independent) <= 0.2 * independent
 
 
 async def test_main_calls_clamp_max_tokens_to_the_room_left(tmp_path):

@@ -23,6 +23,7 @@ from agent_core.events import TextDelta
 from agent_core.providers.model import ModelError, ModelResponse
 from agent_core.tool_spec import TOOL_NAMES
 from compaction.budget import ContextBudget
+from compaction.estimate import estimate_tools
 from compaction.tokens import estimate_block, estimate_message, estimate_text
 from compaction.validate import validate_history
 
@@ -350,9 +351,7 @@ async def test_usage_matches_the_estimator_and_a_prefix_cache(ws):
         assert u["cache_creation"] == {"ephemeral_5m_input_tokens": u["cache_creation_input_tokens"],
                                        "ephemeral_1h_input_tokens": 0}
         assert u["output_tokens"] == sum(estimate_block(b) for b in r.content)
-        assert total == (estimate_text(SYSTEM) + sum(estimate_message(x) for x in req)
-                         + sum(estimate_text(__import__("json").dumps(t, sort_keys=True, separators=(",", ":"),
-                                                                       ensure_ascii=False)) for t in TOOLS))
+        assert total == estimate_text(SYSTEM) + sum(estimate_message(x) for x in req) + estimate_tools(TOOLS)
         usages.append((total, u))
     reads = [u["cache_read_input_tokens"] for _, u in usages]
     assert reads[0] == 0 and all(b > a for a, b in zip(reads, reads[1:])), reads
