@@ -30,7 +30,7 @@ from .layerkit import runtime, tail_round
 from .layer_context import LayerContext
 from .report import CompactionReport, LayerResult
 from .rounds import round_starts
-from .tokens import adjust_anchor, anchor_index, count_tokens
+from .tokens import adjust_anchor, anchor_index, count_tokens, usage_total
 
 NAME = "collapse"
 LONG_USER_CHARS = 4_000     # a user message longer than this is kept by its head and tail
@@ -190,15 +190,36 @@ def _applicable(entries: list[Entry], x: tuple[int, int, dict], ai: int | None, 
     return True
 
 
-def _shift_for_new(entries: list[Entry], view: list[Entry], located, anchor_uuid: str | None) -> list[Entry]:
-    """Shift the view's anchor for spans committed since that anchor's response (see module doc)."""
+def _shift_for_new(entries: list[Entry], view: list[Entry], located, anchor_uuid: str | None,
+                   overhead: int = 0) -> list[Entry]:
+    """Shift the view's anchor for spans committed since that anchor's response (see module doc).
+    The anchor holds real tokens and the spans are estimated, so the shift is scaled by how the
+    anchor's usage compares with the estimate of what it answered (`_real_per_estimate`)."""
     if anchor_uuid is None:
         return view
     delta = 0
     for a, b, sp in located:
         if sp.get("anchor") == anchor_uuid:
             delta += digest_entry(sp).tokens - sum(e.tokens for e in entries[a:b])
+    if delta:
+        delta = round(delta * _real_per_estimate(view, overhead, delta))
     return adjust_anchor(view, delta, upto=0) if delta else view
+
+
+def _real_per_estimate(view: list[Entry], overhead: int, delta: int) -> float:
+    """Real tokens per estimated token in the request the usage anchor answered — its usage (with
+    what layers freed since) against the overhead and the estimates up to it in that request: the
+    view, with the spans committed since (`delta`) still in full — kept within [0.5, 2].
+    O(entries); runs only while a span committed since the anchor's response is shown."""
+    ai = anchor_index(view)
+    if ai is None:
+        return 1.0
+    a = view[ai]
+    real = usage_total(a.usage) + int(a.meta.get("usage_adjust", 0))
+    est = overhead + sum(e.tokens for e in view[:ai + 1]) - delta
+    if real <= 0 or est <= 0:
+        return 1.0
+    return min(2.0, max(0.5, real / est))
 
 
 # ----- committing ---------------------------------------------------------------------------------
@@ -272,12 +293,12 @@ def _cached_view(rt: dict, entries: list[Entry], spans: list[dict]) -> list[Entr
 
 
 def _build_view(entries: list[Entry], spans: list[dict], rt: dict, ai: int | None,
-                anchor_uuid: str | None) -> list[Entry]:
+                anchor_uuid: str | None, overhead: int = 0) -> list[Entry]:
     located = [x for x in _locate(entries, spans) if _applicable(entries, x, ai, anchor_uuid)]
     if not located:
         rt.pop("view", None)
         return entries
-    view = _shift_for_new(entries, _view(entries, located, rt), located, anchor_uuid)
+    view = _shift_for_new(entries, _view(entries, located, rt), located, anchor_uuid, overhead)
     # cache it (a list of our own, grown in place later) unless the count is estimated for some
     # span: then applicability is re-checked every turn
     if ai is not None and not any(sp.get("anchor") == anchor_uuid for _, _, sp in located):
@@ -307,7 +328,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if spans:
         view = _cached_view(rt, entries, spans)
         if view is None:
-            view = _build_view(entries, spans, rt, ai, anchor_uuid)
+            view = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens)
     tokens = count_tokens(view, cfg.overhead_tokens) if spans else ctx.tokens
     if tokens < commit_at:
         st.pop("retry_at", None)
@@ -322,7 +343,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st.pop("retry_at", None)
     spans.extend(new)
     spans.sort(key=lambda sp: sp["hint"])
-    view = _build_view(entries, spans, rt, ai, anchor_uuid)
+    view = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens)
     after = count_tokens(view, cfg.overhead_tokens)
     what = ", ".join(sp["digest"].split(" (")[0].removeprefix("[collapsed ") for sp in new)
     report = CompactionReport(layer=NAME, trigger=ctx.trigger,

@@ -45,3 +45,20 @@ def test_the_categories_come_from_the_view_and_sum_to_its_count():
     assert sum(cats[c] for c in USED) == count
     assert sum(cats.values()) == b.context_window
     assert cats["summaries"] > 0   # the digests
+
+
+def test_a_collapse_commit_reanchors_in_the_anchors_real_tokens():
+    """The server counts 70% more than the estimates: right after a commit the count is what the
+    collapsed request really holds, not the old usage minus what the estimates say was hidden."""
+    es = session(40)
+    a = max(i for i, e in enumerate(es) if e.usage)
+    rate = 1.7
+    real = round(rate * sum(e.tokens for e in es[:a + 1]))
+    es[a] = Entry(es[a].message, response_id=es[a].response_id, timestamp=es[a].timestamp, uuid=es[a].uuid,
+                  usage={"input_tokens": real - 5, "output_tokens": 5})
+    pipe = Pipeline(PipelineConfig(budget=BUDGET, microcompact_enabled=False, snip_enabled=False))
+    res = pipe.run_cheap(es, now=T0 + 500)
+    assert [r.layer for r in res.reports] == ["collapse"]
+    av = max(i for i, e in enumerate(res.view) if e.usage)
+    truth = rate * sum(e.tokens for e in res.view[:av + 1]) + sum(e.tokens for e in res.view[av + 1:])
+    assert abs(res.tokens - truth) <= 0.01 * truth, (res.tokens, truth)
