@@ -308,6 +308,9 @@ class Agent:
                     await self._turn_body(prompt, q, turn)
                 except asyncio.CancelledError:
                     self._repair_after_cancel(turn)
+                    # The last figure was taken before the call; the repaired history (partial
+                    # answer, cancelled results) is what resume rebuilds, so say its figure now.
+                    self._context(q)
                     self._finish(q, "cancelled")
                 except SessionWriteError:
                     raise
