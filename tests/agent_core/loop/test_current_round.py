@@ -113,3 +113,62 @@ async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
     last = json.dumps(fake.message_requests[-1]["messages"], ensure_ascii=False)
     missing = [k for k, text in enumerate(INSTRUCTIONS) if json.dumps(text)[1:-1] not in last]
     assert not missing, (missing, layers)
+
+
+@pytest.mark.parametrize("window", [20_000, 60_000])
+async def test_twenty_prompts_stay_inside_the_window_and_the_count_stays_true(tmp_path, window):
+    """The issue's acceptance run: 20 prompts reading 3–4.5 KB files. No request over the window,
+    every prompt verbatim in the last request, no stage keeping 0 entries, and after every
+    compaction the count the loop showed before the call within 5% of the server's own count."""
+    ws = make_workspace(tmp_path)
+    for k in range(20):
+        (ws / f"mod{k}.py").write_text("".join(f"def helper_{k}_{i}(x):\n    return x + {i}  # step {i} of the chain\n"
+                                               for i in range(40 + 2 * k)))
+
+    def responder(body):
+        if is_summary_request(body):
+            return echo_responder(body)
+        last = body["messages"][-1]
+        if _results_of(last):
+            return reply("Done: " + "I renamed it, kept the alias and wrote the docstring. " * (window // 250))
+        k = next((k for k in range(20) if INSTRUCTIONS[k] in str(last)), 0)
+        return reply(f"Reading mod{k}.py first.", tool_use("read_file", {"path": f"mod{k}.py"}))
+
+    pairs: list[tuple[int, int]] = []         # (count shown before the call, server's count) after a compaction
+    comps = []
+    with FakeAnthropic(responder=responder) as fake:
+        agent = fake_agent(ws, fake.base_url, context_window=window)
+        for k in range(20):
+            n = len(fake.message_requests)
+            events = await collect(agent.run(INSTRUCTIONS[k]))
+            assert events[-1].stop_reason == "end_turn", of(events, ev.Error)
+            main = [r for r in fake.message_requests[n:] if not is_summary_request(r)]
+            # the count shown right before each main call: the last ContextUpdate of each run of
+            # them that does not follow an answer's CostUpdate (a background count_tokens
+            # confirmation, source "counted", may land anywhere and is left out)
+            before_call, compacted_since, run = [], False, None
+            for prev, e in zip([None, *events], events):
+                if isinstance(e, ev.Compaction):
+                    comps.append(e)
+                    compacted_since = True
+                elif isinstance(e, ev.ContextUpdate) and getattr(e, "source", "") != "counted":
+                    if not isinstance(prev, (ev.CostUpdate, ev.ContextUpdate)) or run is not None:
+                        run = e
+                    continue
+                if run is not None:
+                    before_call.append((run.tokens, compacted_since))
+                    compacted_since, run = False, None
+            assert len(before_call) == len(main), [type(e).__name__ for e in events]
+            pairs += [(shown, count_input(r)) for (shown, after), r in zip(before_call, main) if after]
+        await agent.aclose()
+    assert comps and pairs
+    assert all(r.status == 200 for r in fake.requests)
+    assert max(count_input(r) for r in fake.message_requests) <= window
+    assert not any("kept the last 0 entries" in c.action for c in comps)
+    last = json.dumps(fake.message_requests[-1]["messages"], ensure_ascii=False)
+    assert all(json.dumps(text)[1:-1] in last for text in INSTRUCTIONS)
+    worst = max(abs(shown - served) / served for shown, served in pairs)
+    print(f"window {window:,}: {len(comps)} compactions ({', '.join(sorted({c.layer for c in comps}))}), "
+          f"{len(pairs)} calls after one; worst count error {worst:.1%}; "
+          f"largest request {max(count_input(r) for r in fake.message_requests):,}")
+    assert worst <= 0.05, pairs
