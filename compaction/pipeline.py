@@ -202,11 +202,20 @@ class Pipeline:
     def reset_breakers(self) -> None:
         self.breakers().reset()
 
-    def blocked(self, tokens: int) -> str | None:
-        """A message for the user when `tokens` is at or above the blocking limit (send nothing), else None."""
+    def blocked(self, tokens: int, view: Sequence[Entry] = ()) -> str | None:
+        """A message for the user when `tokens` is at or above the blocking limit (send nothing), else
+        None. When the newest round of `view` alone cannot fit, the message says so: compacting
+        older history could never make room, and nothing of that round was dropped."""
         b = self.config.budget
         if tokens < b.blocking_limit:
             return None
+        alone = self.config.overhead_tokens + sum(e.tokens for e in unseen_round(view))
+        if view and alone >= b.blocking_limit:
+            return (f"The newest round alone — your message and the tool results the model has not seen yet — "
+                    f"is about {alone:,} tokens with the system prompt and tools, at or above the blocking limit "
+                    f"of {b.blocking_limit:,} (window {b.context_window:,}): it cannot fit, however much older "
+                    f"history is compacted. Nothing was sent and nothing was dropped. Shorten or split the "
+                    f"message, or read large files in parts (read_file with offset/limit).")
         msg = (f"The context is full: {tokens:,} tokens, at or above the blocking limit of {b.blocking_limit:,} "
                f"(window {b.context_window:,}). Nothing was sent to the model. Run /compact — optionally with a "
                "focus, e.g. `/compact the failing parser test` — to summarise the conversation, then send your "
@@ -222,3 +231,12 @@ class Pipeline:
             observe = getattr(stage, "observe", None)
             if observe is not None:
                 observe(entries, self.state)
+
+
+def unseen_round(entries: Sequence[Entry]) -> list[Entry]:
+    """The entries after the last assistant message: the newest prompt and the tool results the
+    model has not seen yet — what no compaction of older history can shrink."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].message.get("role") == "assistant":
+            return list(entries[i + 1:])
+    return list(entries)

@@ -401,7 +401,7 @@ class Agent:
         self._context(q, compacted, tokens=res.tokens, view=res.view)
         if compacted:
             self._confirm_count_later(res.request, res.tokens)
-        blocked = self.pipeline.blocked(res.tokens)
+        blocked = self.pipeline.blocked(res.tokens, res.view)
         if blocked:
             self._emit(q, ev.Error("blocking", blocked))
             return None

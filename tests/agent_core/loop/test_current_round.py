@@ -172,3 +172,26 @@ async def test_twenty_prompts_stay_inside_the_window_and_the_count_stays_true(tm
           f"{len(pairs)} calls after one; worst count error {worst:.1%}; "
           f"largest request {max(count_input(r) for r in fake.message_requests):,}")
     assert worst <= 0.05, pairs
+
+
+async def test_a_round_that_cannot_fit_is_a_clear_error_and_loses_nothing(tmp_path):
+    """A message larger than the window: no compaction of older history could make room. The
+    user is told so (not "run /compact"), nothing is sent, and the message stays in the history
+    and the session log."""
+    ws = make_workspace(tmp_path)
+    huge = "Please review this log:\n" + "2026-12-01 12:00:00 worker-7 retry 3 of 5 after timeout\n" * 2_000
+    with FakeAnthropic([reply("Looking around.")], responder=echo_responder) as fake:
+        agent = fake_agent(ws, fake.base_url, context_window=WINDOW)
+        await collect(agent.run("hello"))
+        n = len(fake.message_requests)
+        events = await collect(agent.run(huge))
+        await agent.aclose()
+    errors = of(events, ev.Error)
+    assert events[-1].stop_reason == "blocking"
+    assert errors and errors[-1].kind == "blocking" and "newest round alone" in errors[-1].message
+    assert "Shorten or split the message" in errors[-1].message
+    assert [r for r in fake.message_requests[n:] if not is_summary_request(r)] == []
+    texts = [b.get("text") for e in agent.entries if isinstance(e.message.get("content"), list)
+             for b in e.message["content"] if isinstance(b, dict)]
+    assert huge in texts
+    assert json.dumps(huge, ensure_ascii=False)[1:-1] in agent.session.path.read_text()
