@@ -7,6 +7,7 @@ from pathlib import Path
 from agent_core import events as ev
 from agent_core.config import load_config
 from agent_core.loop.factory import build_agent
+from tests.fake_anthropic import echo_responder, is_summary_request, reply, tool_use
 
 SECRET = "sk-ant-test-SECRET-0123456789abcdef"
 MODEL = "claude-sonnet-4-6"
@@ -46,3 +47,23 @@ async def collect(agen) -> list[ev.Event]:
 
 def of(events, cls):
     return [e for e in events if isinstance(e, cls)]
+
+
+def heavy_tool_session(ws: Path):
+    """Twelve 9.6 KB files and a scripted model that cats one with bash and greps on two of
+    every three calls, with long reasoning: a small window fills fast, so every cheap layer
+    (result budget, microcompact, collapse) acts. Returns the fake server's responder."""
+    for i in range(12):
+        (ws / f"big{i}.txt").write_text(f"line {i}\n" * 1200)
+    n = {"i": 0}
+
+    def responder(body):
+        if is_summary_request(body):
+            return echo_responder(body)
+        n["i"] += 1
+        i = n["i"]
+        if i % 3 == 0:
+            return reply(f"Summary of step {i}: " + "details " * 40)
+        return reply(f"step {i}: " + "reasoning " * 400, tool_use("bash", {"command": f"cat big{i % 12}.txt"}),
+                     tool_use("grep", {"pattern": "line 1"}))
+    return responder

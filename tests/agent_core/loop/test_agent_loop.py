@@ -12,7 +12,7 @@ from compaction import project, validate_history
 from tests.fake_anthropic import (is_summary_request, FakeAnthropic, cut, echo_responder, malformed, overloaded,
                                   prompt_too_long, rate_limit, reply, server_error, tool_use)
 
-from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of
+from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, heavy_tool_session, make_workspace, of
 
 
 def session_file(agent):
@@ -264,21 +264,7 @@ async def test_a_long_session_runs_every_cheap_layer_and_stays_valid(tmp_path):
     """Small window, big tool outputs through the real SDK: results persisted, old ones cleared,
     spans collapsed; every request the fake server got was valid."""
     ws = make_workspace(tmp_path)
-    for i in range(12):
-        (ws / f"big{i}.txt").write_text(f"line {i}\n" * 1200)
-    n = {"i": 0}
-
-    def responder(body):
-        if is_summary_request(body):
-            return echo_responder(body)
-        n["i"] += 1
-        i = n["i"]
-        if i % 3 == 0:
-            return reply(f"Summary of step {i}: " + "details " * 40)
-        return reply(f"step {i}: " + "reasoning " * 400, tool_use("bash", {"command": f"cat big{i % 12}.txt"}),
-                     tool_use("grep", {"pattern": "line 1"}))
-
-    with FakeAnthropic(responder=responder, context_window=20_000) as fake:
+    with FakeAnthropic(responder=heavy_tool_session(ws), context_window=20_000) as fake:
         agent = fake_agent(ws, fake.base_url, allow=["bash"], context_window=20_000)
         layers = set()
         for k in range(10):

@@ -5,33 +5,16 @@ from __future__ import annotations
 from agent_core import events as ev
 from compaction import project, validate_history
 from compaction.tokens import estimate_message
-from tests.fake_anthropic import FakeAnthropic, echo_responder, is_summary_request, reply, tool_use
+from tests.fake_anthropic import FakeAnthropic, is_summary_request
 
-from tests.agent_helpers import collect, fake_agent, make_workspace, of
+from tests.agent_helpers import collect, fake_agent, heavy_tool_session, make_workspace, of
 
 USED = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_results", "summaries")
 
 
-def _collapsing_session(ws):
-    for i in range(12):
-        (ws / f"big{i}.txt").write_text(f"line {i}\n" * 1200)
-    n = {"i": 0}
-
-    def responder(body):
-        if is_summary_request(body):
-            return echo_responder(body)
-        n["i"] += 1
-        i = n["i"]
-        if i % 3 == 0:
-            return reply(f"Summary of step {i}: " + "details " * 40)
-        return reply(f"step {i}: " + "reasoning " * 400, tool_use("bash", {"command": f"cat big{i % 12}.txt"}),
-                     tool_use("grep", {"pattern": "line 1"}))
-    return responder
-
-
 async def test_categories_add_up_to_the_count_and_the_summarizer_reads_the_collapsed_view(tmp_path):
     ws = make_workspace(tmp_path)
-    with FakeAnthropic(responder=_collapsing_session(ws)) as fake:
+    with FakeAnthropic(responder=heavy_tool_session(ws)) as fake:
         agent = fake_agent(ws, fake.base_url, allow=["bash"], context_window=20_000)
         updates, layers = [], set()
         for k in range(10):
