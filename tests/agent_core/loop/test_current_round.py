@@ -83,12 +83,12 @@ INSTRUCTIONS = [f"Instruction {k:02d}: in mod{k}.py rename helper_{k} to compute
                 f"and add a docstring that explains the {k} retries and the timeout in seconds." for k in range(20)]
 
 
-@pytest.mark.parametrize("window", [20_000, 60_000])
-async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
-    ws = make_workspace(tmp_path)
+def _instruction_session(ws, window: int):
+    """Twenty 3–4.5 KB modules, and a scripted model that reads the module each instruction names,
+    then answers at a length that fills `window` over the twenty prompts."""
     for k in range(20):
         (ws / f"mod{k}.py").write_text("".join(f"def helper_{k}_{i}(x):\n    return x + {i}  # step {i} of the chain\n"
-                                               for i in range(40 + 2 * k)))   # 3–4.5 KB
+                                               for i in range(40 + 2 * k)))
 
     def responder(body):
         if is_summary_request(body):
@@ -98,7 +98,13 @@ async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
             return reply("Done: " + "I renamed it, kept the alias and wrote the docstring. " * (window // 250))
         k = next((k for k in range(20) if INSTRUCTIONS[k] in str(last)), 0)
         return reply(f"Reading mod{k}.py first.", tool_use("read_file", {"path": f"mod{k}.py"}))
+    return responder
 
+
+@pytest.mark.parametrize("window", [20_000, 60_000])
+async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
+    ws = make_workspace(tmp_path)
+    responder = _instruction_session(ws, window)
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=window)
         layers = []
@@ -121,19 +127,7 @@ async def test_twenty_prompts_stay_inside_the_window_and_the_count_stays_true(tm
     every prompt verbatim in the last request, no stage keeping 0 entries, and after every
     compaction the count the loop showed before the call within 5% of the server's own count."""
     ws = make_workspace(tmp_path)
-    for k in range(20):
-        (ws / f"mod{k}.py").write_text("".join(f"def helper_{k}_{i}(x):\n    return x + {i}  # step {i} of the chain\n"
-                                               for i in range(40 + 2 * k)))
-
-    def responder(body):
-        if is_summary_request(body):
-            return echo_responder(body)
-        last = body["messages"][-1]
-        if _results_of(last):
-            return reply("Done: " + "I renamed it, kept the alias and wrote the docstring. " * (window // 250))
-        k = next((k for k in range(20) if INSTRUCTIONS[k] in str(last)), 0)
-        return reply(f"Reading mod{k}.py first.", tool_use("read_file", {"path": f"mod{k}.py"}))
-
+    responder = _instruction_session(ws, window)
     pairs: list[tuple[int, int]] = []         # (count shown before the call, server's count) after a compaction
     comps = []
     with FakeAnthropic(responder=responder) as fake:
