@@ -17,7 +17,6 @@ import argparse
 import io
 import math
 import os
-import stat
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -29,6 +28,7 @@ from compaction.scrub import redact_url, register_secret
 
 from agent_core.config_error import ConfigError
 from agent_core.context_budget import BudgetSettings, budget_for, limits_for
+from agent_core.regular_file import NotRegularFile, open_regular
 from agent_core.providers.models_info import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.tool_spec import TOOL_NAMES
@@ -304,26 +304,21 @@ def user_config_path(environ: Mapping[str, str]) -> Path:
 
 
 def _read_small_file(path: Path, what: str) -> bytes | None:
-    """The bytes of a regular file of at most MAX_USER_FILE; None when it does not exist. Opened
-    without blocking and checked before reading, so a FIFO or /dev/zero is refused, not read."""
+    """The bytes of a regular file of at most MAX_USER_FILE; None when it does not exist. A FIFO,
+    a device or /dev/zero is refused without being read (agent_core/regular_file.py)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_USER_FILE:
+                raise ConfigError(f"{path}: the {what} is {size:,} bytes; a config file is at most "
+                                  f"{MAX_USER_FILE:,} bytes. Check the path.")
+            return f.read(MAX_USER_FILE + 1)
     except FileNotFoundError:
         return None
+    except NotRegularFile as e:
+        raise ConfigError(f"{path}: the {what} must be a regular file (this is {e.kind})") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"{path}: the {what} must be a regular file (this is a device, pipe or folder)")
-        if st.st_size > MAX_USER_FILE:
-            raise ConfigError(f"{path}: the {what} is {st.st_size:,} bytes; a config file is at most "
-                              f"{MAX_USER_FILE:,} bytes. Check the path.")
-        return os.read(fd, MAX_USER_FILE + 1)
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
 
 
 USER_FILE_ONLY = {"trusted_workspaces"}

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from agent_core.regular_file import open_regular
 from compaction.transcript import atomic_write_text
 
 # Settings a workspace `.env` may set only when the workspace is trusted (Config field names).
@@ -44,18 +44,12 @@ def _read(path: Path) -> list[str]:
     """The trusted folders in `path`; [] when it is missing, unreadable, not a regular file of
     ours, or not the JSON we write (a damaged file trusts nothing)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with open_regular(path, follow_symlinks=False) as f:
+            if hasattr(os, "geteuid") and os.fstat(f.fileno()).st_uid != os.geteuid():
+                return []
+            data = f.read(MAX_TRUST_FILE)
     except OSError:
         return []
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "geteuid") and st.st_uid != os.geteuid()):
-            return []
-        data = os.read(fd, MAX_TRUST_FILE)
-    except OSError:
-        return []
-    finally:
-        os.close(fd)
     try:
         folders = json.loads(data).get("trusted", [])
     except (ValueError, AttributeError):

@@ -9,27 +9,19 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from agent_core.regular_file import NotRegularFile, describe
+from agent_core.regular_file import open_regular as open_regular_file
 from agent_core.tools.base import ToolContext, ToolError
 
 SNIFF_BYTES = 8192
-
-_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symlink"),
-          (stat.S_ISDIR, "a folder"))
-
 
 def looks_binary(head: bytes) -> bool:
     """A NUL byte in the first block is what git and grep use too."""
     return b"\x00" in head[:SNIFF_BYTES]
 
 
-def kind_of(mode: int) -> str:
-    """'a FIFO (named pipe)', 'a socket', ... for a mode that is not a regular file."""
-    return next((name for test, name in _KINDS if test(mode)), "a special file")
-
-
-def not_regular(shown: str, mode: int) -> str:
-    return (f"'{shown}' is {kind_of(mode)}, not a regular file; the file tools only read and write "
+def not_regular(shown: str, kind: str) -> str:
+    return (f"'{shown}' is {kind}, not a regular file; the file tools only read and write "
             f"regular files, so it was left alone (not opened).")
 
 
@@ -44,7 +36,7 @@ def is_regular_file(path: Path, shown: str, ctx: ToolContext) -> bool:
     if stat.S_ISDIR(mode):
         return False
     if not stat.S_ISREG(mode):
-        raise ToolError(not_regular(shown, mode))
+        raise ToolError(not_regular(shown, describe(mode)))
     return True
 
 
@@ -55,23 +47,17 @@ def require_file(path: Path, shown: str, ctx: ToolContext) -> None:
 
 
 def open_regular(path: Path | str, shown: str) -> BinaryIO:
-    """Open a regular file for reading. O_NONBLOCK so that a path swapped for a FIFO after it was
-    checked cannot block the open; O_NOFOLLOW so that a path swapped for a symlink is not followed
-    (paths reach here already resolved); fstat of the open file is the final word."""
+    """Open a regular file for reading (agent_core/regular_file.py), never following a symlink
+    (paths reach here already resolved, so one is a link swapped in after the check); refusals
+    become messages for the model."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return open_regular_file(path, follow_symlinks=False)
+    except NotRegularFile as e:
+        raise ToolError(not_regular(shown, e.kind)) from None
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise ToolError(f"'{shown}' is a symlink (it changed after its path was checked); "
                             f"give the path it points to.") from None
-        raise
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise ToolError(not_regular(shown, mode))
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
         raise
 
 

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from agent_core.tools.base import ToolError
+from agent_core.regular_file import describe
 from agent_core.tools.files import not_regular
 
 # The two calls that meet a full disk; module attributes so a test can make them fail.
@@ -45,7 +46,7 @@ def check_target(path: Path, shown: str) -> os.stat_result | None:
     if stat.S_ISDIR(st.st_mode):
         raise ToolError(f"'{shown}' is a folder; give a file path to write.")
     if not stat.S_ISREG(st.st_mode):
-        raise ToolError(not_regular(shown, st.st_mode))
+        raise ToolError(not_regular(shown, describe(st.st_mode)))
     if st.st_nlink > 1:
         raise ToolError(f"'{shown}' has {st.st_nlink} hard links (other names for the same file, possibly "
                         f"outside the workspace), so it is not written: the change would reach those other "
