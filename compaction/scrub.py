@@ -64,10 +64,12 @@ def scrub(text: str, extra: Iterable[str | None] = ()) -> str:
     return pattern.sub(REDACTED, text)
 
 
-def count_secrets(text: str) -> int:
-    """How many registered secrets `text` holds (for a log's redaction counter)."""
+def scrub_counted(text: str) -> tuple[str, int]:
+    """`scrub(text)` and how many secrets it replaced, in one pass (the session log counts them)."""
     pattern = _pattern
-    return 0 if pattern is None else sum(1 for _ in pattern.finditer(text))
+    if pattern is None or not text:
+        return text, 0
+    return pattern.subn(REDACTED, text)
 
 
 def redact_url(url: str | None) -> str | None:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from compaction.entry import Entry
-from compaction.scrub import REDACTED, count_secrets, register_secret, scrub
+from compaction.scrub import REDACTED, register_secret, scrub_counted
 from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
 
 from agent_core.config_error import ConfigError
@@ -301,9 +301,8 @@ class SessionLog:
     # -- io
 
     def _scrub(self, line: str) -> str:
-        if (n := count_secrets(line)):
-            self.redactions += n
-            line = scrub(line)
+        line, n = scrub_counted(line)
+        self.redactions += n
         return line
 
     def _write(self, rec: Mapping[str, Any]) -> None:
