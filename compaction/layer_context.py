@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from .budget import ContextBudget
+from .cache_model import Rates
 from .entry import Entry
 from .report import LayerResult
 
@@ -18,6 +19,11 @@ class PipelineConfig:
     """One config for every layer. Layer-specific knobs live here so a session has one place to tune."""
     budget: ContextBudget = field(default_factory=ContextBudget)
     overhead_tokens: int = 0               # system prompt + tool definitions, used before any usage exists
+    # prompt-cache economics (compaction/cache_model.py): the TTL the client asks for and the
+    # model's dollars per token (handed in from agent_core.pricing; Sonnet-like list prices otherwise:
+    # the rewrite decisions depend only on the ratios between buckets)
+    cache_ttl: str = "5m"
+    cache_rates: Rates = field(default_factory=lambda: Rates.from_input(3.0, 15.0))
     # 1. tool-result budget (CC numbers): always runs; decisions frozen per tool_use_id
     tool_result_max_chars: int = 50_000       # one result over this is persisted
     message_results_max_chars: int = 200_000  # one message's results over this: largest persisted first
