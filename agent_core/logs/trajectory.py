@@ -1,0 +1,66 @@
+"""A recorded session as `ctxtui replay` sees it: every model request in order, what its context
+held, what came back and when. Readers for Claude Code's and ctxtui's logs fill these; the replay
+policies and the cache simulator only ever see this shape.
+
+Token sizes are measured, not guessed, where the log allows it: each request's logged usage gives
+the size of its whole input, so what was added since the previous request is sized by the
+difference (split over the new messages by their estimated shares).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MESSAGE_KINDS = ("prompt", "tool_result", "assistant", "summary", "attachment", "other")
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of the context. `key` identifies its content (equal keys, equal bytes: what the
+    prompt cache compares); `text` is what references are searched in (text, tool inputs, results)."""
+    role: str                              # user | assistant
+    kind: str                              # one of MESSAGE_KINDS
+    tokens: int
+    key: str
+    text: str = ""
+    tools: tuple[str, ...] = ()            # tool_result: the tool(s) answered; assistant: the tools called
+    files: tuple[str, ...] = ()            # paths read or written by the tool calls it holds or answers
+    references: tuple[str, ...] = ()       # assistant: the files and identifiers it used (tool inputs)
+    timestamp: float | None = None
+
+
+@dataclass(slots=True)
+class RecordedCompaction:
+    """A compaction the log itself holds (Claude Code's compact_boundary; ctxtui's reports)."""
+    trigger: str
+    tokens_before: int | None
+    summary_tokens: int | None             # the summary's size, when the log shows it
+    layer: str = "compact"
+
+
+@dataclass(slots=True)
+class Request:
+    """One model call. `added` are the messages appended to the context since the previous request
+    (the previous answer first, then tool results or the next prompt); `usage` is the logged usage
+    in the five buckets of agent_core.pricing.cost.BUCKETS (final copy of the response)."""
+    index: int
+    timestamp: float
+    model: str
+    added: list[Message]
+    response: Message
+    usage: dict[str, int]
+    compaction_before: RecordedCompaction | None = None   # the log compacted right before this request
+    context_after_compaction: list[Message] | None = None  # what the log's context held after it
+    purpose: str = "main"                  # main | compaction | memory | subagent
+
+
+@dataclass
+class Trajectory:
+    path: str
+    session_id: str
+    model: str
+    overhead_tokens: int                   # system prompt + tool definitions (the cached head)
+    requests: list[Request] = field(default_factory=list)
+    agent_id: str | None = None            # a sub-agent's trajectory
+    skipped_lines: int = 0                 # corrupt or unreadable lines, skipped and counted
+    source: str = "claude_code"            # claude_code | ctxtui
+    compaction_calls: list[Request] = field(default_factory=list)  # the log's own summary calls
