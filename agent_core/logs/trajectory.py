@@ -26,6 +26,7 @@ class Message:
     files: tuple[str, ...] = ()            # paths read or written by the tool calls it holds or answers
     references: tuple[str, ...] = ()       # assistant: the files and identifiers it used (tool inputs)
     timestamp: float | None = None
+    blocks: list[dict] | None = None       # the content in API form, so a policy can run the real engine on it
 
 
 @dataclass(slots=True)
