@@ -36,12 +36,20 @@ class Priced:
 
 class Pricer:
     """`price(model, buckets) -> float | None`, equal to `price_buckets` but fast for big logs;
-    `priced(model, buckets)` adds the per-bucket split and the cache savings."""
+    `priced(model, buckets)` adds the per-bucket split and the cache savings; `rates(model)` the
+    learned per-token rates."""
 
     def __init__(self, price: PriceFn = shown_price) -> None:
         self._price = price
         self._models: dict[str, tuple[float, dict[str, float], int] | None] = {}
         self.exact_calls = 0
+
+    def rates(self, model: str) -> dict[str, float] | None:
+        """Dollars per token for each bucket of `model` (its base tier: what a request below the
+        first price tier pays), or None for a model without price data. The engine's cache model
+        and replay price requests with these."""
+        learned = self._learned(model)
+        return None if learned is None else dict(learned[1])
 
     def _learned(self, model: str) -> tuple[float, dict[str, float], int] | None:
         try:
