@@ -1,8 +1,9 @@
 """Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`) -> normalized records.
 
 Read, never written. What matters in them:
-- each content block of a response is its own `assistant` record repeating the same
-  `message.usage`: counted once, on `message.id` + `requestId`;
+- each content block of a response is its own `assistant` record repeating `message.usage`;
+  only the last copy holds the final output count: counted once, on `message.id` + `requestId`,
+  with the last copy's usage (`final_usage`, `Deduper`);
 - sub-agent calls are `isSidechain: true` records, in the session file (older versions) or in
   `<session>/subagents/*.jsonl`; a sidechain replay of a main-chain response counts once;
 - `<synthetic>` responses are made by Claude Code itself: no API call, no cost;
@@ -12,7 +13,7 @@ Read, never written. What matters in them:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from agent_core.pricing.cost import FREE_MODELS
 from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
@@ -32,6 +33,32 @@ def parse_timestamp(value: Any) -> float | None:
         except (ValueError, OverflowError, OSError):
             return None
     return ts if ts is not None and 0 <= ts <= MAX_TIMESTAMP else None
+
+
+def response_key(obj: dict) -> str:
+    """What identifies one model response across its copies: `message.id` + `requestId`
+    (`message.id` alone when there is no requestId; the record's uuid when there is neither)."""
+    msg = obj.get("message")
+    mid = msg.get("id") if isinstance(msg, dict) else None
+    rid = obj.get("requestId")
+    if mid and rid:
+        return f"{mid}:{rid}"
+    if mid:
+        return str(mid)
+    return f"uuid:{obj.get('uuid') or id(obj)}"     # nothing to deduplicate on: every record counts
+
+
+def final_usage(records: Iterable[dict]) -> dict[str, dict]:
+    """`message.usage` of each response in these assistant records, taken from its LAST copy:
+    Claude Code writes one record per content block, each repeating the usage, and only the last
+    holds the final output count. Keys are `response_key`s, in order of first appearance. The same
+    rule as `Deduper` (records.py) applies to the usage report and watch; replay uses this."""
+    out: dict[str, dict] = {}
+    for obj in records:
+        msg = obj.get("message") if isinstance(obj, dict) else None
+        if isinstance(msg, dict) and isinstance(msg.get("usage"), dict):
+            out[response_key(obj)] = msg["usage"]
+    return out
 
 
 def is_candidate(line: bytes) -> bool:
@@ -94,18 +121,12 @@ class ClaudeCodeParser:
         if not isinstance(usage, dict) or model in FREE_MODELS:
             return []
         buckets = buckets_of(usage)     # before any state changes: may raise CorruptRecord
-        mid, rid = msg.get("id"), obj.get("requestId")
-        if mid and rid:
-            key = f"{mid}:{rid}"
-        elif mid:
-            key = str(mid)
-        else:  # nothing to deduplicate on: every record counts
-            key = f"uuid:{obj.get('uuid') or id(obj)}"
+        key = response_key(obj)
         sidechain = bool(obj.get("isSidechain"))
         session = self._session(obj)
         pending = None if sidechain else self._pending.pop(session, None)
-        if pending is None and not self.dedup.wanted(key, sidechain):
-            return []               # another content block of a response already counted
+        if pending is None and not self.dedup.wanted(key, sidechain, buckets):
+            return []               # another content block of a response already counted, same usage
         rec = UsageRecord(
             session_id=session, model=model, timestamp=parse_timestamp(obj.get("timestamp")),
             request_key=key, buckets=buckets, is_sidechain=sidechain, source=self.source, path=self.path,

@@ -7,7 +7,7 @@ live view costs O(new bytes) per update and a 100 MB log is streamed, never load
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Iterator, Union
 
@@ -26,8 +26,9 @@ class UsageRecord:
     `request_key` identifies the response (Claude Code: message.id + requestId); `buckets` are the
     five priced buckets of `agent_core.pricing.cost.BUCKETS`; `context_tokens` is the context size this
     response saw (input + cache writes + cache reads + output), what a context pane shows.
-    `replaces` is set when this main-chain copy supersedes a sidechain copy counted earlier:
-    an aggregator must subtract the replaced record before adding this one.
+    `replaces` is set when this record supersedes one yielded earlier for the same response (a
+    later copy with the final usage, or a main-chain copy of a response first seen on a sidechain,
+    see `Deduper`): an aggregator must subtract the replaced record before adding this one.
     """
     session_id: str
     model: str
@@ -65,38 +66,65 @@ Record = Union[UsageRecord, CompactionRecord]
 
 
 class Deduper:
-    """Counts each response once across every file of a run.
+    """Counts each response once across every file of a run, with its final usage.
 
-    The first copy of a key wins, except that a main-chain copy replaces a sidechain copy seen
-    earlier (the replay is attributed to the main chain). Share one instance between the readers
-    of one report so a session's sub-agent files and resumed-session copies are deduplicated too.
+    Claude Code writes one record per content block of a response, each repeating
+    `message.usage`; only the last copy carries the final output count. The rule (`final_copy`):
+    a response's usage is its last copy's, and it belongs to the main chain if any copy does.
+    A first copy is yielded as is; a later copy that changes the usage, or a main-chain copy of a
+    response first seen on a sidechain, is yielded again with `replaces=` the record it supersedes,
+    so a streaming consumer subtracts the old one and adds the new one. Share one instance between
+    the readers of one report so sub-agent files and resumed-session copies are deduplicated too.
     """
 
-    __slots__ = ("_seen", "_sidechain")
+    __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._seen: set[str] = set()
-        self._sidechain: dict[str, UsageRecord] = {}
+        self._kept: dict[str, UsageRecord] = {}
 
-    def wanted(self, key: str, is_sidechain: bool) -> bool:
-        """Would a record with this key be admitted? (Checked before building the record.)"""
-        return key not in self._seen or (not is_sidechain and key in self._sidechain)
+    def wanted(self, key: str, is_sidechain: bool, buckets: dict[str, int] | None = None) -> bool:
+        """Would a copy with this key (and these buckets, when given) change anything? Checked
+        before building the record: an identical repeat of a counted response is dropped cheaply."""
+        old = self._kept.get(key)
+        if old is None or (old.is_sidechain and not is_sidechain):
+            return True
+        return buckets is None or buckets != old.buckets
 
     def admit(self, rec: UsageRecord) -> UsageRecord | None:
-        """The record to yield (with `replaces` set on an upgrade), or None for a duplicate."""
+        """The record to yield (with `replaces` set when it supersedes one yielded earlier), or
+        None when this copy changes nothing."""
         key = rec.request_key
-        if key not in self._seen:
-            self._seen.add(key)
-            if rec.is_sidechain:
-                self._sidechain[key] = rec
+        old = self._kept.get(key)
+        if old is None:
+            self._kept[key] = rec
             return rec
-        if not rec.is_sidechain and key in self._sidechain:
-            rec.replaces = self._sidechain.pop(key)
-            return rec
-        return None
+        new = final_copy(old, rec)
+        if new is None:
+            return None
+        # Point at a copy without its own `replaces`, so chains of upgrades stay one link deep.
+        new.replaces = old if old.replaces is None else _unlinked(old)
+        self._kept[key] = new
+        return new
 
     def __len__(self) -> int:
-        return len(self._seen)
+        return len(self._kept)
+
+
+def final_copy(old: UsageRecord, new: UsageRecord) -> UsageRecord | None:
+    """The one rule for repeated copies of a response: the record that should now stand for it,
+    or None when `new` changes nothing. The usage is the later copy's (Claude Code's last copy
+    holds the final output count); the attribution is the main chain's once any copy is on it."""
+    if old.is_sidechain and not new.is_sidechain:
+        return new
+    if new.buckets == old.buckets:
+        return None
+    if new.is_sidechain and not old.is_sidechain:     # a sidechain replay: keep the main-chain attribution
+        return replace(old, buckets=new.buckets, context_tokens=context_tokens(new.buckets), replaces=None)
+    return new
+
+
+def _unlinked(rec: UsageRecord) -> UsageRecord:
+    return replace(rec, replaces=None)
 
 
 def context_tokens(buckets: dict[str, int]) -> int:
