@@ -150,7 +150,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     log = open_session(config, home, resume=resume, continue_=continue_)
     loaded = log.loaded
     state = loaded.state if loaded else {}
-    pipeline = Pipeline(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse),
+    pipeline = Pipeline(pipeline_config(config, budget),
                         session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
     if loaded:
@@ -171,6 +171,12 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     if loaded:
         agent.turns = int(state.get("turns", 0))
     return agent
+
+
+def pipeline_config(config: Config, budget: ContextBudget) -> PipelineConfig:
+    """The engine's knobs for a config: what the loop runs with, and what `ctxtui replay` replays a
+    policy variant with (one builder, so a replayed setting means what it means in a session)."""
+    return PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse)
 
 
 def open_session(config: Config, home: Path, *, resume: str | None, continue_: bool) -> SessionLog:
