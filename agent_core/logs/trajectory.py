@@ -9,6 +9,7 @@ difference (split over the new messages by their estimated shares).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterator
 
 MESSAGE_KINDS = ("prompt", "tool_result", "assistant", "summary", "attachment", "other")
 
@@ -36,6 +37,7 @@ class RecordedCompaction:
     tokens_before: int | None
     summary_tokens: int | None             # the summary's size, when the log shows it
     layer: str = "compact"
+    timestamp: float | None = None
 
 
 @dataclass(slots=True)
@@ -56,6 +58,10 @@ class Request:
 
 @dataclass
 class Trajectory:
+    """One agent's requests (a main chain or one sub-agent). `overhead_tokens` is what precedes the
+    messages in every request (tools + system prompt, measured from the log where it can be: see
+    the readers); `head_cached_tokens` the part of it that was already cached when the session
+    began (Claude Code shares its system prompt between sessions)."""
     path: str
     session_id: str
     model: str
@@ -65,3 +71,16 @@ class Trajectory:
     skipped_lines: int = 0                 # corrupt or unreadable lines, skipped and counted
     source: str = "claude_code"            # claude_code | ctxtui
     compaction_calls: list[Request] = field(default_factory=list)  # the log's own summary calls
+    head_cached_tokens: int = 0            # the part of the overhead already warm at the first request
+    uncalibrated: int = 0                  # requests whose growth could not size their messages
+
+    def contexts(self) -> Iterator[list[Message]]:
+        """The context each request sent, in order (after the overhead): the previous one plus
+        `added`, or `context_after_compaction` plus `added` right after a compaction. Each list is
+        a new list (the messages are shared)."""
+        context: list[Message] = []
+        for r in self.requests:
+            if r.context_after_compaction is not None:
+                context = list(r.context_after_compaction)
+            context = context + r.added
+            yield context
