@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib.metadata import PackageNotFoundError, version
 
-from agent_core.config import format_variables
 from agent_core.security.process_guard import make_non_dumpable
 
 EPILOG = """\
@@ -17,6 +15,7 @@ commands:
                                    compact the latest session (e.g. after a breaker stopped auto-compaction)
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
   ctxtui usage [PATH ...]          token and cost report over session logs
+  ctxtui statusline                one status line for Claude Code's statusLine setting (JSON on stdin)
 
 environment (flags win over environment, then .env in the workspace, then the user config file):
 {variables}
@@ -27,6 +26,8 @@ exit codes: 0 done, 1 run failed, 2 bad usage or configuration (or the session i
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415  (start-up time: statusline)
+
     try:
         return version("ctxtui")
     except PackageNotFoundError:
@@ -34,6 +35,9 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # Loaded here, not at the top, so `ctxtui statusline` (run on every Claude Code refresh) starts fast.
+    from agent_core.config import format_variables  # noqa: PLC0415  (start-up time)
+
     p = argparse.ArgumentParser(
         prog="ctxtui", description="Run a Claude coding agent while seeing and controlling its context window.",
         epilog=EPILOG.format(variables=format_variables()), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     make_non_dumpable()       # before any key is read: no same-user process may read our memory or environ
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "statusline":
+        from agent_core.frontends.statusline_cli import main as statusline_main  # noqa: PLC0415  (start-up time)
+        return statusline_main(argv[1:])
     if argv and argv[0] in ("watch", "usage"):
         cmd, rest = argv[0], argv[1:]
         # Each front-end is imported only when chosen, so usage and headless never load Textual

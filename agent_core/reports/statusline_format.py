@@ -1,0 +1,64 @@
+"""The one line `ctxtui statusline` prints, from figures computed elsewhere.
+
+Plain text (Claude Code shows the first line of stdout): short enough for a narrow terminal, and
+every figure that is unknown is left out rather than shown as zero.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SEP = " · "
+
+
+@dataclass(frozen=True)
+class StatusFigures:
+    model: str | None = None
+    context: int | None = None            # input + cache read + cache write of the last main request
+    window: int | None = None
+    threshold: int | None = None          # auto-compact threshold
+    session_usd: float | None = None
+    session_unpriced: bool = False        # some responses are of a model without prices
+    today_usd: float | None = None
+    block_left_s: float | None = None     # None: no active 5-hour block
+
+
+def tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if n >= 1_000:
+        return f"{n / 1_000:.1f}k".replace(".0k", "k")
+    return str(n)
+
+
+def dollars(x: float) -> str:
+    return f"${x:,.2f}" if abs(x) >= 0.005 or x == 0 else "<$0.01"
+
+
+def duration(seconds: float) -> str:
+    m = int(seconds // 60)
+    return f"{m // 60}h{m % 60:02d}m" if m >= 60 else f"{m}m"
+
+
+def percent_left(tokens_used: int, threshold: int) -> float:
+    """As ContextBudget.percent_left: the share of the way left until auto-compact, floored at 0."""
+    return max(0.0, (threshold - tokens_used) / threshold * 100.0) if threshold > 0 else 0.0
+
+
+def format_line(f: StatusFigures) -> str:
+    parts: list[str] = []
+    if f.model:
+        parts.append(f.model)
+    if f.context is not None:
+        ctx = f"ctx {tokens(f.context)}"
+        if f.window:
+            ctx += f"/{tokens(f.window)}"
+        if f.threshold:
+            ctx += f" ({percent_left(f.context, f.threshold):.0f}% left to auto-compact)"
+        parts.append(ctx)
+    if f.session_usd is not None:
+        parts.append(f"session {dollars(f.session_usd)}{'+?' if f.session_unpriced else ''}")
+    if f.today_usd is not None:
+        parts.append(f"today {dollars(f.today_usd)}")
+    if f.block_left_s is not None:
+        parts.append(f"block {duration(f.block_left_s)} left")
+    return SEP.join(parts) if parts else "ctxtui"

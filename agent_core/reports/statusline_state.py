@@ -1,0 +1,156 @@
+"""`ctxtui statusline`'s memory between calls, so each refresh reads only the bytes appended since.
+
+Claude Code runs the status line command after every message, so a call must cost O(new bytes),
+not O(log). One JSON file per Claude Code projects folder (in ctxtui's state folder, 0600) keeps,
+for each log read so far: where reading stopped (byte offset, the file's identity and the bytes
+just before the offset, to notice a replaced or rewritten file), the dollars it holds (in total and
+per local day), its recent activity times and its last main-chain usage. It also keeps the recent
+responses (so a later copy of a response replaces the earlier one across calls, by the log layer's
+`final_copy` rule), each model's per-token rates (so genai-prices is imported only for a model
+never seen, or a request above the rates' range) and each model's window and auto-compact
+threshold (so the engine is imported only for a model never seen).
+
+Sessions share the file: today's dollars and the active 5-hour block cover every log of the
+projects folder written in the last day. Two sessions writing it at once is safe: each write is a
+whole, self-consistent snapshot, and the loser's reads are simply done again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from agent_core.pricing.cost import BUCKETS
+
+STATE_VERSION = 1
+RECENT_KEYS = 512          # responses remembered for the final-copy rule across calls
+ACTIVITY_S = 24 * 3600     # activity kept (and logs looked at) for today's dollars and the block
+MARK_BYTES = 64            # bytes before the offset kept to notice a log rewritten in place
+LINEAR_LIMIT = 200_000     # total input up to which a model's learned rates are trusted (checked per model)
+MAX_STATE_BYTES = 32 << 20  # a state file bigger than this is not ours to load: start over
+
+
+@dataclass
+class LogState:
+    """What one log added up to, up to `offset`."""
+    ident: list[int] = field(default_factory=list)    # [device, inode]
+    offset: int = 0
+    mark: str = ""                                    # hex of the bytes before `offset`
+    fmt: str | None = None
+    usd: float = 0.0
+    unpriced: int = 0                                 # responses of a model without prices
+    days: dict[str, float] = field(default_factory=dict)
+    minutes: list[int] = field(default_factory=list)  # epoch minutes with activity
+    last: dict[str, Any] | None = None                # last main-chain response: model, buckets, ts
+
+
+@dataclass
+class StatusState:
+    logs: dict[str, LogState] = field(default_factory=dict)
+    recent: dict[str, list] = field(default_factory=dict)     # key -> [path, model, buckets, sidechain, ts]
+    rates: dict[str, list | None] = field(default_factory=dict)   # model -> [const, rates, limit] | None
+    budgets: dict[str, list] = field(default_factory=dict)    # "model|window" -> [window, threshold]
+    reads: int = 0                                            # bytes read by the last refresh (tests, bench)
+
+    # ------------------------------------------------------------------ the file
+    @classmethod
+    def load(cls, path: Path) -> "StatusState":
+        """The saved state, or a fresh one when there is none or it cannot be trusted."""
+        try:
+            with open(path, "rb") as f:
+                if os.fstat(f.fileno()).st_size > MAX_STATE_BYTES:
+                    return cls()
+                raw = json.loads(f.read())
+            if raw.get("version") != STATE_VERSION:
+                return cls()
+            return cls(logs={k: LogState(**v) for k, v in raw["logs"].items()}, recent=raw["recent"],
+                       rates=raw["rates"], budgets=raw["budgets"])
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return cls()
+
+    def save(self, path: Path) -> None:
+        """Atomically, 0600 (mkstemp's mode), into a folder the caller made private."""
+        data = {"version": STATE_VERSION, "logs": {k: asdict(v) for k, v in self.logs.items()},
+                "recent": self.recent, "rates": self.rates, "budgets": self.budgets}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".statusline-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(data, f, separators=(",", ":"))
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+def state_path(folder: Path, projects: Path) -> Path:
+    """The state file for a projects folder (or a lone transcript), keyed by its path."""
+    digest = hashlib.sha256(str(projects).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(folder) / f"{digest}.json"
+
+
+def day_of(ts: float) -> str:
+    """The local calendar day of an epoch time."""
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
+
+
+# ------------------------------------------------------------------ prices and thresholds
+
+def _learn_rates(model: str) -> list | None:
+    """[per-request constant, rate per bucket, largest total input the rates hold for], or None
+    for a model without prices. Loads genai-prices: done once per model, then kept in the state."""
+    from agent_core.pricing.pricer import Pricer  # noqa: PLC0415  (start-up time: only for a model never seen)
+
+    pricer = Pricer()
+    rates = pricer.rates(model)
+    const = pricer(model, dict.fromkeys(BUCKETS, 0))
+    if rates is None or const is None:
+        return None
+    probe = {**dict.fromkeys(BUCKETS, 0), "input": LINEAR_LIMIT // 2, "cache_read": LINEAR_LIMIT - LINEAR_LIMIT // 2}
+    exact = pricer(model, probe)
+    linear = const + sum(rates[k] * v for k, v in probe.items())
+    limit = LINEAR_LIMIT if exact is not None and abs(exact - linear) <= 1e-9 * max(1.0, exact) else 0
+    return [const, rates, limit]
+
+
+def _exact_price(model: str, buckets: dict[str, int]) -> float | None:
+    from agent_core.pricing.pricer import Pricer  # noqa: PLC0415  (start-up time: only above the rates' range)
+
+    return Pricer()(model, buckets)
+
+
+def budget_figures(model: str, window: int | None) -> list:
+    """[window, auto-compact threshold] as ctxtui's loop computes them for `model` (and a window
+    Claude Code reported). Loads the engine: done once per model, then kept in the state."""
+    from agent_core.context_budget import BudgetSettings, budget_for  # noqa: PLC0415  (start-up time)
+
+    b = budget_for(model, BudgetSettings(context_window=window)).budget
+    return [b.context_window, b.autocompact_threshold]
+
+
+class Prices:
+    """Dollars of one response from the state's cached rates."""
+
+    def __init__(self, state: StatusState, learn: Callable[[str], list | None] = _learn_rates,
+                 exact: Callable[[str, dict[str, int]], float | None] = _exact_price) -> None:
+        self.state, self.learn, self.exact = state, learn, exact
+
+    def __call__(self, model: str, buckets: dict[str, int]) -> float | None:
+        rates = self.state.rates
+        if model not in rates:
+            rates[model] = self.learn(model)
+        learned = rates[model]
+        if learned is None:
+            return None
+        const, r, limit = learned
+        total_input = sum(v for k, v in buckets.items() if k != "output")
+        if total_input > limit:
+            return self.exact(model, buckets)
+        return const + sum(r.get(k, 0.0) * v for k, v in buckets.items())

@@ -1,0 +1,171 @@
+"""`ctxtui statusline` on hand-made Claude Code transcripts; every figure is computed here by hand
+from Anthropic's list prices for Sonnet 4.5 ($3 / $15 / $3.75 / $6 / $0.30 per million tokens for
+input / output / 5-minute write / 1-hour write / cache read)."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from agent_core.frontends.statusline_cli import compute, main
+from agent_core.reports.statusline_state import StatusState
+from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, user, write_log
+
+NOW = datetime(2025, 6, 14, 12, 30, tzinfo=timezone.utc).timestamp()
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def ts(hh_mm: str) -> str:
+    return f"2025-06-14T{hh_mm}:00Z"
+
+
+def make_projects(tmp_path: Path) -> Path:
+    projects = tmp_path / "claude" / "projects"
+    log = write_log(projects / "-home-me-proj" / "sess-1.jsonl", [
+        user("fix the bug", ts=ts("11:00")),
+        assistant("m1", "r1", u=usage(inp=1000, out=500, write=2000, read=10_000), ts=ts("11:00")),
+        assistant("m2", "r2", u=usage(inp=5, out=10, write=1000, read=40_000), ts=ts("12:00"), block="thinking"),
+        assistant("m2", "r2", u=usage(inp=5, out=441, write=1000, read=40_000), ts=ts("12:00"), block="tool_use"),
+    ])
+    write_log(log.with_suffix("") / "subagents" / "agent-a1.jsonl", [
+        assistant("m3", "r3", u=usage(inp=100, out=100), ts=ts("11:05"), sidechain=True)])
+    write_log(projects / "-home-me-other" / "sess-2.jsonl", [
+        assistant("m4", "r4", u=usage(inp=1000, out=0), ts=ts("12:10"), session="sess-2")])
+    old = write_log(projects / "-home-me-old" / "sess-0.jsonl", [
+        assistant("m5", "r5", u=usage(inp=10**6, out=0), ts=ts("12:15"), session="sess-0")])
+    os.utime(old, (NOW - 3 * 86400, NOW - 3 * 86400))
+    return log
+
+
+def stdin_json(log: Path, **extra) -> dict:
+    return {"session_id": "sess-1", "transcript_path": str(log), "cwd": "/home/me/proj",
+            "model": {"id": MODEL, "display_name": "Sonnet 4.5"},
+            "workspace": {"current_dir": "/home/me/proj", "project_dir": "/home/me/proj"},
+            "cost": {"total_cost_usd": 9.99}, **extra}
+
+
+def env_for(tmp_path: Path) -> dict:
+    return {"CTXTUI_HOME": str(tmp_path / "home")}
+
+
+def state_file(tmp_path: Path) -> Path:
+    [found] = (tmp_path / "home" / "statusline").glob("*.json")
+    return found
+
+
+def test_the_figures_of_a_transcript(tmp_path):
+    log = make_projects(tmp_path)
+    f = compute(stdin_json(log), env_for(tmp_path), NOW)
+    assert f.model == "Sonnet 4.5"
+    # The last main-chain request: input 5 + cache read 40,000 + cache write 1,000; output not counted.
+    assert f.context == 41_005
+    assert (f.window, f.threshold) == (200_000, 167_000)    # 200,000 - min(64,000, 20,000) - 13,000
+    # m1: 1000*3 + 500*15 + 2000*3.75 + 10000*0.3 = 21,000 µ$; m2 (its last copy, 441 out):
+    # 5*3 + 441*15 + 1000*3.75 + 40000*0.3 = 22,380 µ$; the sub-agent's m3: 100*3 + 100*15 = 1,800 µ$.
+    assert f.session_usd == pytest.approx(0.045180)
+    # Today adds the other project's log written today (1000*3 µ$), not the one last written 3 days ago.
+    assert f.today_usd == pytest.approx(0.048180)
+    # Activity from 11:00 UTC: the block runs 11:00-16:00, so 3 h 30 min are left at 12:30.
+    assert f.block_left_s == pytest.approx(3.5 * 3600)
+
+
+def test_the_printed_line(tmp_path):
+    log = make_projects(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    rc = main([], stdin=io.StringIO(json.dumps(stdin_json(log))), stdout=out, stderr=err,
+              env=env_for(tmp_path), now=NOW)
+    assert rc == 0 and err.getvalue() == ""
+    assert out.getvalue() == ("Sonnet 4.5 · ctx 41k/200k (75% left to auto-compact) · session $0.05 · "
+                              "today $0.05 · block 3h30m left\n")
+
+
+def test_a_second_call_reads_only_the_appended_bytes(tmp_path):
+    log = make_projects(tmp_path)
+    env = env_for(tmp_path)
+    compute(stdin_json(log), env, NOW)
+    first = StatusState.load(state_file(tmp_path))
+    assert first.logs[str(log)].offset == log.stat().st_size
+    # Nothing appended: nothing read.
+    compute(stdin_json(log), env, NOW)
+    assert StatusState.load(state_file(tmp_path)).logs[str(log)].offset == log.stat().st_size
+    # A later copy of m2 with its final output count, and a new response: only those bytes are read,
+    # m2 is replaced (not added again) and the context is the new request's.
+    size = log.stat().st_size
+    extra = [assistant("m2", "r2", u=usage(inp=5, out=641, write=1000, read=40_000), ts=ts("12:00"), block="text"),
+             assistant("m6", "r6", u=usage(inp=7, out=3, write=0, read=42_000), ts=ts("12:20"))]
+    with log.open("a") as fh:
+        for rec in extra:
+            fh.write(json.dumps(rec) + "\n")
+    f = compute(stdin_json(log), env, NOW)
+    st = StatusState.load(state_file(tmp_path))
+    assert st.logs[str(log)].offset == log.stat().st_size
+    assert log.stat().st_size - size > 0
+    # (641 - 441) * 15 µ$ more for m2; m6: 7*3 + 3*15 + 42000*0.3 = 12,666 µ$.
+    assert f.session_usd == pytest.approx(0.045180 + 0.003000 + 0.012666)
+    assert f.context == 42_007
+
+
+def test_the_state_file_is_private(tmp_path):
+    log = make_projects(tmp_path)
+    compute(stdin_json(log), env_for(tmp_path), NOW)
+    p = state_file(tmp_path)
+    assert stat.S_IMODE(p.stat().st_mode) == 0o600
+    assert stat.S_IMODE(p.parent.stat().st_mode) == 0o700
+
+
+def test_a_rewritten_log_is_counted_again_from_its_start(tmp_path):
+    log = make_projects(tmp_path)
+    env = env_for(tmp_path)
+    compute(stdin_json(log), env, NOW)
+    write_log(log, [assistant("m9", "r9", u=usage(inp=2000, out=1000), ts=ts("12:25"))])
+    f = compute(stdin_json(log), env, NOW)
+    # Only m9 (2000*3 + 1000*15 µ$) and the sub-agent's m3 remain in the session.
+    assert f.session_usd == pytest.approx(0.021000 + 0.001800)
+    assert f.context == 2000
+
+
+@pytest.mark.parametrize("text", ["", "not json", "[1, 2]", '{"transcript_path": 7}', "{" * 100_000,
+                                  '{"transcript_path": "relative/x.jsonl"}'])
+def test_bad_stdin_still_prints_a_line_and_exits_0(tmp_path, text):
+    out, err = io.StringIO(), io.StringIO()
+    rc = main([], stdin=io.StringIO(text), stdout=out, stderr=err, env=env_for(tmp_path), now=NOW)
+    assert rc == 0
+    assert out.getvalue().count("\n") == 1 and out.getvalue().strip()
+    assert "Traceback" not in err.getvalue() and err.getvalue().startswith("ctxtui statusline: ")
+
+
+def test_a_missing_transcript_shows_what_stdin_says(tmp_path):
+    data = stdin_json(tmp_path / "claude" / "projects" / "p" / "gone.jsonl")
+    out, err = io.StringIO(), io.StringIO()
+    assert main([], stdin=io.StringIO(json.dumps(data)), stdout=out, stderr=err, env=env_for(tmp_path), now=NOW) == 0
+    assert out.getvalue() == "Sonnet 4.5 · session $9.99 · today $0.00\n"
+
+
+def test_the_command_loads_no_textual_and_prints_one_line(tmp_path):
+    log = make_projects(tmp_path)
+    code = ("import sys; from app.cli import main; rc = main(['statusline']); "
+            "bad = [m for m in ('textual', 'rich', 'anthropic', 'genai_prices') if m in sys.modules]; "
+            "print(bad, file=sys.stderr); sys.exit(rc or (3 if bad else 0))")
+    env = {**os.environ, **env_for(tmp_path)}
+    # First call: learns the model's rates (genai-prices) and keeps them; the second loads none of it.
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code], input=json.dumps(stdin_json(log)), capture_output=True,
+                           text=True, timeout=60, env=env, cwd=Path(__file__).resolve().parents[3])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Sonnet 4.5 · ctx 41k/200k")
