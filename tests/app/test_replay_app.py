@@ -1,0 +1,329 @@
+"""The `ctxtui replay` screen (app/replay_app.py): the loading worker and its progress, the plots and
+table per session, switching sessions, failures shown as messages, and its look at 80×24 and
+120×40 (snapshots). The engine is replaced by loaders injected here (tests/app/replay_fixture.py),
+so nothing depends on real logs. Waits are bounded polls for a condition, never timing checks.
+
+Update the snapshots after an intended change with
+`pytest tests/app/test_replay_app.py --snapshot-update`.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from textual.widgets import Label, ProgressBar, Static, Tabs
+
+from app.replay_app import ReplayApp
+from app.screens.replay_screen import ReplayScreen
+from app.replay_report import (ReportError, describe_failure, parse_report, ratio, table_rows, totals_parts,
+                               validation_text)
+from app.widgets.replay_plots import ReplayContextPlot, ReplayCostPlot, nice_ticks, request_ticks
+from app.widgets.replay_table import PolicyTable
+from compaction.scrub import register_secret
+from tests.app.replay_fixture import POLICIES, WINDOW, fixture_load, fixture_report
+
+DEADLINE = 10.0
+
+
+async def until(condition, pilot, what: str) -> None:
+    """Poll `condition` (with the app pausing in between) until true, or fail saying what."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + DEADLINE
+    while not condition():
+        if loop.time() > end:
+            pytest.fail(f"timed out waiting for {what}")
+        await pilot.pause(0.01)
+
+
+async def loaded(app: ReplayApp, pilot) -> None:
+    await asyncio.wait_for(app.replay_screen.done.wait(), DEADLINE)
+    await pilot.pause()
+
+
+def text_of(app: ReplayApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+# ----- the worker and its progress ---------------------------------------------------------------
+async def test_worker_shows_progress_then_the_report():
+    release = threading.Event()
+    calls = []
+
+    def slow_load(options, progress):
+        calls.append((options, threading.current_thread() is threading.main_thread()))
+        progress("reading big.jsonl", 0.25)
+        assert release.wait(DEADLINE)
+        return fixture_report()
+
+    app = ReplayApp({"paths": ["big.jsonl"]}, slow_load)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.replay_screen
+        bar = screen.query_one("#replay-progress", ProgressBar)
+        await until(lambda: bar.progress == 25, pilot, "the progress bar at 25%")
+        label = str(screen.query_one("#replay-progress-label", Label).render())
+        assert "reading big.jsonl" in label and "25%" in label
+        assert screen.phase == "loading"
+        assert not screen.query_one("#replay-body").display
+        release.set()
+        await loaded(app, pilot)
+        assert screen.phase == "loaded"
+        assert not screen.query_one("#replay-loading").display
+        assert screen.query_one("#replay-body").display
+    assert calls == [({"paths": ["big.jsonl"]}, False)]     # called once, with the options, off the UI thread
+
+
+async def test_progress_posts_only_changes_and_clamps():
+    def noisy_load(options, progress):
+        for _ in range(50):
+            progress("reading", 0.5)       # the same step fifty times: posted once
+        progress("reading", 7.0)           # out of range: shown as 100%
+        progress("replaying", -1)          # and 0%
+        return fixture_report()
+
+    seen = []
+
+    def hook(message):
+        if isinstance(message, ReplayScreen.Progressed):
+            seen.append((message.label, message.fraction))
+
+    app = ReplayApp(None, noisy_load)
+    async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
+        await loaded(app, pilot)
+    assert seen == [("reading", 0.5), ("reading", 1.0), ("replaying", 0.0)]
+
+
+# ----- the plots and the table -------------------------------------------------------------------
+async def test_plots_have_one_series_per_policy_with_window_and_markers():
+    report = fixture_report()
+    app = ReplayApp(None, fixture_load)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(app, pilot)
+        ctx = app.screen.query_one(ReplayContextPlot)
+        cost = app.screen.query_one(ReplayCostPlot)
+        first = report["sessions"][0]["policies"]
+        assert list(ctx.lines) == list(POLICIES)
+        assert list(cost.lines) == list(POLICIES)
+        for name in POLICIES:
+            series = first[name]["series"]
+            assert ctx.lines[name] == [float(v) for v in series["context"]]
+            assert cost.lines[name] == series["cost_cum"]
+            assert ctx.markers[name] == [(i + 1, float(series["context"][i])) for i, _ in series["markers"]]
+        assert ctx.hlines == [float(WINDOW)]
+        # the plotext figure holds the same: one labelled line per policy (scatter markers are unlabelled)
+        labels = [lab for lab in ctx.plt.monitor.label if lab]
+        assert labels == list(POLICIES)
+        assert [lab for lab in cost.plt.monitor.label if lab] == list(POLICIES)
+        assert set(ctx.glyphs) == {"autocompact", "microcompact"}
+
+
+async def test_table_and_notes_show_the_session():
+    report = fixture_report()
+    app = ReplayApp(None, fixture_load)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(app, pilot)
+        table = app.screen.query_one(PolicyTable)
+        assert [str(c.label) for c in table.columns.values()][1:] == list(POLICIES)
+        rows = dict(table.rows_shown)
+        ctxtui = report["sessions"][0]["policies"]["ctxtui"]
+        assert rows["compactions: microcompact"][2] == str(ctxtui["compactions"]["microcompact"])
+        assert rows["user msgs kept"][2] == f"{ctxtui['user_messages_kept']}/{ctxtui['user_messages_total']}"
+        assert table.row_count == len(table.rows_shown)
+        notes = text_of(app, "#replay-notes")
+        assert "1.8%" in notes and "3.2%" in notes          # the session's validation figures
+        assert "Summaries are sized, not written" in notes  # the report's limits
+        header = str(app.screen.query_one("#replay-header", Static).render())
+        total_cc = report["totals"]["cc"]["cost_usd"]
+        assert f"${total_cc:,.2f}" in header and "2 sessions" in header
+
+
+async def test_switching_sessions_changes_the_plotted_data():
+    report = fixture_report()
+    contexts = [[float(v) for v in s["policies"]["cc"]["series"]["context"]] for s in report["sessions"]]
+    assert contexts[0] != contexts[1]
+    app = ReplayApp(None, fixture_load)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(app, pilot)
+        screen = app.replay_screen
+        ctx = screen.query_one(ReplayContextPlot)
+        tabs = screen.query_one(Tabs)
+        assert ctx.lines["cc"] == contexts[0] and tabs.active == "session-0"
+        for key, index in (("tab", 1), ("tab", 0), ("j", 1), ("k", 0), ("shift+tab", 1)):
+            await pilot.press(key)
+            await pilot.pause()
+            assert screen.index == index, key
+            assert ctx.lines["cc"] == contexts[index], key
+            assert tabs.active == f"session-{index}"
+            assert report["sessions"][index]["path"] in text_of(app, "#replay-session")
+        await pilot.click("#session-0")
+        await pilot.pause()
+        assert screen.index == 0 and ctx.lines["cc"] == contexts[0]
+
+
+async def test_a_single_session_hides_the_tabs_and_none_says_so():
+    one = fixture_report()
+    one["sessions"] = one["sessions"][:1]
+    app = ReplayApp(None, lambda options, progress: one)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(app, pilot)
+        assert not app.screen.query_one(Tabs).display
+        assert app.replay_screen.session is not None
+
+    empty = {"sessions": [], "totals": {}, "window": 1000, "ttl": "5m", "limits": []}
+    app = ReplayApp(None, lambda options, progress: empty)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(app, pilot)
+        assert app.replay_screen.phase == "loaded"
+        assert "no sessions" in text_of(app, "#replay-session")
+        await pilot.press("tab")           # nothing to switch to: no error
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+async def test_help_toggles():
+    app = ReplayApp(None, fixture_load)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(app, pilot)
+        help_box = app.screen.query_one("#replay-help")
+        assert not help_box.display
+        await pilot.press("question_mark")
+        assert help_box.display
+        await pilot.press("escape")
+        assert not help_box.display
+
+
+# ----- failures ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("error, expect", [
+    (FileNotFoundError(2, "No such file or directory", "/logs/nope.jsonl"), ("/logs/nope.jsonl does not exist",
+                                                                             "Check the path")),
+    (PermissionError(13, "Permission denied", "/logs/secret.jsonl"), ("permission denied", "read access")),
+    (ValueError("--window must be at least 1000"), ("--window must be at least 1000", "--help")),
+    (RuntimeError("boom"), ("RuntimeError: boom", "bug")),
+])
+async def test_a_loader_that_raises_shows_what_to_do(error, expect):
+    def failing(options, progress):
+        progress("reading", 0.1)
+        raise error
+
+    app = ReplayApp(None, failing)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(app, pilot)
+        screen = app.replay_screen
+        assert screen.phase == "error"
+        box = text_of(app, "#replay-error")
+        assert expect[0] in box and expect[1] in box
+        assert "Traceback" not in box
+        assert screen.query_one("#replay-error").display and not screen.query_one("#replay-body").display
+        assert app.failed
+        await pilot.press("q")
+    assert app.return_value == 1
+
+
+async def test_a_malformed_report_is_an_error_not_a_crash():
+    app = ReplayApp(None, lambda options, progress: {"sessions": [{"policies": {"cc": {"overflows": "many"}}}]})
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(app, pilot)
+        assert app.replay_screen.phase == "error"
+        assert "sessions[0].policies.cc.overflows" in text_of(app, "#replay-error")
+
+
+async def test_success_exits_zero():
+    app = ReplayApp(None, fixture_load)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(app, pilot)
+        await pilot.press("q")
+    assert app.return_value == 0 and not app.failed
+
+
+# ----- the report as the screen reads it (no screen) ----------------------------------------------
+def test_parse_report_keeps_the_figures():
+    report = fixture_report()
+    result = parse_report(report)
+    assert len(result.sessions) == 2 and result.window == WINDOW and result.ttl == "5m"
+    cc = result.sessions[1].policies["cc"]
+    raw = report["sessions"][1]["policies"]["cc"]
+    assert cc.cost_usd == raw["cost_usd"] and cc.overflows == raw["overflows"]
+    assert cc.markers == tuple((i, layer) for i, layer in raw["series"]["markers"])
+    assert result.policy_names == POLICIES
+    assert result.totals["none"] == (report["totals"]["none"]["cost_usd"], report["totals"]["none"]["overflows"])
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda r: r.pop("sessions"), "no 'sessions'"),
+    (lambda r: r.__setitem__("sessions", "x"), "sessions should be a list"),
+    (lambda r: r["sessions"][0]["policies"]["cc"]["series"].__setitem__("context", [1, "x"]),
+     "sessions[0].policies.cc.series.context[1]"),
+    (lambda r: r["sessions"][1]["policies"]["none"]["series"].__setitem__("markers", [[3]]),
+     "sessions[1].policies.none.series.markers[0]"),
+    (lambda r: r["totals"]["cc"].__setitem__("cost_usd", float("nan")), "totals.cc.cost_usd"),
+])
+def test_parse_report_names_the_bad_field(mutate, where):
+    report = fixture_report()
+    mutate(report)
+    with pytest.raises(ReportError, match=None) as e:
+        parse_report(report)
+    assert where in str(e.value)
+    assert parse_report(fixture_report())       # the fixture itself is fine
+
+
+def test_table_rows_compare_with_cc():
+    result = parse_report(fixture_report())
+    s = result.sessions[0]
+    rows = dict(table_rows(s))
+    costs = [s.policies[n].cost_usd for n in POLICIES]
+    assert rows["vs cc"] == [f"{c / costs[1]:.2f}×" for c in costs]
+    assert rows["overflows"][0] == f"{s.policies['none'].overflows:,}"
+    assert set(rows) >= {"$ total", "  $ cache_write", "  $ cache_read", "cache hit rate", "references kept"}
+    assert ratio(1.0, 0) == "—" and ratio(None, 1.0) == "—"
+
+
+def test_totals_and_validation_text():
+    result = parse_report(fixture_report())
+    parts = dict(totals_parts(result))
+    assert list(parts) == list(POLICIES)
+    assert "× cc" not in parts["cc"] and "× cc" in parts["ctxtui"]
+    assert "17 overflows" in parts["none"]
+    s = result.sessions[1]
+    assert "0.6%" in validation_text(s) and "2.1%" in validation_text(s)
+    bare = parse_report({"sessions": [{"path": "a.jsonl", "policies": {}}]})
+    assert "no cache usage" in validation_text(bare.sessions[0])
+
+
+def test_failures_are_scrubbed():
+    register_secret("sk-ant-api03-" + "x" * 40)
+    what, todo = describe_failure(RuntimeError("key sk-ant-api03-" + "x" * 40 + " rejected"))
+    assert "x" * 40 not in what and todo
+
+
+def test_ticks():
+    for top in (1, 7, 99, 106_300, 0.37, 2.5):
+        ticks = nice_ticks(top)
+        assert ticks[0] == 0 and ticks[-1] >= top and 2 <= len(ticks) <= 8
+    assert nice_ticks(0) == [0.0, 1.0]
+    assert request_ticks(1) == [1]
+    for n in (2, 9, 30, 60, 1234):
+        ticks = request_ticks(n)
+        assert ticks[0] == 1 and ticks[-1] == n and ticks == sorted(set(ticks))
+
+
+# ----- snapshots ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_replay_screen_snapshot(snap_compare, size):
+    app = ReplayApp(None, fixture_load)
+
+    async def run_before(pilot):
+        await loaded(app, pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+def test_replay_error_snapshot(snap_compare):
+    def failing(options, progress):
+        raise FileNotFoundError(2, "No such file or directory", "/logs/nope.jsonl")
+
+    app = ReplayApp(None, failing)
+
+    async def run_before(pilot):
+        await loaded(app, pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
