@@ -6,13 +6,14 @@ Each record is booked into a `agent_core.pricing.tally.Tally` row, priced on its
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Iterable
 
 from agent_core.logs.records import CompactionRecord, Record, UsageRecord
-from agent_core.pricing.pricer import Pricer
+from agent_core.pricing.pricer import Priced, Pricer
 from agent_core.pricing.tally import Tally
+from agent_core.reports.periods import period_of
 
 Cell = tuple[str, str, str]     # (model, day, purpose)
 
@@ -60,6 +61,13 @@ class SessionSummary:
     def tally(self) -> Tally:
         return _sum(self.cells.values())
 
+    def by_model(self) -> dict[str, Tally]:
+        out: dict[str, Tally] = {}
+        for (model, _, _), t in self.cells.items():
+            if t.requests:
+                out.setdefault(model, Tally()).merge(t)
+        return out
+
     def see(self, ts: float | None) -> None:
         if ts is not None:
             self.first = ts if self.first is None else min(self.first, ts)
@@ -80,17 +88,34 @@ def compaction_dict(c: CompactionRecord) -> dict[str, Any]:
             "tokens_before": c.tokens_before, "tokens_after": c.tokens_after, "is_sidechain": c.is_sidechain}
 
 
-class UsageReport:
-    """Accumulates records; `since` drops records before that day (days are local unless utc)."""
+@dataclass(slots=True)
+class Response:
+    """One counted response, kept only when a report needs the time of each (5-hour blocks)."""
+    timestamp: float
+    model: str
+    session_id: str
+    buckets: dict[str, int]
+    priced: Priced
 
-    def __init__(self, since: date | None = None, utc: bool = False, pricer: Pricer | None = None) -> None:
+
+class UsageReport:
+    """Accumulates records; `since`/`until` keep the records of those days (inclusive). Days are in
+    `tz` (a tzinfo; None = local time; `utc=True` is `tz=timezone.utc`). `keep_responses` also keeps
+    each response's time and tokens in `responses` (for the 5-hour blocks)."""
+
+    def __init__(self, since: date | None = None, utc: bool = False, pricer: Pricer | None = None, *,
+                 until: date | None = None, tz: tzinfo | None = None, keep_responses: bool = False) -> None:
         self.since = since
-        self.tz = timezone.utc if utc else None
+        self.until = until
+        self.tz = tz if tz is not None else (timezone.utc if utc else None)
         self.price = pricer or Pricer()
         self.sessions: dict[str, SessionSummary] = {}
+        self.responses: dict[str, Response] | None = {} if keep_responses else None
         self.files = 0
         self.skipped_lines = 0
         self._days: dict[int, str] = {}
+        self._since = since.isoformat() if since else None
+        self._until = until.isoformat() if until else None
 
     def day(self, ts: float | None) -> str:
         if ts is None:
@@ -102,7 +127,12 @@ class UsageReport:
         return d
 
     def _keep(self, ts: float | None) -> bool:
-        return self.since is None or (ts is not None and self.day(ts) >= self.since.isoformat())
+        if self._since is None and self._until is None:
+            return True
+        if ts is None:
+            return False
+        d = self.day(ts)
+        return (self._since is None or d >= self._since) and (self._until is None or d <= self._until)
 
     def _session(self, rec: Record) -> SessionSummary:
         s = self.sessions.get(rec.session_id)
@@ -132,7 +162,14 @@ class UsageReport:
         t = s.cells.get(cell)
         if t is None:
             t = s.cells[cell] = Tally()
-        t.add(rec.buckets, self.price.priced(rec.model, rec.buckets), sign)
+        priced = self.price.priced(rec.model, rec.buckets)
+        t.add(rec.buckets, priced, sign)
+        if self.responses is not None:
+            if sign < 0:
+                self.responses.pop(rec.request_key, None)
+            elif rec.timestamp is not None:
+                self.responses[rec.request_key] = Response(rec.timestamp, rec.model, rec.session_id,
+                                                           rec.buckets, priced)
         if rec.is_sidechain:
             s.subagent_requests += sign
         if sign > 0:
@@ -164,6 +201,20 @@ class UsageReport:
     @property
     def by_purpose(self) -> dict[str, Tally]:
         return self._group(2)
+
+    def by_period(self, period: str, first_weekday: int = 0) -> dict[str, dict[str, Tally]]:
+        """{period label: {model: tally}} for period day, week or month (see periods.py)."""
+        out: dict[str, dict[str, Tally]] = {}
+        labels: dict[str, str] = {}
+        for s in self.sessions.values():
+            for (model, day, _), t in s.cells.items():
+                if not t.requests:
+                    continue
+                label = labels.get(day)
+                if label is None:
+                    label = labels[day] = period_of(day, period, first_weekday)
+                out.setdefault(label, {}).setdefault(model, Tally()).merge(t)
+        return out
 
     @property
     def totals(self) -> Tally:

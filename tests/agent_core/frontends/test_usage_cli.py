@@ -142,7 +142,8 @@ def test_corrupt_lines_are_reported_on_stderr(tmp_path):
     log = write_log(tmp_path / "s.jsonl", [assistant("m1", "r1")], tail='{"broken\nnot json\n{"type":"assi')
     code, out, err = run(str(log), "--json")
     assert code == 0
-    assert f"skipped 3 corrupt lines in {log}" in err
+    assert err.count("\n") == 1
+    assert f"skipped 3 corrupt lines in 1 file; first: {log}:2" in err
     data = json.loads(out)
     assert data["skipped_lines"] == 3 and data["totals"]["requests"] == 1
 

@@ -1,0 +1,97 @@
+"""Plain-text tables for `ctxtui usage` that fit the terminal without cutting a digit.
+
+The full layout shows exact numbers. Under 100 columns the compact layout abbreviates token counts
+(1.2M) and merges narrow columns. If a row is still wider than the terminal, the least useful
+columns are left out, in the order each column's `drop` gives, and the report says which; a cell
+is never cut.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+
+COMPACT_BELOW = 100      # terminal columns under which the compact layout is used
+_UNITS = ((10 ** 12, "T"), (10 ** 9, "B"), (10 ** 6, "M"), (10 ** 3, "K"))
+ABBREVIATION_NOTE = "tokens abbreviated: K thousand, M million, B billion (exact in --json)"
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    align: str = ">"         # ">" right (numbers), "<" left (labels)
+    drop: int = 0            # compact layout: 1 is left out first, 2 next...; 0 is always kept
+
+
+@dataclass
+class Row:
+    cells: list[str]
+    kind: str = "body"       # body | child (a breakdown row) | total | gap
+
+
+def terminal_width() -> int | None:
+    """The terminal's columns ($COLUMNS first); None when the output is not a terminal (a pipe or
+    file gets the full layout, whatever its width)."""
+    cols = shutil.get_terminal_size((0, 0)).columns
+    return cols if cols > 0 else None
+
+
+def is_compact(width: int | None) -> bool:
+    return width is not None and width < COMPACT_BELOW
+
+
+def tokens(n: int, compact: bool) -> str:
+    """A token count: exact with thousands separators, or (compact) at most 6 characters for
+    counts of 10,000 and more: 12.3K, 4.6M; smaller counts stay exact."""
+    if not compact or abs(n) < 10_000:
+        return f"{n:,}"
+    for size, unit in _UNITS:
+        if abs(n) >= size:
+            v = n / size
+            text = f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
+            return text + unit
+    return f"{n:,}"
+
+
+def _widths(columns: list[Column], rows: list[Row]) -> list[int]:
+    return [max([len(c.title)] + [len(r.cells[i]) for r in rows]) for i, c in enumerate(columns)]
+
+
+def _line_width(widths: list[int], gap: int) -> int:
+    return sum(widths) + gap * (len(widths) - 1)
+
+
+def fit(columns: list[Column], rows: list[Row], width: int, gap: int = 2) -> tuple[list[int], list[str]]:
+    """Indexes of the columns to show in `width`, and the titles of those left out."""
+    keep = list(range(len(columns)))
+    widths = _widths(columns, rows)
+    dropped: list[str] = []
+    for i in sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop):
+        if _line_width([widths[k] for k in keep], gap) <= width:
+            break
+        keep.remove(i)
+        dropped.append(columns[i].title)
+    return keep, dropped
+
+
+def render(columns: list[Column], rows: list[Row], width: int | None = None,
+           compact: bool = False) -> tuple[list[str], list[str]]:
+    """The table's lines (header, rule, rows; a rule before the totals row) and the titles of the
+    columns left out to fit `width` (compact layout only: the full one is never narrowed, the caller
+    switches to compact when it does not fit). The compact layout has one space between columns."""
+    gap = 1 if compact else 2
+    keep, dropped = fit(columns, rows, width, gap) if compact and width else (list(range(len(columns))), [])
+    cols = [columns[i] for i in keep]
+    body = [Row([r.cells[i] for i in keep], r.kind) for r in rows]
+    widths = _widths(cols, body)
+
+    def fmt(cells: list[str]) -> str:
+        return (" " * gap).join(c.ljust(w) if col.align == "<" else c.rjust(w)
+                                for c, w, col in zip(cells, widths, cols)).rstrip()
+
+    rule = (" " * gap).join("-" * w for w in widths)
+    lines = [fmt([c.title for c in cols]), rule]
+    for r in body:
+        if r.kind == "total":
+            lines.append(rule)
+        lines.append(fmt(r.cells))
+    return lines, dropped
