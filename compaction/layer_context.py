@@ -24,6 +24,8 @@ class PipelineConfig:
     # the rewrite decisions depend only on the ratios between buckets)
     cache_ttl: str = "5m"
     cache_rates: Rates = field(default_factory=lambda: Rates.from_input(3.0, 15.0))
+    cache_aware: bool = True   # prefix-rewriting layers act only when it pays (compaction/cache_economics.py);
+                               # False: the token-only rules (each layer's own trigger alone)
     # 1. tool-result budget (CC numbers): always runs; decisions frozen per tool_use_id
     tool_result_max_chars: int = 50_000       # one result over this is persisted
     message_results_max_chars: int = 200_000  # one message's results over this: largest persisted first
@@ -46,7 +48,8 @@ class PipelineConfig:
     micro_trigger_ratio: float = 0.5          # count-based acts only at or above this share of the window ...
     micro_clear_at_least_ratio: float = 0.05  # ... and only when clearing frees this share (cache rewrite worth it)
     time_based_enabled: bool = True
-    time_gap_minutes: float = 60.0            # time-based: gap since the last assistant message (cache expired)
+    time_gap_minutes: float | None = None     # time-based: gap since the last assistant message; None = the cache
+                                              # TTL (the cached prefix has expired, so a rewrite is free)
     time_keep_recent: int = 5
     # 4. context collapse (read-time projection; the working history is untouched)
     collapse_enabled: bool = True

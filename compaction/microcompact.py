@@ -7,13 +7,20 @@ results of `micro_min_chars` or fewer characters, or whose placeholder would not
 
 Two triggers:
 - time-based (checked first): the gap between `ctx.now` and the last assistant message exceeds
-  `time_gap_minutes` (60: the prompt cache has expired, so rewriting costs nothing extra) — clear
-  every seen compactable result but the last `time_keep_recent` (at least 1).
+  `time_gap_minutes` (default None: the cache TTL, `cache_ttl` — the cached prefix has expired, so
+  rewriting costs nothing extra) — clear every seen compactable result but the last
+  `time_keep_recent` (at least 1). An explicit number is obeyed as given.
 - count-based: only when the count is at or above `micro_trigger_ratio` of the effective window
   (default half: below that the context is cheap and granular results are worth more), keep the
-  last `micro_keep_recent` seen compactable results and clear the older ones — but only in a batch
+  last `micro_keep_recent` seen compactable results and clear the older ones — only in a batch
   that frees at least `micro_clear_at_least_ratio` of the window (like the API's
-  `clear_at_least`): a rewrite invalidates the cached prefix, so it must be worth the cache write.
+  `clear_at_least`), and (with `cache_aware`, the default) only on a favourable cache verdict
+  (compaction/cache_economics.py): a rewrite turns the cached prefix after the first cleared
+  result into cache writes, so it must be free (cache cold), keep the count under the auto-compact
+  threshold, or pay back over the calls ahead.
+
+Every report says what the rewrite cost and should save (`details["cache"]`, and the action's
+last clause).
 
 Clearing rewrites the working history the loop adopts (and logs), so there is no persistent
 state: the per-process records below are rebuilt by one scan after a resume or a snip.
@@ -26,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import cache_economics as ce
+from .cache_model import ttl_seconds
 from .entry import Entry
 from .layerkit import (block_tokens, has_tool_results, mark_get, mark_set, result_chars, rewrite, runtime,
                        tool_uses_before)
@@ -89,7 +98,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     _register(book, entries, start, cfg.compactable_tools - cfg.preserved_tools, cfg.micro_min_chars)
     la = last_assistant(entries)
     first_unseen = _move_keep_window(book, la, cfg.micro_keep_recent)
-    targets, trigger = _choose(book, entries, ctx, la, first_unseen)
+    targets, trigger, verdict = _choose(book, entries, ctx, la, first_unseen)
     replaced, deltas, freed_est, stale = _clear(entries, targets)
     if targets:
         book.refresh_freeable()
@@ -104,12 +113,14 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if not replaced:
         return LayerResult(entries)
     n = len(targets)
+    ce.note_rewrite(entries, ctx, min(r.index for r in targets))
     action = f"cleared {n} old tool result(s) the model had already seen (about {freed_est:,} tokens)"
     if trigger == "time":
-        action += f"; {int((ctx.now - entries[la].timestamp) // 60)} min since the last response, cache expired"
+        action += f"; {int((ctx.now - entries[la].timestamp) // 60)} min since the last response"
+    action += f"; {ce.describe(verdict)}"
     report = CompactionReport(layer=NAME, trigger=trigger, action=action, tokens_before=ctx.tokens,
                               tokens_after=count_tokens(out, cfg.overhead_tokens),
-                              details={"cleared": n, "freed_estimate": freed_est})
+                              details={"cleared": n, "freed_estimate": freed_est, "cache": verdict.details()})
     return LayerResult(out, report)
 
 
@@ -148,20 +159,32 @@ def _move_keep_window(book: Book, last_assistant_at: int, keep_recent: int) -> i
     return first_unseen
 
 
+def time_gap_seconds(ctx: LayerContext) -> float:
+    """The time-based trigger's gap: the configured minutes, or the cache TTL when unset."""
+    minutes = ctx.config.time_gap_minutes
+    return ttl_seconds(ctx.config.cache_ttl) if minutes is None else minutes * 60
+
+
 def _choose(book: Book, entries: list[Entry], ctx: LayerContext, la: int,
-            first_unseen: int) -> tuple[list[Seen], str]:
-    """The results to clear and why: time (the cache expired) first, else count."""
+            first_unseen: int) -> tuple[list[Seen], str, ce.Verdict | None]:
+    """The results to clear, why, and the cache verdict: time (the cache expired) first, else count."""
     cfg = ctx.config
-    if cfg.time_based_enabled and la >= 0 and ctx.now - entries[la].timestamp > cfg.time_gap_minutes * 60:
+    if cfg.time_based_enabled and la >= 0 and ctx.now - entries[la].timestamp > time_gap_seconds(ctx):
         keep_from = max(0, first_unseen - max(1, cfg.time_keep_recent))
         targets = [r for r in book.seen[:keep_from] if not r.cleared and r.free > 0]
         if targets:
-            return targets, "time"
+            return targets, "time", ce.judge(entries, ctx, targets[0].index, sum(r.free for r in targets))
     e_win = ctx.budget.effective_window
     if (ctx.tokens >= cfg.micro_trigger_ratio * e_win and book.freeable > 0
             and book.freeable >= cfg.micro_clear_at_least_ratio * e_win):
-        return [r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0], "auto"
-    return [], "auto"
+        first = next((r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0), None)
+        if first is None:
+            return [], "auto", None
+        verdict = ce.judge(entries, ctx, first.index, book.freeable)
+        if cfg.cache_aware and not verdict.act:
+            return [], "auto", verdict
+        return [r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0], "auto", verdict
+    return [], "auto", None
 
 
 def _clear(entries: list[Entry], targets: list[Seen]) -> tuple[dict[int, list[dict]], dict[int, int], int, bool]:

@@ -112,15 +112,27 @@ def extend(es: list[Entry], rounds: int) -> list[Entry]:
                                                             timestamp=e.timestamp, meta=e.meta) for e in out]
 
 
-def test_time_based_clears_all_but_the_last_five_after_an_hour():
+def test_time_based_clears_all_but_the_last_five_after_an_explicit_hour():
     es = session(["bash"] * 9, usage=2_000)  # far below the count trigger
-    quiet = mc.apply(es, ctx(es, now=es[-1].timestamp + 59 * 60))
+    quiet = mc.apply(es, ctx(es, now=es[-1].timestamp + 59 * 60, time_gap_minutes=60))
     assert quiet.report is None
-    res = mc.apply(es, ctx(es, now=es[-1].timestamp + 61 * 60))
+    res = mc.apply(es, ctx(es, now=es[-1].timestamp + 61 * 60, time_gap_minutes=60))
     assert res.report is not None and res.report.trigger == "time"
     got = results(res.entries)
     # t3..t7 kept, t8 unseen
     assert [got[f"t{i}"] == "[Old result of bash cleared]" for i in range(9)] == [True] * 3 + [False] * 6
+
+
+def test_time_based_follows_the_cache_ttl_by_default():
+    es = session(["bash"] * 9, usage=2_000)
+    last = es[-2].timestamp  # the last response
+    assert mc.apply(es, ctx(es, now=last + 299)).report is None
+    res = mc.apply(es, ctx(es, now=last + 301))
+    assert res.report is not None and res.report.trigger == "time"
+    assert res.report.details["cache"]["reason"] == "cold"
+    assert "; cache cold: rewrite free; saves $" in res.report.action
+    assert mc.apply(es, ctx(es, now=last + 59 * 60, cache_ttl="1h")).report is None
+    assert mc.apply(es, ctx(es, now=last + 61 * 60, cache_ttl="1h")).report.trigger == "time"
 
 
 def test_time_based_keeps_at_least_one():

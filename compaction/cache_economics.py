@@ -1,0 +1,226 @@
+"""When rewriting the cached prefix pays: the one decision rule of every prefix-rewriting layer.
+
+The model (DESIGN §5.1). The last request left its prefix in the prompt cache; it stays warm
+until `ttl` after that request (refreshed by each hit). A layer that changes the history at a
+point inside that prefix makes the next call read less and write more. Let
+
+    R0  cached tokens the next call would read if the layer did nothing (the warm prefix T, or
+        where an earlier rewrite this turn already broke it, or 0 when the cache is cold),
+    R1  cached tokens it reads if the layer acts: the part before the change still warm (≤ R0),
+    x   tokens the layer frees, all after R1,
+    r,w dollars per token of a cache read and of a cache write (1.25× input for 5m, 2× for 1h).
+
+Everything after R0 is written by both choices, so only [R1, R0) differs on the next call:
+doing nothing reads it (R0 − R1)·r; acting writes what is left of it, (R0 − R1 − x)·w. So
+
+    cost (extra dollars of the next call) = (R0 − R1 − x)·w − (R0 − R1)·r
+
+(negative when x is most of what is rewritten — then acting pays at once). Every later call,
+as long as the prefix lives, reads x tokens fewer: it saves x·r. The prefix lives until a summary
+discards it: `calls_ahead` = the room left to the auto-compact threshold after acting, over the
+growth per call, capped. Cold cache: R0 = R1 = 0, so cost = −x·w (the rewrite is free and the
+next call writes x fewer tokens).
+
+The rule: act when the cache is cold; or when the count is at the auto-compact threshold (or
+would cross it on the next call at the current growth) and acting brings it below — a summary
+costs far more and loses detail; or when the savings over the calls ahead cover the cost.
+Otherwise wait.
+
+A layer gets all of this through `judge(entries, ctx, changed_at, freed)`: the warm prefix is the
+last response's request (its usage), cold is the gap since that response against the TTL, the
+readable part is found by looking back at most `LOOKBACK` blocks from the end (ctxtui marks the
+system prompt, the tools and the last message; deeper than that, only the system prompt and tools
+are read), and the growth is a running mean kept per process. O(new entries) per call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .cache_model import LOOKBACK, MIN_CACHEABLE, Rates, ttl_seconds
+from .entry import Entry
+from .layer_context import LayerContext
+from .layerkit import runtime
+from .tokens import anchor_index
+
+CALLS_AHEAD_CAP = 50      # a saving further out than this is not counted (sessions end, plans change)
+GROWTH_SMOOTHING = 0.3    # weight of the newest call in the running mean of growth per call
+REASONS = ("cold", "prevents_summary", "pays", "waits")
+NAME = "cache"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What rewriting the cached prefix now would cost and save, and whether to do it."""
+    act: bool
+    reason: str                 # one of REASONS
+    rewrite_tokens: int         # cached tokens the next call writes instead of reading (0 when cold)
+    cost_usd: float             # extra dollars on the next call (≤ 0: free or paying at once)
+    saves_per_call_usd: float   # dollars each later call saves
+    payback_calls: float | None  # later calls until the saving covers the cost; None: never (nothing saved)
+    calls_ahead: int = 0        # calls the prefix is expected to live
+
+    def details(self) -> dict:
+        """The `details["cache"]` of a compaction report (plain JSON)."""
+        return {"reason": self.reason, "rewrite_tokens": self.rewrite_tokens, "cost_usd": round(self.cost_usd, 6),
+                "saves_per_call_usd": round(self.saves_per_call_usd, 6),
+                "payback_calls": None if self.payback_calls is None else round(self.payback_calls, 1)}
+
+
+def calls_ahead(*, tokens_now: int, freed: int, threshold: int, growth: float, cap: int = CALLS_AHEAD_CAP) -> int:
+    """How many calls the prefix would live before a summary discards it: the room left to the
+    threshold once `freed` tokens are gone, over the growth per call; at most `cap`."""
+    room = threshold - (tokens_now - freed)
+    if room <= 0:
+        return 0
+    if growth <= 0:
+        return cap
+    return min(cap, int(room // growth))
+
+
+def verdict(*, warm_tokens: int, readable_tokens: int, freed: int, tokens_now: int, threshold: int,
+            rates: Rates, ttl: str | float, growth: float, cold: bool = False,
+            cap: int = CALLS_AHEAD_CAP) -> Verdict:
+    """The rule in the module docstring. `warm_tokens` is R0, `readable_tokens` R1 (clamped to
+    R0), `freed` x, `tokens_now` the count before acting, `growth` tokens added per call."""
+    if min(warm_tokens, readable_tokens, freed, tokens_now) < 0:
+        raise ValueError("token figures must be >= 0")
+    r0 = 0 if cold else warm_tokens
+    r1 = min(readable_tokens, r0)
+    w, r = rates.write(ttl), rates.cache_read
+    rewrite = max(0, r0 - r1 - freed)
+    cost = (r0 - r1 - freed) * w - (r0 - r1) * r
+    saves = freed * r
+    payback = 0.0 if cost <= 0 else (cost / saves if saves > 0 else None)
+    ahead = calls_ahead(tokens_now=tokens_now, freed=freed, threshold=threshold, growth=growth, cap=cap)
+    if cold or r0 == 0:
+        reason = "cold"
+    elif tokens_now + max(0.0, growth) >= threshold and tokens_now - freed < threshold and freed > 0:
+        reason = "prevents_summary"
+    elif freed > 0 and payback is not None and payback <= ahead:
+        reason = "pays"
+    else:
+        reason = "waits"
+    act = reason != "waits" and freed > 0
+    return Verdict(act, reason if act else "waits", rewrite, cost, saves, payback, ahead)
+
+
+# ----- human wording -------------------------------------------------------------------------------
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.0f}k" if n >= 10_000 else (f"{n / 1000:.1f}k" if n >= 1_000 else f"{n:,}")
+
+
+def _usd(v: float) -> str:
+    """Cents for a dollar or more, else two significant digits: $1.23, $0.17, $0.006, $0.0075."""
+    v = abs(v)
+    if v >= 1:
+        return f"${v:.2f}"
+    if v < 0.0001:
+        return "under $0.0001"
+    return f"${v:.2g}"
+
+
+def describe(v: Verdict) -> str:
+    """The clause a report's action ends with: "rewrote 48k cached tokens, $0.17; saves $0.006 per
+    call" — or "cache cold: rewrite free; ..." — and why it acted when that is not plain."""
+    saves = f"saves {_usd(v.saves_per_call_usd)} per call"
+    if v.reason == "cold":
+        return f"cache cold: rewrite free; {saves}"
+    if v.cost_usd <= 0:
+        head = f"rewrote {_tokens(v.rewrite_tokens)} cached tokens, cheaper than not at once ({_usd(v.cost_usd)} less)"
+    else:
+        head = f"rewrote {_tokens(v.rewrite_tokens)} cached tokens, {_usd(v.cost_usd)}"
+    why = {"prevents_summary": "; keeps the count under the auto-compact threshold",
+           "pays": f"; pays back in {v.payback_calls:.0f} call(s)" if v.payback_calls else ""}.get(v.reason, "")
+    return f"{head}; {saves}{why}"
+
+
+# ----- from a history and a layer context ----------------------------------------------------------
+
+
+def warm_prefix(entries: Sequence[Entry]) -> tuple[int | None, int, float]:
+    """(index of the usage anchor, tokens its request held, when it answered): the prefix the last
+    call left in the cache. (None, 0, 0.0) before any response."""
+    ai = anchor_index(entries)
+    if ai is None:
+        return None, 0, 0.0
+    u = entries[ai].usage or {}
+    held = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return ai, held, entries[ai].timestamp
+
+
+def is_cold(entries: Sequence[Entry], ctx: LayerContext) -> bool:
+    """True when nothing the last call cached can still be read: no response yet, or more than the
+    TTL has passed since it (its request went out before it answered, so the entry is older)."""
+    ai, _held, ts = warm_prefix(entries)
+    return ai is None or ctx.now - ts > ttl_seconds(ctx.config.cache_ttl)
+
+
+def readable_before(entries: Sequence[Entry], index: int, ctx: LayerContext) -> int:
+    """Tokens of the cached prefix the next call can still read when entry `index` changes: the end
+    of the latest earlier request before it, if the API's lookback (at most `LOOKBACK` blocks back
+    from the request's last breakpoint) reaches it; else the system prompt and tools (their own
+    breakpoint), when long enough to be cached at all. Walks back over at most LOOKBACK blocks."""
+    overhead = ctx.config.overhead_tokens
+    head = overhead if overhead >= MIN_CACHEABLE else 0
+    blocks = 0
+    after = 0   # tokens from the candidate cut to the end
+    for k in range(len(entries) - 1, -1, -1):
+        e = entries[k]
+        if not e.sent:
+            continue
+        blocks += len(e.content)
+        if blocks > LOOKBACK:
+            return head
+        after += e.tokens
+        if k <= index and e.role == "assistant":   # the request that got this answer ended just before it
+            prefix = ctx.tokens - after
+            return max(head, prefix) if prefix >= MIN_CACHEABLE else head
+    return head
+
+
+def growth_per_call(entries: Sequence[Entry], ctx: LayerContext) -> float:
+    """A running mean of the tokens each call adds (its answer, the results, the next prompt),
+    sampled once per response: the anchor's output plus the estimates after it."""
+    st = runtime(ctx.state, NAME)
+    ai = anchor_index(entries)
+    if ai is None:
+        return float(st.get("growth", 0.0))
+    uuid = entries[ai].uuid
+    if st.get("growth_anchor") != uuid:
+        a = entries[ai]
+        sample = int((a.usage or {}).get("output_tokens") or 0) + sum(e.tokens for e in entries[ai + 1:])
+        prev = st.get("growth")
+        st["growth"] = float(sample) if prev is None else (1 - GROWTH_SMOOTHING) * prev + GROWTH_SMOOTHING * sample
+        st["growth_anchor"] = uuid
+    return float(st["growth"])
+
+
+def judge(entries: Sequence[Entry], ctx: LayerContext, changed_at: int, freed: int) -> Verdict:
+    """The verdict for changing `entries` from index `changed_at` on, freeing `freed` tokens, with
+    what earlier layers already rewrote this turn taken into account (`note_rewrite`)."""
+    ai, held, _ts = warm_prefix(entries)
+    cold = is_cold(entries, ctx)
+    st = runtime(ctx.state, NAME)
+    warm = held
+    if ai is not None and st.get("broken_anchor") == entries[ai].uuid:
+        warm = min(warm, int(st.get("broken_at", warm)))
+    readable = readable_before(entries, changed_at, ctx)
+    return verdict(warm_tokens=warm, readable_tokens=readable, freed=freed, tokens_now=ctx.tokens,
+                   threshold=ctx.budget.autocompact_threshold, rates=ctx.config.cache_rates,
+                   ttl=ctx.config.cache_ttl, growth=growth_per_call(entries, ctx), cold=cold)
+
+
+def note_rewrite(entries: Sequence[Entry], ctx: LayerContext, changed_at: int) -> None:
+    """Remember that the prefix the last call cached is broken from `changed_at` on, so a later
+    layer this turn is charged only for what it breaks further (often nothing)."""
+    ai, _held, _ts = warm_prefix(entries)
+    if ai is None:
+        return
+    st = runtime(ctx.state, NAME)
+    at = readable_before(entries, changed_at, ctx)
+    if st.get("broken_anchor") == entries[ai].uuid:
+        at = min(at, int(st.get("broken_at", at)))
+    st["broken_anchor"], st["broken_at"] = entries[ai].uuid, at

@@ -1,0 +1,157 @@
+"""The cache-economics rule: hand-computed verdicts, and the rule applied by microcompact and collapse."""
+from __future__ import annotations
+
+import pytest
+
+from compaction import ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, tool_result_block
+from compaction import cache_economics as ce
+from compaction import microcompact as mc
+from compaction.cache_model import Rates
+from compaction.layer_context import LayerContext
+
+RATES = Rates.from_input(1.0, 5.0)   # $1 per million input tokens: read $0.1/M, 5m write $1.25/M, 1h $2/M
+T0 = 1_700_000_000.0
+
+
+def v(**kw) -> ce.Verdict:
+    args = dict(warm_tokens=100_000, readable_tokens=5_000, freed=10_000, tokens_now=110_000, threshold=167_000,
+                rates=RATES, ttl="5m", growth=2_000.0)
+    args.update(kw)
+    return ce.verdict(**args)
+
+
+def test_a_warm_rewrite_costs_writes_minus_the_reads_it_replaces():
+    got = v()
+    # R0 − R1 = 95,000 read today; acting writes 85,000 of them: 85,000·1.25 − 95,000·0.1 = 96,750 µ$
+    assert got.rewrite_tokens == 85_000
+    assert got.cost_usd == pytest.approx(0.09675)
+    assert got.saves_per_call_usd == pytest.approx(0.001)           # 10,000 · 0.1 µ$
+    assert got.payback_calls == pytest.approx(96.75)
+    # room after acting: 167,000 − 100,000 = 67,000 → 33 calls at 2,000 per call, capped at 50
+    assert got.calls_ahead == 33
+    assert (got.act, got.reason) == (False, "waits")
+
+
+def test_a_one_hour_cache_makes_the_rewrite_dearer():
+    assert v(ttl="1h").cost_usd == pytest.approx(85_000 * 2e-6 - 95_000 * 0.1e-6)
+
+
+def test_a_cold_cache_makes_the_rewrite_free():
+    got = v(cold=True)
+    assert (got.act, got.reason, got.rewrite_tokens) == (True, "cold", 0)
+    assert got.cost_usd == pytest.approx(-10_000 * 1.25e-6)   # the next call writes x fewer tokens
+    assert got.payback_calls == 0.0
+    assert ce.describe(got) == "cache cold: rewrite free; saves $0.001 per call"
+
+
+def test_no_warm_prefix_at_all_counts_as_cold():
+    assert v(warm_tokens=0).reason == "cold"
+
+
+def test_freeing_most_of_what_is_rewritten_pays_within_the_calls_ahead():
+    got = v(warm_tokens=50_000, readable_tokens=0, freed=40_000, tokens_now=60_000)
+    # 10,000·1.25 − 50,000·0.1 = 7,500 µ$; saves 4,000 µ$ a call → 1.9 calls
+    assert got.cost_usd == pytest.approx(0.0075) and got.payback_calls == pytest.approx(1.875)
+    assert (got.act, got.reason) == (True, "pays")
+    assert ce.describe(got) == "rewrote 10k cached tokens, $0.0075; saves $0.004 per call; pays back in 2 call(s)"
+
+
+def test_a_rewrite_that_frees_everything_it_breaks_pays_at_once():
+    got = v(warm_tokens=20_000, readable_tokens=15_000, freed=5_000, tokens_now=21_000)
+    assert got.rewrite_tokens == 0 and got.cost_usd < 0 and got.payback_calls == 0.0
+    assert got.act and got.reason == "pays"
+
+
+def test_at_the_threshold_acting_prevents_a_summary():
+    got = v(tokens_now=168_000, warm_tokens=160_000)
+    assert (got.act, got.reason) == (True, "prevents_summary")
+    assert got.cost_usd > 0 and "keeps the count under the auto-compact threshold" in ce.describe(got)
+    # one call of growth short of it counts too; further away it waits
+    assert v(tokens_now=165_500, warm_tokens=160_000).reason == "prevents_summary"
+    assert v(tokens_now=160_000, warm_tokens=155_000).reason == "waits"
+
+
+def test_at_the_threshold_a_rewrite_too_small_to_get_under_it_waits():
+    got = v(tokens_now=190_000, warm_tokens=180_000, freed=5_000)
+    assert got.calls_ahead == 0 and (got.act, got.reason) == (False, "waits")
+
+
+def test_nothing_freed_never_acts_and_bad_figures_are_refused():
+    assert not v(freed=0).act and not v(freed=0, cold=True).act
+    with pytest.raises(ValueError, match=">= 0"):
+        v(freed=-1)
+
+
+def test_calls_ahead_is_the_room_over_the_growth_capped():
+    assert ce.calls_ahead(tokens_now=100, freed=0, threshold=1_100, growth=100) == 10
+    assert ce.calls_ahead(tokens_now=100, freed=0, threshold=1_100, growth=0) == ce.CALLS_AHEAD_CAP
+    assert ce.calls_ahead(tokens_now=100, freed=0, threshold=1_000_000, growth=1) == ce.CALLS_AHEAD_CAP
+    assert ce.calls_ahead(tokens_now=2_000, freed=500, threshold=1_000, growth=10) == 0
+
+
+# ----- the rule applied: microcompact -------------------------------------------------------------
+
+BUDGET = ContextBudget(60_000, 8_000)   # E 54,000, threshold 50,100; count trigger 27,000, batch 2,700
+
+
+def history(task_chars: int) -> list[Entry]:
+    """8 bash rounds of ~1,000-token results (compactable), then 12 rounds of a tool microcompact
+    never clears, with results of `task_chars`: the bash results lie deep in the cached prefix.
+    The last response's usage equals the estimates before it, so real and estimated tokens agree."""
+    es = [Entry({"role": "user", "content": [{"type": "text", "text": "start"}]}, timestamp=T0)]
+    tools = ["bash"] * 8 + ["task"] * 12
+    for r, name in enumerate(tools):
+        body = f"{r}:" + ("o" * 4_000 if name == "bash" else "t" * task_chars)
+        es.append(Entry({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{r}", "name": name, "input": {"command": "x"}}]}, response_id=f"m{r}",
+            timestamp=T0 + 10 * r))
+        es.append(Entry({"role": "user", "content": [tool_result_block(f"t{r}", body)]}, timestamp=T0 + 10 * r + 1))
+    a = es[-2]
+    es[-2] = Entry(a.message, uuid=a.uuid, response_id=a.response_id, timestamp=a.timestamp,
+                   usage={"input_tokens": sum(e.tokens for e in es[:-2]), "output_tokens": a.tokens})
+    return es
+
+
+def ctx(es: list[Entry], gap: float = 5.0, budget: ContextBudget = BUDGET, **cfg) -> LayerContext:
+    return LayerContext(PipelineConfig(budget=budget, **cfg), PipelineState(), None, es[-2].timestamp + gap,
+                        count_tokens(es))
+
+
+def cleared(es: list[Entry]) -> list[str]:
+    return [b["tool_use_id"] for e in es for b in e.content
+            if b.get("type") == "tool_result" and str(b.get("content")).startswith("[Old result")]
+
+
+def test_a_warm_cache_with_room_below_the_threshold_is_not_rewritten():
+    es = history(task_chars=7_000)
+    c = ctx(es)
+    assert 27_000 <= c.tokens < 50_100 - 3_000   # above the count trigger, far from the threshold
+    res = mc.apply(es, c)
+    assert res.report is None and res.entries is es
+    # the same history and config with the cache rule off: the token-only trigger clears t0-t2
+    assert cleared(mc.apply(es, ctx(es, cache_aware=False)).entries) == ["t0", "t1", "t2"]
+
+
+def test_the_same_history_after_the_ttl_is_rewritten_for_free():
+    es = history(task_chars=7_000)
+    res = mc.apply(es, ctx(es, gap=301.0))
+    assert res.report is not None and res.report.trigger == "time"
+    assert res.report.details["cache"]["reason"] == "cold" and res.report.details["cache"]["rewrite_tokens"] == 0
+    assert cleared(res.entries) == ["t0", "t1", "t2"]
+    # the count-based trigger alone (time-based off) takes the same free rewrite
+    res = mc.apply(es, ctx(es, gap=301.0, time_based_enabled=False))
+    assert res.report.trigger == "auto" and res.report.details["cache"]["reason"] == "cold"
+
+
+def test_at_the_threshold_it_rewrites_to_prevent_a_summary():
+    es = history(task_chars=14_000)
+    c = ctx(es)
+    threshold = BUDGET.autocompact_threshold
+    assert threshold - 1_000 <= c.tokens < threshold + 2_500   # at the threshold; clearing 3 results gets under
+    res = mc.apply(es, c)
+    assert res.report is not None and res.report.trigger == "auto"
+    cache = res.report.details["cache"]
+    assert cache["reason"] == "prevents_summary" and cache["cost_usd"] > 0 and cache["rewrite_tokens"] > 30_000
+    assert res.report.tokens_after < threshold
+    assert res.report.action.endswith("keeps the count under the auto-compact threshold")
+    assert "rewrote " in res.report.action and " cached tokens, $" in res.report.action
