@@ -40,15 +40,20 @@ def is_compact(width: int | None) -> bool:
 
 
 def tokens(n: int, compact: bool) -> str:
-    """A token count: exact with thousands separators, or (compact) at most 6 characters for
-    counts of 10,000 and more: 12.3K, 4.6M; smaller counts stay exact."""
+    """A token count: exact with thousands separators, or (compact, from 10,000 on) three
+    significant digits and a unit, at most 5 characters: 12.3K, 456K, 1.98B."""
     if not compact or abs(n) < 10_000:
         return f"{n:,}"
-    for size, unit in _UNITS:
-        if abs(n) >= size:
-            v = n / size
-            text = f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
-            return text + unit
+    units = _UNITS[::-1]                       # K, M, B, T
+    for i, (size, unit) in enumerate(units):
+        v = n / size
+        if abs(v) >= 1000 and i + 1 < len(units):
+            continue
+        text = f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
+        if abs(float(text)) >= 1000 and i + 1 < len(units):      # 999,999 rounds to 1000K: say 1.00M
+            v = n / units[i + 1][0]
+            return f"{v:.2f}{units[i + 1][1]}"
+        return text + unit
     return f"{n:,}"
 
 

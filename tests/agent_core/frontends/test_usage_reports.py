@@ -1,0 +1,221 @@
+"""`ctxtui usage daily|weekly|monthly|session|blocks` against hand-computed logs: period boundaries
+in non-UTC zones, inclusive --since/--until, --breakdown, 5-hour blocks, the compact table and the
+single corrupt-lines warning."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from agent_core.frontends.usage_cli import main
+from agent_core.pricing.cost import price_buckets, usage_buckets
+from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, write_log
+
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
+                "cache_read_tokens", "total_tokens", "requests")
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_json(*argv):
+    code, out, err = run(*argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def log_of(tmp_path, stamps_and_out, name="p/s.jsonl", model=MODEL, **kw):
+    """One response per (UTC timestamp, output tokens), input 100 each."""
+    session = name.rsplit("/", 1)[-1].removesuffix(".jsonl")
+    recs = [assistant(f"m{i}-{name}", f"r{i}", ts=ts, model=model, session=session,
+                      u=usage(inp=100, out=out, **kw))
+            for i, (ts, out) in enumerate(stamps_and_out)]
+    return write_log(tmp_path / "projects" / name, recs)
+
+
+def outputs(data):
+    return {r["period"]: r["output_tokens"] for r in data["rows"]}
+
+
+# ---- week and month boundaries in a time zone -----------------------------------------------------
+
+def test_week_boundary_in_los_angeles(tmp_path):
+    # 2025-06-16 is a Monday. 06:30Z is Sunday 23:30 in Los Angeles (PDT, UTC-7); 07:30Z is Monday 00:30.
+    log_of(tmp_path, [("2025-06-16T06:30:00Z", 1), ("2025-06-16T07:30:00Z", 2)])
+    root = str(tmp_path / "projects")
+    assert outputs(run_json("weekly", root, "--timezone", "America/Los_Angeles")) == {"2025-06-09": 1,
+                                                                                        "2025-06-16": 2}
+    assert outputs(run_json("weekly", root, "--timezone", "UTC")) == {"2025-06-16": 3}
+    # weeks from Sunday: both fall in the week of Sunday 2025-06-15, in Los Angeles
+    assert outputs(run_json("weekly", root, "--timezone", "America/Los_Angeles",
+                            "--start-of-week", "sunday")) == {"2025-06-15": 3}
+
+
+def test_month_end_in_tokyo_and_los_angeles(tmp_path):
+    # Tokyo is UTC+9: 14:30Z on June 30 is 23:30 there, 15:30Z is already July 1st.
+    # Los Angeles is UTC-7: 2025-07-01T06:30Z is still June 30 there.
+    log_of(tmp_path, [("2025-06-30T14:30:00Z", 1), ("2025-06-30T15:30:00Z", 2), ("2025-07-01T06:30:00Z", 4)])
+    root = str(tmp_path / "projects")
+    assert outputs(run_json("monthly", root, "--timezone", "Asia/Tokyo")) == {"2025-06": 1, "2025-07": 6}
+    assert outputs(run_json("monthly", root, "--timezone", "America/Los_Angeles")) == {"2025-06": 7}
+    assert outputs(run_json("monthly", root, "--utc")) == {"2025-06": 3, "2025-07": 4}
+    assert outputs(run_json("daily", root, "--timezone", "Asia/Tokyo")) == {"2025-06-30": 1, "2025-07-01": 6}
+
+
+def test_since_and_until_are_inclusive_days_in_the_zone(tmp_path):
+    log_of(tmp_path, [("2025-06-14T12:00:00Z", 1), ("2025-06-15T12:00:00Z", 2), ("2025-06-16T12:00:00Z", 4),
+                      ("2025-06-16T23:30:00Z", 8)])    # June 17th in Tokyo
+    root = str(tmp_path / "projects")
+    assert outputs(run_json("daily", root, "--utc", "--since", "2025-06-15", "--until", "2025-06-15")) == \
+        {"2025-06-15": 2}
+    data = run_json("daily", root, "--utc", "--since", "2025-06-14", "--until", "2025-06-16")
+    assert data["totals"]["output_tokens"] == 15
+    data = run_json("daily", root, "--timezone", "Asia/Tokyo", "--until", "2025-06-16")
+    assert data["totals"]["output_tokens"] == 7
+    assert run_json("session", root, "--utc", "--since", "2025-06-17")["sessions"] == []
+
+
+def test_breakdown_rows_sum_to_their_period_and_to_the_totals(tmp_path):
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 10), ("2025-06-14T11:00:00Z", 20)], name="a/s1.jsonl")
+    log_of(tmp_path, [("2025-06-14T12:00:00Z", 40), ("2025-06-15T12:00:00Z", 80)], name="b/s2.jsonl",
+           model="claude-haiku-4-5-20251001", read=1000)
+    data = run_json("daily", str(tmp_path / "projects"), "--utc", "--breakdown")
+    for row in data["rows"]:
+        for f in TOKEN_FIELDS:
+            assert sum(b[f] for b in row["breakdown"].values()) == row[f]
+        assert sum(b["cost_usd"] for b in row["breakdown"].values()) == pytest.approx(row["cost_usd"])
+    day = {r["period"]: r for r in data["rows"]}["2025-06-14"]
+    assert set(day["breakdown"]) == {MODEL, "claude-haiku-4-5-20251001"}
+    assert day["breakdown"][MODEL]["output_tokens"] == 30
+    for f in TOKEN_FIELDS:
+        assert sum(r[f] for r in data["rows"]) == data["totals"][f]
+    expected = price_buckets(MODEL, usage_buckets(usage(inp=200, out=30)))
+    assert day["breakdown"][MODEL]["cost_usd"] == pytest.approx(expected)
+
+
+def test_session_rows_name_project_models_and_activity(tmp_path):
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 1), ("2025-06-14T12:30:00Z", 2)], name="-home-me-app/s1.jsonl")
+    log_of(tmp_path, [("2025-06-15T09:00:00Z", 4)], name="-home-me-web/s2.jsonl")
+    root = str(tmp_path / "projects")
+    data = run_json("session", root)
+    (s,) = [s for s in data["sessions"] if s["project"] == "-home-me-app"]
+    assert s["models"] == [MODEL]
+    assert (s["first_timestamp"], s["last_timestamp"]) == ("2025-06-14T10:00:00Z", "2025-06-14T12:30:00Z")
+    code, out, _ = run("session", root, "--utc")
+    assert code == 0 and "-home-me-app" in out and "2025-06-14 12:30" in out and "sonnet-4-5" in out
+    only = run_json("session", root, "--project", "web")
+    assert [s["project"] for s in only["sessions"]] == ["-home-me-web"]
+    assert only["totals"]["output_tokens"] == 4
+
+
+# ---- 5-hour blocks --------------------------------------------------------------------------------
+
+def test_a_block_spans_midnight_and_a_gap_starts_a_new_one(tmp_path):
+    log_of(tmp_path, [("2025-06-14T22:10:00Z", 1), ("2025-06-14T23:50:00Z", 2), ("2025-06-15T01:30:00Z", 4),
+                      ("2025-06-15T02:59:00Z", 8),      # still the block 22:00 -> 03:00
+                      ("2025-06-15T03:05:00Z", 16),     # the next one, 03:00 -> 08:00, no gap
+                      ("2025-06-15T10:20:00Z", 32)])    # after a gap 08:00 -> 10:00
+    data = run_json("blocks", str(tmp_path / "projects"), "--now", "2025-06-20T00:00:00Z")
+    got = [(b["start"], b["end"], b["gap"], b.get("output_tokens")) for b in data["blocks"]]
+    assert got == [("2025-06-14T22:00:00Z", "2025-06-15T03:00:00Z", False, 15),
+                   ("2025-06-15T03:00:00Z", "2025-06-15T08:00:00Z", False, 16),
+                   ("2025-06-15T08:00:00Z", "2025-06-15T10:00:00Z", True, None),
+                   ("2025-06-15T10:00:00Z", "2025-06-15T15:00:00Z", False, 32)]
+    assert data["active"] is None
+    code, out, _ = run("blocks", str(tmp_path / "projects"), "--timezone", "Asia/Tokyo",
+                       "--now", "2025-06-20T00:00:00Z")
+    assert "2025-06-15 07:00" in out or "06-15 07:00" in out        # 22:00Z shown in Tokyo time
+    assert "gap 2h00m" in out and "no active block" in out
+
+
+def test_the_active_block_shows_time_left_burn_rate_and_projection(tmp_path):
+    # 10:15 and 10:45 (UTC), 1,000 + 2,000 tokens (input only); now 11:15: 60 minutes since the first
+    # activity -> 50 tokens/min; 3h45m (225 min) left -> 3,000 + 50 * 225 = 14,250 at the end.
+    write_log(tmp_path / "projects" / "p" / "s.jsonl", [
+        assistant("a", "1", ts="2025-06-14T10:15:00Z", u=usage(inp=1000, out=0)),
+        assistant("b", "2", ts="2025-06-14T10:45:00Z", u=usage(inp=2000, out=0)),
+    ])
+    root = str(tmp_path / "projects")
+    data = run_json("blocks", root, "--now", "2025-06-14T11:15:00Z", "--token-limit", "10000")
+    a = data["active"]
+    assert a["seconds_left"] == 225 * 60
+    assert a["tokens"] == 3000 and a["tokens_per_minute"] == pytest.approx(50)
+    assert a["projected_tokens"] == 14_250
+    assert a["projected_limit_pct"] == pytest.approx(142.5)
+    cost = price_buckets(MODEL, usage_buckets(usage(inp=3000, out=0)))
+    assert a["cost_per_hour"] == pytest.approx(cost)                       # one hour so far
+    assert a["projected_cost_usd"] == pytest.approx(cost * (60 + 225) / 60)
+    assert data["blocks"][0]["active"] is True and data["blocks"][0]["limit_pct"] == pytest.approx(30)
+    code, out, _ = run("blocks", root, "--now", "2025-06-14T11:15:00Z", "--token-limit", "10000", "--utc")
+    assert "active, 3h45m left" in out and "14,250 tokens" in out and "over it" in out
+
+
+def test_token_limit_max_is_the_biggest_finished_block(tmp_path):
+    write_log(tmp_path / "projects" / "p" / "s.jsonl", [
+        assistant("a", "1", ts="2025-06-13T10:00:00Z", u=usage(inp=5000, out=0)),
+        assistant("b", "2", ts="2025-06-14T10:15:00Z", u=usage(inp=1000, out=0)),
+    ])
+    data = run_json("blocks", str(tmp_path / "projects"), "--now", "2025-06-14T11:15:00Z", "--token-limit", "max")
+    assert data["token_limit"] == 5000
+    assert [b["limit_pct"] for b in data["blocks"] if not b["gap"]] == [100, 20]
+
+
+# ---- tables and warnings --------------------------------------------------------------------------
+
+def test_compact_table_at_80_columns_cuts_no_digit(tmp_path, monkeypatch):
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 123_456), ("2025-06-15T10:00:00Z", 7)], name="-home-me-a-long"
+           "-project-name/0b1c2d3e-aaaa-bbbb-cccc-0123456789ab.jsonl", read=987_654_321, write=45_678)
+    root = str(tmp_path / "projects")
+    data = run_json("session", root, "--utc")
+    monkeypatch.setenv("COLUMNS", "80")
+    for report in ("daily", "weekly", "monthly", "session", "blocks"):
+        code, out, err = run(report, root, "--utc", "--breakdown", "--now", "2025-06-20T00:00:00Z") \
+            if report == "blocks" else run(report, root, "--utc", "--breakdown")
+        assert code == 0, err
+        lines = out.splitlines()
+        table = lines[:lines.index("")]
+        assert max(len(ln) for ln in table) <= 80, report
+        assert "abbreviated" in out
+    code, out, _ = run("daily", root, "--utc")
+    total = next(ln for ln in out.splitlines() if ln.startswith("Total")).split()
+    assert f"${data['totals']['cost_usd']:,.2f}" in total            # dollars exact
+    assert "1.98B" in total                                          # 2 x 987,654,321 cache read
+    assert "123K" in total                                           # 123,463 output
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run("daily", root, "--utc")
+    assert "1,975,308,642" in out and "abbreviated" not in out       # wide: exact
+
+
+def test_corrupt_lines_make_one_warning_line(tmp_path):
+    a = write_log(tmp_path / "projects" / "p" / "a.jsonl", [assistant("m1", "r1")], tail="not json\n{\"x\n")
+    write_log(tmp_path / "projects" / "p" / "b.jsonl", [assistant("m2", "r2"), "garbage"])
+    write_log(tmp_path / "projects" / "p" / "c.jsonl", [assistant("m3", "r3")])
+    code, out, err = run("daily", str(tmp_path / "projects"))
+    assert code == 0
+    assert err.splitlines() == [f"ctxtui usage: skipped 3 corrupt lines in 2 files; first: {a}:2"]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["daily", "--timezone", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'"),
+    (["daily", "--timezone", "../../etc/passwd"], "unknown time zone"),
+    (["weekly", "--start-of-week", "someday"], "not a weekday"),
+    (["blocks", "--token-limit", "lots"], "not a token limit"),
+    (["blocks", "--token-limit", "0"], "not a token limit"),
+    (["daily", "--until", "june"], "not a date"),
+    (["monthly", "--by", "day"], "unrecognized arguments"),
+])
+def test_bad_report_options_exit_2_with_a_message(tmp_path, argv, needle):
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 1)])
+    code, out, err = run(*argv[:1], str(tmp_path / "projects"), *argv[1:])
+    assert code == 2 and needle in err and out == ""
+
+
+def test_report_help_lists_its_options(capsys):
+    assert main(["blocks", "--help"]) == 0
+    text = capsys.readouterr().out
+    for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "5-hour"):
+        assert flag in text
