@@ -124,6 +124,16 @@ def _tools(v: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+CACHE_TTLS = ("5m", "1h")
+
+
+def _cache_ttl(v: Any) -> str:
+    s = _text(v).lower()
+    if s not in CACHE_TTLS:
+        raise ValueError
+    return s
+
+
 def _keymap(v: Any) -> dict[str, str]:
     if not isinstance(v, Mapping) or not all(isinstance(k, str) and isinstance(x, str) and x for k, x in v.items()):
         raise ValueError
@@ -170,6 +180,9 @@ SETTINGS: tuple[Setting, ...] = (
             "a boolean (1/0, true/false, yes/no, on/off)",
             "turn context collapse off, so summaries (session memory, auto-compact) take over at the threshold",
             _bool),
+    Setting("cache_ttl", "CTXTUI_CACHE_TTL", "cache_ttl", "5m or 1h",
+            "how long the prompt cache keeps the conversation (default 5m); 1h writes cost 2x input "
+            "instead of 1.25x, worth it when you pause longer than 5 minutes between prompts", _cache_ttl),
     Setting("home", "CTXTUI_HOME", "home", "a folder path",
             "ctxtui's state folder (sessions, transcripts, tool results, one folder per workspace); "
             "default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui", _path),
@@ -220,6 +233,7 @@ class Config:
     autocompact_pct: float | None = None
     disable_autocompact: bool = False
     disable_collapse: bool = False
+    cache_ttl: str = "5m"                      # prompt-cache TTL the client asks for: 5m | 1h
     home: Path | None = None                   # the state root (CTXTUI_HOME); None = state_root()
     workspace: Path = field(default_factory=Path.cwd)
     max_turns: int | None = None

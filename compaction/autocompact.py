@@ -2,9 +2,11 @@
 
 Order of work, so that nothing is ever lost and no money is spent on a doomed attempt:
 transcript on disk first (if that fails, stop), then the summary call (prompt-too-long → trim the
-oldest rounds and retry, at most 3 times), then the new history — boundary, summary that points
-to the transcript, the recent user messages verbatim, re-attached recently read files — which is
-applied only if it is valid and smaller than the old one.
+oldest rounds and retry, at most 3 times; an answer that calls a tool is a failed attempt), then
+the new history — boundary, summary that points to the transcript, the recent user messages
+verbatim, re-attached recently read files — which is applied only if it is valid and smaller than
+the old one. The summary call shares the main call's prefix (system prompt, tools, `tool_choice`,
+the conversation as sent), so the conversation is a cache read, not a second write.
 """
 from __future__ import annotations
 
@@ -20,30 +22,18 @@ from .reinject import ReadFile, reinject
 from .report import CompactionReport, LayerResult
 from .summarizer import SummarizeError, Summarizer
 from .summarizing import SummarizeConfig, check_new_history, failed, save_transcript
-from .summary_prompt import SUMMARY_SYSTEM, build_summary_prompt, format_summary, looks_like_error, summary_message
+from .summary_prompt import build_summary_prompt, format_summary, looks_like_error, summary_message
 from .tokens import count_tokens
 
 
 # --- the summary request -----------------------------------------------------------------------
 
-def _strip_media(blocks: list[dict]) -> list[dict]:
-    out = []
-    for b in blocks:
-        t = b.get("type")
-        if t in ("image", "document"):
-            out.append({"type": "text", "text": f"[{t}]"})
-        elif t == "tool_result" and isinstance(b.get("content"), list):
-            out.append({**b, "content": _strip_media(b["content"]) or [{"type": "text", "text": "(empty)"}]})
-        else:
-            out.append(b)
-    return out
-
-
 def summary_request(entries: Sequence[Entry], instructions: str | None) -> list[dict]:
-    """The conversation (images and documents replaced by placeholders) followed by the summary
-    prompt as the final user turn. Calls the last assistant left unanswered get a placeholder
-    result, so the request is valid."""
-    msgs = [{"role": m["role"], "content": _strip_media(m["content"])} for m in project(entries)]
+    """The conversation exactly as the main call sends it (so the summary call reads it from the
+    prompt cache), then the summary prompt as the last user message: merged into a trailing user
+    message, else a new one. Calls the last assistant left unanswered get a placeholder result, so
+    tool pairs stay whole and roles alternate. The entries' messages are never mutated."""
+    msgs = [{"role": m["role"], "content": list(m["content"])} for m in project(entries)]
     prompt = {"type": "text", "text": build_summary_prompt(instructions)}
     if not msgs or msgs[-1]["role"] == "assistant":
         pending = [b["id"] for b in msgs[-1]["content"] if b.get("type") == "tool_use"] if msgs else []
@@ -112,8 +102,7 @@ class AutoCompactStage:
             request = summary_request(attempt, ctx.instructions)
             error: SummarizeError | None = None
             try:
-                result = await self.summarizer.summarize(request, system=SUMMARY_SYSTEM,
-                                                         instructions=ctx.instructions)
+                result = await self.summarizer.summarize(request, instructions=ctx.instructions)
                 if result.text.lstrip().lower().startswith("prompt is too long"):
                     error = SummarizeError(result.text[:500], prompt_too_long=True)
             except SummarizeError as exc:

@@ -1,15 +1,14 @@
 """The summary request and what is done with its answer (layer 6, LLM compaction). Our own wording.
 
 The model drafts in an <analysis> block (it improves the summary) and writes the result in a
-<summary> block; only the summary survives. Nine sections, so nothing the next turn needs —
-above all the user's own words and the current step — is left to chance.
+<summary> block; only the summary survives. Nine sections, so nothing the next turn needs — above
+all the user's own words and the current step — is left to chance. There is no system prompt of
+its own: the request shares the main call's, so the conversation before the prompt is read from
+the prompt cache.
 """
 from __future__ import annotations
 
 import re
-
-SUMMARY_SYSTEM = ("You condense long coding-agent conversations into faithful working notes, so the "
-                  "work can carry on after the earlier messages are removed from the context window.")
 
 SECTIONS = (
     ("Primary request and intent", "what the user asked for, in full, including later changes of mind"),

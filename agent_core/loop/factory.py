@@ -11,6 +11,7 @@ from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
 from compaction.budget import MIN_WINDOW
+from compaction.cache_model import Rates
 from compaction.estimate import estimate_tools
 from compaction.tokens import estimate_text
 from compaction.tool_result_budget import per_result_chars
@@ -43,7 +44,7 @@ def make_client(config: Config) -> ModelClient:
     if config.is_demo:
         limits = limits_for(config.model, config.budget_settings())
         return DemoModel(config.workspace, context_window=limits.context_window,
-                         max_output_tokens=limits.max_output_tokens)
+                         max_output_tokens=limits.max_output_tokens, cache_ttl=config.cache_ttl)
     # The SDK takes a second or more to import; the demo and `ctxtui usage` never need it.
     from agent_core.providers.anthropic_client import AnthropicClient  # noqa: PLC0415  (start-up time)
 
@@ -51,7 +52,7 @@ def make_client(config: Config) -> ModelClient:
     return AnthropicClient(api_key=config.api_key or "", base_url=config.base_url, model=config.model,
                            max_output_tokens=config.max_output_tokens if explicit_out else None,
                            context_window=config.context_window, connect_timeout=config.api_connect_timeout,
-                           idle_timeout=config.api_idle_timeout)
+                           idle_timeout=config.api_idle_timeout, cache_ttl=config.cache_ttl)
 
 
 REINJECT_READ_CAP = 1 << 20    # re-injection keeps a few thousand tokens of a file: never read more
@@ -150,14 +151,14 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     log = open_session(config, home, resume=resume, continue_=continue_)
     loaded = log.loaded
     state = loaded.state if loaded else {}
-    pipeline = Pipeline(pipeline_config(config, budget),
+    cost = make_cost(client, state.get("cost"))
+    pipeline = Pipeline(pipeline_config(config, budget, cost.price.rates(client.info.model)),
                         session_dir=session_dir(home, log.session_id),
                         state=PipelineState.from_dict(state.get("pipeline")))
     if loaded:
         # A resumed session starts with the breakers reset: a trip stays in the log as an event,
         # but a new run (a script's retry included) may compact automatically again.
         pipeline.reset_breakers()
-    cost = make_cost(client, state.get("cost"))
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
                            protected=protected_dirs(config, home), read_max_chars=per_result_chars(pipeline.config))
@@ -166,17 +167,24 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
-    pipeline.stages = default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions()),
+    # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
+    pipeline.stages = default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
+                                                     system=prompt),
                                      read_file=_file_reader(tool_ctx))
     if loaded:
         agent.turns = int(state.get("turns", 0))
     return agent
 
 
-def pipeline_config(config: Config, budget: ContextBudget) -> PipelineConfig:
+def pipeline_config(config: Config, budget: ContextBudget, rates: dict[str, float] | None = None) -> PipelineConfig:
     """The engine's knobs for a config: what the loop runs with, and what `ctxtui replay` replays a
-    policy variant with (one builder, so a replayed setting means what it means in a session)."""
-    return PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse)
+    policy variant with (one builder, so a replayed setting means what it means in a session).
+    `rates` are the model's dollars per token by bucket (`Pricer.rates`); None (a model without
+    price data) keeps the engine's default rates, whose ratios are what its decisions depend on."""
+    cfg = PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse, cache_ttl=config.cache_ttl)
+    if rates is not None:
+        cfg.cache_rates = Rates.from_mapping(rates)
+    return cfg
 
 
 def open_session(config: Config, home: Path, *, resume: str | None, continue_: bool) -> SessionLog:

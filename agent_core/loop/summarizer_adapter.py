@@ -1,4 +1,10 @@
-"""Lets the compaction engine ask the session's model for a summary without importing any SDK."""
+"""Lets the compaction engine ask the session's model for a summary without importing any SDK.
+
+The summary call is sent like a main call — the session's system prompt, its tool definitions, no
+`tool_choice` of its own — so its prefix is the main call's and the API reads the conversation
+from the prompt cache. The model could therefore call a tool; such an answer is no summary and is
+refused as a failed attempt (after its cost is booked).
+"""
 from __future__ import annotations
 
 from typing import Callable
@@ -19,18 +25,19 @@ class ModelSummarizer:
     `record` as a `ModelCall` with purpose `compaction` (the agent books and logs it)."""
 
     def __init__(self, client: ModelClient, record: Callable[[ModelCall], None], max_tokens: int | None = None,
-                 tools: list[dict] | None = None) -> None:
+                 tools: list[dict] | None = None, system: str = "") -> None:
         self.client = client
         self.record = record
         self.max_tokens = max_tokens
-        # The main tool definitions: the API requires them when the history holds tool blocks, and
-        # the same prefix lets the summary call read the prompt cache; the client forbids calls.
+        # The main call's system prompt and tool definitions: the same prefix lets the summary call
+        # read the prompt cache, and the API requires the tools when the history holds tool blocks.
+        self.system = system
         self.tools = list(tools or [])
 
-    async def summarize(self, messages: list[dict], *, system: str, instructions: str | None = None) -> SummaryResult:
+    async def summarize(self, messages: list[dict], *, instructions: str | None = None) -> SummaryResult:
         # The room for the summary: input + max_tokens must fit the window, or the API refuses it.
         info = self.client.info
-        n = estimate_text(system) + estimate_tools(self.tools) + sum(estimate_message(m) for m in messages)
+        n = estimate_text(self.system) + estimate_tools(self.tools) + sum(estimate_message(m) for m in messages)
         cap = self.max_tokens or min(info.max_output_tokens, 20_000)
         max_tokens = output_room(info.context_window, cap, n)
         if max_tokens is None:   # said as the API says it, so the retry drops enough of the oldest rounds
@@ -39,7 +46,7 @@ class ModelSummarizer:
                                  "(estimated)", prompt_too_long=True)
         response: ModelResponse | None = None
         try:
-            async for item in self.client.stream(system=system, messages=messages, tools=self.tools,
+            async for item in self.client.stream(system=self.system, messages=messages, tools=self.tools,
                                                  max_tokens=max_tokens, purpose="compaction"):
                 if isinstance(item, ModelResponse):
                     response = item
@@ -50,5 +57,8 @@ class ModelSummarizer:
             raise SummarizeError("the summary stream ended without a message", transport=True)
         self.record(ModelCall(message_id=response.id, model=response.model, purpose="compaction",
                               usage=response.usage))
+        called = [str(b.get("name", "?")) for b in response.content if b.get("type") == "tool_use"]
+        if called:
+            raise SummarizeError(f"the model called a tool ({', '.join(called)}) instead of writing the summary")
         text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
         return SummaryResult(text=text, usage=response.usage, model=response.model)

@@ -32,6 +32,7 @@ DEFAULT_CONNECT_TIMEOUT = 10.0        # same defaults as agent_core/config.py
 DEFAULT_IDLE_TIMEOUT = 120.0
 WAITING_EVERY = 10.0                  # seconds between Waiting events (at most a quarter of the idle timeout)
 EPHEMERAL = {"type": "ephemeral"}
+CACHE_TTLS = ("5m", "1h")    # the API's default lifetime of a cache entry, and the longer one it sells
 MAX_BREAKPOINTS = 4          # the API rejects a request with more cache_control blocks than this
 UNCACHEABLE = ("thinking", "redacted_thinking")
 
@@ -47,7 +48,14 @@ def count_breakpoints(obj: Any) -> int:
     return 0
 
 
-def _mark_last_message(messages: list[dict]) -> tuple[list[dict], bool]:
+def cache_control(ttl: str = "5m") -> dict:
+    """A breakpoint marker: plain ephemeral for the default 5 minutes, with `ttl` for an hour."""
+    if ttl not in CACHE_TTLS:
+        raise ValueError(f"cache TTL must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
+    return dict(EPHEMERAL) if ttl == "5m" else {**EPHEMERAL, "ttl": ttl}
+
+
+def _mark_last_message(messages: list[dict], marker: dict) -> tuple[list[dict], bool]:
     """A copy of `messages` whose latest message has a breakpoint on its last cacheable block."""
     if not messages:
         return list(messages), False
@@ -60,21 +68,23 @@ def _mark_last_message(messages: list[dict]) -> tuple[list[dict], bool]:
             continue
         if b.get("type") == "text" and not str(b.get("text", "")).strip():
             continue
-        blocks[j] = {**b, "cache_control": dict(EPHEMERAL)}
+        blocks[j] = {**b, "cache_control": dict(marker)}
         return [*messages[:-1], {**last, "content": blocks}], True
     return list(messages), False
 
 
-def with_cache_breakpoints(system: str | list[dict] | None, messages: list[dict], tools: list[dict]
-                           ) -> tuple[list[dict] | None, list[dict], list[dict]]:
+def with_cache_breakpoints(system: str | list[dict] | None, messages: list[dict], tools: list[dict],
+                           ttl: str = "5m") -> tuple[list[dict] | None, list[dict], list[dict]]:
     """Copies of system, messages and tools with ephemeral breakpoints on the system prompt, the last
     tool definition and the latest message, so each call reads the previous call's prefix from the
     prompt cache. The caller's dicts are never mutated. Markers already present are kept and count
-    against the API's limit of four; the latest message is marked first, then system, then tools."""
+    against the API's limit of four; the latest message is marked first, then system, then tools.
+    `ttl` is the lifetime asked for (5m or 1h)."""
+    marker = cache_control(ttl)
     budget = MAX_BREAKPOINTS - count_breakpoints(messages) - count_breakpoints(tools) - count_breakpoints(system)
     out_messages = list(messages)
     if budget > 0:
-        marked, added = _mark_last_message(messages)
+        marked, added = _mark_last_message(messages, marker)
         if added:
             out_messages, budget = marked, budget - 1
     if isinstance(system, str):
@@ -82,11 +92,11 @@ def with_cache_breakpoints(system: str | list[dict] | None, messages: list[dict]
     else:
         sys_blocks = [dict(b) for b in system] if system else None
     if sys_blocks and budget > 0 and "cache_control" not in sys_blocks[-1]:
-        sys_blocks[-1] = {**sys_blocks[-1], "cache_control": dict(EPHEMERAL)}
+        sys_blocks[-1] = {**sys_blocks[-1], "cache_control": dict(marker)}
         budget -= 1
     out_tools = list(tools)
     if out_tools and budget > 0 and "cache_control" not in out_tools[-1]:
-        out_tools[-1] = {**out_tools[-1], "cache_control": dict(EPHEMERAL)}
+        out_tools[-1] = {**out_tools[-1], "cache_control": dict(marker)}
     return sys_blocks, out_messages, out_tools
 
 
@@ -223,7 +233,7 @@ class AnthropicClient:
                  max_output_tokens: int | None = None, context_window: int | None = None,
                  max_retries: int = DEFAULT_MAX_RETRIES, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waiting_every: float | None = None,
-                 thinking_budget: int | None = None, cache: bool = True) -> None:
+                 thinking_budget: int | None = None, cache: bool = True, cache_ttl: str = "5m") -> None:
         if not api_key:
             raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
         kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries,
@@ -238,6 +248,8 @@ class AnthropicClient:
         self.waiting_every = waiting_every if waiting_every is not None else min(WAITING_EVERY, idle_timeout / 4)
         self.thinking_budget = thinking_budget
         self.cache = cache
+        cache_control(cache_ttl)                   # refuse a TTL the API would reject, here and clearly
+        self.cache_ttl = cache_ttl
         self.last_count_error: ModelError | None = None
         limits = model_limits(model, context_window=context_window, max_output_tokens=max_output_tokens)
         self.info = ModelInfo(
@@ -261,7 +273,7 @@ class AnthropicClient:
                        max_tokens: int, purpose: str = "main") -> dict[str, Any]:
         """The keyword arguments for `messages.stream` (public so tests and the log can see them)."""
         if self.cache:
-            sys_blocks, msgs, tls = with_cache_breakpoints(system, messages, tools)
+            sys_blocks, msgs, tls = with_cache_breakpoints(system, messages, tools, self.cache_ttl)
         else:
             sys_blocks = [{"type": "text", "text": system}] if isinstance(system, str) and system.strip() \
                 else (list(system) if isinstance(system, list) and system else None)
@@ -270,9 +282,11 @@ class AnthropicClient:
         if sys_blocks:
             params["system"] = sys_blocks
         if tls:
+            # Every purpose sends the same tools and no tool_choice: a summary call shares the main
+            # call's prefix, so it reads the conversation from the prompt cache (a tool_choice of its
+            # own would invalidate the cached messages). A summary that calls a tool is refused by
+            # the caller instead.
             params["tools"] = tls
-            if purpose != "main":  # summaries: same tool prefix (cache hits, valid tool blocks), no calls
-                params["tool_choice"] = {"type": "none"}
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": int(self.thinking_budget)}
         return params

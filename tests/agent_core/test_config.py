@@ -105,6 +105,7 @@ BAD = {
     "CTXTUI_AUTOCOMPACT_PCT": "150",
     "CTXTUI_DISABLE_AUTOCOMPACT": "maybe",
     "CTXTUI_DISABLE_COLLAPSE": "sometimes",
+    "CTXTUI_CACHE_TTL": "10m",
     "CTXTUI_MAX_TURNS": "1.5",
     "CTXTUI_MAX_BUDGET_USD": "-2",
     "CTXTUI_ALLOW": "bash,rm_rf",
@@ -273,3 +274,10 @@ def test_password_in_base_url_never_reaches_the_meta(ws, env):
                            "ANTHROPIC_BASE_URL": "https://bob:hunter2-secret@proxy.example/v1"}, ws)
     shown = repr(c.public_dict())
     assert "hunter2-secret" not in shown and "https://bob:[REDACTED]@proxy.example/v1" in shown
+
+
+def test_cache_ttl_defaults_to_5m_and_takes_1h(ws, env):
+    assert load_config(None, env, ws).cache_ttl == "5m"
+    c = load_config(None, {**env, "CTXTUI_CACHE_TTL": "1H"}, ws)
+    assert c.cache_ttl == "1h" and c.sources["cache_ttl"] == "env"
+    assert "CTXTUI_CACHE_TTL" in format_variables()

@@ -28,8 +28,8 @@ class ScriptedSummarizer:
         self.script = list(script) or [SUMMARY]
         self.calls: list[dict] = []
 
-    async def summarize(self, messages, *, system, instructions):
-        self.calls.append({"messages": messages, "system": system, "instructions": instructions})
+    async def summarize(self, messages, *, instructions):
+        self.calls.append({"messages": messages, "instructions": instructions})
         item = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         if isinstance(item, BaseException):
             raise item
@@ -91,18 +91,32 @@ def test_error_text_is_recognised(text, bad):
     assert looks_like_error(text) is bad
 
 
-def test_summary_request_is_valid_text_only_and_ends_with_the_prompt():
+def test_summary_request_is_the_main_request_then_the_prompt():
     es = session(3)
     es[1] = assistant([{"type": "text", "text": "Look"}, es[1].content[1]], response_id="msg_0a")
     es.insert(1, user([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]))
     es.append(assistant([{"type": "tool_use", "id": "toolu_last", "name": "bash", "input": {"command": "ls"}}],
                         response_id="last"))
+    main = project(es)
     msgs = summary_request(es, "focus here")
     assert validate_history(msgs) == []
-    assert msgs[-1]["role"] == "user" and "focus here" in msgs[-1]["content"][-1]["text"]
-    assert any(b.get("tool_use_id") == "toolu_last" for b in msgs[-1]["content"])
-    assert "image" not in json.dumps(msgs).replace("[image]", "")
+    # the conversation exactly as the main call sends it (images included: the prefix is cached) ...
+    assert msgs[:len(main)] == main
+    # ... then one user message: results for the pending call, and the prompt last
+    assert len(msgs) == len(main) + 1 and msgs[-1]["role"] == "user"
+    assert msgs[-1]["content"][-1]["text"] == build_summary_prompt("focus here")
+    assert [b.get("tool_use_id") for b in msgs[-1]["content"][:-1]] == ["toolu_last"]
     assert es[0].content == [{"type": "text", "text": "Please fix the parser bug in src/parser.py"}]  # not mutated
+
+
+def test_summary_prompt_is_merged_into_a_trailing_user_message():
+    es = session(2)                     # ends with the user's own message
+    main = project(es)
+    msgs = summary_request(es, None)
+    assert validate_history(msgs) == [] and len(msgs) == len(main)
+    assert msgs[:-1] == main[:-1]
+    assert msgs[-1]["content"] == main[-1]["content"] + [{"type": "text", "text": build_summary_prompt(None)}]
+    assert project(es)[-1] == main[-1]  # the history's message is not extended in place
 
 
 # --- the stage ----------------------------------------------------------------------------------

@@ -122,15 +122,32 @@ SUMMARY_SECTIONS = ("Primary Request and Intent", "Key Technical Concepts", "Fil
                     "Current Work", "Optional Next Step")
 
 
+def _final_text(body: dict) -> str:
+    """The last text block of the request's last message, when that message is the user's."""
+    msgs = body.get("messages") or []
+    if not msgs or msgs[-1].get("role") != "user":
+        return ""
+    c = msgs[-1].get("content")
+    if isinstance(c, str):
+        return c
+    texts = [b.get("text", "") for b in c or [] if isinstance(b, dict) and b.get("type") == "text"]
+    return texts[-1] if texts else ""
+
+
 def is_summary_request(body: dict) -> bool:
-    """A request that may not call tools (no tools, or tool_choice none) and asks for a summary."""
+    """A request that asks for a summary: either one that may not call tools (no tools, or
+    tool_choice none) whose last user text mentions a summary, or one whose final user text asks
+    for the answer inside <summary> tags (a summary call that shares the main call's tools)."""
     no_tools = not body.get("tools") or (body.get("tool_choice") or {}).get("type") == "none"
-    return no_tools and "summar" in last_user_text(body).lower()
+    if no_tools and "summar" in last_user_text(body).lower():
+        return True
+    final = _final_text(body).lower()
+    return "summar" in final and "<summary>" in final
 
 
 def echo_responder(body: dict) -> Item:
-    """Default for long scripted-less sessions: acknowledge the last user text; a tool-less request
-    that asks for a summary gets a nine-section summary inside <analysis>/<summary> tags."""
+    """Default for long scripted-less sessions: acknowledge the last user text; a summary request
+    (is_summary_request) gets a nine-section summary inside <analysis>/<summary> tags."""
     last = last_user_text(body)
     if is_summary_request(body):
         sections = "\n".join(f"{i}. {name}: (fake) see transcript." for i, name in enumerate(SUMMARY_SECTIONS, 1))

@@ -1,22 +1,21 @@
-"""A simulated prompt cache, so the demo's usage looks like the real API's.
+"""The demo's prompt cache: the engine's own model (compaction/cache_model.py), so the demo's usage
+looks like the real API's and agrees with what the engine and replay assume.
 
-The API caches prefixes: what a recent request already sent, unchanged and in the same order, is
-read back cheaply; everything after the first change is written again. Items are compared whole
-(tool definitions, the system prompt, each message), in the API's order tools → system → messages.
+A request becomes blocks in the API's order — each tool definition, the system prompt, each message
+— with breakpoints where the request's `cache_control` markers are. The loop hands the demo plain
+requests (markers are the Anthropic client's job), so an unmarked request is marked as that client
+marks it: the last tool, the system prompt and the latest message.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 
+from compaction.cache_model import Block, PrefixCache as CacheModel, ttl_seconds
 from compaction.estimate import estimate_tools
 from compaction.tokens import estimate_block, estimate_message, estimate_text
 
 from agent_core.providers.demo.conversation import canon
-
-MIN_CACHEABLE = 1_024     # shorter prompts are not cached (as with the API)
-SLOTS = 4                 # recent requests kept
-UNCACHED_TAIL = 4         # the few tokens after the last breakpoint, billed as plain input
 
 
 def _h(s: str) -> str:
@@ -32,6 +31,14 @@ def _plain(obj: object) -> object:
     return obj
 
 
+def _marked(obj: object) -> bool:
+    if isinstance(obj, dict):
+        return "cache_control" in obj or any(_marked(v) for v in obj.values())
+    if isinstance(obj, list):
+        return any(_marked(v) for v in obj)
+    return False
+
+
 def system_tokens(system: str | list) -> int:
     if isinstance(system, list):
         return sum(estimate_block(b) for b in system if isinstance(b, dict))
@@ -42,13 +49,25 @@ def tool_tokens(tool: dict) -> int:
     return estimate_tools([tool])
 
 
+def request_blocks(system: str | list, messages: list[dict], tools: list[dict]) -> list[Block]:
+    """One cache block per tool, the system prompt and each message, with its breakpoint."""
+    parts: list[tuple[str, int, object]] = [(_h("tool" + canon(_plain(t))), tool_tokens(t), t) for t in tools or []]
+    if system:
+        parts.append((_h("system" + canon(_plain(system))), system_tokens(system), system))
+    parts += [(_h(canon(_plain(m))), estimate_message(m), m) for m in messages]
+    if any(_marked(obj) for _, _, obj in parts):
+        return [Block(key, n, _marked(obj)) for key, n, obj in parts]
+    want = {len(parts) - 1}
+    if tools:
+        want.add(len(tools) - 1)
+    if system:
+        want.add(len(tools or []))
+    return [Block(key, n, i in want) for i, (key, n, _) in enumerate(parts)]
+
+
 def request_items(system: str | list, messages: list[dict], tools: list[dict]) -> list[tuple[str, int]]:
     """(digest, estimated tokens) per cacheable item of a request."""
-    items = [(_h("tool" + canon(_plain(t))), tool_tokens(t)) for t in tools or []]
-    if system:
-        items.append((_h("system" + canon(_plain(system))), system_tokens(system)))
-    items += [(_h(canon(_plain(m))), estimate_message(m)) for m in messages]
-    return items
+    return [(b.key, b.tokens) for b in request_blocks(system, messages, tools)]
 
 
 def request_tokens(system: str | list, messages: list[dict], tools: list[dict]) -> int:
@@ -58,31 +77,17 @@ def request_tokens(system: str | list, messages: list[dict], tools: list[dict]) 
 
 @dataclass
 class PrefixCache:
-    slots: int = SLOTS
-    min_cacheable: int = MIN_CACHEABLE
-    _recent: list[list[tuple[str, int]]] = field(default_factory=list)
+    """The demo's cache state; `ttl` is the lifetime its breakpoints ask for (5m or 1h)."""
+    ttl: str = "5m"
+    model: CacheModel = field(default_factory=CacheModel)
 
-    def lookup(self, items: list[tuple[str, int]]) -> int:
-        """Tokens of the longest prefix shared with a recent cached request."""
-        best = 0
-        for old in self._recent:
-            read = 0
-            for (a, n), (b, _) in zip(items, old):
-                if a != b:
-                    break
-                read += n
-            best = max(best, read)
-        return best
+    def __post_init__(self) -> None:
+        ttl_seconds(self.ttl)             # a bad TTL is refused here, not at the first request
 
-    def usage(self, items: list[tuple[str, int]], output_tokens: int) -> dict:
-        """Usage for a request (and remember it): read the shared prefix, write the rest."""
-        total = sum(n for _, n in items)
-        if total < self.min_cacheable:
-            read, write = 0, 0
-        else:
-            read = self.lookup(items)
-            write = max(0, total - read - UNCACHED_TAIL)
-            self._recent = ([items] + [r for r in self._recent if r != items])[:self.slots]
-        return {"input_tokens": total - read - write, "output_tokens": output_tokens,
-                "cache_creation_input_tokens": write, "cache_read_input_tokens": read,
-                "cache_creation": {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}}
+    def usage(self, blocks: list[Block], output_tokens: int, now: float) -> dict:
+        """Usage for a request at time `now` (and remember what it wrote), in the API's shape."""
+        u = self.model.request(blocks, now, self.ttl)
+        return {"input_tokens": u.input, "output_tokens": output_tokens,
+                "cache_creation_input_tokens": u.cache_write, "cache_read_input_tokens": u.cache_read,
+                "cache_creation": {"ephemeral_5m_input_tokens": u.cache_write_5m,
+                                   "ephemeral_1h_input_tokens": u.cache_write_1h}}

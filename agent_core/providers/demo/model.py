@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from pathlib import Path
 from typing import AsyncIterator
 
 from compaction.tokens import estimate_block
 from compaction.validate import validate_history
 
-from agent_core.providers.demo.cache import PrefixCache, request_items, request_tokens
+from agent_core.providers.demo.cache import PrefixCache, request_blocks, request_tokens
 from agent_core.providers.demo.conversation import parse
 from agent_core.providers.demo.planner import Planner
 from agent_core.providers.demo.summary import memory_notes, summarize
@@ -45,7 +46,7 @@ class DemoModel:
     """Implements agent_core.providers.model.ModelClient without a network."""
 
     def __init__(self, workspace: Path, context_window: int = 30_000, max_output_tokens: int = 4_000,
-                 seed: int = 0, chunk_delay: float = 0.0) -> None:
+                 seed: int = 0, chunk_delay: float = 0.0, cache_ttl: str = "5m") -> None:
         if context_window < 1_000:
             raise ValueError(f"context_window must be a whole number >= 1000, got {context_window!r}")
         self.workspace = Path(workspace)
@@ -53,7 +54,7 @@ class DemoModel:
         self.chunk_delay = max(0.0, float(chunk_delay))
         self.info = ModelInfo(provider="demo", model="demo", context_window=context_window,
                               max_output_tokens=max_output_tokens, offline=True, notes=["demo — offline"])
-        self._cache = PrefixCache()
+        self._cache = PrefixCache(ttl=cache_ttl)
 
     # ---- the protocol ----------------------------------------------------------------
     async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
@@ -61,16 +62,16 @@ class DemoModel:
         errors = validate_history(messages)
         if errors:
             raise ModelError("bad_request", f"invalid request: {errors[0]}", status=400)
-        items = request_items(system, messages, tools)
-        total = sum(n for _, n in items)
+        blocks = request_blocks(system, messages, tools)
+        total = sum(b.tokens for b in blocks)
         window = self.info.context_window
         if total > window:
             raise ModelError("prompt_too_long", f"prompt is too long: {total} tokens > {window} maximum", status=400)
-        key = digest(self.seed, purpose, max_tokens, *(h for h, _ in items))
+        key = digest(self.seed, purpose, max_tokens, *(b.key for b in blocks))
         content, stop = self._answer(system, messages, tools, max_tokens, purpose, key)
         content, stop = self._fit(content, stop, max_tokens)
         out_tokens = sum(estimate_block(b) for b in content)
-        usage = self._cache.usage(items, out_tokens)
+        usage = self._cache.usage(blocks, out_tokens, time.time())
         # n comes from the request, not a counter: unique per request and stable across instances,
         # so a resumed session never repeats the id of the assistant message before it.
         response = ModelResponse(id=f"msg_demo_{int(key[:13], 16)}", model="demo", content=content,

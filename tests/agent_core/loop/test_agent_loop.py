@@ -222,8 +222,9 @@ async def test_manual_compact_command(tmp_path):
         await agent.aclose()
     assert of(events, ev.Compaction) and agent.tokens() < before
     summary_req = fake.message_requests[-1]
-    # same tools (valid tool blocks, shared cache prefix) but no tool calls allowed
-    assert summary_req["tool_choice"] == {"type": "none"} and summary_req["tools"] == fake.message_requests[0]["tools"]
+    # the main call's prefix: same system prompt and tools, no tool_choice of its own
+    assert "tool_choice" not in summary_req and summary_req["tools"] == fake.message_requests[0]["tools"]
+    assert summary_req["system"] == fake.message_requests[0]["system"]
     assert "keep the plan" in str(summary_req["messages"])
 
 

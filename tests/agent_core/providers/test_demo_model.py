@@ -364,7 +364,10 @@ async def test_usage_matches_the_estimator_and_a_prefix_cache(ws):
     changed[first_results] = {"role": "user", "content": [
         {**b, "content": "[Old result of glob cleared]"} for b in changed[first_results]["content"]]}
     _, r = await call(m2, changed)
-    head = request_tokens(SYSTEM, changed[:first_results], TOOLS)
+    # As with the API, the read is the longest cached prefix ending at an earlier breakpoint: the
+    # longest earlier request that is still a prefix of the changed one.
+    head = max(request_tokens(SYSTEM, msgs[:k], TOOLS) for k in range(1, len(msgs) + 1, 2)
+               if changed[:k] == msgs[:k])
     assert r.usage["cache_read_input_tokens"] == head < reads[-1]
     assert r.usage["cache_creation_input_tokens"] > 0
     assert await m2.count_tokens(system=SYSTEM, messages=changed, tools=TOOLS) == request_tokens(SYSTEM, changed, TOOLS)
