@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from agent_core.logs import Deduper, LogReader, UsageRecord
+from agent_core.pricing.cost import BUCKETS
 from agent_core.logs.discover import expand, subagent_logs
 from agent_core.reports.statusline_state import (ACTIVITY_S, MARK_BYTES, RECENT_KEYS, LogState, Prices,
                                                  StatusState, day_of)
@@ -59,8 +60,9 @@ def _unchanged_or_reset(st: os.stat_result, log: LogState, path: Path) -> tuple[
 
 def _seeded(state: StatusState) -> Deduper:
     dedup = Deduper()
-    for key, (path, model, buckets, sidechain, ts) in state.recent.items():
-        dedup.admit(UsageRecord(session_id="", model=model, timestamp=ts, request_key=key, buckets=buckets,
+    for key, (path, model, counts, sidechain, ts) in state.recent.items():
+        dedup.admit(UsageRecord(session_id="", model=model, timestamp=ts, request_key=key,
+                                buckets=dict(zip(BUCKETS, counts)),
                                 is_sidechain=sidechain, path=path,
                                 purpose="subagent" if sidechain else "main"))
     return dedup
@@ -85,7 +87,8 @@ def _apply(state: StatusState, rec: UsageRecord, prices: Prices) -> None:
         _book(state, rec.replaces, prices, -1)
     _book(state, rec, prices, +1)
     state.recent.pop(rec.request_key, None)
-    state.recent[rec.request_key] = [rec.path, rec.model, rec.buckets, rec.is_sidechain, rec.timestamp]
+    state.recent[rec.request_key] = [rec.path, rec.model, [rec.buckets.get(k, 0) for k in BUCKETS],
+                                     rec.is_sidechain, rec.timestamp]
     log = state.logs.get(rec.path)
     if log is None:
         return

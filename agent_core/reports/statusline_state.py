@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 from agent_core.pricing.cost import BUCKETS
 
-STATE_VERSION = 1
-RECENT_KEYS = 512          # responses remembered for the final-copy rule across calls
+STATE_VERSION = 2
+RECENT_KEYS = 128          # responses remembered for the final-copy rule across calls (copies come close)
 ACTIVITY_S = 24 * 3600     # activity kept (and logs looked at) for today's dollars and the block
 MARK_BYTES = 64            # bytes before the offset kept to notice a log rewritten in place
 LINEAR_LIMIT = 200_000     # total input up to which a model's learned rates are trusted (checked per model)
@@ -52,7 +52,7 @@ class LogState:
 @dataclass
 class StatusState:
     logs: dict[str, LogState] = field(default_factory=dict)
-    recent: dict[str, list] = field(default_factory=dict)     # key -> [path, model, buckets, sidechain, ts]
+    recent: dict[str, list] = field(default_factory=dict)     # key -> [path, model, [BUCKETS], sidechain, ts]
     rates: dict[str, list | None] = field(default_factory=dict)   # model -> [const, rates, limit] | None
     budgets: dict[str, list] = field(default_factory=dict)    # "model|window" -> [window, threshold]
     reads: int = 0                                            # bytes read by the last refresh (tests, bench)
@@ -77,10 +77,11 @@ class StatusState:
         """Atomically, 0600 (mkstemp's mode), into a folder the caller made private."""
         data = {"version": STATE_VERSION, "logs": {k: asdict(v) for k, v in self.logs.items()},
                 "recent": self.recent, "rates": self.rates, "budgets": self.budgets}
+        text = json.dumps(data, separators=(",", ":"))     # dumps, not dump: the C encoder
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".statusline-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w") as f:
-                json.dump(data, f, separators=(",", ":"))
+                f.write(text)
             os.replace(tmp, path)
         except BaseException:
             try:
