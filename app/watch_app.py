@@ -233,6 +233,8 @@ class WatchScreen(Screen):
         n = len(s.compactions)
         line3: list = [f"{s.responses:,} response{'' if s.responses == 1 else 's'}", sep,
                        f"{n} compaction{'' if n == 1 else 's'}"]
+        if s.last_output is not None:       # not part of the context figure (Claude Code's count)
+            line3 += [sep, ("last output ", "dim"), fmt.tokens(s.last_output)]
         if s.subagent_logs:
             line3 += [sep, f"{s.subagent_logs} sub-agent log{'' if s.subagent_logs == 1 else 's'}"]
         if s.skipped:

@@ -93,6 +93,7 @@ class WatchState:
         self.session_id: str | None = None
         self.tokens: int | None = None
         self.last_buckets: dict[str, int] | None = None     # None after a compaction: an estimate
+        self.last_output: int | None = None                 # the last main response's output tokens
         self.turns = 0
         self.history: deque[tuple[int, int, bool]] = deque(maxlen=HISTORY_POINTS)
         self.compactions: dict[str, CompactionView] = {}
@@ -219,12 +220,22 @@ class WatchState:
         if rec.model != self.model:
             self.model = rec.model
             self.info = self._budget_info(rec.model)
-        self.tokens = rec.context_tokens
+        self.tokens = self._context_of(rec)
         self.last_buckets = dict(rec.buckets)
+        self.last_output = rec.buckets.get("output", 0)
         self.turns += 1
-        self.history.append((self.turns, rec.context_tokens, self._mark_next))
+        self.history.append((self.turns, self.tokens, self._mark_next))
         self._mark_next = False
         return True
+
+    def _context_of(self, rec: UsageRecord) -> int:
+        """The context figure of a response. Claude Code shows what the request held: input +
+        cache read + cache write, the answer's output apart. ctxtui's loop counts the output too
+        (the next request holds it), so a ctxtui log keeps the figure its TUI showed."""
+        if rec.source == "ctxtui":
+            return rec.context_tokens
+        b = rec.buckets
+        return b.get("input", 0) + b.get("cache_read", 0) + b.get("cache_write_5m", 0) + b.get("cache_write_1h", 0)
 
     def _compaction(self, rec: CompactionRecord, up: WatchUpdate) -> bool:
         old = self.compactions.get(rec.key)
@@ -257,7 +268,9 @@ class WatchState:
             lb = self.last_buckets
             cats = {"cache_read": lb.get("cache_read", 0),
                     "cache_write": lb.get("cache_write_5m", 0) + lb.get("cache_write_1h", 0),
-                    "input": lb.get("input", 0), "output": lb.get("output", 0)}
+                    "input": lb.get("input", 0)}
+            if self.format == "ctxtui":          # its figure holds the output: the parts add up to it
+                cats["output"] = lb.get("output", 0)
         else:
             cats = {"estimated": t}
         cats["free"] = max(0, b.autocompact_threshold - t)

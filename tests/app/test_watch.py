@@ -90,9 +90,11 @@ def test_initial_read_counts_each_response_once_and_skips_corrupt_lines(tmp_path
     assert s.model == MODEL and s.format == "claude_code"
     row = up.cost.by_model[MODEL]
     assert row["cache_write_5m"] == 42_000 and row["cache_read"] == 30_000 and row["requests"] == 2
-    # Context: the last response's input + cache writes + cache reads + output.
-    assert up.context.tokens == 10 + 12_000 + 30_000 + 200
+    # Context as Claude Code shows it: the last request's input + cache writes + cache reads; the
+    # answer's 200 output tokens are apart (issue 15).
+    assert up.context.tokens == 10 + 12_000 + 30_000
     assert up.context.categories["cache_read"] == 30_000 and up.context.categories["cache_write"] == 12_000
+    assert "output" not in up.context.categories and s.last_output == 200
 
 
 def test_context_thresholds_are_the_loops_for_the_model(tmp_path):
@@ -104,7 +106,7 @@ def test_context_thresholds_are_the_loops_for_the_model(tmp_path):
         200_000, expected.autocompact_threshold, expected.warning_threshold, expected.error_threshold,
         expected.blocking_limit)
     for tokens in (100_000, 150_000, 160_000, 170_000, 185_000):
-        append(s.path, cc(f"t{tokens}", read=tokens - 210))
+        append(s.path, cc(f"t{tokens}", read=tokens - 10))
         c = s.poll().context
         assert c.tokens == tokens and c.state == expected.state(tokens)
         assert c.percent_left == round(expected.percent_left(tokens), 1)
@@ -139,7 +141,7 @@ def test_poll_returns_only_what_was_appended_and_completes_a_half_written_line(t
     assert up.records == 0 and up.context is None
     append(path, raw=line[40:] + "\n")
     up = s.poll()
-    assert up.records == 1 and up.context.tokens == 50_210 and s.responses == 3
+    assert up.records == 1 and up.context.tokens == 50_010 and s.responses == 3
 
 
 def test_claude_code_compaction_lands_then_gets_its_tokens_after(tmp_path):
@@ -155,8 +157,8 @@ def test_claude_code_compaction_lands_then_gets_its_tokens_after(tmp_path):
     up = s.poll()
     (v,) = up.compactions
     assert (v.key, v.tokens_before, v.tokens_after, v.new) == ("b1", 158_000, 20_210, False)
-    assert up.context.tokens == 20_210
-    assert s.history_points()[-1] == (3, 20_210, True)       # the plot marks the compaction
+    assert up.context.tokens == 20_010
+    assert s.history_points()[-1] == (3, 20_010, True)       # the plot marks the compaction
     assert len(s.compactions) == 1
 
 
@@ -352,11 +354,11 @@ async def test_claude_code_log_appends_update_the_panes(tmp_path):
 
         append(path, cc("m1", write=40_000), cc("m1", write=40_000, block="tool_use"),
                user("next", session=SESSION, uuid="u2"), cc("m2", read=40_000, write=120_000))
-        await until(pilot, lambda: scr.context_pane.context is not None and scr.context_pane.context.tokens == 160_210,
+        await until(pilot, lambda: scr.context_pane.context is not None and scr.context_pane.context.tokens == 160_010,
                     "the second response's context")
         numbers = text_of(scr.context_pane.query_one("#ctx-numbers"))
-        assert "160,210" in numbers and "200,000" in numbers
-        assert scr.context_pane.state == "error"         # 157,000 <= 160,210 < 167,000
+        assert "160,010" in numbers and "200,000" in numbers
+        assert scr.context_pane.state == "error"         # 157,000 <= 160,010 < 167,000
         cost = scr.cost_pane.cost
         assert cost.by_model[MODEL]["cache_write_5m"] == 160_000 and cost.total_usd > 0
         assert scr.cost_pane.query_one("#cost-table").row_count >= 2
@@ -369,10 +371,10 @@ async def test_claude_code_log_appends_update_the_panes(tmp_path):
         assert row[1:5] == ["compact", "auto", "160k", "…"]
 
         append(path, cc("m3", write=25_000, ts="2025-06-14T11:00:05Z"))
-        await until(pilot, lambda: scr.context_pane.context.tokens == 25_210, "the context after compaction")
+        await until(pilot, lambda: scr.context_pane.context.tokens == 25_010, "the context after compaction")
         row = [str(c) for c in scr.timeline.get_row("b1")]
         assert row[3:] == ["160k", "25k", "135k"] and scr.timeline.row_count == 1
-        assert scr.context_pane.state == "ok" and scr.context_pane.history[-1] == (3, 25_210, True)
+        assert scr.context_pane.state == "ok" and scr.context_pane.history[-1] == (3, 25_010, True)
 
         append(path, raw="{not json\n")
         await until(pilot, lambda: "1 corrupt" in text_of(scr.query_one(WatchHeader)), "the corrupt-line warning")
@@ -414,12 +416,12 @@ async def test_a_newer_session_in_the_folder_is_switched_to(tmp_path):
         assert scr.state.path == first.resolve()
         second = write_log(folder / "-q" / "b.jsonl", [cc("n1", read=10_000)])
         await until(pilot, lambda: scr.state.path == second.resolve() and scr.loaded.is_set()
-                    and scr.context_pane.context is not None and scr.context_pane.context.tokens == 10_210,
+                    and scr.context_pane.context is not None and scr.context_pane.context.tokens == 10_010,
                     "the newer session")
         assert any("newer session" in n.message for n in app._notifications)
         append(first, cc("m2", read=95_000))                   # the old one keeps going: no switch back
         append(second, cc("n2", read=11_000))
-        await until(pilot, lambda: scr.context_pane.context.tokens == 11_210, "the newer session's next response")
+        await until(pilot, lambda: scr.context_pane.context.tokens == 11_010, "the newer session's next response")
         assert scr.state.path == second.resolve()
 
 
@@ -436,7 +438,7 @@ async def test_the_existing_log_is_read_in_a_thread(tmp_path, monkeypatch):
     app = make_app(WatchTarget(path), tmp_path, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, app.watch_screen.loaded.is_set, "the loaded log")
-        assert app.watch_screen.context_pane.context.tokens == 42_210
+        assert app.watch_screen.context_pane.context.tokens == 42_010
     assert threads and threads[0] != threading.main_thread().name
 
 
