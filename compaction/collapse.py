@@ -17,14 +17,24 @@ Accounting: a usage anchor that predates a commit still counts the span in full,
 anchor is shifted by digest − span tokens; once a response arrives after the commit, its usage
 already reflects the view and no shift is made.
 
+Cache: committing a new span changes the request from that span on, so the prompt cache's copy
+of everything after it is written again on the next call. With `cache_aware` (the default) new
+spans are committed only on a favourable verdict (compaction/cache_economics.py: cache cold, the
+count at or about to cross the auto-compact threshold, or a rewrite that pays back); a verdict to
+wait backs off like an empty commit, until the cache goes cold, the count nears the threshold or
+grows. Replaying committed spans never changes the request (digests are byte-identical), so it
+costs nothing. A commit's report says what it cost and should save (`details["cache"]`).
+
 Cost: spans are located by index hints checked in O(1); only a commit walks the rounds, and a
-commit that found nothing backs off until the count grows.
+commit that found nothing (or was told to wait) backs off until the count grows.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Sequence
 
+from . import cache_economics as ce
 from .entry import Entry
 from .layerkit import runtime, tail_round
 from .layer_context import LayerContext
@@ -335,11 +345,24 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         return LayerResult(view)
     if tokens < st.get("retry_at", 0) or ctx.replay_only:
         return LayerResult(view)
+    here = dataclasses.replace(ctx, tokens=tokens)
+    if cfg.cache_aware and tokens < rt.get("wait_below", 0) and not ce.is_cold(entries, here):
+        return LayerResult(view)
     located = _locate(entries, spans) if spans else []
     new = _commit(entries, located, ctx, tokens, anchor_uuid, ctx.now)
     if not new:
         st["retry_at"] = tokens + RETRY_GROWTH_RATIO * e_win
         return LayerResult(view)
+    freed = sum(sum(e.tokens for e in entries[sp["hint"]:sp["hint"] + sp["n"]]) - digest_entry(sp).tokens
+                for sp in new)
+    verdict = ce.judge(entries, here, min(sp["hint"] for sp in new), max(0, freed))
+    if cfg.cache_aware and not verdict.act:
+        # wait until the count is one call from the threshold, or has grown, or the cache is cold
+        growth = ce.growth_per_call(entries, here)
+        rt["wait_below"] = min(ctx.budget.autocompact_threshold - growth, tokens + RETRY_GROWTH_RATIO * e_win)
+        return LayerResult(view)
+    rt.pop("wait_below", None)
+    ce.note_rewrite(entries, here, min(sp["hint"] for sp in new))
     st.pop("retry_at", None)
     spans.extend(new)
     spans.sort(key=lambda sp: sp["hint"])
@@ -347,7 +370,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     after = count_tokens(view, cfg.overhead_tokens)
     what = ", ".join(sp["digest"].split(" (")[0].removeprefix("[collapsed ") for sp in new)
     report = CompactionReport(layer=NAME, trigger=ctx.trigger,
-                              action=f"collapsed {what} into digests (request view only; history kept)",
+                              action=f"collapsed {what} into digests (request view only; history kept); "
+                                     f"{ce.describe(verdict)}",
                               tokens_before=ctx.tokens, tokens_after=after,
-                              details={"spans": len(new), "spans_total": len(spans)})
+                              details={"spans": len(new), "spans_total": len(spans), "cache": verdict.details()})
     return LayerResult(view, report)

@@ -13,12 +13,17 @@ snip (or a snip that found nothing to drop) it fires again only once the count h
 round holding the usage anchor, so everything removed lies before it and the anchor is shifted
 by exactly the estimated tokens freed. Cuts are at round starts only, so no tool pair is split.
 
+Cache: a snip rewrites the cached prefix from the head on. It is not held back by the cache rule
+(compaction/cache_economics.py) — it runs only when nothing else can keep the session inside the
+window — but its report says what the rewrite cost and should save (`details["cache"]`).
+
 Cost: O(1) per turn unless it fires; firing is O(history) and rare (hysteresis).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from . import cache_economics as ce
 from .entry import Entry
 from .layerkit import tail_round
 from .layer_context import LayerContext
@@ -112,6 +117,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     freed = removed - marker.tokens
     if freed <= 0:
         return LayerResult(entries)
+    verdict = ce.judge(entries, ctx, head_end, freed)
+    ce.note_rewrite(entries, ctx, head_end)
     kept_head = [e for e in head if e.kind != "snip_marker"]
     out = adjust_anchor(kept_head + [marker] + entries[cut_end:], -freed, upto=0)
     after = count_tokens(out, cfg.overhead_tokens)
@@ -119,7 +126,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st["snips"] = int(st.get("snips", 0)) + 1
     report = CompactionReport(
         layer=NAME, trigger=ctx.trigger,
-        action=f"snipped {r - 1} old API round(s) ({len(gone)} messages) from the middle; archived to {path}",
+        action=f"snipped {r - 1} old API round(s) ({len(gone)} messages) from the middle; archived to {path}; "
+               f"{ce.describe(verdict)}",
         tokens_before=tokens, tokens_after=after, transcript_path=path,
-        details={"rounds": r - 1, "messages": len(gone), "tokens_removed": removed})
+        details={"rounds": r - 1, "messages": len(gone), "tokens_removed": removed, "cache": verdict.details()})
     return LayerResult(out, report)

@@ -5,9 +5,11 @@ import pytest
 
 from compaction import ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, tool_result_block
 from compaction import cache_economics as ce
+from compaction import collapse, snip
 from compaction import microcompact as mc
 from compaction.cache_model import Rates
 from compaction.layer_context import LayerContext
+from tests.compaction import test_collapse, test_snip
 
 RATES = Rates.from_input(1.0, 5.0)   # $1 per million input tokens: read $0.1/M, 5m write $1.25/M, 1h $2/M
 T0 = 1_700_000_000.0
@@ -155,3 +157,54 @@ def test_at_the_threshold_it_rewrites_to_prevent_a_summary():
     assert res.report.tokens_after < threshold
     assert res.report.action.endswith("keeps the count under the auto-compact threshold")
     assert "rewrote " in res.report.action and " cached tokens, $" in res.report.action
+
+
+# ----- the rule applied: context collapse -----------------------------------------------------------
+
+def collapse_session(usage: int) -> list[Entry]:
+    return test_collapse.session(40, usage=usage)   # BUDGET too: commit at 48,600, threshold 50,100
+
+
+def collapse_ctx(es: list[Entry], state: PipelineState, gap: float) -> LayerContext:
+    return LayerContext(PipelineConfig(budget=BUDGET), state, None, es[-2].timestamp + gap, count_tokens(es))
+
+
+def test_collapse_waits_on_a_warm_cache_below_the_threshold_and_commits_once_cold():
+    es = collapse_session(usage=48_000)
+    state = PipelineState()
+    c = collapse_ctx(es, state, gap=5.0)
+    assert 48_600 <= c.tokens < BUDGET.autocompact_threshold - 1_000
+    res = collapse.apply(es, c)
+    assert res.report is None and res.entries is es and not state.of("collapse").get("spans")
+    again = collapse.apply(es, collapse_ctx(es, state, gap=6.0))   # still waiting
+    assert again.report is None
+    cold = collapse.apply(es, collapse_ctx(es, state, gap=301.0))
+    assert cold.report is not None and cold.report.details["cache"]["reason"] == "cold"
+    assert "cache cold: rewrite free" in cold.report.action and state.of("collapse")["spans"]
+
+
+def test_collapse_commits_at_the_threshold_to_prevent_a_summary():
+    es = collapse_session(usage=50_000)
+    res = collapse.apply(es, collapse_ctx(es, PipelineState(), gap=5.0))
+    assert res.report is not None
+    cache = res.report.details["cache"]
+    assert cache["reason"] == "prevents_summary" and cache["rewrite_tokens"] > 0 and cache["cost_usd"] > 0
+    assert res.report.tokens_after < BUDGET.autocompact_threshold
+
+
+# ----- snip: not held back, but priced ----------------------------------------------------------------
+
+def test_snip_reports_what_its_rewrite_cost(tmp_path):
+    es = test_snip.session(80)
+    warm = LayerContext(PipelineConfig(budget=BUDGET), PipelineState(), tmp_path, es[-2].timestamp + 5,
+                        count_tokens(es))
+    res = snip.apply(es, warm)
+    assert res.report is not None
+    cache = res.report.details["cache"]
+    assert set(cache) == {"reason", "rewrite_tokens", "cost_usd", "saves_per_call_usd", "payback_calls"}
+    # the head round is deep in the prefix: everything after the system prompt is written again,
+    # less what was snipped
+    held = es[-2].usage["input_tokens"]
+    assert cache["rewrite_tokens"] == held - res.report.freed
+    assert cache["reason"] == "prevents_summary"
+    assert f"rewrote {round(cache['rewrite_tokens'] / 1000)}k cached tokens, $" in res.report.action
