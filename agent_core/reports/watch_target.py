@@ -4,12 +4,14 @@ The folders themselves (the default, the newest log under a folder) are agent_co
 """
 from __future__ import annotations
 
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from agent_core.logs.discover import is_main_log, newest, newest_log, watch_default_folder, workspace_sessions
+from agent_core.logs.discover import (claude_projects_dir, is_main_log, newest, newest_log, watch_default_folder,
+                                      workspace_sessions)
 from agent_core.logs.files import describe
 
 
@@ -48,11 +50,27 @@ def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
     p = p.resolve()
     if p.is_file():
         return WatchTarget(p)
+    p = workspace_logs(p, env) or p
     log = newest_log(p)
     if log is None:
         raise WatchError(f"no session log (*.jsonl) under {p}. Give a log file or a folder that holds "
                          "ctxtui's .ctxtui/sessions or Claude Code's projects.")
     return WatchTarget(log.resolve(), p)
+
+
+def claude_project_folder(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's folder for a workspace: its path with every character but letters and digits
+    turned into `-`, under Claude Code's projects folder."""
+    return claude_projects_dir(env) / re.sub(r"[^A-Za-z0-9]", "-", str(workspace))
+
+
+def workspace_logs(folder: Path, env: Mapping[str, str] | None = None) -> Path | None:
+    """When `folder` is a workspace (ctxtui keeps its sessions in the state folder, Claude Code in
+    its projects folder, never in the workspace): the one of those folders written last, else None."""
+    found = [(newest_log(f), f) for f in (workspace_sessions(folder, env), claude_project_folder(folder, env))
+             if f.is_dir()]
+    best = newest(log for log, _ in found if log is not None)
+    return next((f for log, f in found if log == best), None) if best is not None else None
 
 
 def switch_candidate(changed: Iterable[str], *, current: Path, followed: set[Path]) -> Path | None:
