@@ -30,6 +30,7 @@ class PolicyResult:
     name: str
     cost_usd: float | None
     cost_by_bucket: dict[str, float]
+    compaction_cost_usd: float | None            # dollars of the compaction calls themselves, when told
     overflows: int | None
     compactions: dict[str, int]
     cache_hit_rate: float | None                 # 0..1
@@ -45,6 +46,9 @@ class SessionResult:
     path: str
     model: str | None
     requests: int | None
+    agent_id: str | None                 # a sub-agent's log: its id
+    window: int | None                   # this session's window, when the report gives one per session
+    skipped_lines: int | None
     cache_read_error_pct: float | None
     cache_write_error_pct: float | None
     policies: dict[str, PolicyResult]
@@ -52,7 +56,7 @@ class SessionResult:
     @property
     def label(self) -> str:
         """A short name for the session selector: the file's stem, cut to fit a tab."""
-        return fmt.one_line(Path(self.path).stem, 18) or "session"
+        return fmt.one_line(self.agent_id or Path(self.path).stem, 18) or "session"
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,8 @@ def _policy(name: str, data: object, where: str) -> PolicyResult:
     markers = []
     for i, m in enumerate(_list(series.get("markers"), f"{where}.series.markers")):
         m = _list(m, f"{where}.series.markers[{i}]")
-        if len(m) != 2:
-            raise ReportError(f"{where}.series.markers[{i}] should be [request_index, layer]")
+        if len(m) < 2:
+            raise ReportError(f"{where}.series.markers[{i}] should be [request_index, layer, ...]")
         markers.append((_int(m[0], f"{where}.series.markers[{i}][0]") or 0, str(m[1])))
     buckets = _mapping(d.get("cost_by_bucket") or {}, f"{where}.cost_by_bucket")
     layers = _mapping(d.get("compactions") or {}, f"{where}.compactions")
@@ -119,6 +123,7 @@ def _policy(name: str, data: object, where: str) -> PolicyResult:
         name=name,
         cost_usd=_number(d.get("cost_usd"), f"{where}.cost_usd"),
         cost_by_bucket={str(k): _number(v, f"{where}.cost_by_bucket.{k}") or 0.0 for k, v in buckets.items()},
+        compaction_cost_usd=_number(d.get("compaction_cost_usd"), f"{where}.compaction_cost_usd"),
         overflows=_int(d.get("overflows"), f"{where}.overflows"),
         compactions={str(k): _int(v, f"{where}.compactions.{k}") or 0 for k, v in layers.items()},
         cache_hit_rate=_number(d.get("cache_hit_rate"), f"{where}.cache_hit_rate"),
@@ -136,11 +141,14 @@ def _session(data: object, where: str) -> SessionResult:
     d = _mapping(data, where)
     validation = _mapping(d.get("validation") or {}, f"{where}.validation")
     policies = _mapping(d.get("policies") or {}, f"{where}.policies")
-    model = d.get("model")
+    model, agent = d.get("model"), d.get("agent_id")
     return SessionResult(
         path=str(d.get("path") or "?"),
         model=None if model is None else str(model),
         requests=_int(d.get("requests"), f"{where}.requests"),
+        agent_id=str(agent) if agent else None,
+        window=_int(d.get("window"), f"{where}.window"),
+        skipped_lines=_int(d.get("skipped_lines"), f"{where}.skipped_lines"),
         cache_read_error_pct=_number(validation.get(READ_ERR), f"{where}.validation.{READ_ERR}"),
         cache_write_error_pct=_number(validation.get(WRITE_ERR), f"{where}.validation.{WRITE_ERR}"),
         policies={str(k): _policy(str(k), v, f"{where}.policies.{k}") for k, v in policies.items()},
@@ -193,6 +201,8 @@ def table_rows(session: SessionResult) -> list[tuple[str, list[str]]]:
     layers = sorted({layer for p in pols for layer in p.compactions})
     rows: list[tuple[str, list[str]]] = [("$ total", [fmt.usd(p.cost_usd) for p in pols])]
     rows += [(f"  $ {b}", [fmt.usd(p.cost_by_bucket.get(b, 0.0)) for p in pols]) for b in buckets]
+    if any(p.compaction_cost_usd is not None for p in pols):
+        rows.append(("  of which compaction", [fmt.usd(p.compaction_cost_usd) for p in pols]))
     if base is not None:
         rows.append((f"vs {BASELINE}", [ratio(p.cost_usd, base.cost_usd) for p in pols]))
     rows.append(("overflows", [fmt.tokens(p.overflows) for p in pols]))

@@ -187,13 +187,21 @@ class ReplayScreen(Screen):
         if tabs.active != f"session-{self.index}":
             tabs.active = f"session-{self.index}"
         order = result.policy_names
-        self.query_one(ReplayContextPlot).show(s, result.window, order)
+        self.query_one(ReplayContextPlot).show(s, s.window or result.window, order)
         self.query_one(ReplayCostPlot).show(s, order)
         self.query_one(PolicyTable).show(s)
         sep = ("  ·  ", "dim")
-        self.query_one("#replay-session", Static).update(Content.assemble(
-            (fmt.path(s.path), "bold"), sep, ("model ", "dim"), s.model or "—", sep,
-            f"{fmt.tokens(s.requests)} requests"))
+        line: list = []                  # one line, cut at the end when narrow: the path goes last
+        if s.agent_id:
+            line += [("sub-agent ", "dim"), (s.agent_id, "bold"), sep]
+        line += [("model ", "dim"), s.model or "—", sep, f"{fmt.tokens(s.requests)} requests", sep]
+        if s.window and s.window != result.window:
+            line += [("window ", "dim"), fmt.tokens(s.window), sep]
+        if s.skipped_lines:
+            line += [(f"⚠ {s.skipped_lines:,} unreadable line{'' if s.skipped_lines == 1 else 's'} skipped",
+                      "bold $warning"), sep]
+        line.append(fmt.path(s.path))
+        self.query_one("#replay-session", Static).update(Content.assemble(*line))
         notes: list = [validation_text(s)]
         if result.limits:
             notes += ["\n\n", ("limits\n", "bold"), *[(f"• {line}\n", "dim") for line in result.limits]]

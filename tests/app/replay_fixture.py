@@ -59,6 +59,7 @@ def _policy(requests: int, step: int, policy: str, users: int, refs: int) -> dic
     return {
         "cost_usd": round(total, 6),
         "cost_by_bucket": {"cache_write": round(write, 6), "cache_read": round(read, 6)},
+        "compaction_cost_usd": round(0.012 * layers.get("autocompact", 0), 6),
         "overflows": overflows,
         "compactions": layers,
         "cache_hit_rate": round(read / RATE / 0.1 / max(1.0, read / RATE / 0.1 + write / RATE / 1.25), 4),
@@ -68,8 +69,10 @@ def _policy(requests: int, step: int, policy: str, users: int, refs: int) -> dic
     }
 
 
-def _session(path: str, requests: int, step: int, users: int, refs: int, errors: tuple[float, float]) -> dict:
-    return {"path": path, "model": "claude-sonnet-4-5", "requests": requests,
+def _session(path: str, requests: int, step: int, users: int, refs: int, errors: tuple[float, float],
+             agent_id: str | None = None, skipped: int = 0) -> dict:
+    return {"path": path, "model": "claude-sonnet-4-5", "requests": requests, "window": WINDOW,
+            "agent_id": agent_id, "skipped_lines": skipped,
             "validation": {"cache_read_error_pct": errors[0], "cache_write_error_pct": errors[1]},
             "policies": {p: _policy(requests, step, p, users, refs) for p in POLICIES}}
 
@@ -77,7 +80,8 @@ def _session(path: str, requests: int, step: int, users: int, refs: int, errors:
 def _build() -> dict:
     sessions = [
         _session("/logs/proj/5f1e2d3c-aaaa-4000-8000-000000000001.jsonl", 60, 1_700, 14, 40, (1.8, 3.2)),
-        _session("/logs/proj/agent-7b2c.jsonl", 30, 2_600, 4, 12, (0.6, 2.1)),
+        _session("/logs/proj/5f1e2d3c-aaaa-4000-8000-000000000001/subagents/agent-7b2c.jsonl", 30, 2_600, 4, 12,
+                 (0.6, 2.1), agent_id="agent-7b2c", skipped=2),
     ]
     totals = {p: {"cost_usd": round(sum(s["policies"][p]["cost_usd"] for s in sessions), 6),
                   "overflows": sum(s["policies"][p]["overflows"] for s in sessions)} for p in POLICIES}

@@ -14,6 +14,7 @@ import threading
 import pytest
 from textual.widgets import Label, ProgressBar, Static, Tabs
 
+from app import format as fmt
 from app.replay_app import ReplayApp
 from app.screens.replay_screen import ReplayScreen
 from app.replay_report import (ReportError, describe_failure, parse_report, ratio, table_rows, totals_parts,
@@ -158,6 +159,26 @@ async def test_switching_sessions_changes_the_plotted_data():
         await pilot.click("#session-0")
         await pilot.pause()
         assert screen.index == 0 and ctx.lines["cc"] == contexts[0]
+
+
+async def test_sub_agent_session_and_per_session_window():
+    report = fixture_report()
+    report["window"] = None                  # each log's own window (the engine's default)
+    report["sessions"][1]["window"] = 50_000
+    app = ReplayApp(None, lambda options, progress: report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(app, pilot)
+        ctx = app.screen.query_one(ReplayContextPlot)
+        assert ctx.hlines == [float(WINDOW)]
+        await pilot.press("j")
+        assert ctx.hlines == [50_000.0]
+        line = text_of(app, "#replay-session")
+        assert "agent-7b2c" in line and "2 unreadable lines skipped" in line and "50,000" in line
+        assert "agent-7b2c" in str(app.screen.query_one("#session-1").render())
+        rows = dict(app.screen.query_one(PolicyTable).rows_shown)
+        pols = report["sessions"][1]["policies"]
+        assert rows["  of which compaction"] == [fmt.usd(pols[n]["compaction_cost_usd"]) for n in POLICIES]
+        assert pols["cc"]["compaction_cost_usd"] > 0
 
 
 async def test_a_single_session_hides_the_tabs_and_none_says_so():
