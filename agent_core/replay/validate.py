@@ -1,0 +1,151 @@
+"""The cache simulator checked against a log: replay the RECORDED trajectory (as it happened, with
+the log's own compactions and summary calls) through `compaction.cache_model.PrefixCache` and
+compare its cache reads and writes with the logged ones, request by request.
+
+How Claude Code 2.1 caches, as its logs show it (and so what is simulated):
+- breakpoints on the head and on the last message: each request reads exactly the previous
+  request's cached prefix (cache read n = cache read + write of n−1), and after a compaction the
+  first request reads exactly the system prompt's end (the overhead);
+- the head is two blocks: the part already warm when the session began (its first request's
+  cache read: the tools and system prompt Claude Code shares across sessions), pre-warmed, then
+  the rest of the system prompt; both end in a breakpoint;
+- the TTL of each request is the one its writes were logged under (`cache_creation`'s 1-hour vs
+  5-minute split); a request that wrote nothing uses the trajectory's usual one;
+- the compaction sub-agent's call shares the main prefix (it reads the whole conversation) and
+  appends its prompt: simulated at its own time, between the main requests.
+
+Error figures: `cache_read_error_pct = 100 · Σ|sim_read_i − log_read_i| / Σ log_read_i`, and the same
+for writes (both write buckets together), over every request of the trajectory (summary calls
+included). What the sizes cannot explain shows up as a request whose logged read falls to the head
+although nothing in the log changed the prefix: `misses` lists them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compaction.cache_model import Block, PrefixCache, chain
+
+from agent_core.logs.trajectory import Message, Request, Trajectory
+from agent_core.logs.trajectory_sizes import input_total
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One request: what the simulator said and what the log says."""
+    index: int
+    purpose: str
+    timestamp: float
+    sim_read: int
+    sim_write: int
+    log_read: int
+    log_write: int
+
+
+@dataclass
+class Validation:
+    path: str
+    agent_id: str | None
+    checked: list[Checked] = field(default_factory=list)
+
+    @property
+    def cache_read_error_pct(self) -> float:
+        return _error([(c.sim_read, c.log_read) for c in self.checked])
+
+    @property
+    def cache_write_error_pct(self) -> float:
+        return _error([(c.sim_write, c.log_write) for c in self.checked])
+
+    @property
+    def misses(self) -> list[Checked]:
+        """Requests the log shows reading far less than simulated (a prefix change the log does not
+        record)."""
+        return [c for c in self.checked if c.sim_read - c.log_read > max(1_024, c.sim_read // 10)]
+
+    def summary(self) -> dict[str, float]:
+        """The `validation` object of `ctxtui replay --json`."""
+        return {"cache_read_error_pct": round(self.cache_read_error_pct, 3),
+                "cache_write_error_pct": round(self.cache_write_error_pct, 3)}
+
+
+def _error(pairs: list[tuple[int, int]]) -> float:
+    """100 · Σ|sim − log| / Σ log (0 when the log has none and the simulator agrees)."""
+    logged = sum(log for _, log in pairs)
+    off = sum(abs(sim - log) for sim, log in pairs)
+    if logged == 0:
+        return 0.0 if off == 0 else 100.0
+    return 100.0 * off / logged
+
+
+def _writes(usage: dict[str, int]) -> int:
+    return int(usage.get("cache_write_5m", 0)) + int(usage.get("cache_write_1h", 0))
+
+
+def ttl_of(usage: dict[str, int], default: str) -> str:
+    """The TTL a request's writes were logged under; `default` when it wrote nothing."""
+    w5, w1 = usage.get("cache_write_5m", 0), usage.get("cache_write_1h", 0)
+    if w5 == w1 == 0:
+        return default
+    return "1h" if w1 >= w5 else "5m"
+
+
+def usual_ttl(traj: Trajectory) -> str:
+    w5 = sum(r.usage.get("cache_write_5m", 0) for r in traj.requests)
+    w1 = sum(r.usage.get("cache_write_1h", 0) for r in traj.requests)
+    return "1h" if w1 > w5 else "5m"
+
+
+def head_blocks(traj: Trajectory) -> list[Block]:
+    """The overhead as the cache sees it: the part warm at the start, then the rest."""
+    tag = f"{traj.path}\x00{traj.agent_id or ''}"
+    warm = max(0, min(traj.head_cached_tokens, traj.overhead_tokens))
+    out = []
+    if warm:
+        out.append(Block(f"head-warm\x00{tag}", warm, True))
+    if traj.overhead_tokens - warm > 0:
+        out.append(Block(f"head\x00{tag}", traj.overhead_tokens - warm, True))
+    return out
+
+
+def _blocks(head: list[Block], context: list[Message], tail: list[Block] = ()) -> list[Block]:
+    blocks = head + [Block(m.key, max(0, m.tokens)) for m in context] + list(tail)
+    if blocks:
+        last = blocks[-1]
+        blocks[-1] = Block(last.key, last.tokens, True)
+    return blocks
+
+
+def validate(traj: Trajectory) -> Validation:
+    """Replay `traj` as recorded and compare (module doc)."""
+    out = Validation(traj.path, traj.agent_id)
+    head = head_blocks(traj)
+    default = usual_ttl(traj)
+    cache = PrefixCache()
+    if traj.requests and head and head[0].key.startswith("head-warm"):
+        start = traj.requests[0].timestamp
+        cache.entries[chain(head[:1])[0]] = (head[0].tokens, start + 3600.0)
+    calls = sorted(traj.compaction_calls, key=lambda r: r.timestamp)
+    previous: list[Message] = []
+    for req, context in zip(traj.requests, traj.contexts()):
+        while calls and calls[0].timestamp <= req.timestamp:
+            out.checked.append(_summary_call(cache, calls.pop(0), head, previous, traj, default))
+        out.checked.append(_check(cache, req, _blocks(head, context), default))
+        previous = context
+    for call in calls:
+        out.checked.append(_summary_call(cache, call, head, previous, traj, default))
+    return out
+
+
+def _check(cache: PrefixCache, req: Request, blocks: list[Block], default: str) -> Checked:
+    used = cache.request(blocks, req.timestamp, ttl_of(req.usage, default))
+    return Checked(req.index, req.purpose, req.timestamp, used.cache_read, used.cache_write,
+                   int(req.usage.get("cache_read", 0)), _writes(req.usage))
+
+
+def _summary_call(cache: PrefixCache, call: Request, head: list[Block], context: list[Message], traj: Trajectory,
+                  default: str) -> Checked:
+    """A summary call: the main context it shares, then what it appends (the last answer, the
+    results since, its prompt) as one block sized by its logged total."""
+    shared = traj.overhead_tokens + sum(m.tokens for m in context)
+    extra = max(0, input_total(call.usage) - shared)
+    tail = [Block(f"summary-call\x00{call.timestamp}\x00{call.index}", extra)]
+    return _check(cache, call, _blocks(head, context, tail), default)
