@@ -15,6 +15,7 @@ commands:
                                    compact the latest session (e.g. after a breaker stopped auto-compaction)
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
   ctxtui usage [PATH ...]          token and cost report over session logs
+  ctxtui replay PATH... [--json]   what a session would have cost under other compaction policies
   ctxtui statusline                one status line for Claude Code's statusLine setting (JSON on stdin)
 
 environment (flags win over environment, then .env in the workspace, then the user config file):
@@ -89,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     make_non_dumpable()       # before any key is read: no same-user process may read our memory or environ
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "replay":
+        return _replay(argv[1:])
     if argv and argv[0] == "statusline":
         from agent_core.frontends.statusline_cli import main as statusline_main  # noqa: PLC0415  (start-up time)
         return statusline_main(argv[1:])
@@ -110,6 +113,21 @@ def main(argv: list[str] | None = None) -> int:
         return headless_main(args)
     from app.main import run_tui  # noqa: PLC0415  (start-up time)
     return run_tui(args)
+
+
+def _replay(argv: list[str]) -> int:
+    """`ctxtui replay`: the screen in a terminal, else text or --json (without loading Textual)."""
+    from agent_core.frontends.replay_cli import parse_options, run  # noqa: PLC0415  (start-up time)
+    options = parse_options(argv)
+    if isinstance(options, int):
+        return options
+    if not options.json and sys.stdout.isatty():
+        try:
+            from app.replay_app import run_app  # noqa: PLC0415  (start-up time: Textual only for the screen)
+        except ImportError:   # a build without the screen: the text report instead
+            return run(options)
+        return run_app(options)
+    return run(options)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,154 @@
+"""`ctxtui` (and its variants): the real compaction engine replayed over a recorded trajectory.
+
+Each recorded message becomes an `Entry` holding its API content, so every layer reads what the
+model saw. Claude Code's tool names and input keys are mapped to ctxtui's (Read → read_file,
+file_path → path, …) so the layers treat those calls as they treat their own.
+
+Token sizes — the calibration: an entry's `tokens` is a per-entry estimate the engine caches on
+first use; replay fixes it to the log's calibrated `Message.tokens` when the entry is made, and
+gives no entry a usage anchor, so the engine's count is exactly the head plus the calibrated sizes
+(what the policy would send). Any entry a layer rewrites (a cleared result, a digest, a summary) is
+a new entry and is estimated from its new content, as in a live session.
+
+The summarizing stages are the loop's (`compaction.default_stages`): session memory runs as is (it
+needs no model); LLM compaction runs with a summarizer that writes no summary but returns text of
+the sized length (summary_size.py), and its call is priced as a request reading the main prefix.
+Replay writes no transcript, so snip — which only acts when it can archive first — never acts.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import Any
+
+from compaction import Entry, Pipeline, PipelineConfig, SummarizeConfig, SummaryResult, default_stages
+from compaction.layer_context import LayerContext
+from compaction.report import LayerResult
+
+from agent_core.logs.trajectory import Message, Request
+from agent_core.replay.policies import new_messages
+from agent_core.replay.simulate import Step, SummaryCall
+
+CC_TOOL_NAMES = {"Read": "read_file", "Bash": "bash", "Grep": "grep", "Glob": "glob", "Write": "write_file",
+                 "Edit": "edit_file", "MultiEdit": "edit_file", "NotebookEdit": "edit_file"}
+CC_INPUT_KEYS = {"file_path": "path", "notebook_path": "path"}
+FILLER = "This summary is sized, not written: replay calls no model. "
+
+
+def ctxtui_block(block: dict) -> dict:
+    """A tool_use block with Claude Code's names mapped to ctxtui's; anything else as it is."""
+    if block.get("type") != "tool_use" or block.get("name") not in CC_TOOL_NAMES:
+        return block
+    inp = block.get("input") if isinstance(block.get("input"), dict) else {}
+    mapped = {CC_INPUT_KEYS.get(k, k): v for k, v in inp.items()}
+    return {**block, "name": CC_TOOL_NAMES[block["name"]], "input": mapped}
+
+
+def make_entry(m: Message, timestamp: float, response_id: str | None) -> Entry:
+    """An entry for a recorded message whose `tokens` is the message's calibrated size."""
+    blocks = [ctxtui_block(b) for b in m.blocks] if m.blocks else [{"type": "text", "text": m.text or "(empty)"}]
+    e = Entry({"role": m.role, "content": blocks}, timestamp=m.timestamp or timestamp,
+              response_id=response_id if m.role == "assistant" else None)
+    e.__dict__["tokens"] = max(0, int(m.tokens))    # the cached estimate, fixed to the calibrated size
+    return e
+
+
+def entry_text(e: Entry) -> str:
+    """What references are searched in: text, tool inputs and results."""
+    parts: list[str] = []
+    for b in e.content:
+        t = b.get("type")
+        if t == "text":
+            parts.append(str(b.get("text", "")))
+        elif t == "tool_use":
+            parts.append(json.dumps(b.get("input", {}), ensure_ascii=False, default=str))
+        elif t == "tool_result":
+            c = b.get("content", "")
+            parts.append(c if isinstance(c, str) else " ".join(str(x.get("text", "")) for x in c
+                                                               if isinstance(x, dict)))
+    return "\n".join(parts)
+
+
+class SizedSummarizer:
+    """The `Summarizer` the LLM stage is handed: no model, a summary of the sized length."""
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = tokens
+        self.calls: list[int] = []       # the summary prompt's size, per call
+
+    async def summarize(self, messages: list[dict], **_: Any) -> SummaryResult:
+        last = messages[-1]["content"] if messages else []
+        prompt = next((b.get("text", "") for b in reversed(last) if b.get("type") == "text"), "")
+        self.calls.append(max(1, len(prompt) // 4))
+        text = (FILLER * (self.tokens * 4 // len(FILLER) + 1))[: self.tokens * 4]
+        return SummaryResult(text=text, usage={}, model="replay")
+
+
+class Recording:
+    """A stage wrapper that keeps the entries the stage was last handed (what a summary call reads)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.seen: list[Entry] = []
+        observe = getattr(inner, "observe", None)
+        if observe is not None:
+            self.observe = observe
+
+    async def __call__(self, entries: list[Entry], ctx: LayerContext) -> LayerResult | None:
+        self.seen = entries
+        return await self.inner(entries, ctx)
+
+
+class EnginePolicy:
+    def __init__(self, config: PipelineConfig, *, summary_tokens: int, name: str = "ctxtui") -> None:
+        self.name = name
+        self.ttl = config.cache_ttl
+        self.summarizer = SizedSummarizer(summary_tokens)
+        self.summary_tokens = summary_tokens
+        stages = default_stages(self.summarizer, SummarizeConfig(require_transcript=False))
+        self.stages = [Recording(s) if s.name == "autocompact" else s for s in stages]
+        self.pipeline = Pipeline(config, session_dir=None, stages=self.stages)
+        self.history: list[Entry] = []
+        self.view: list[Entry] = []
+        self._origin: dict[str, tuple[dict, Message]] = {}     # uuid -> (content as made, its message)
+        self._made: dict[int, tuple[dict, Message]] = {}       # id(rewritten content) -> its message
+        self._runner = asyncio.Runner()
+
+    def close(self) -> None:
+        self._runner.close()
+
+    def message_of(self, e: Entry) -> Message:
+        """The recorded message an entry still is, or a message describing its rewritten content."""
+        orig = self._origin.get(e.uuid)
+        if orig is not None and orig[0] is e.message:
+            return orig[1]
+        made = self._made.get(id(e.message))
+        if made is not None and made[0] is e.message:
+            return made[1]
+        raw = json.dumps(e.message, sort_keys=True, ensure_ascii=False, default=str)
+        key = "engine\x00" + hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
+        kind = e.kind if e.kind in ("summary", "attachment") else "other"
+        m = Message(e.role, kind, e.tokens, key, entry_text(e), timestamp=e.timestamp)
+        self._made[id(e.message)] = (e.message, m)
+        return m
+
+    def step(self, request: Request) -> Step:
+        for m in new_messages(request):
+            e = make_entry(m, request.timestamp, m.key)
+            self._origin[e.uuid] = (e.message, m)
+            self.history.append(e)
+        calls_before = len(self.summarizer.calls)
+        res = self._runner.run(self.pipeline.run(self.history, now=request.timestamp))
+        self.history = res.entries
+        self.view = res.view or res.entries
+        step = Step([self.message_of(e) for e in self.view if e.sent])
+        for prompt in self.summarizer.calls[calls_before:]:
+            seen = next((s.seen for s in self.stages if isinstance(s, Recording)), [])
+            step.calls.append(SummaryCall([self.message_of(e) for e in seen if e.sent], prompt,
+                                          self.summary_tokens, "autocompact"))
+        for r in res.reports:
+            if not r.details.get("failed") and r.tokens_after < r.tokens_before:
+                step.compactions.append(r.layer)
+        return step

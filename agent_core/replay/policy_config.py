@@ -1,0 +1,69 @@
+"""The engine configuration a policy replays with, built the way the loop builds it.
+
+A variant's settings go into a `Config` exactly as if they had been set in the environment, then
+through the loop's own `make_budget` and `pipeline_config` (agent_core/loop/factory.py); only the
+window (`--window`, unless the variant sets CTXTUI_CONTEXT_WINDOW), the cache TTL (`--ttl`,
+unless it sets the TTL), the head size and the model's rates come from the replay.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from compaction import ContextBudget, PipelineConfig
+from compaction.cache_model import BUCKETS, Rates
+
+from agent_core.config import Config
+from agent_core.context_budget import limits_for, make_budget
+from agent_core.loop.factory import pipeline_config
+from agent_core.pricing.pricer import Pricer
+from agent_core.replay.options import PolicySpec
+
+_CONFIG_FIELDS = {f.name for f in dataclasses.fields(Config)}
+_PROBE = 1_000_000
+
+
+def policy_settings_config(spec: PolicySpec, model: str, window: int | None) -> Config:
+    """A Config holding the variant's settings (sourced as if set on the command line)."""
+    values = {k: v for k, v in spec.settings.items() if k in _CONFIG_FIELDS}
+    if window is not None and "context_window" not in values:
+        values["context_window"] = window
+    return Config(model=model, sources={k: "flag" for k in values}, **values)
+
+
+def budget_for_policy(spec: PolicySpec, model: str, window: int | None) -> ContextBudget:
+    """The thresholds the loop would use for this model, window and settings."""
+    config = policy_settings_config(spec, model, window)
+    limits = limits_for(model, config.budget_settings())
+    return make_budget(limits.context_window, limits.max_output_tokens, config.budget_settings())
+
+
+def rates_for(model: str, pricer: Pricer) -> Rates | None:
+    """Dollars per token per bucket from genai-prices (through the pricer), or None when the model
+    has no price data."""
+    base = pricer(model, dict.fromkeys(BUCKETS, 0))
+    if base is None:
+        return None
+    per = {}
+    for bucket in BUCKETS:
+        p = pricer(model, {**dict.fromkeys(BUCKETS, 0), bucket: _PROBE})
+        if p is None:
+            return None
+        per[bucket] = (p - base) / _PROBE
+    return Rates.from_mapping(per)
+
+
+def engine_config(spec: PolicySpec, model: str, window: int | None, ttl: str, overhead: int,
+                  pricer: Pricer) -> PipelineConfig:
+    """The PipelineConfig the loop would build for this policy, with the replay's head size, TTL
+    (unless the variant sets one) and the model's rates."""
+    config = policy_settings_config(spec, model, window)
+    limits = limits_for(model, config.budget_settings())
+    budget = make_budget(limits.context_window, limits.max_output_tokens, config.budget_settings())
+    pcfg = pipeline_config(config, budget)
+    pcfg.overhead_tokens = overhead
+    if "cache_ttl" not in spec.settings:
+        pcfg.cache_ttl = ttl
+    rates = rates_for(model, pricer)
+    if rates is not None:
+        pcfg.cache_rates = rates
+    return pcfg

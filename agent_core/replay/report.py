@@ -1,0 +1,122 @@
+"""The replay report: one JSON-ready dict (the shape `--json` prints and the replay screen plots)
+and its compact text form.
+
+    {"sessions": [{"path", "model", "requests", "validation": {"cache_read_error_pct",
+      "cache_write_error_pct"}, "policies": {NAME: {"cost_usd", "cost_by_bucket", "overflows",
+      "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
+      "references_kept", "references_total", "series": {"context", "cost_cum", "markers"}}}}],
+     "totals": {NAME: {"cost_usd", "overflows"}}, "window": N, "ttl": "5m", "limits": [...]}
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from agent_core.logs.trajectory import Trajectory
+from agent_core.replay.simulate import PolicyRun
+from agent_core.replay.summary_size import SummarySize
+
+LIMITS = [
+    "Replay cannot see how behaviour would change: after another compaction the model might re-read files, "
+    "ask again or work longer; every policy replays the recorded requests and answers as they were.",
+    "Summaries are sized, not written: a replayed summary holds no references, so references kept after a "
+    "summary count only what stayed verbatim, in session notes or digests, or was re-attached.",
+    "Snip never acts in replay (it archives a transcript first, and replay writes none); in a session it acts "
+    "only when automatic summarizing cannot run.",
+    "cc is modelled, not run: auto-compact at Claude Code's threshold, 5 re-attached files, the 60-minute "
+    "clear of old tool results (one tool-result message counts as one result).",
+]
+
+
+def _r(x: float, n: int = 6) -> float:
+    return round(float(x), n)
+
+
+def policy_report(run: PolicyRun) -> dict[str, Any]:
+    return {
+        "cost_usd": _r(run.cost_usd),
+        "cost_by_bucket": {k: _r(v) for k, v in run.cost_by_bucket.items()},
+        "compaction_cost_usd": _r(run.compaction_cost_usd),
+        "tokens_by_bucket": dict(run.tokens_by_bucket),
+        "overflows": run.overflows,
+        "compactions": dict(sorted(run.compactions.items())),
+        "cache_hit_rate": _r(run.cache_hit_rate, 4),
+        "user_messages_kept": run.user_messages_kept,
+        "user_messages_total": run.user_messages_total,
+        "references_kept": run.references_kept,
+        "references_total": run.references_total,
+        "unpriced_models": sorted(run.unpriced_models),
+        "series": {"context": list(run.context), "cost_cum": [_r(c) for c in run.cost_cum],
+                   "markers": [list(m) for m in run.markers]},
+    }
+
+
+def session_report(traj: Trajectory, runs: dict[str, PolicyRun], *, window: int, size: SummarySize,
+                   validation: dict[str, float | None]) -> dict[str, Any]:
+    return {
+        "path": traj.path, "model": traj.model, "session_id": traj.session_id, "agent_id": traj.agent_id,
+        "source": traj.source, "requests": len(traj.requests), "window": window,
+        "skipped_lines": traj.skipped_lines, "summary_tokens": size.tokens, "summary_source": size.source,
+        "validation": validation,
+        "policies": {name: policy_report(run) for name, run in runs.items()},
+    }
+
+
+def build_report(sessions: list[dict], names: list[str], *, window: int | None, ttl: str,
+                 notes: list[str]) -> dict[str, Any]:
+    totals = {n: {"cost_usd": _r(sum(s["policies"][n]["cost_usd"] for s in sessions)),
+                  "overflows": sum(s["policies"][n]["overflows"] for s in sessions)} for n in names}
+    return {"sessions": sessions, "totals": totals, "window": window, "ttl": ttl, "limits": LIMITS + notes}
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{a}/{b}" if b else "-"
+
+
+def format_text(report: dict[str, Any]) -> str:
+    """A compact table per session (under 100 columns), the totals and the limits."""
+    lines: list[str] = []
+    head = f"  {'policy':<14}{'cost $':>10}{'÷cc':>7}{'over':>6}{'hit%':>6}{'users':>9}{'refs':>11}  compactions"
+    for s in report["sessions"]:
+        v = s["validation"]
+        valid = ("" if v.get("cache_read_error_pct") is None else
+                 f"; validation read {v['cache_read_error_pct']:.1f}% write {v['cache_write_error_pct']:.1f}%")
+        lines.append(f"{s['path']}" + (f" [{s['agent_id']}]" if s.get("agent_id") else ""))
+        lines.append(f"  {s['model']}, {s['requests']} requests, window {s['window']:,}{valid}")
+        lines.append(head)
+        cc = s["policies"].get("cc", {}).get("cost_usd") or 0.0
+        for name, p in s["policies"].items():
+            ratio = f"{p['cost_usd'] / cc:.2f}" if cc else "-"
+            comp = ", ".join(f"{k} {n}" for k, n in p["compactions"].items()) or "-"
+            lines.append(f"  {name[:14]:<14}{p['cost_usd']:>10.4f}{ratio:>7}{p['overflows']:>6}"
+                         f"{100 * p['cache_hit_rate']:>6.1f}"
+                         f"{_pct(p['user_messages_kept'], p['user_messages_total']):>9}"
+                         f"{_pct(p['references_kept'], p['references_total']):>11}  {comp[:40]}")
+        lines.append("")
+    lines.append("totals: " + "; ".join(f"{n} ${t['cost_usd']:.4f}, {t['overflows']} over"
+                                        for n, t in report["totals"].items()))
+    lines.append("")
+    lines.append("limits:")
+    for lim in report["limits"]:
+        lines.append(f"  - {lim}")
+    return "\n".join(_wrap(line) for line in lines)
+
+
+def _wrap(line: str, width: int = 99) -> str:
+    """A long line (paths, limits) wrapped at spaces, continued with its indent + 4; a word too long
+    for a line keeps its end (a path's file name)."""
+    if len(line) <= width:
+        return line
+    pad = len(line) - len(line.lstrip())
+    indent = " " * (pad + 4)
+    out, cur = [], " " * pad
+    for word in line.split():
+        room = width - len(indent) - 1
+        if len(word) > room:
+            word = "…" + word[-(room - 1):]
+        if cur.strip() and len(cur) + 1 + len(word) > width:
+            out.append(cur)
+            cur = indent + word
+        else:
+            cur = f"{cur} {word}" if cur.strip() else cur + word
+    out.append(cur)
+    return "\n".join(out)

@@ -1,0 +1,98 @@
+"""`run_replay(options, progress)`: read the logs once, replay every trajectory under every policy,
+and return the report (report.py). Pure computation, no model call; `progress(label, fraction)`
+is called as the work advances so a screen can show it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+from agent_core.context_budget import limits_for
+from agent_core.logs.trajectory import Trajectory
+from agent_core.logs.trajectory_read import read_trajectories
+from agent_core.pricing.pricer import Pricer
+from agent_core.replay.engine_policy import EnginePolicy
+from agent_core.replay.options import PolicySpec, ReplayOptions
+from agent_core.replay.policies import ClaudeCodeLike, NoCompaction
+from agent_core.replay.policy_config import engine_config
+from agent_core.replay.references import ReferenceIndex
+from agent_core.replay.report import build_report, session_report
+from agent_core.replay.simulate import Policy, PolicyRun, simulate
+from agent_core.replay.summary_size import SummarySize, summary_prompt_tokens, summary_size
+
+Progress = Callable[[str, float], None]
+READ_SHARE = 0.2            # of the progress bar, for reading the logs
+
+
+def make_policy(spec: PolicySpec, traj: Trajectory, *, window: int, ttl: str, size: SummarySize,
+                pricer: Pricer) -> tuple[Policy, int]:
+    """The policy object for one trajectory and the window its overflows are counted against."""
+    if spec.base == "none":
+        return NoCompaction(ttl, spec.name), window
+    if spec.base == "cc":
+        max_out = limits_for(traj.model).max_output_tokens
+        return ClaudeCodeLike(overhead=traj.overhead_tokens, window=window, max_output=max_out, ttl=ttl,
+                              summary_tokens=size.tokens, prompt_tokens=summary_prompt_tokens(),
+                              name=spec.name), window
+    config = engine_config(spec, traj.model, window, ttl, traj.overhead_tokens, pricer)
+    return EnginePolicy(config, summary_tokens=size.tokens, name=spec.name), config.budget.context_window
+
+
+def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
+                      on_policy: Callable[[str], None] | None = None) -> tuple[dict[str, PolicyRun], int, SummarySize]:
+    window = options.window or limits_for(traj.model).context_window
+    size = summary_size(traj, window)
+    refs = ReferenceIndex(traj)
+    runs: dict[str, PolicyRun] = {}
+    for spec in options.policies:
+        if on_policy is not None:
+            on_policy(spec.name)
+        policy, policy_window = make_policy(spec, traj, window=window, ttl=options.ttl, size=size, pricer=pricer)
+        runs[spec.name] = simulate(traj, policy, window=policy_window, pricer=pricer, refs=refs)
+    return runs, window, size
+
+
+def validation_of(traj: Trajectory) -> dict[str, float | None]:
+    """The cache simulator checked against the log's own cache reads and writes.
+    TODO(H3a): wired to agent_core.replay.validate once it lands; None until then."""
+    return {"cache_read_error_pct": None, "cache_write_error_pct": None}
+
+
+def load(options: ReplayOptions, progress: Progress | None) -> list[Trajectory]:
+    """Every trajectory with at least one request in the options' paths, read once."""
+    def on_bytes(done: int, total: int) -> None:
+        if progress is not None:
+            progress("reading logs", READ_SHARE * (done / total if total else 1.0))
+    return [t for t in read_trajectories(options.paths, on_bytes) if t.requests]
+
+
+def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
+               trajectories: Sequence[Trajectory] | None = None) -> dict:
+    """The report for `options`; `trajectories` replaces reading `options.paths` (tests, bench)."""
+    def tell(label: str, fraction: float) -> None:
+        if progress is not None:
+            progress(label, max(0.0, min(1.0, fraction)))
+
+    trajs = list(trajectories) if trajectories is not None else load(options, progress)
+    pricer = Pricer()
+    sessions = []
+    notes: list[str] = []
+    total = max(1, len(trajs) * len(options.policies))
+    done = 0
+    for traj in trajs:
+        def on_policy(name: str, traj: Trajectory = traj) -> None:
+            nonlocal done
+            tell(f"{traj.path}: {name}", READ_SHARE + (1 - READ_SHARE) * done / total)
+            done += 1
+        runs, window, size = replay_trajectory(traj, options, pricer, on_policy)
+        sessions.append(session_report(traj, runs, window=window, size=size, validation=validation_of(traj)))
+        name = Path(traj.path).name + (f" [{traj.agent_id}]" if traj.agent_id else "")
+        note = f"{name}: {size.describe()}."
+        if traj.skipped_lines:
+            note += f" {traj.skipped_lines} unreadable line(s) skipped."
+        notes.append(note)
+        unpriced = sorted({m for r in runs.values() for m in r.unpriced_models})
+        if unpriced:
+            notes.append(f"{name}: no price data for {', '.join(unpriced)}; its calls count $0.")
+    tell("done", 1.0)
+    return build_report(sessions, options.policy_names(), window=options.window, ttl=options.ttl, notes=notes)

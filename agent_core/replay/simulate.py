@@ -1,0 +1,140 @@
+"""Walking one trajectory under one policy and pricing every call it would have made.
+
+The policy decides what each recorded request's context holds (and which summary calls it makes
+before it); this module prices those calls with a `PrefixCache` of its own — the head (system
+prompt and tools, one block) then one block per context message keyed by `Message.key`, so an
+unchanged message reads from the cache — with breakpoints on the head and the last message, the
+TTL of the policy and the log's timestamps. Output tokens are the logged ones; dollars come from
+genai-prices through the `Pricer`, split by bucket.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+from compaction.cache_model import BUCKETS, Block, PrefixCache, mark_last
+
+from agent_core.logs.trajectory import Message, Request, Trajectory
+from agent_core.pricing.pricer import Pricer
+from agent_core.replay.references import ReferenceIndex, user_prompts
+
+
+@dataclass
+class SummaryCall:
+    """A summary call a policy makes before a request: the context it reads (sharing the main
+    prefix), the summary prompt after it, and the summary it writes."""
+    context: list[Message]
+    prompt_tokens: int
+    output_tokens: int
+    layer: str
+
+
+@dataclass
+class Step:
+    """What a policy sent for one recorded request."""
+    context: list[Message]
+    calls: list[SummaryCall] = field(default_factory=list)
+    compactions: list[str] = field(default_factory=list)     # layers that acted before this request
+
+
+class Policy(Protocol):
+    name: str
+    ttl: str
+
+    def step(self, request: Request) -> Step: ...
+
+
+@dataclass
+class PolicyRun:
+    """Everything the report says about one policy on one trajectory."""
+    name: str
+    cost_usd: float = 0.0
+    cost_by_bucket: dict[str, float] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0.0))
+    tokens_by_bucket: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
+    compaction_cost_usd: float = 0.0
+    overflows: int = 0
+    compactions: Counter = field(default_factory=Counter)
+    context: list[int] = field(default_factory=list)
+    cost_cum: list[float] = field(default_factory=list)
+    markers: list[list] = field(default_factory=list)
+    references_kept: int = 0
+    references_total: int = 0
+    user_messages_kept: int = 0
+    user_messages_total: int = 0
+    unpriced_models: set[str] = field(default_factory=set)
+
+    @property
+    def cache_hit_rate(self) -> float:
+        t = self.tokens_by_bucket
+        total = t["input"] + t["cache_write_5m"] + t["cache_write_1h"] + t["cache_read"]
+        return t["cache_read"] / total if total else 0.0
+
+
+class Biller:
+    """One policy run's prompt cache and pricing."""
+
+    def __init__(self, trajectory: Trajectory, ttl: str, pricer: Pricer, run: PolicyRun) -> None:
+        self.cache = PrefixCache()
+        self.ttl = ttl
+        self.pricer = pricer
+        self.run = run
+        self.head = Block(f"head\x00{trajectory.path}\x00{trajectory.agent_id or ''}",
+                          max(0, trajectory.overhead_tokens))
+
+    def bill(self, blocks: list[Block], now: float, output: int, model: str) -> float:
+        usage = self.cache.request(mark_last(blocks, 0), now, self.ttl).buckets(output)
+        for k, v in usage.items():
+            self.run.tokens_by_bucket[k] += v
+        priced = self.pricer.priced(model, usage)
+        if priced.total is None or priced.parts is None:
+            self.run.unpriced_models.add(model)
+            return 0.0
+        for k, v in priced.parts.items():
+            self.run.cost_by_bucket[k] += v
+        self.run.cost_usd += priced.total
+        return priced.total
+
+    def blocks(self, context: Sequence[Message]) -> list[Block]:
+        return [self.head, *(Block(m.key, max(0, m.tokens)) for m in context)]
+
+
+def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pricer,
+             refs: ReferenceIndex) -> PolicyRun:
+    run = PolicyRun(policy.name)
+    biller = Biller(trajectory, policy.ttl, pricer, run)
+    head = max(0, trajectory.overhead_tokens)
+    last: Step | None = None
+    try:
+        for req in trajectory.requests:
+            last = _request(req, policy.step(req), run, biller, refs, head, window)
+    finally:
+        close = getattr(policy, "close", None)
+        if close is not None:
+            close()
+    prompts = user_prompts(trajectory)
+    run.user_messages_total = len(prompts)
+    run.user_messages_kept = refs.verbatim(prompts, last.context if last else [])
+    return run
+
+
+def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, refs: ReferenceIndex, head: int,
+             window: int) -> Step:
+    """Price one request (and the summary calls before it) and record what the report needs."""
+    for n, call in enumerate(step.calls):
+        blocks = biller.blocks(call.context) + [Block(f"summary-prompt\x00{req.index}\x00{n}", call.prompt_tokens)]
+        run.compaction_cost_usd += biller.bill(blocks, req.timestamp, call.output_tokens, req.model)
+    for layer in step.compactions:
+        run.compactions[layer] += 1
+        run.markers.append([req.index, layer])
+    tokens = head + sum(m.tokens for m in step.context)
+    if tokens > window:
+        run.overflows += 1
+    biller.bill(biller.blocks(step.context), req.timestamp, int(req.usage.get("output", 0)), req.model)
+    run.context.append(tokens)
+    run.cost_cum.append(run.cost_usd)
+    wanted = req.response.references
+    if wanted:
+        run.references_total += len(wanted)
+        run.references_kept += refs.found(wanted, step.context)
+    return step

@@ -1,0 +1,49 @@
+"""How long a replayed summary is. Replay writes no summary: it only needs its size, which sets
+what the summary call outputs and what the next requests carry.
+
+From the log's own compactions when it has them (the median of their summary sizes); otherwise a
+default range — a Claude Code summary of a long coding session is typically a few thousand
+tokens — of which the middle is used and the range is stated in the report's limits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median
+
+from compaction.summary_prompt import build_summary_prompt
+from compaction.tokens import estimate_text
+
+from agent_core.logs.trajectory import Trajectory
+
+DEFAULT_RANGE = (2_000, 4_000, 8_000)      # low, mid, high
+MAX_SHARE = 0.25                           # never more than this share of the window
+
+
+@dataclass(frozen=True)
+class SummarySize:
+    tokens: int
+    source: str          # "log" | "default"
+    low: int
+    high: int
+
+    def describe(self) -> str:
+        if self.source == "log":
+            return f"summaries sized {self.tokens:,} tokens, the median of the log's own compactions"
+        return (f"summaries sized {self.tokens:,} tokens (a default; the log has no compaction to size them "
+                f"from; a real one is typically {self.low:,}–{self.high:,})")
+
+
+def summary_size(trajectory: Trajectory, window: int) -> SummarySize:
+    cap = max(200, int(window * MAX_SHARE))
+    sizes = [c.summary_tokens for r in trajectory.requests
+             for c in ([r.compaction_before] if r.compaction_before else []) if c.summary_tokens]
+    if sizes:
+        mid = int(median(sizes))
+        return SummarySize(min(mid, cap), "log", min(sizes), max(sizes))
+    low, mid, high = DEFAULT_RANGE
+    return SummarySize(min(mid, cap), "default", min(low, cap), min(high, cap))
+
+
+def summary_prompt_tokens() -> int:
+    """What the summary request adds after the conversation (the engine's own prompt)."""
+    return estimate_text(build_summary_prompt(None))

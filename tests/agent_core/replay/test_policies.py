@@ -1,0 +1,100 @@
+"""Each replay policy on a generated long session: `none` overflows at a small window, `cc`
+compacts when its threshold is reached, `ctxtui` runs the real engine and keeps a valid history."""
+from __future__ import annotations
+
+from compaction import project, validate_history
+
+from agent_core.pricing.pricer import Pricer
+from agent_core.replay.engine_policy import EnginePolicy, make_entry
+from agent_core.replay.options import PolicySpec
+from agent_core.replay.policies import ClaudeCodeLike, NoCompaction, cc_budget, new_messages
+from agent_core.replay.policy_config import engine_config
+from agent_core.replay.references import ReferenceIndex
+from agent_core.replay.simulate import simulate
+from agent_core.replay.synthetic import generate
+
+WINDOW = 30_000
+
+
+def run(policy, traj, window=WINDOW):
+    return simulate(traj, policy, window=window, pricer=Pricer(), refs=ReferenceIndex(traj))
+
+
+def cc_policy(traj, window=WINDOW):
+    return ClaudeCodeLike(overhead=traj.overhead_tokens, window=window, max_output=32_000, ttl="5m",
+                          summary_tokens=1_500, prompt_tokens=600)
+
+
+def test_none_keeps_everything_and_counts_overflows():
+    traj = generate(120, seed=1, overhead=3_000)
+    r = run(NoCompaction("5m"), traj)
+    added = [traj.overhead_tokens + sum(m.tokens for q in traj.requests[:i + 1] for m in new_messages(q))
+             for i in range(len(traj.requests))]
+    assert r.context == added                          # nothing ever leaves
+    assert r.overflows == sum(1 for c in added if c > WINDOW) > 0
+    assert not r.compactions and r.compaction_cost_usd == 0
+    assert r.cost_usd > 0 and abs(sum(r.cost_by_bucket.values()) - r.cost_usd) < 1e-9
+
+
+def test_cc_compacts_when_the_threshold_is_reached():
+    traj = generate(200, seed=2, overhead=3_000)
+    r = run(cc_policy(traj), traj)
+    threshold = cc_budget(WINDOW, 32_000).autocompact_threshold
+    marks = [i for i, layer in r.markers if layer == "autocompact"]
+    assert len(marks) >= 2 and r.overflows == 0
+    for i in marks:
+        grown = r.context[i - 1] + sum(m.tokens for m in new_messages(traj.requests[i]))
+        assert grown >= threshold                      # it compacted only once the threshold was reached ...
+        assert r.context[i - 1] < threshold            # ... not earlier
+        # summary + at most 5 re-attached files of at most 5,000 tokens
+        assert r.context[i] <= traj.overhead_tokens + 1_500 + 5 * 5_000 and r.context[i] < grown
+    assert r.compaction_cost_usd > 0                   # the summary calls are priced
+    assert r.compactions["autocompact"] == len(marks)
+
+
+def test_cc_summary_call_reads_the_main_prefix_from_the_cache():
+    traj = generate(200, seed=2, overhead=3_000)
+    policy = cc_policy(traj)
+    r = run(policy, traj)
+    assert r.tokens_by_bucket["cache_read"] > 0
+    # the summary call reads the conversation the previous request wrote: the whole run's hit rate
+    # stays high even though every compaction rewrites the context
+    assert r.cache_hit_rate > 0.5
+
+
+def test_cc_clears_old_results_after_an_hour_long_pause():
+    traj = generate(150, seed=4, overhead=3_000, long_pause_every=3)
+    r = run(cc_policy(traj, window=400_000), traj, window=400_000)
+    assert r.compactions["time_clear"] >= 1
+    assert "autocompact" not in r.compactions
+
+
+def test_ctxtui_runs_the_engine_and_keeps_a_valid_history():
+    traj = generate(160, seed=5, overhead=3_000)
+    config = engine_config(PolicySpec("ctxtui"), traj.model, WINDOW, "5m", traj.overhead_tokens, Pricer())
+    policy = EnginePolicy(config, summary_tokens=1_500)
+    layers = set()
+    try:
+        for req in traj.requests:
+            step = policy.step(req)
+            layers.update(step.compactions)
+            assert validate_history(project(policy.view)) == []
+            assert traj.overhead_tokens + sum(m.tokens for m in step.context) <= WINDOW
+    finally:
+        policy.close()
+    assert layers                                       # the engine acted at this window
+
+
+def test_ctxtui_entries_carry_the_calibrated_size():
+    traj = generate(3, seed=6)
+    m = traj.requests[0].added[0]
+    e = make_entry(m.__class__(m.role, m.kind, 12_345, m.key, m.text, blocks=m.blocks), 0.0, None)
+    assert e.tokens == 12_345
+
+
+def test_ctxtui_overflows_none_where_none_overflows():
+    traj = generate(160, seed=7, overhead=3_000)
+    config = engine_config(PolicySpec("ctxtui"), traj.model, WINDOW, "5m", traj.overhead_tokens, Pricer())
+    r = run(EnginePolicy(config, summary_tokens=1_500), traj)
+    assert run(NoCompaction("5m"), traj).overflows > 0
+    assert r.overflows == 0 and sum(r.compactions.values()) > 0
