@@ -187,7 +187,8 @@ class ReplayScreen(Screen):
         if tabs.active != f"session-{self.index}":
             tabs.active = f"session-{self.index}"
         order = result.policy_names
-        self.query_one(ReplayContextPlot).show(s, s.window or result.window, order)
+        context_plot = self.query_one(ReplayContextPlot)
+        context_plot.show(s, s.window or result.window, order)
         self.query_one(ReplayCostPlot).show(s, order)
         self.query_one(PolicyTable).show(s)
         sep = ("  ·  ", "dim")
@@ -203,6 +204,9 @@ class ReplayScreen(Screen):
         line.append(fmt.path(s.path))
         self.query_one("#replay-session", Static).update(Content.assemble(*line))
         notes: list = [validation_text(s)]
+        if context_plot.glyphs:
+            notes += ["\n", ("compactions on the plot: ", "dim"),
+                      "  ".join(f"{g} {layer}" for layer, g in context_plot.glyphs.items())]
         if result.limits:
             notes += ["\n\n", ("limits\n", "bold"), *[(f"• {line}\n", "dim") for line in result.limits]]
         self.query_one("#replay-notes", Static).update(Content.assemble(*notes))

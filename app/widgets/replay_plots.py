@@ -16,6 +16,7 @@ from ..replay_report import SessionResult
 COLORS = ("red", "blue+", "green+", "magenta+", "cyan", "orange", "yellow")
 WINDOW_COLOR = "gray"
 MARKER_GLYPHS = "◆●▲■✚✱"
+CLIP = 2.0     # the context axis stops at this many windows: a never-compacting policy would flatten the rest
 
 
 def policy_color(name: str, order: tuple[str, ...]) -> str:
@@ -52,11 +53,14 @@ class ReplayPlot(PlotextPlot):
         self.markers: dict[str, list[tuple[int, float]]] = {}   # policy -> (request number, y)
         self.hlines: list[float] = []
         self.glyphs: dict[str, str] = {}                         # layer -> marker glyph
+        self.y_top = 0.0                                         # where the y axis ends
+        self.heading = ""                                        # the plot's title
 
     def _start(self, title: str) -> None:
         plt = self.plt
         plt.clear_figure()
         plt.title(title)
+        self.heading = title
         plt.xlabel("request")
         self.lines, self.markers, self.hlines = {}, {}, []
 
@@ -68,6 +72,7 @@ class ReplayPlot(PlotextPlot):
 
     def _axes(self, top: float, count: int, label) -> None:
         ticks = nice_ticks(top)
+        self.y_top = ticks[-1]
         self.plt.yticks(ticks, [label(t) for t in ticks])
         self.plt.ylim(0, ticks[-1])
         xt = request_ticks(count)
@@ -81,7 +86,16 @@ class ReplayContextPlot(ReplayPlot):
     compaction as a glyph on its policy's line (one glyph per layer)."""
 
     def show(self, session: SessionResult, window: int | None, order: tuple[str, ...]) -> None:
-        title = "context tokens per request" + (f" · ─ window {fmt.short_tokens(window)}" if window else "")
+        highest = max((max(p.context, default=0) for p in session.policies.values()), default=0)
+        top = max(highest, window or 0, 1)
+        clipped = bool(window) and top > CLIP * window
+        if clipped:
+            top = CLIP * window
+        title = "context tokens per request"
+        if window:
+            title += f" · ─ window {fmt.short_tokens(window)}"
+        if clipped:
+            title += f" · cut at {fmt.short_tokens(top)}"
         self._start(title)
         plt = self.plt
         layers = sorted({layer for p in session.policies.values() for _, layer in p.markers})
@@ -99,7 +113,6 @@ class ReplayContextPlot(ReplayPlot):
                 if pts:
                     plt.scatter([x for x, _ in pts], [y for _, y in pts], marker=glyph[layer],
                                 color=policy_color(name, order))
-        top = max([*(max(v, default=0) for v in self.lines.values()), window or 0, 1])
         if window:
             plt.horizontal_line(window, color=WINDOW_COLOR)
             self.hlines.append(float(window))

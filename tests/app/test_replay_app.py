@@ -118,6 +118,21 @@ async def test_plots_have_one_series_per_policy_with_window_and_markers():
         assert set(ctx.glyphs) == {"autocompact", "microcompact"}
 
 
+async def test_a_policy_far_over_the_window_does_not_flatten_the_others():
+    report = fixture_report()
+    none = report["sessions"][0]["policies"]["none"]["series"]
+    none["context"] = [v * 10 for v in none["context"]]           # up to ~13 windows
+    app = ReplayApp(None, lambda options, progress: report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(app, pilot)
+        ctx = app.screen.query_one(ReplayContextPlot)
+        assert WINDOW < ctx.y_top <= 2 * WINDOW < max(none["context"])
+        assert "cut at" in ctx.heading
+        assert ctx.lines["none"] == [float(v) for v in none["context"]]     # the data is all there
+        await pilot.press("j")                                              # session 2 fits: no cut
+        assert "cut at" not in ctx.heading and ctx.y_top >= WINDOW
+
+
 async def test_table_and_notes_show_the_session():
     report = fixture_report()
     app = ReplayApp(None, fixture_load)
@@ -133,6 +148,7 @@ async def test_table_and_notes_show_the_session():
         notes = text_of(app, "#replay-notes")
         assert "1.8%" in notes and "3.2%" in notes          # the session's validation figures
         assert "Summaries are sized, not written" in notes  # the report's limits
+        assert "◆ autocompact" in notes                     # the marker glyphs explained
         header = str(app.screen.query_one("#replay-header", Static).render())
         total_cc = report["totals"]["cc"]["cost_usd"]
         assert f"${total_cc:,.2f}" in header and "2 sessions" in header
