@@ -25,6 +25,7 @@ bench: $(STAMP)
 	$(PY) bench/engine.py
 	$(PY) bench/tui.py
 	$(PY) bench/usage.py
+	$(PY) bench/replay.py
 	$(PY) bench/statusline.py
 
 clean:

@@ -18,6 +18,7 @@ from agent_core.replay.policy_config import engine_config
 from agent_core.replay.references import ReferenceIndex
 from agent_core.replay.report import build_report, session_report
 from agent_core.replay.simulate import Policy, PolicyRun, simulate
+from agent_core.replay.validate import validate
 from agent_core.replay.summary_size import SummarySize, summary_prompt_tokens, summary_size
 
 Progress = Callable[[str, float], None]
@@ -53,9 +54,11 @@ def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
 
 
 def validation_of(traj: Trajectory) -> dict[str, float | None]:
-    """The cache simulator checked against the log's own cache reads and writes.
-    TODO(H3a): wired to agent_core.replay.validate once it lands; None until then."""
-    return {"cache_read_error_pct": None, "cache_write_error_pct": None}
+    """The cache simulator checked against the log's own cache reads and writes (validate.py); a
+    synthetic trajectory has nothing logged to check against."""
+    if traj.source == "synthetic":
+        return {"cache_read_error_pct": None, "cache_write_error_pct": None}
+    return validate(traj).summary()
 
 
 def load(options: ReplayOptions, progress: Progress | None) -> list[Trajectory]:

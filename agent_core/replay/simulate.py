@@ -2,7 +2,7 @@
 
 The policy decides what each recorded request's context holds (and which summary calls it makes
 before it); this module prices those calls with a `PrefixCache` of its own — the head (system
-prompt and tools, one block) then one block per context message keyed by `Message.key`, so an
+prompt and tools, as validate.py splits it) then one block per context message keyed by `Message.key`, so an
 unchanged message reads from the cache — with breakpoints on the head and the last message, the
 TTL of the policy and the log's timestamps. Output tokens are the logged ones; dollars come from
 genai-prices through the `Pricer`, split by bucket.
@@ -13,11 +13,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-from compaction.cache_model import BUCKETS, Block, PrefixCache, mark_last
+from compaction.cache_model import BUCKETS, Block, PrefixCache, chain, mark_last
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.pricing.pricer import Pricer
 from agent_core.replay.references import ReferenceIndex, user_prompts
+from agent_core.replay.validate import head_blocks
 
 
 @dataclass
@@ -79,11 +80,13 @@ class Biller:
         self.ttl = ttl
         self.pricer = pricer
         self.run = run
-        self.head = Block(f"head\x00{trajectory.path}\x00{trajectory.agent_id or ''}",
-                          max(0, trajectory.overhead_tokens))
+        self.head = head_blocks(trajectory)
+        if trajectory.requests and self.head and self.head[0].key.startswith("head-warm"):
+            # the part of the head Claude Code already had cached when the session began (validate.py)
+            self.cache.entries[chain(self.head[:1])[0]] = (self.head[0].tokens, trajectory.requests[0].timestamp + 3600)
 
     def bill(self, blocks: list[Block], now: float, output: int, model: str) -> float:
-        usage = self.cache.request(mark_last(blocks, 0), now, self.ttl).buckets(output)
+        usage = self.cache.request(mark_last(blocks), now, self.ttl).buckets(output)
         for k, v in usage.items():
             self.run.tokens_by_bucket[k] += v
         priced = self.pricer.priced(model, usage)
@@ -96,7 +99,7 @@ class Biller:
         return priced.total
 
     def blocks(self, context: Sequence[Message]) -> list[Block]:
-        return [self.head, *(Block(m.key, max(0, m.tokens)) for m in context)]
+        return [*self.head, *(Block(m.key, max(0, m.tokens)) for m in context)]
 
 
 def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pricer,
