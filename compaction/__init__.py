@@ -1,22 +1,44 @@
-"""The compaction engine: pure Python, no model client, no UI (see docs/architecture.md)."""
-from .budget import STATES, ContextBudget
-from .entry import Entry, assistant, boundary, project, tool_result_block, user
-from .layer_context import CompactionStage, LayerContext, PipelineConfig, PipelineState
-from .pipeline import Pipeline, PipelineResult
-from .report import CompactionReport, LayerResult
-from .rounds import group_by_api_round, round_starts
-from .tokens import breakdown, count_tokens, estimate_message, estimate_text
-from .transcript import read_transcript, write_transcript
-from .validate import validate_history
-from .stages import default_stages
-from .summarizing import SummarizeConfig
-from .breakers import BreakerConfig
-from .summarizer import SummarizeError, Summarizer, SummaryResult
+"""The compaction engine: pure Python, no model client, no UI (see docs/architecture.md).
 
-__all__ = [
-    "BreakerConfig", "SummarizeConfig", "SummarizeError", "Summarizer", "SummaryResult", "default_stages",
-    "STATES", "CompactionReport", "CompactionStage", "ContextBudget", "Entry", "LayerContext", "LayerResult",
-    "Pipeline", "PipelineConfig", "PipelineResult", "PipelineState", "assistant", "boundary", "breakdown",
-    "count_tokens", "estimate_message", "estimate_text", "group_by_api_round", "project", "read_transcript",
-    "round_starts", "tool_result_block", "user", "validate_history", "write_transcript",
-]
+The public names load on first use (PEP 562), so importing one small module of the package —
+`compaction.transcript` for the state folder's checks, say — does not load the whole engine; the
+status line runs on every refresh of Claude Code's prompt and pays for every import.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "STATES": "budget", "ContextBudget": "budget",
+    "Entry": "entry", "assistant": "entry", "boundary": "entry", "project": "entry",
+    "tool_result_block": "entry", "user": "entry",
+    "CompactionStage": "layer_context", "LayerContext": "layer_context", "PipelineConfig": "layer_context",
+    "PipelineState": "layer_context",
+    "Pipeline": "pipeline", "PipelineResult": "pipeline",
+    "CompactionReport": "report", "LayerResult": "report",
+    "group_by_api_round": "rounds", "round_starts": "rounds",
+    "breakdown": "tokens", "count_tokens": "tokens", "estimate_message": "tokens", "estimate_text": "tokens",
+    "read_transcript": "transcript", "write_transcript": "transcript",
+    "validate_history": "validate",
+    "default_stages": "stages",
+    "SummarizeConfig": "summarizing",
+    "BreakerConfig": "breakers",
+    "SummarizeError": "summarizer", "Summarizer": "summarizer", "SummaryResult": "summarizer",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module 'compaction' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -3,15 +3,38 @@
     reader = LogReader(path)          # sniffs the format; share a Deduper across files of a report
     for rec in reader.records(final=True): ...     # one pass over a finished file
     new = reader.read()                            # later: only what was appended since
-"""
-from agent_core.logs.discover import claude_projects_dir, discover, expand, newest_log
-from agent_core.logs.files import MAX_LINE_BYTES, NotRegularFile, is_regular, open_regular
-from agent_core.logs.reader import LogReader, session_from_path
-from agent_core.logs.records import (CompactionRecord, Deduper, LineStats, LogFollower, Record, UsageRecord,
-                                     context_tokens)
 
-__all__ = [
-    "CompactionRecord", "Deduper", "LineStats", "LogFollower", "LogReader", "MAX_LINE_BYTES", "NotRegularFile",
-    "Record", "UsageRecord", "claude_projects_dir", "context_tokens", "discover", "expand", "is_regular",
-    "newest_log", "open_regular", "session_from_path",
-]
+The names below load on first use (PEP 562): the status line imports one module of this package
+on every refresh and must not pay for the others.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# `discover` is both a submodule and a function: bound eagerly, or importing the submodule anywhere
+# would leave the package attribute pointing at the module.
+from agent_core.logs.discover import claude_projects_dir, discover, expand, newest_log
+
+_WHERE = {
+    "MAX_LINE_BYTES": "files", "NotRegularFile": "files", "is_regular": "files", "open_regular": "files",
+    "LogReader": "reader", "session_from_path": "reader",
+    "CompactionRecord": "records", "Deduper": "records", "LineStats": "records", "LogFollower": "records",
+    "Record": "records", "UsageRecord": "records", "context_tokens": "records",
+}
+
+__all__ = [*sorted(_WHERE), "claude_projects_dir", "discover", "expand", "newest_log"]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module 'agent_core.logs' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
