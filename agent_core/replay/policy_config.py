@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from compaction import ContextBudget, PipelineConfig
-from compaction.cache_model import BUCKETS, Rates
+from compaction.cache_model import Rates
 
 from agent_core.config import Config
 from agent_core.context_budget import limits_for, make_budget
@@ -19,7 +19,6 @@ from agent_core.pricing.pricer import Pricer
 from agent_core.replay.options import PolicySpec
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(Config)}
-_PROBE = 1_000_000
 
 
 def policy_settings_config(spec: PolicySpec, model: str, window: int | None) -> Config:
@@ -38,18 +37,10 @@ def budget_for_policy(spec: PolicySpec, model: str, window: int | None) -> Conte
 
 
 def rates_for(model: str, pricer: Pricer) -> Rates | None:
-    """Dollars per token per bucket from genai-prices (through the pricer), or None when the model
-    has no price data."""
-    base = pricer(model, dict.fromkeys(BUCKETS, 0))
-    if base is None:
-        return None
-    per = {}
-    for bucket in BUCKETS:
-        p = pricer(model, {**dict.fromkeys(BUCKETS, 0), bucket: _PROBE})
-        if p is None:
-            return None
-        per[bucket] = (p - base) / _PROBE
-    return Rates.from_mapping(per)
+    """Dollars per token per bucket from genai-prices (`Pricer.rates`), or None when the model has
+    no price data (the engine then keeps its default rates)."""
+    rates = pricer.rates(model)
+    return None if rates is None else Rates.from_mapping(rates)
 
 
 def engine_config(spec: PolicySpec, model: str, window: int | None, ttl: str, overhead: int,
