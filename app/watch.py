@@ -21,9 +21,11 @@ thresholds as ctxtui's loop for the log's model (window from genai-prices' data)
 EPILOG = """\
 PATH:
   a .jsonl session log, or a folder: then the most recently written session log under it, and a
-  newer session appearing there later is switched to (a notice says so). Default: the ctxtui
-  sessions of the current folder (.ctxtui/sessions, or under $CTXTUI_HOME) when there are any,
-  else Claude Code's projects folder ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects).
+  newer session appearing there later is switched to (a notice says so). A workspace folder is
+  followed where its logs are kept (ctxtui's state folder or Claude Code's project folder for it).
+  Default: the ctxtui sessions of the current folder (.ctxtui/sessions, or under $CTXTUI_HOME)
+  when there are any, else Claude Code's projects folder ($CLAUDE_CONFIG_DIR/projects, else
+  ~/.claude/projects). A folder with no log yet is waited on: the first log written is followed.
 
 what is shown:
   header     the file, its format, the model and its thresholds, responses, compactions, and how
@@ -34,6 +36,7 @@ what is shown:
              priced offline with genai-prices; cache hit rate, cache savings, burn rate
   timeline   each compaction: time, layer, trigger, tokens before, after and freed (a Claude
              Code compaction shows "…" after it until the next response tells the count)
+  activity   the last prompt and the latest tool calls since it, as they land
 
 keys: q quit, c maximize the cost pane, ctrl+p command palette
 
@@ -45,7 +48,7 @@ examples:
   ctxtui watch ~/.claude/projects/-home-me-proj/5f1e2d3c-....jsonl --context-window 1000000
   ctxtui watch /mnt/share/.ctxtui/sessions --poll    a network folder without change events
 
-exit codes: 0 done, 2 bad usage (unknown flag, a path that does not exist, no session log found),
+exit codes: 0 done, 2 bad usage (unknown flag, a path that does not exist or cannot be read),
 130 interrupted"""
 
 
@@ -80,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check_readable(target: WatchTarget) -> None:
+    assert target.log is not None
     try:
         with open_regular(target.log):
             pass
@@ -97,7 +101,8 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None,
     cwd = Path.cwd()
     try:
         target = resolve_target(args.path, cwd=cwd, env=os.environ if env is None else env)
-        _check_readable(target)
+        if target.log is not None:
+            _check_readable(target)
     except WatchError as e:
         print(f"ctxtui watch: error: {e}", file=err)
         return 2

@@ -3,7 +3,9 @@
 The screen owns no accounting: `agent_core.reports.watch_state.WatchState` turns the log's records into
 the loop's events and this screen hands them to the same widgets the main TUI uses. A big
 existing log is read in a thread worker (the screen keeps drawing); then an async worker follows
-the file with watchfiles and, on each change, reads only the bytes appended since.
+the file with watchfiles and, on each change, reads only the bytes appended since. With no log
+yet (an empty folder, a workspace never run), the screen says so and waits for the first one.
+The activity pane (the last prompt and the tool calls since) is the one part of its own.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from textual.widgets import Footer, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from agent_core.logs import newest_log
-from agent_core.reports.watch_files import watch_changes, watch_root
+from agent_core.reports.watch_files import wait_for_log, watch_changes, watch_root
 from agent_core.reports.watch_state import WatchState, WatchUpdate
 from agent_core.reports.watch_target import WatchTarget, switch_candidate
 
@@ -49,6 +51,25 @@ class WatchHeader(Static):
     """Which file, which model and thresholds, how far the reading got, and skipped lines."""
 
 
+class ActivityFeed(Static):
+    """The last prompt, then the latest tool calls since it (newest last), one line each."""
+
+    TOOL_LINES = 3
+
+    def show(self, state: WatchState | None) -> None:
+        prompt = state.last_prompt if state is not None else None
+        calls = list(state.tool_calls)[-self.TOOL_LINES:] if state is not None else []
+        lines: list = [Content.assemble(("› ", "bold $accent"), (prompt.text, "bold")) if prompt is not None
+                       else Content.styled("no prompt yet", "$foreground-muted")]
+        earlier = (state.tool_count - len(calls)) if state is not None else 0
+        if earlier > 0:
+            lines.append(Content.styled(f"  … {earlier:,} earlier tool call{'' if earlier == 1 else 's'}",
+                                        "$foreground-muted"))
+        for item in calls:
+            lines.append(Content.assemble(("  ⚙ ", "$warning"), (item.tool or "?", "bold"), " ", item.text))
+        self.update(Content("\n").join(lines))
+
+
 class WatchScreen(Screen):
     """See module docstring. `live=False` reads the log once and does not follow it."""
 
@@ -63,9 +84,10 @@ class WatchScreen(Screen):
         self.force_polling = force_polling
         self.live = live
         self.cwd = cwd
-        self.state = WatchState(target.log, context_window=context_window)
-        self.followed: set[Path] = {target.log}
-        self.phase = "starting"              # loading | following | read | error
+        self.state: WatchState | None = (WatchState(target.log, context_window=context_window)
+                                         if target.log is not None else None)
+        self.followed: set[Path] = {target.log} if target.log is not None else set()
+        self.phase = "starting"              # waiting | loading | following | read | error
         self.error: str | None = None
         self.updates = 0                     # polls that changed something (tests, bench)
         self.last_update_at: float | None = None
@@ -77,6 +99,7 @@ class WatchScreen(Screen):
         with Horizontal(id="watch-top"):
             yield ContextPane(id="context-pane")
             yield Timeline(columns=WATCH_COLUMNS, id="watch-timeline")
+        yield ActivityFeed(id="watch-activity")
         yield CostPane(id="cost-pane")
         yield Footer()
 
@@ -92,7 +115,13 @@ class WatchScreen(Screen):
     def timeline(self) -> Timeline:
         return self.query_one(Timeline)
 
+    @property
+    def activity(self) -> ActivityFeed:
+        return self.query_one(ActivityFeed)
+
     def on_mount(self) -> None:
+        self.activity.border_title = "Activity"
+        self.activity.show(self.state)
         self._render_header()
         self.follow()
 
@@ -106,6 +135,20 @@ class WatchScreen(Screen):
             self.maximize(self.cost_pane, container=False)
 
     # ----- reading -------------------------------------------------------------------------------
+    async def _wait(self) -> bool:
+        """No log yet: say where one is waited for, and take the first that appears."""
+        self.phase = "waiting"
+        self._render_header()
+        found = await wait_for_log(self.target, force_polling=self.force_polling, stop_event=self._stop)
+        if found is None:
+            return False
+        self.target = found
+        self.state = WatchState(found.log, context_window=self.context_window)
+        self.followed.add(found.log)
+        self.notify(f"Now following {display_path(found.log, self.cwd)}.", title="A session log appeared",
+                    markup=False)
+        return True
+
     async def _load(self) -> None:
         """Read the whole log so far in a thread worker, then show it all."""
         self.phase = "loading"
@@ -132,6 +175,8 @@ class WatchScreen(Screen):
 
     @work(exclusive=True, group="watch")
     async def follow(self) -> None:
+        if self.state is None and not await self._wait():
+            return
         await self._load()
         if not self.live or self.phase == "error":
             return
@@ -187,11 +232,13 @@ class WatchScreen(Screen):
         pane.query_one(Gauge).tokens = 0
         self.cost_pane.cost = None
         self.timeline.reset()
+        self.activity.show(None)
 
     def _show_all(self) -> None:
         s = self.state
         self._apply(WatchUpdate(context=s.context_event(), cost=s.cost.event() if s.cost.models else None,
                                 compactions=list(s.compactions.values()), header_changed=True))
+        self.activity.show(s)
 
     def _apply(self, up: WatchUpdate) -> None:
         if not up.changed:
@@ -208,6 +255,8 @@ class WatchScreen(Screen):
         timeline = self.timeline
         for v in up.compactions:
             timeline.add_view(v)
+        if up.activity or up.reset:
+            self.activity.show(s)
         self._render_header()
         self.updates += 1
         self.last_update_at = time.perf_counter()
@@ -215,6 +264,12 @@ class WatchScreen(Screen):
     def _render_header(self) -> None:
         s = self.state
         header = self.query_one(WatchHeader)
+        if s is None:
+            where = " or ".join(display_path(f, self.cwd) for f in self.target.waiting)
+            header.update(Content.assemble(
+                ("◌ waiting for a session log", "bold $warning"), f" in {where}", "\n",
+                ("start Claude Code or ctxtui there; it is picked up as soon as it is written", "$foreground-muted")))
+            return
         status = {"starting": ("starting…", "$foreground-muted"),
                   "loading": (f"reading {fmt.size(s.main_reader.offset)} of {fmt.size(_size(s.path))}…",
                               "bold $warning"),

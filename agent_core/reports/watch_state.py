@@ -25,9 +25,12 @@ from agent_core.pricing.pricer import Pricer
 from agent_core.pricing.tally import CostTally, burn_rate
 from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord
 from agent_core.logs.discover import read_head, subagent_logs
+from agent_core.reports.watch_activity import ActivityItem, ActivityReader
+from agent_core.reports.watch_breakdown import HistoryBreakdown
 
 HISTORY_POINTS = 512   # context points kept for the plot (it shows the latest that fit)
 META_PEEK = 1 << 18    # ctxtui's meta line is the first one; never read more than this for it
+FEED_ITEMS = 200       # tool calls kept for the activity feed (it shows the latest that fit)
 
 SOURCE_NAMES = {"claude_code": "Claude Code log", "ctxtui": "ctxtui session log"}
 
@@ -63,12 +66,14 @@ class WatchUpdate:
     context: ContextUpdate | None = None
     cost: CostUpdate | None = None
     compactions: list[CompactionView] = field(default_factory=list)
+    activity: list[ActivityItem] = field(default_factory=list)   # prompts and tool calls, in log order
     header_changed: bool = False
     reset: bool = False       # the log was replaced or rewritten: everything was re-read from its start
 
     @property
     def changed(self) -> bool:
-        return bool(self.context or self.cost or self.compactions or self.header_changed or self.reset)
+        return bool(self.context or self.cost or self.compactions or self.activity or self.header_changed
+                    or self.reset)
 
 
 class WatchState:
@@ -103,6 +108,11 @@ class WatchState:
         self.first_ts: float | None = None
         self.last_ts: float | None = None
         self._mark_next = False
+        self.history_breakdown = HistoryBreakdown()          # ctxtui logs: the TUI's categories
+        self.activity = ActivityReader(self.path, on_record=self.history_breakdown.feed)
+        self.last_prompt: ActivityItem | None = None
+        self.tool_calls: deque[ActivityItem] = deque(maxlen=FEED_ITEMS)   # since the last prompt
+        self.tool_count = 0                                  # tool calls since the last prompt
 
     # -- files
     def _reader(self, path: Path) -> LogReader:
@@ -169,7 +179,7 @@ class WatchState:
         return up
 
     def _resets(self) -> int:
-        return sum(r.follower.resets for r in self.readers.values())
+        return sum(r.follower.resets for r in self.readers.values()) + self.activity.resets
 
     def _poll(self) -> WatchUpdate:
         self._discover()
@@ -195,12 +205,27 @@ class WatchState:
                     self.info = self._budget_info(self.model)
                     up.header_changed = context_changed = True
         self.records += up.records
+        up.activity = self._activity()
+        if self.history_breakdown.changed and self.tokens is not None:
+            context_changed = True
         if context_changed:
             up.context = self.context_event()
         if cost_changed:
             up.cost = self.cost.event()
         up.header_changed |= bool(up.records) or self.skipped != skipped
         return up
+
+    def _activity(self) -> list[ActivityItem]:
+        items = self.activity.read()
+        for item in items:
+            if item.kind == "prompt":
+                self.last_prompt = item
+                self.tool_calls.clear()
+                self.tool_count = 0
+            else:
+                self.tool_calls.append(item)
+                self.tool_count += 1
+        return items
 
     def _seen(self, ts: float | None) -> None:
         if ts is not None:
@@ -258,11 +283,16 @@ class WatchState:
 
     # -- views
     def context_event(self) -> ContextUpdate | None:
-        """The context numbers now, as the loop's `Agent.context_event` would give them."""
+        """The context numbers now, as the loop's `Agent.context_event` would give them. A ctxtui
+        log's categories are the TUI's (by kind of message, from its logged history); a Claude
+        Code log's, what its last response's usage tells (by token bucket)."""
         if self.tokens is None:
             return None
         b = self.budget
         t = self.tokens
+        source = "usage" if self.last_buckets is not None else "estimate"
+        if self.format == "ctxtui" and self.history_breakdown.entries:
+            return context_update(b, t, self.history_breakdown.categories(b, t), source)
         cats: dict[str, int] = {}
         if self.last_buckets is not None:
             lb = self.last_buckets
@@ -275,7 +305,7 @@ class WatchState:
             cats = {"estimated": t}
         cats["free"] = max(0, b.autocompact_threshold - t)
         cats["autocompact_buffer"] = b.context_window - b.autocompact_threshold
-        return context_update(b, t, cats, "usage" if self.last_buckets is not None else "estimate")
+        return context_update(b, t, cats, source)
 
     def history_points(self) -> tuple[tuple[int, int, bool], ...]:
         return tuple(self.history)

@@ -21,14 +21,19 @@ class WatchError(Exception):
 
 @dataclass(frozen=True)
 class WatchTarget:
-    """The log to follow and, when a folder was given, the folder where a newer session may appear."""
-    log: Path
+    """The log to follow and, when a folder was given, the folder where a newer session may appear.
+    `log` is None while there is no log yet: the first one is looked for in `waiting` (see
+    `first_log`), the folders where the sessions of that folder or workspace will be written."""
+    log: Path | None
     folder: Path | None = None
+    waiting: tuple[Path, ...] = ()
 
 
 def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
                    env: Mapping[str, str] | None = None) -> WatchTarget:
-    """The file `ctxtui watch [PATH]` follows. Raises WatchError for a missing path or no log."""
+    """The file `ctxtui watch [PATH]` follows. A folder (or the default) without a log yet gives a
+    target to wait on (`log` None). Raises WatchError for a path that does not exist or is no
+    regular file or folder."""
     cwd = Path.cwd() if cwd is None else Path(cwd)
     given = path is not None
     p = Path(path).expanduser() if given else watch_default_folder(cwd, env)
@@ -37,8 +42,7 @@ def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
     if not p.exists():
         if given:
             raise WatchError(f"{p}: no such file or folder. Give a session log (.jsonl) or a folder that holds some.")
-        raise WatchError(f"no session logs found: neither {workspace_sessions(cwd, env)} nor {p} exists. "
-                         "Run ctxtui (or Claude Code) first, or give the log's path.")
+        return WatchTarget(None, p, (workspace_sessions(cwd, env), p))
     if not p.is_dir():
         try:
             mode = p.stat().st_mode
@@ -50,12 +54,25 @@ def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
     p = p.resolve()
     if p.is_file():
         return WatchTarget(p)
-    p = workspace_logs(p, env) or p
-    log = newest_log(p)
+    found = workspace_logs(p, env) or p
+    log = newest_log(found)
     if log is None:
-        raise WatchError(f"no session log (*.jsonl) under {p}. Give a log file or a folder that holds "
-                         "ctxtui's .ctxtui/sessions or Claude Code's projects.")
-    return WatchTarget(log.resolve(), p)
+        waiting = ((workspace_sessions(p, env), claude_project_folder(p, env), p) if given
+                   else (workspace_sessions(cwd, env), p))
+        return WatchTarget(None, p, waiting)
+    return WatchTarget(log.resolve(), found)
+
+
+def first_log(target: WatchTarget, *, deep: bool = True) -> WatchTarget | None:
+    """The target to follow once a log appeared in one of `target.waiting` (the newest of them),
+    else None. Without `deep` the folder given itself is not walked (it may be a big workspace):
+    only the small session folders are, which is cheap enough for every tick of a wait."""
+    found = [(newest_log(f), f) for f in target.waiting if (deep or f != target.folder) and f.is_dir()]
+    best = newest(log for log, _ in found if log is not None)
+    if best is None:
+        return None
+    folder = next(f for log, f in found if log == best)
+    return WatchTarget(best.resolve(), folder.resolve())
 
 
 def claude_project_folder(workspace: Path, env: Mapping[str, str] | None = None) -> Path:

@@ -21,7 +21,6 @@ from agent_core.sessions.session_log import SessionLog
 from agent_core.reports.watch_files import watch_changes
 from agent_core.reports.watch_state import WatchState
 from agent_core.reports.watch_target import WatchError, WatchTarget, resolve_target, switch_candidate
-from app.cli import main as ctxtui_main
 from app.watch import main as watch_main
 from compaction.budget import ContextBudget
 from compaction.entry import assistant as entry_assistant, user as entry_user
@@ -74,6 +73,12 @@ def ctxtui_log(tmp_path: Path, *, model=MODEL, config=None) -> tuple[Path, Sessi
 
 def ctx_answer(log: SessionLog, rid: str, **u) -> None:
     log.append_entry(entry_assistant("done", response_id=rid, usage=usage(**u), model=log_model(log)))
+
+
+def tool_call(mid: str, name: str, tool_input: dict) -> dict:
+    rec = cc(mid, block="tool_use")
+    rec["message"]["content"] = [{"type": "tool_use", "id": f"tu-{mid}", "name": name, "input": tool_input}]
+    return rec
 
 
 def log_model(log: SessionLog) -> str:
@@ -213,7 +218,8 @@ def test_ctxtui_log_uses_the_session_config_and_its_compaction_counts(tmp_path):
     up = s.poll()
     (v,) = up.compactions
     assert (v.layer, v.trigger, v.tokens_before, v.tokens_after, v.new) == ("autocompact", "auto", 22_500, 6_000, True)
-    assert up.context.tokens == 6_000 and up.context.categories["estimated"] == 6_000
+    used = {k: v for k, v in up.context.categories.items() if k not in ("free", "autocompact_buffer")}
+    assert up.context.tokens == 6_000 and up.context.source == "estimate" and sum(used.values()) == 6_000
     assert s.history_points()[-1] == (1, 6_000, True)
     ctx_answer(log, "r2", inp=500, out=100, read=6_000)
     log.append_event(ev.AssistantDone(message_id="r2", model="demo", usage=usage(500, 100, read=6_000),
@@ -245,8 +251,9 @@ def test_resolve_target_file_folder_and_errors(tmp_path):
     with pytest.raises(WatchError, match="no such file or folder"):
         resolve_target(str(tmp_path / "missing.jsonl"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(WatchError, match="no session log"):
-        resolve_target(str(tmp_path / "empty"))
+    waiting = resolve_target(str(tmp_path / "empty"))          # waited on, not an error
+    assert waiting.log is None and waiting.folder == (tmp_path / "empty").resolve()
+    assert waiting.waiting[-1] == waiting.folder
 
 
 def test_default_is_ctxtui_sessions_here_else_claude_projects(tmp_path):
@@ -260,8 +267,9 @@ def test_default_is_ctxtui_sessions_here_else_claude_projects(tmp_path):
     path, log = ctxtui_log(project_state_dir(tmp_path / "state", (tmp_path / "ws").resolve()))
     log.close()
     assert resolve_target(None, cwd=tmp_path / "ws", env=env).log == path.resolve()
-    with pytest.raises(WatchError, match="no session logs found"):
-        resolve_target(None, cwd=tmp_path / "elsewhere", env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none")})
+    nothing = resolve_target(None, cwd=tmp_path / "elsewhere", env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none"),
+                                                                     "CTXTUI_HOME": str(tmp_path / "state")})
+    assert nothing.log is None and nothing.waiting[-1] == tmp_path / "none" / "projects"   # waited on
 
 
 def test_switch_candidate(tmp_path):
@@ -312,12 +320,6 @@ def test_help_describes_every_flag(capsys):
 def test_bad_usage_exits_2_with_a_message(argv, needle, capsys):
     assert watch_main(argv) == 2
     assert needle in capsys.readouterr().err
-
-
-def test_folder_without_logs_exits_2(tmp_path, capsys):
-    assert ctxtui_main(["watch", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert "ctxtui watch: error: no session log" in err and str(tmp_path) in err
 
 
 # ================================================================== the screen (Pilot)
@@ -440,6 +442,97 @@ async def test_the_existing_log_is_read_in_a_thread(tmp_path, monkeypatch):
         await until(pilot, app.watch_screen.loaded.is_set, "the loaded log")
         assert app.watch_screen.context_pane.context.tokens == 42_010
     assert threads and threads[0] != threading.main_thread().name
+
+
+async def test_the_activity_feed_shows_a_prompt_and_tool_calls_appended_after_start(tmp_path):
+    path = write_log(tmp_path / f"{SESSION}.jsonl", [user("first question", session=SESSION, uuid="u1")])
+    app = make_app(WatchTarget(path), tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        scr = app.watch_screen
+        await until(pilot, scr.loaded.is_set, "the loaded log")
+        assert "first question" in text_of(scr.activity)
+        append(path, user("run the tests", session=SESSION, uuid="u2"),
+               tool_call("m1", "Bash", {"command": "pytest -q tests/app"}),
+               user([{"type": "tool_result", "tool_use_id": "tu-m1", "content": "12 passed"}], session=SESSION,
+                    uuid="u3"))
+        await until(pilot, lambda: "pytest -q tests/app" in text_of(scr.activity), "the tool call")
+        feed = text_of(scr.activity)
+        assert "› run the tests" in feed and "first question" not in feed and "Bash" in feed
+        assert "12 passed" not in feed                      # a tool result is no prompt
+        for i in range(2, 6):
+            append(path, tool_call(f"m{i}", "Read", {"file_path": f"/src/f{i}.py"}))
+        await until(pilot, lambda: "/src/f5.py" in text_of(scr.activity), "the fifth tool call")
+        feed = text_of(scr.activity)
+        assert "2 earlier tool calls" in feed and "/src/f2.py" not in feed and "/src/f3.py" in feed
+
+
+async def test_an_empty_folder_is_waited_on_until_a_log_appears(tmp_path):
+    from app.watch_app import WatchHeader
+
+    projects = tmp_path / "projects"
+    projects.mkdir()
+    env = {"CTXTUI_HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    target = resolve_target(str(projects), env=env)
+    assert target.log is None
+    app = make_app(target, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        scr = app.watch_screen
+        await until(pilot, lambda: scr.phase == "waiting", "the wait")
+        header = text_of(scr.query_one(WatchHeader))
+        assert "waiting for a session log" in header and "projects" in header and "start Claude Code" in header
+        assert scr.state is None and not scr.loaded.is_set()
+        log = write_log(projects / "-home-me-p" / f"{SESSION}.jsonl",
+                        [user("hello", session=SESSION, uuid="u1"), cc("m1", read=30_000, write=2_000)])
+        await until(pilot, lambda: scr.loaded.is_set() and scr.context_pane.context is not None, "the new log")
+        assert scr.state.path == log.resolve() and scr.context_pane.context.tokens == 32_010   # 10 + 30k + 2k
+        assert "› hello" in text_of(scr.activity)
+        assert any("session log appeared" in n.title for n in app._notifications)
+        append(log, cc("m2", read=32_000, write=1_000))
+        await until(pilot, lambda: scr.context_pane.context.tokens == 33_010, "the next response")
+
+
+async def test_a_ctxtui_log_shows_the_tuis_breakdown_and_cost_pane(tmp_path):
+    path, log = ctxtui_log(tmp_path)                     # meta, then the user entry "hello"
+    app = make_app(WatchTarget(path), tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        scr = app.watch_screen
+        await until(pilot, scr.loaded.is_set, "the loaded log")
+        log.append_entry(entry_assistant(
+            [{"type": "text", "text": "reading"},
+             {"type": "tool_use", "id": "tu1", "name": "Read", "input": {"file_path": "a.py"}}],
+            response_id="r1", usage=usage(inp=5_000, out=1_000, write=100_000, read=50_000), model=MODEL))
+        log.append_event(ev.ModelCall(message_id="c1", model=MODEL, purpose="compaction",
+                                      usage=usage(inp=1_000, out=2_000, read=50_000)).to_dict())
+        await until(pilot, lambda: scr.context_pane.context is not None and scr.cost_pane.cost is not None
+                    and "compaction" in (scr.cost_pane.cost.by_purpose or {}), "the response and the summary call")
+        c = scr.context_pane.context
+        # Estimates (4 characters a token, 4 per message): "hello" 2+4; "reading" 2+4;
+        # Read {"file_path":"a.py"} 1+5. The count is ctxtui's: 5k + 1k + 100k + 50k = 156,000.
+        assert c.tokens == 156_000
+        assert c.categories == {"overhead": 156_000 - 18, "user_text": 6, "assistant_text": 6, "tool_calls": 6,
+                                "tool_results": 0, "summaries": 0,
+                                "free": 200_000 - 156_000 - 33_000, "autocompact_buffer": 33_000}
+        breakdown = text_of(scr.context_pane.query_one("#ctx-breakdown"))
+        assert "Tool calls" in breakdown and "Overhead" in breakdown.title() and "Free" in breakdown
+        cost = scr.cost_pane.cost
+        # Sonnet 4.5 per million: input $3, output $15, cache write (5m) $3.75, cache read $0.30.
+        assert cost.by_purpose["main"]["cost_usd"] == pytest.approx((5_000 * 3 + 1_000 * 15 + 100_000 * 3.75
+                                                                      + 50_000 * 0.30) / 1e6)        # $0.42
+        assert cost.by_purpose["compaction"]["cost_usd"] == pytest.approx((1_000 * 3 + 2_000 * 15
+                                                                            + 50_000 * 0.30) / 1e6)  # $0.048
+        assert cost.total_usd == pytest.approx(0.468)
+        summary_text = text_of(scr.cost_pane.query_one("#cost-summary"))
+        assert "compaction $0.05" in summary_text and "50k read from cache" in summary_text
+        assert "Read" in text_of(scr.activity) and "a.py" in text_of(scr.activity)
+
+        log.append_entry(entry_user("now fix it"))      # 10 characters: 3 + 4; the count moves when a response does
+        ctx_answer(log, "r2", inp=200, out=100, read=156_000)
+        await until(pilot, lambda: scr.context_pane.context.tokens == 156_300, "the next response")
+        cats = scr.context_pane.context.categories
+        assert cats["user_text"] == 6 + 7 and cats["assistant_text"] == 6 + 5      # "done": 1 + 4
+        assert cats["overhead"] == 156_300 - (13 + 11 + 6)
+        assert "› now fix it" in text_of(scr.activity)
+    log.close()
 
 
 # ================================================================== the look

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.logs.discover import workspace_sessions
-from agent_core.reports.watch_target import WatchError, claude_project_folder, resolve_target
+from agent_core.reports.watch_target import WatchError, claude_project_folder, first_log, resolve_target
 
 
 def touch(path: Path, age: float = 0.0) -> Path:
@@ -40,8 +40,30 @@ def test_a_workspace_folder_maps_to_claude_codes_project_folder_when_written_las
     assert resolve_target(str(ws), env=env).log == log.resolve()
 
 
-def test_a_folder_that_is_no_workspace_and_holds_no_log_is_still_an_error(tmp_path):
+def test_a_folder_without_a_log_is_waited_on_where_its_sessions_will_be(tmp_path):
     env = {"CTXTUI_HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(WatchError, match="no session log"):
-        resolve_target(str(tmp_path / "empty"), env=env)
+    ws = tmp_path / "empty"
+    ws.mkdir()
+    t = resolve_target(str(ws), env=env)
+    assert t.log is None and t.folder == ws.resolve()
+    assert t.waiting == (workspace_sessions(ws.resolve(), env), claude_project_folder(ws.resolve(), env), ws.resolve())
+    assert first_log(t) is None
+    cc = touch(claude_project_folder(ws.resolve(), env) / "5f1e2d3c-0000-4000-8000-000000000001.jsonl")
+    found = first_log(t, deep=False)           # the session folders are looked at on every tick
+    assert found is not None and found.log == cc.resolve() and found.folder == cc.parent.resolve()
+
+
+def test_a_log_in_the_folder_given_is_found_by_a_deep_look_only(tmp_path):
+    env = {"CTXTUI_HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    projects = tmp_path / "projects"
+    projects.mkdir()
+    t = resolve_target(str(projects), env=env)
+    log = touch(projects / "-home-me-p" / "a.jsonl")
+    assert first_log(t, deep=False) is None
+    found = first_log(t)
+    assert found is not None and found.log == log.resolve() and found.folder == projects.resolve()
+
+
+def test_a_missing_path_is_still_an_error(tmp_path):
+    with pytest.raises(WatchError, match="no such file or folder"):
+        resolve_target(str(tmp_path / "nope"), env={})
