@@ -139,7 +139,11 @@ class WatchScreen(Screen):
         """No log yet: say where one is waited for, and take the first that appears."""
         self.phase = "waiting"
         self._render_header()
-        found = await wait_for_log(self.target, force_polling=self.force_polling, stop_event=self._stop)
+        try:
+            found = await wait_for_log(self.target, force_polling=self.force_polling, stop_event=self._stop)
+        except OSError as e:             # the folder removed or unreadable while waiting: say so
+            self._fail(e)
+            return False
         if found is None:
             return False
         self.target = found
@@ -266,6 +270,9 @@ class WatchScreen(Screen):
         header = self.query_one(WatchHeader)
         if s is None:
             where = " or ".join(display_path(f, self.cwd) for f in self.target.waiting)
+            if self.phase == "error":
+                header.update(Content.assemble((f"✗ {self.error}", "bold $error"), f" (waiting in {where})"))
+                return
             header.update(Content.assemble(
                 ("◌ waiting for a session log", "bold $warning"), f" in {where}", "\n",
                 ("start Claude Code or ctxtui there; it is picked up as soon as it is written", "$foreground-muted")))

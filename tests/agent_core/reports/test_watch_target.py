@@ -1,6 +1,7 @@
 """`ctxtui watch <workspace>`: a workspace folder maps to where its session logs are kept."""
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.logs.discover import workspace_sessions
+from agent_core.reports.watch_files import wait_for_log
 from agent_core.reports.watch_target import WatchError, claude_project_folder, first_log, resolve_target
 
 
@@ -67,3 +69,24 @@ def test_a_log_in_the_folder_given_is_found_by_a_deep_look_only(tmp_path):
 def test_a_missing_path_is_still_an_error(tmp_path):
     with pytest.raises(WatchError, match="no such file or folder"):
         resolve_target(str(tmp_path / "nope"), env={})
+
+
+async def test_waiting_where_no_folder_exists_yet_ends_with_the_first_log(tmp_path):
+    env = {"CTXTUI_HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    t = resolve_target(None, cwd=tmp_path / "ws", env=env)     # neither sessions folder exists
+    assert t.log is None and not any(f.exists() for f in t.waiting)
+    task = asyncio.create_task(wait_for_log(t, tick_ms=20))
+    await asyncio.sleep(0.1)
+    assert not task.done()
+    log = touch(tmp_path / "claude" / "projects" / "-ws" / "a.jsonl")
+    found = await asyncio.wait_for(task, 10)
+    assert found is not None and found.log == log.resolve()
+
+
+async def test_waiting_stops_when_asked(tmp_path):
+    env = {"CTXTUI_HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    stop = asyncio.Event()
+    task = asyncio.create_task(wait_for_log(resolve_target(None, cwd=tmp_path, env=env), stop_event=stop,
+                                            tick_ms=20))
+    stop.set()
+    assert await asyncio.wait_for(task, 10) is None
