@@ -13,11 +13,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from agent_core.logs.files import check_regular, open_regular
-from agent_core.sessions.paths import is_session_id, project_state_dir, sessions_dir, state_root
-from agent_core.sessions.session_reader import SessionHead, parse_head
+
+if TYPE_CHECKING:
+    from agent_core.sessions.session_reader import SessionHead
+
+# agent_core.sessions (and the compaction package under it) is imported only by the functions that
+# need ctxtui's own session layout: `ctxtui usage` and the status line never load it (start-up time).
 
 HEAD_BYTES = 65_536       # enough for the meta line and the first prompt of a session
 
@@ -38,6 +42,7 @@ def claude_projects_root(env: Mapping[str, str] | None = None) -> Path | None:
 
 def workspace_sessions(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
     """The ctxtui sessions folder of `workspace`, in the state folder ($CTXTUI_HOME or the default)."""
+    from agent_core.sessions.paths import project_state_dir, sessions_dir, state_root  # noqa: PLC0415  (start-up time)
     return sessions_dir(project_state_dir(state_root(env), Path(workspace).resolve()))
 
 
@@ -151,6 +156,7 @@ class SessionInfo:
 def read_head(path: Path, limit: int = HEAD_BYTES) -> SessionHead:
     """The meta line and first prompt of a ctxtui log (empty when it cannot be read); only a
     regular file is opened."""
+    from agent_core.sessions.session_reader import SessionHead, parse_head  # noqa: PLC0415  (start-up time)
     try:
         with open_regular(path) as f:
             return parse_head(f.read(limit))
@@ -164,6 +170,7 @@ def _text(v: object) -> str | None:
 
 def list_sessions(state: Path) -> list[SessionInfo]:
     """Every session log in the state folder `state`, most recently written first."""
+    from agent_core.sessions.paths import is_session_id, sessions_dir  # noqa: PLC0415  (start-up time)
     folder = sessions_dir(state)
     if not folder.is_dir():
         return []

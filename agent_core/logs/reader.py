@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Iterator, Protocol
 
 from agent_core.logs.claude_code import ClaudeCodeParser
-from agent_core.logs.ctxtui_log import CtxtuiParser
 from agent_core.logs.records import CorruptRecord, Deduper, LineStats, LogFollower, Record
 
 _DECODER = json.JSONDecoder()
@@ -70,6 +69,9 @@ class LogReader:
     def _make_parser(self, fmt: str) -> Parser:
         fallback = session_from_path(self.path)
         if fmt == "ctxtui":
+            # Loaded on the first ctxtui log only: it brings the session layer and the compaction
+            # package, which a report over Claude Code's logs never needs (start-up time).
+            from agent_core.logs.ctxtui_log import CtxtuiParser  # noqa: PLC0415  (start-up time)
             return CtxtuiParser(str(self.path), fallback, self.dedup)
         if fmt == "claude_code":
             return ClaudeCodeParser(str(self.path), fallback, self.dedup)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
-
-from agent_core.events import CostUpdate
+from typing import TYPE_CHECKING, Any, Mapping
 from agent_core.pricing.cost import BUCKETS, INPUT_BUCKETS, price_buckets, usage_buckets
 from agent_core.pricing.pricer import Priced, Pricer
+
+if TYPE_CHECKING:
+    from agent_core.events import CostUpdate
 
 TOKEN_KEYS = {b: f"{b}_tokens" for b in BUCKETS}
 
@@ -234,5 +235,7 @@ class CostTally:
         return tally
 
     def event(self) -> CostUpdate:
+        # Imported here: agent_core.events loads asyncio, which `ctxtui usage` never needs (start-up time).
+        from agent_core.events import CostUpdate  # noqa: PLC0415  (start-up time)
         return CostUpdate(total_usd=self.total_usd, by_model=self.by_model(), by_purpose=self.by_purpose(),
                           cache_hit_rate=round(self.cache_hit_rate(), 4), saved_usd=self.saved_by_cache_usd())

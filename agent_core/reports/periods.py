@@ -7,7 +7,6 @@ date, so a week boundary in Los Angeles or a month end in Tokyo is the local one
 from __future__ import annotations
 
 from datetime import date, timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 PERIODS = ("day", "week", "month")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -25,6 +24,7 @@ def resolve_timezone(name: str | None) -> tzinfo | None:
         return None
     if name.upper() in ("UTC", "Z"):
         return timezone.utc
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415  (start-up time: only for a named zone)
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as e:      # ValueError: '../x', absolute paths

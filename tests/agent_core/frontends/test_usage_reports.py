@@ -219,3 +219,29 @@ def test_report_help_lists_its_options(capsys):
     text = capsys.readouterr().out
     for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "5-hour"):
         assert flag in text
+
+
+def test_start_up_loads_only_what_the_report_uses(tmp_path):
+    """`ctxtui usage --help` loads no pricing data, Textual, SDK, asyncio, config or compaction
+    engine; a report over Claude Code's logs loads genai-prices (it prices) but not the rest."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 1)])
+    heavy = ("textual", "rich", "anthropic", "asyncio", "compaction", "agent_core.sessions", "agent_core.config")
+    code = ("import sys, io, contextlib; from app.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()): rc = main(sys.argv[1:])\n"
+            f"print(rc, *[m for m in {heavy + ('genai_prices',)!r} if m in sys.modules])")
+    root = Path(__file__).resolve().parents[3]
+
+    def loaded(*argv):
+        r = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60, cwd=root)
+        assert r.returncode == 0, r.stderr
+        rc, *mods = r.stdout.split()
+        assert rc == "0"
+        return set(mods)
+
+    assert loaded("usage", "--help") == set()
+    # genai-prices brings its HTTP client and so asyncio; nothing else heavy comes with a report
+    assert loaded("usage", "daily", str(tmp_path / "projects"), "--json", "--utc") - {"asyncio"} == {"genai_prices"}
