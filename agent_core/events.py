@@ -129,6 +129,8 @@ class Compaction(Event):
     transcript_path: str | None = None
     action: str = ""
     timestamp: float = 0.0                      # epoch seconds when it happened
+    cache: dict[str, Any] | None = None         # what rewriting the cached prefix cost and should save
+                                                # (cost_usd, saves_per_call_usd, rewrite_tokens, reason), if said
 
 
 @dataclass

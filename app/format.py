@@ -37,6 +37,28 @@ def usd(x: float | None) -> str:
     return f"${x:,.2f}"
 
 
+def signed_usd(x: float | None) -> str:
+    """Dollars with the sign in front ("-$0.0111"): a compaction whose rewrite pays at once costs
+    less than nothing on the next call."""
+    if x is None:
+        return "?"
+    return "-" + usd(-x) if x < 0 else usd(x)
+
+
+def cache_clause(cache: dict | None) -> str:
+    """What a compaction's rewrite of the cached prefix cost and should save, in a few words
+    ("cache $0.039, saves $0.0005/call"); "" when the layer said nothing about the cache."""
+    if not isinstance(cache, dict):
+        return ""
+    cost, saves = cache.get("cost_usd"), cache.get("saves_per_call_usd")
+    parts = []
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        parts.append(f"cache {signed_usd(float(cost))}")
+    if isinstance(saves, (int, float)) and not isinstance(saves, bool) and saves > 0:
+        parts.append(f"saves {usd(float(saves))}/call")
+    return ", ".join(parts)
+
+
 def percent(x: float | None, digits: int = 0) -> str:
     if x is None:
         return "—"

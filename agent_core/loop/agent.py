@@ -37,6 +37,15 @@ ESTIMATE_MARGIN = 0.02
 COUNTED = "counted"   # the pipeline-state part that keeps what count_tokens corrected (survives resume)
 
 
+def _cache_figures(details: dict) -> dict | None:
+    """The cache economics a compaction report carries (`details["cache"]`), as plain numbers and
+    words for the event; None when the layer said nothing about the cache."""
+    cache = details.get("cache")
+    if not isinstance(cache, dict):
+        return None
+    return {k: v for k, v in cache.items() if isinstance(v, (int, float, str)) or v is None}
+
+
 @dataclass
 class TurnLimits:
     max_turns: int | None = None          # model calls per run()
@@ -281,7 +290,8 @@ class Agent:
                 continue
             c = ev.Compaction(layer=r.layer, trigger=r.trigger, tokens_before=r.tokens_before,
                               tokens_after=r.tokens_after, duration_s=round(r.duration_s, 4),
-                              transcript_path=r.transcript_path, action=r.action, timestamp=time.time())
+                              transcript_path=r.transcript_path, action=r.action, timestamp=time.time(),
+                              cache=_cache_figures(r.details))
             self.compactions.append(c)
             self._emit(q, c)
             compacted = True

@@ -237,6 +237,6 @@ def logged_compactions(loaded: LoadedSession | None) -> list[ev.Compaction]:
     for e in loaded.events if loaded else ():
         if e.get("type") == "compaction":
             fields = {k: e[k] for k in ("layer", "trigger", "tokens_before", "tokens_after", "duration_s",
-                                        "transcript_path", "action", "timestamp") if k in e}
+                                        "transcript_path", "action", "timestamp", "cache") if k in e}
             out.append(ev.Compaction(**fields))
     return out

@@ -117,25 +117,33 @@ class CompactionMarker(Static):
     """A compaction boundary: what ran, why, how much it freed and where the transcript is."""
 
     def __init__(self, layer: str, trigger: str, before: int, after: int,
-                 transcript_path: str | None = None, action: str = "") -> None:
+                 transcript_path: str | None = None, action: str = "", cache: dict | None = None,
+                 duration_s: float | None = None) -> None:
         self.compaction_layer, self.trigger = layer, trigger
         self.tokens_before, self.tokens_after = before, after
         self.transcript_path = transcript_path
         self.action = action
+        self.cache = cache
+        self.duration_s = duration_s
         head = (f"── compacted · {layer} ({trigger}) · {fmt.tokens(before)} → {fmt.tokens(after)} tokens "
                 f"(freed {fmt.tokens(max(0, before - after))})")
+        if duration_s:
+            head += f" in {fmt.duration(duration_s)}"
         parts: list = [(head, "bold")]
         if action:
             # The layer's own words often repeat the transcript path: name it once, below.
             parts.append(("\n   " + (action.replace(transcript_path, "the transcript") if transcript_path else action),
                           ""))
+        clause = fmt.cache_clause(cache)
+        if clause and "per call" not in action:   # the layer's action usually says it already
+            parts.append(("\n   " + clause, "dim"))
         if transcript_path:
             parts += ["\n   transcript: ", (fmt.path(transcript_path), "underline")]
         super().__init__(Content.assemble(*parts), classes="compaction")
 
     def clone(self) -> "CompactionMarker":
         return CompactionMarker(self.compaction_layer, self.trigger, self.tokens_before, self.tokens_after,
-                                self.transcript_path, self.action)
+                                self.transcript_path, self.action, self.cache, self.duration_s)
 
 
 class ErrorMessage(Static):
@@ -336,7 +344,8 @@ class Conversation(VerticalScroll):
 
     async def add_compaction(self, c: ev.Compaction) -> CompactionMarker:
         await self.end_text()
-        w = CompactionMarker(c.layer, c.trigger, c.tokens_before, c.tokens_after, c.transcript_path, c.action)
+        w = CompactionMarker(c.layer, c.trigger, c.tokens_before, c.tokens_after, c.transcript_path, c.action,
+                             getattr(c, "cache", None), c.duration_s)
         await self._add(w)
         return w
 

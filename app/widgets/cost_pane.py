@@ -1,6 +1,6 @@
 """The cost pane: models × token buckets with tokens and dollars (per bucket too), totals, cache
-hit rate, what caching saved, what compaction itself cost and the burn rate — all as reported by
-`CostUpdate`.
+hit rate, what caching saved, what compaction itself cost (and what its summary calls read from the
+prompt cache) and the burn rate — all as reported by `CostUpdate`.
 
 The arithmetic is agent_core.pricing.tally's (the same for the loop and `ctxtui watch`); this
 widget only lays the numbers out. Figures that are unknown (a model without price data, the burn
@@ -163,12 +163,15 @@ class CostPane(Vertical):
         burn = figure(ev, self.extras, "burn_usd_per_hour")
         comp = (ev.by_purpose or {}).get("compaction") or {}
         comp_usd = comp.get("cost_usd") if comp else 0.0
+        comp_reads = int(comp.get("cache_read") or 0)
         hit_text = fmt.percent(hit * 100 if hit is not None and hit <= 1 else hit)
         parts: list = [
             "cache hit ", (hit_text, "bold"),
             " · saved ", (fmt.usd(saved) if saved is not None else "—", "bold $success"),
-            "\ncompaction ", (fmt.usd(comp_usd), "bold"),
-            " · burn ", ((fmt.usd(burn) + "/h") if burn is not None else "—", "bold")]
+            "\ncompaction ", (fmt.usd(comp_usd), "bold")]
+        if comp_reads:   # the summary call shares the main prefix: what it read from the cache
+            parts += [" (", (fmt.short_tokens(comp_reads), "bold"), " read from cache)"]
+        parts += [" · burn ", ((fmt.usd(burn) + "/h") if burn is not None else "—", "bold")]
         unknown = [m for m, row in ev.by_model.items() if row.get("cost_usd") is None]
         if unknown:
             parts.append((f"\n? no price data for {', '.join(unknown)}", "dim"))

@@ -1,5 +1,6 @@
 """The compaction timeline, one table for the TUI and `ctxtui watch`: one row per compaction
-(time, layer, trigger, tokens, duration) and per breaker trip, newest at the bottom. A row can be
+(time, layer, trigger, tokens, duration, and in the TUI what rewriting the prompt cache cost, when
+the layer said) and per breaker trip, newest at the bottom. A row can be
 completed in place: a Claude Code compaction learns its "after" count only with the next response
 (shown as "…" until then). The two screens pick which columns they have room for."""
 from __future__ import annotations
@@ -15,13 +16,23 @@ from agent_core.reports.watch_state import CompactionView
 
 from .. import format as fmt
 
-TUI_COLUMNS = ("time", "layer", "trigger", "freed", "took")
+# The side pane has room for five columns: what the prefix rewrite cost is shown rather than how long
+# the compaction took (the conversation's marker says both).
+TUI_COLUMNS = ("time", "layer", "trigger", "freed", "cache")
 WATCH_COLUMNS = ("time", "layer", "trigger", "before", "after", "freed")
-_NUMERIC = frozenset({"before", "after", "freed", "took"})
+_NUMERIC = frozenset({"before", "after", "freed", "took", "cache"})
 
 
 def _tokens(n: int | None, unknown: str) -> str:
     return unknown if n is None else fmt.short_tokens(n)
+
+
+def _cache_cost(cache: dict | None) -> str:
+    """The extra dollars the rewrite put on the next call ("" when the layer said nothing)."""
+    cost = cache.get("cost_usd") if isinstance(cache, dict) else None
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool):
+        return ""
+    return fmt.signed_usd(float(cost))
 
 
 class Timeline(DataTable):
@@ -42,7 +53,7 @@ class Timeline(DataTable):
 
     def show(self, key: str, *, at: float | None, layer: str | Text, trigger: str | Text,
              before: int | None = None, after: int | None = None, took: float | None = None,
-             unknown: str = "…") -> None:
+             unknown: str = "…", cache: dict | None = None) -> None:
         """Add the row `key`, or complete it in place when it is already shown. `unknown` stands
         for a count not known yet ("…") or one that does not apply ("—")."""
         freed = None if before is None or after is None else max(0, before - after)
@@ -52,7 +63,8 @@ class Timeline(DataTable):
                  "before": Text(_tokens(before, unknown), justify="right"),
                  "after": Text(_tokens(after, unknown), justify="right"),
                  "freed": Text(_tokens(freed, unknown), justify="right"),
-                 "took": Text("—" if took is None else fmt.duration(took), justify="right")}
+                 "took": Text("—" if took is None else fmt.duration(took), justify="right"),
+                 "cache": Text(_cache_cost(cache), justify="right")}
         if key in self.rows:
             for col in self.columns_shown:
                 self.update_cell(key, col, cells[col])
@@ -67,7 +79,7 @@ class Timeline(DataTable):
             at = (c.timestamp or None) if resumed else self.clock()
         self.count += 1
         self.show(f"c{self.count}", at=at, layer=c.layer, trigger=c.trigger, before=c.tokens_before,
-                  after=c.tokens_after, took=c.duration_s)
+                  after=c.tokens_after, took=c.duration_s, cache=getattr(c, "cache", None))
 
     def add_breaker(self, b: BreakerTripped, at: float | None = None) -> None:
         # The reason is long; it is in the conversation (and the session log). Here: which breaker.
