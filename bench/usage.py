@@ -16,17 +16,28 @@ until (a) `WatchState` holds it, following the file with watchfiles as the watch
 (our short debounce, awatch's defaults as the baseline, and --poll), and (b) the watch screen's
 panes show it (headless Textual app).
 
+With --reports, instead: the `ctxtui usage session` and `daily` reports, each a fresh process
+(start-up included), on generated projects folders of the given sizes (several projects and
+sessions, final-copy usage as Claude Code 2.x writes it): seconds, records/s, peak memory (max RSS)
+and the output tokens counted, against the generator's own count. When ccusage 17.2.1 can be run
+(from npx's cache, else `npx -y ccusage@17.2.1`, given two minutes) it runs side by side on the
+same folders (`--offline`); otherwise that is said and skipped.
+
 Usage: .venv/bin/python bench/usage.py [--mb 100] [--keep] [--appends 15] [--watch-only]
+       .venv/bin/python bench/usage.py --reports [--sizes 50,100] [--repeat 3]
 Prints records (lines) per second, latencies and the ratios; nothing is asserted.
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import io
 import json
+import os
 import random
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,15 +63,16 @@ def _text(rng: random.Random, n: int) -> str:
     return "\n".join(out)
 
 
-def build_log(path: Path, target_bytes: int, seed: int = 7) -> dict:
-    """Write the synthetic log; returns what it holds (lines, responses, ...)."""
+def build_log(path: Path, target_bytes: int, seed: int = 7, session: str = "5f1e2d3c-0000-4000-8000-bench0000001",
+              t0: int = 1_749_900_000, step: int = 7) -> dict:
+    """Write the synthetic log; returns what it holds (lines, responses, ...). As Claude Code 2.x
+    does, a response's content-block records repeat its usage with a partial output count; only
+    the last copy has the final one (`final_output` sums those)."""
     rng = random.Random(seed)
     payloads = [_text(rng, rng.choice((300, 1200, 4000, 9000))) for _ in range(64)]
-    session = "5f1e2d3c-0000-4000-8000-bench0000001"
     common = {"parentUuid": None, "userType": "external", "cwd": "/home/me/proj", "sessionId": session,
               "version": "2.0.14", "gitBranch": "main"}
-    stats = {"lines": 0, "responses": 0, "assistant_records": 0, "corrupt": 0, "compactions": 0}
-    t0 = 1_749_900_000
+    stats = {"lines": 0, "responses": 0, "assistant_records": 0, "corrupt": 0, "compactions": 0, "final_output": 0}
     n = 0
     context = 20_000
     with open(path, "w", encoding="utf-8") as f:
@@ -70,7 +82,7 @@ def build_log(path: Path, target_bytes: int, seed: int = 7) -> dict:
 
         while f.tell() < target_bytes:
             n += 1
-            ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t0 + n * 7))
+            ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t0 + n * step))
             if n % 20 == 1:
                 emit({"type": "user", "uuid": f"p{n}", "timestamp": ts, "isSidechain": False,
                       "message": {"role": "user", "content": _text(rng, 200)}})
@@ -88,17 +100,20 @@ def build_log(path: Path, target_bytes: int, seed: int = 7) -> dict:
                      "cache_read_input_tokens": context, "output_tokens": rng.randint(20, 1500),
                      "cache_creation": {"ephemeral_5m_input_tokens": write - w1h, "ephemeral_1h_input_tokens": w1h},
                      "service_tier": "standard"}
-            mid, rid = f"msg_{n:08x}", f"req_{n:08x}"
+            mid, rid = f"msg_{seed:04x}{n:08x}", f"req_{seed:04x}{n:08x}"
             blocks = [{"type": "thinking", "thinking": _text(rng, 200), "signature": "sig"},
                       {"type": "text", "text": _text(rng, 300)},
                       {"type": "tool_use", "id": f"tu{n}", "name": "Bash", "input": {"command": "ls -la"}}]
-            for i, block in enumerate(blocks[: rng.randint(1, 3)]):
+            shown = blocks[: rng.randint(1, 3)]
+            for i, block in enumerate(shown):
+                partial = usage if i == len(shown) - 1 else {**usage, "output_tokens": min(10, usage["output_tokens"])}
                 emit({"type": "assistant", "uuid": f"a{n}.{i}", "timestamp": ts, "isSidechain": sidechain,
                       "requestId": rid, "message": {"id": mid, "type": "message", "role": "assistant",
                                                     "model": model, "content": [block], "stop_reason": None,
-                                                    "usage": usage}})
+                                                    "usage": partial}})
                 stats["assistant_records"] += 1
             stats["responses"] += 1
+            stats["final_output"] += usage["output_tokens"]
             if n % 50 == 20:   # a sidechain replay of the main chain's last response: counts once
                 emit({"type": "assistant", "uuid": f"r{n}", "timestamp": ts, "isSidechain": True,
                       "requestId": rid, "message": {"id": mid, "type": "message", "role": "assistant",
@@ -131,7 +146,8 @@ def run_ours(path: Path) -> dict:
 
 
 def run_naive(path: Path) -> tuple[dict, list]:
-    """json.loads on every line; dedup on message.id + requestId (main chain preferred)."""
+    """json.loads on every line; dedup on message.id + requestId, the last copy's usage (main chain
+    preferred for the attribution)."""
     seen: dict[str, tuple[str, dict, bool]] = {}
     with open(path, "rb") as f:
         for line in f:
@@ -146,8 +162,8 @@ def run_naive(path: Path) -> tuple[dict, list]:
                 continue
             key = f"{msg.get('id')}:{obj.get('requestId')}"
             side = bool(obj.get("isSidechain"))
-            if key in seen and (side or not seen[key][2]):
-                continue
+            if key in seen:
+                side = side and seen[key][2]
             seen[key] = (msg.get("model"), usage_buckets(msg["usage"]), side)
     by_model: dict[str, dict[str, int]] = {}
     for model, b, _ in seen.values():
@@ -177,7 +193,12 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the temp folder and print its path")
     ap.add_argument("--appends", type=int, default=15, help="appends timed for the watch latency (default 15)")
     ap.add_argument("--watch-only", action="store_true", help="only the watch latency, no 100 MB log")
+    ap.add_argument("--reports", action="store_true", help="session and daily reports, ctxtui vs ccusage")
+    ap.add_argument("--sizes", default="50", help="--reports: projects-folder sizes in MB (default 50)")
     args = ap.parse_args()
+    if args.reports:
+        reports_bench([float(x) for x in args.sizes.split(",")], args.repeat, args.keep)
+        return
     if args.watch_only:
         watch_latency(args.appends)
         return
@@ -234,6 +255,98 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
     watch_latency(args.appends)
+
+
+# ---- ctxtui usage session / daily against ccusage, fresh processes --------------------------------
+
+CCUSAGE = "ccusage@17.2.1"
+SESSION_MB = 5          # one generated session log; a folder of N MB holds N / 5 sessions in 4 projects
+
+
+def build_tree(root: Path, target_bytes: int) -> dict:
+    """A Claude Code projects folder: sessions of ~5 MB spread over 4 projects, 6 hours apart."""
+    total: dict[str, int] = {}
+    n = max(1, round(target_bytes / (SESSION_MB * 1_000_000)))
+    for i in range(n):
+        sid = f"5f1e2d3c-0000-4000-8000-{i:012d}"
+        path = root / "projects" / f"-home-me-proj{i % 4}" / f"{sid}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        st = build_log(path, target_bytes // n, seed=i, session=sid, t0=1_749_900_000 + i * 21_600, step=3)
+        for k, v in st.items():
+            total[k] = total.get(k, 0) + v
+    total["files"] = n
+    return total
+
+
+def find_ccusage() -> list[str] | None:
+    """ccusage from npx's cache when there, else `npx -y` once (two minutes at most); None if neither runs."""
+    for pkg in glob.glob(os.path.expanduser("~/.npm/_npx/*/node_modules/ccusage/package.json")):
+        try:
+            meta = json.loads(Path(pkg).read_text())
+        except (OSError, ValueError):
+            continue
+        if meta.get("version") == CCUSAGE.split("@")[1] and shutil.which("node"):
+            return ["node", str(Path(pkg).parent / "dist" / "index.js")]
+    if not shutil.which("npx"):
+        return None
+    try:
+        r = subprocess.run(["npx", "-y", CCUSAGE, "--version"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return ["npx", "-y", CCUSAGE] if r.returncode == 0 else None
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) and stdout of one fresh process, measured by /usr/bin/time."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        r = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", tf.name, *cmd], capture_output=True, text=True,
+                           env=env, timeout=1800)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[:4])}... failed: {r.stderr[-500:]}")
+        secs, kb = tf.read().split()[-2:]
+    return float(secs), int(kb) / 1024, r.stdout
+
+
+def _output_tokens(tool: str, data: dict) -> int:
+    return data["totals"]["output_tokens"] if tool == "ctxtui" else data["totals"]["outputTokens"]
+
+
+def reports_bench(sizes: list[float], repeat: int, keep: bool) -> None:
+    cc = find_ccusage()
+    print("ccusage: " + (" ".join(cc) if cc else f"not available ({CCUSAGE} could not be run); ctxtui only"))
+    for mb in sizes:
+        tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-reports-"))
+        try:
+            t = time.perf_counter()
+            st = build_tree(tmp, int(mb * 1_000_000))
+            size = sum(p.stat().st_size for p in tmp.rglob("*.jsonl")) / 1e6
+            print(f"\n{size:.1f} MB in {st['files']} sessions: {st['lines']:,} lines, {st['responses']:,} responses "
+                  f"({st['assistant_records']:,} assistant records), {st['corrupt']} corrupt lines, built in "
+                  f"{time.perf_counter() - t:.1f} s; final-copy output tokens {st['final_output']:,}")
+            env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp), "COLUMNS": "120"}
+            print(f"{'report':8} {'tool':8} {'seconds':>8} {'records/s':>11} {'MB/s':>7} {'peak MB':>8} "
+                  f"{'output tokens':>14} {'ctxtui faster':>13}")
+            for report in ("session", "daily"):
+                tools = {"ctxtui": [sys.executable, "-m", "app.cli", "usage", report, str(tmp / "projects"), "--json"]}
+                if cc:
+                    tools["ccusage"] = [*cc, report, "--json", "--offline"]
+                best: dict[str, tuple[float, float, int]] = {}
+                for _ in range(repeat):          # in turns, so a busy machine slows both alike
+                    for name, cmd in tools.items():
+                        secs, rss, out = timed(cmd, env)
+                        prev = best.get(name)
+                        best[name] = (min(secs, prev[0]) if prev else secs, max(rss, prev[1]) if prev else rss,
+                                      _output_tokens(name, json.loads(out)))
+                for name, (secs, rss, out_tokens) in best.items():
+                    ratio = f"{best['ccusage'][0] / best['ctxtui'][0]:.2f}x" if name == "ccusage" else ""
+                    print(f"{report:8} {name:8} {secs:8.2f} {st['lines'] / secs:11,.0f} {size / secs:7.1f} "
+                          f"{rss:8.0f} {out_tokens:14,} {ratio:>13}")
+            print(f"(best of {repeat} fresh processes each, start-up included; peak = the highest max RSS)")
+            if keep:
+                print(f"kept: {tmp}")
+        finally:
+            if not keep:
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---- ctxtui watch: latency from an append to the state / the screen -------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterator, Protocol
 
 from agent_core.logs.claude_code import ClaudeCodeParser
-from agent_core.logs.records import CorruptRecord, Deduper, LineStats, LogFollower, Record
+from agent_core.logs.records import CorruptRecord, Deduper, LineStats, LogFollower, Record, UsageRecord
 
 _DECODER = json.JSONDecoder()
 
@@ -82,6 +82,14 @@ class LogReader:
         return list(self.records(final=final))
 
     def records(self, final: bool = False) -> Iterator[Record]:
+        """The records of the bytes appended since the last read. With `final=True` (a finished
+        file, read once) the copies of one response that follow each other come out as one record,
+        its final one, instead of a record and its upgrades: the same totals with less work."""
+        if final:
+            return _coalesced(self._records(True))
+        return self._records(False)
+
+    def _records(self, final: bool) -> Iterator[Record]:
         stats = self.follower.stats
         loads = _DECODER.decode
         parser = self._parser
@@ -118,6 +126,26 @@ class LogReader:
                 yield from _parse(parser, obj, stats, lineno)
             else:
                 stats.mark_corrupt(lineno)
+
+
+def _coalesced(records: Iterator[Record]) -> Iterator[Record]:
+    """Holds each usage record back until the next record shows whether it upgrades it (the next
+    content block of the same response, with its final usage): then only the upgrade is yielded,
+    replacing what the held one replaced. Claude Code writes those copies one after another."""
+    held: UsageRecord | None = None
+    for rec in records:
+        if held is not None:
+            if type(rec) is UsageRecord and rec.replaces is not None and rec.replaces.request_key == held.request_key:
+                rec.replaces = held.replaces
+            else:
+                yield held
+            held = None
+        if type(rec) is UsageRecord:
+            held = rec
+        else:
+            yield rec
+    if held is not None:
+        yield held
 
 
 def _parse(parser: Parser, obj: dict, stats: LineStats, lineno: int) -> list[Record]:

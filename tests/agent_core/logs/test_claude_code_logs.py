@@ -125,7 +125,9 @@ def test_sidechain_replay_counts_once_as_main_chain(tmp_path, side_first):
     assert s.subagent_requests == 0          # attributed to the main chain either way
     assert s.tally.requests == 1
     if side_first:
-        assert recs[-1].replaces is recs[0]
+        assert len(recs) == 1 and recs[0].replaces is None     # one file read once: the main copy only
+        followed = usages(LogReader(log).read())              # following it: the upgrade, replacing
+        assert followed[-1].replaces is followed[0]
 
 
 def test_subagent_logs_are_read_and_replays_across_files_count_once(tmp_path):

@@ -29,18 +29,23 @@ def test_the_last_copy_of_a_response_gives_its_output_tokens(tmp_path):
         assistant("m1", "r1", u=usage(inp=5, out=441), block="tool_use"),
         assistant("m2", "r2", u=usage(inp=7, out=3)),
     ])
-    recs = usages(read_all(log))
-    assert [(r.request_key, r.buckets["output"]) for r in recs] == [("m1:r1", 10), ("m1:r1", 441), ("m2:r2", 3)]
-    assert recs[1].replaces is recs[0]
-    rep = _report(recs)
-    assert rep.totals.requests == 2
-    assert rep.totals.tokens["output"] == 444
-    assert rep.totals.tokens["input"] == 12
+    followed = usages(LogReader(log).read())          # following: each upgrade as it lands
+    assert [(r.request_key, r.buckets["output"]) for r in followed] == [("m1:r1", 10), ("m1:r1", 441),
+                                                                         ("m2:r2", 3)]
+    assert followed[1].replaces is followed[0]
+    once = usages(read_all(log))                      # a finished file: the final copy only
+    assert [(r.request_key, r.buckets["output"], r.replaces) for r in once] == [("m1:r1", 441, None),
+                                                                                ("m2:r2", 3, None)]
+    for recs in (followed, once):
+        rep = _report(recs)
+        assert rep.totals.requests == 2
+        assert rep.totals.tokens["output"] == 444
+        assert rep.totals.tokens["input"] == 12
 
 
 def test_upgrades_stay_one_link_deep_and_add_up(tmp_path):
     log = write_log(tmp_path / "s.jsonl", [assistant("m", "r", u=usage(out=n)) for n in (1, 2, 3, 3, 9)])
-    recs = usages(read_all(log))
+    recs = usages(LogReader(log).read())
     assert [r.buckets["output"] for r in recs] == [1, 2, 3, 9]
     assert all(r.replaces is None or r.replaces.replaces is None for r in recs)
     rep = _report(recs)
@@ -66,6 +71,18 @@ def test_sidechain_copy_then_main_copies_with_growing_output(tmp_path):
     ])
     (s,) = _report(usages(read_all(log))).sessions.values()
     assert (s.tally.requests, s.tally.tokens["output"], s.subagent_requests) == (1, 70, 0)
+
+
+def test_an_upgrade_in_another_file_replaces_the_record_of_the_first(tmp_path):
+    a = write_log(tmp_path / "a.jsonl", [assistant("m", "r", u=usage(out=5), sidechain=True),
+                                         assistant("x", "y", u=usage(out=1), sidechain=True)])
+    b = write_log(tmp_path / "b.jsonl", [assistant("m", "r", u=usage(out=5)), assistant("m", "r", u=usage(out=60))])
+    recs = usages(read_all(a, b))
+    assert [(r.request_key, r.buckets["output"], r.is_sidechain) for r in recs] == [
+        ("m:r", 5, True), ("x:y", 1, True), ("m:r", 60, False)]
+    assert recs[-1].replaces is recs[0]               # the held copy's replacement carried over
+    (s,) = _report(recs).sessions.values()
+    assert (s.tally.requests, s.tally.tokens["output"], s.subagent_requests) == (2, 61, 1)
 
 
 def test_a_follower_sees_the_final_copy_appended_later(tmp_path):
