@@ -21,10 +21,17 @@ discards it: `calls_ahead` = the room left to the auto-compact threshold after a
 growth per call, capped. Cold cache: R0 = R1 = 0, so cost = −x·w (the rewrite is free and the
 next call writes x fewer tokens).
 
-The rule: act when the cache is cold; or when the count is at the auto-compact threshold (or
-would cross it on the next call at the current growth) and acting brings it below — a summary
-costs far more and loses detail; or when the savings over the calls ahead cover the cost.
-Otherwise wait.
+Freeing x also puts the next summary off: a summary costs S dollars (its call reads the shared
+prefix, writes its prompt, pays its output, and the call after it writes the new, short prefix)
+and takes away F tokens of growth, so x tokens freed are worth S·x/F of summaries.
+
+The rule: act when the cache is cold; otherwise when MARGIN·cost ≤ saves·calls_ahead + S·x/F. The
+reason is `prevents_summary` when the count is at the auto-compact threshold (or would cross it
+on the next call at the current growth) and acting brings it below, else `pays`; otherwise
+`waits`. Measured on a generated session (bench/cache_cost.py), acting at the threshold whatever
+the rewrite costs — what a token-only engine does — spends more than the summaries it puts off
+once the summary call reads the cached prefix: at a 20,000 window a near-full prefix is rewritten
+every call or two to free one result. `always_prevent_summary=True` restores that behaviour.
 
 A layer gets all of this through `judge(entries, ctx, changed_at, freed)`: the warm prefix is the
 last response's request (its usage), cold is the gap since that response against the TTL, the
@@ -44,6 +51,12 @@ from .layerkit import runtime
 from .tokens import anchor_index
 
 CALLS_AHEAD_CAP = 50      # a saving further out than this is not counted (sessions end, plans change)
+SUMMARY_OUTPUT_SHARE = 0.03   # a summary's output, as a share of the threshold (at least MIN_SUMMARY_OUTPUT) ...
+MIN_SUMMARY_OUTPUT = 1_500
+SUMMARY_KEEPS_SHARE = 0.15    # ... and what the history keeps besides it (recent user messages, files, tail)
+SUMMARY_PROMPT_TOKENS = 1_000
+MARGIN = 3.0                  # the benefit must be this many times the cost: it is an estimate over calls that
+                              # may never come (the user stops, a summary comes sooner); 3 measured best
 GROWTH_SMOOTHING = 0.3    # weight of the newest call in the running mean of growth per call
 REASONS = ("cold", "prevents_summary", "pays", "waits")
 NAME = "cache"
@@ -78,13 +91,26 @@ def calls_ahead(*, tokens_now: int, freed: int, threshold: int, growth: float, c
     return min(cap, int(room // growth))
 
 
+def summary_estimate(threshold: int, rates: Rates, ttl: str | float) -> tuple[float, int]:
+    """(dollars, tokens it takes away) of one summary at the threshold: its call reads the cached
+    prefix and writes its prompt, its output is priced as output, and the next call writes the new
+    history (the summary and what is kept) to the cache."""
+    out = max(MIN_SUMMARY_OUTPUT, int(SUMMARY_OUTPUT_SHARE * threshold))
+    after = out + int(SUMMARY_KEEPS_SHARE * threshold)
+    usd = (threshold * rates.cache_read + SUMMARY_PROMPT_TOKENS * rates.write(ttl) + out * rates.output
+           + after * rates.write(ttl))
+    return usd, max(1, threshold - after)
+
+
 def verdict(*, warm_tokens: int, readable_tokens: int, freed: int, tokens_now: int, threshold: int,
             rates: Rates, ttl: str | float, growth: float, cold: bool = False,
+            summary_usd: float = 0.0, summary_frees: int = 0, always_prevent_summary: bool = False,
             cap: int = CALLS_AHEAD_CAP) -> Verdict:
     """The rule in the module docstring. `warm_tokens` is R0, `readable_tokens` R1 (clamped to
-    R0), `freed` x, `tokens_now` the count before acting, `growth` tokens added per call."""
-    if min(warm_tokens, readable_tokens, freed, tokens_now) < 0:
-        raise ValueError("token figures must be >= 0")
+    R0), `freed` x, `tokens_now` the count before acting, `growth` tokens added per call,
+    `summary_usd` and `summary_frees` S and F (0: summaries not counted)."""
+    if min(warm_tokens, readable_tokens, freed, tokens_now, summary_frees) < 0 or summary_usd < 0:
+        raise ValueError("token and dollar figures must be >= 0")
     r0 = 0 if cold else warm_tokens
     r1 = min(readable_tokens, r0)
     w, r = rates.write(ttl), rates.cache_read
@@ -93,12 +119,12 @@ def verdict(*, warm_tokens: int, readable_tokens: int, freed: int, tokens_now: i
     saves = freed * r
     payback = 0.0 if cost <= 0 else (cost / saves if saves > 0 else None)
     ahead = calls_ahead(tokens_now=tokens_now, freed=freed, threshold=threshold, growth=growth, cap=cap)
+    deferral = summary_usd * freed / summary_frees if summary_frees > 0 else 0.0
+    at_threshold = tokens_now + max(0.0, growth) >= threshold and tokens_now - freed < threshold
     if cold or r0 == 0:
         reason = "cold"
-    elif tokens_now + max(0.0, growth) >= threshold and tokens_now - freed < threshold and freed > 0:
-        reason = "prevents_summary"
-    elif freed > 0 and payback is not None and payback <= ahead:
-        reason = "pays"
+    elif cost * MARGIN <= saves * ahead + deferral or (at_threshold and always_prevent_summary):
+        reason = "prevents_summary" if at_threshold else "pays"
     else:
         reason = "waits"
     act = reason != "waits" and freed > 0
@@ -198,9 +224,12 @@ def growth_per_call(entries: Sequence[Entry], ctx: LayerContext) -> float:
     return float(st["growth"])
 
 
-def judge(entries: Sequence[Entry], ctx: LayerContext, changed_at: int, freed: int) -> Verdict:
+def judge(entries: Sequence[Entry], ctx: LayerContext, changed_at: int, freed: int,
+          prevent_summary: bool = False) -> Verdict:
     """The verdict for changing `entries` from index `changed_at` on, freeing `freed` tokens, with
-    what earlier layers already rewrote this turn taken into account (`note_rewrite`)."""
+    what earlier layers already rewrote this turn taken into account (`note_rewrite`).
+    `prevent_summary`: at the threshold, act whenever that gets the count under it (a layer that
+    is itself a better summary than the model's, like collapse, which keeps every instruction)."""
     ai, held, _ts = warm_prefix(entries)
     cold = is_cold(entries, ctx)
     st = runtime(ctx.state, NAME)
@@ -208,9 +237,13 @@ def judge(entries: Sequence[Entry], ctx: LayerContext, changed_at: int, freed: i
     if ai is not None and st.get("broken_anchor") == entries[ai].uuid:
         warm = min(warm, int(st.get("broken_at", warm)))
     readable = readable_before(entries, changed_at, ctx)
+    cfg = ctx.config
+    threshold = ctx.budget.autocompact_threshold
+    s_usd, s_frees = summary_estimate(threshold, cfg.cache_rates, cfg.cache_ttl) if ctx.summarizing else (0.0, 0)
     return verdict(warm_tokens=warm, readable_tokens=readable, freed=freed, tokens_now=ctx.tokens,
-                   threshold=ctx.budget.autocompact_threshold, rates=ctx.config.cache_rates,
-                   ttl=ctx.config.cache_ttl, growth=growth_per_call(entries, ctx), cold=cold)
+                   threshold=threshold, rates=cfg.cache_rates, ttl=cfg.cache_ttl,
+                   growth=growth_per_call(entries, ctx), cold=cold, summary_usd=s_usd, summary_frees=s_frees,
+                   always_prevent_summary=prevent_summary or cfg.always_prevent_summary)
 
 
 def note_rewrite(entries: Sequence[Entry], ctx: LayerContext, changed_at: int) -> None:

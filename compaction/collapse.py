@@ -20,7 +20,9 @@ already reflects the view and no shift is made.
 Cache: committing a new span changes the request from that span on, so the prompt cache's copy
 of everything after it is written again on the next call. With `cache_aware` (the default) new
 spans are committed only on a favourable verdict (compaction/cache_economics.py: cache cold, the
-count at or about to cross the auto-compact threshold, or a rewrite that pays back); a verdict to
+count at or about to cross the auto-compact threshold — whatever the rewrite costs, since a digest
+keeps every user instruction verbatim where a summary keeps only the recent ones and costs a
+model call — or a rewrite that pays back); a verdict to
 wait backs off like an empty commit, until the cache goes cold, the count nears the threshold or
 grows. Replaying committed spans never changes the request (digests are byte-identical), so it
 costs nothing. A commit's report says what it cost and should save (`details["cache"]`).
@@ -355,7 +357,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         return LayerResult(view)
     freed = sum(sum(e.tokens for e in entries[sp["hint"]:sp["hint"] + sp["n"]]) - digest_entry(sp).tokens
                 for sp in new)
-    verdict = ce.judge(entries, here, min(sp["hint"] for sp in new), max(0, freed))
+    verdict = ce.judge(entries, here, min(sp["hint"] for sp in new), max(0, freed), prevent_summary=True)
     if cfg.cache_aware and not verdict.act:
         # wait until the count is one call from the threshold, or has grown, or the cache is cold
         growth = ce.growth_per_call(entries, here)

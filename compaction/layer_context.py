@@ -26,6 +26,8 @@ class PipelineConfig:
     cache_rates: Rates = field(default_factory=lambda: Rates.from_input(3.0, 15.0))
     cache_aware: bool = True   # prefix-rewriting layers act only when it pays (compaction/cache_economics.py);
                                # False: the token-only rules (each layer's own trigger alone)
+    always_prevent_summary: bool = False  # True: at the auto-compact threshold, rewrite whenever that gets the
+                                          # count under it, whatever it costs against the summary it puts off
     # 1. tool-result budget (CC numbers): always runs; decisions frozen per tool_use_id
     tool_result_max_chars: int = 50_000       # one result over this is persisted
     message_results_max_chars: int = 200_000  # one message's results over this: largest persisted first

@@ -64,13 +64,26 @@ def test_a_rewrite_that_frees_everything_it_breaks_pays_at_once():
     assert got.act and got.reason == "pays"
 
 
-def test_at_the_threshold_acting_prevents_a_summary():
-    got = v(tokens_now=168_000, warm_tokens=160_000)
-    assert (got.act, got.reason) == (True, "prevents_summary")
-    assert got.cost_usd > 0 and "keeps the count under the auto-compact threshold" in ce.describe(got)
+def test_at_the_threshold_a_rewrite_cheaper_than_the_summary_it_puts_off_prevents_it():
+    s_usd, s_frees = ce.summary_estimate(167_000, RATES, "5m")
+    # out 5,010; kept 5,010 + 25,050; 167,000·0.1 + 1,000·1.25 + 5,010·5 + 30,060·1.25 µ$
+    assert s_usd == pytest.approx((16_700 + 1_250 + 25_050 + 37_575) / 1e6) and s_frees == 136_940
+    near = dict(tokens_now=168_000, warm_tokens=160_000, summary_usd=s_usd, summary_frees=s_frees)
+    small = v(**near)              # frees 10,000 of 160,000: far dearer than a summary's share
+    assert (small.act, small.reason) == (False, "waits")
+    big = v(**near, freed=90_000)  # frees 90,000: (160,000 − 5,000 − 90,000)·1.25 − 155,000·0.1 µ$
+    assert big.cost_usd == pytest.approx(0.06575)
+    assert ce.MARGIN * big.cost_usd <= big.saves_per_call_usd * big.calls_ahead + s_usd * 90_000 / s_frees
+    assert (big.act, big.reason) == (True, "prevents_summary")
+    assert "keeps the count under the auto-compact threshold" in ce.describe(big)
+
+
+def test_always_prevent_summary_acts_at_the_threshold_whatever_it_costs():
+    got = v(tokens_now=168_000, warm_tokens=160_000, always_prevent_summary=True)
+    assert (got.act, got.reason) == (True, "prevents_summary") and got.cost_usd > 0
     # one call of growth short of it counts too; further away it waits
-    assert v(tokens_now=165_500, warm_tokens=160_000).reason == "prevents_summary"
-    assert v(tokens_now=160_000, warm_tokens=155_000).reason == "waits"
+    assert v(tokens_now=165_500, warm_tokens=160_000, always_prevent_summary=True).reason == "prevents_summary"
+    assert v(tokens_now=160_000, warm_tokens=155_000, always_prevent_summary=True).reason == "waits"
 
 
 def test_at_the_threshold_a_rewrite_too_small_to_get_under_it_waits():
@@ -145,12 +158,15 @@ def test_the_same_history_after_the_ttl_is_rewritten_for_free():
     assert res.report.trigger == "auto" and res.report.details["cache"]["reason"] == "cold"
 
 
-def test_at_the_threshold_it_rewrites_to_prevent_a_summary():
+def test_at_the_threshold_it_rewrites_to_prevent_a_summary_only_when_that_is_cheaper():
     es = history(task_chars=14_000)
     c = ctx(es)
+    c.summarizing = True
     threshold = BUDGET.autocompact_threshold
     assert threshold - 1_000 <= c.tokens < threshold + 2_500   # at the threshold; clearing 3 results gets under
-    res = mc.apply(es, c)
+    # freeing 3,000 tokens by rewriting 44,000 costs more than the share of a summary it puts off
+    assert mc.apply(es, c).report is None
+    res = mc.apply(es, ctx(es, always_prevent_summary=True))
     assert res.report is not None and res.report.trigger == "auto"
     cache = res.report.details["cache"]
     assert cache["reason"] == "prevents_summary" and cache["cost_usd"] > 0 and cache["rewrite_tokens"] > 30_000
@@ -184,8 +200,12 @@ def test_collapse_waits_on_a_warm_cache_below_the_threshold_and_commits_once_col
 
 
 def test_collapse_commits_at_the_threshold_to_prevent_a_summary():
+    # a digest keeps every user instruction verbatim, so collapse stands in for a summary at the
+    # threshold even when its rewrite costs more than the summary would (microcompact does not)
     es = collapse_session(usage=50_000)
-    res = collapse.apply(es, collapse_ctx(es, PipelineState(), gap=5.0))
+    c = collapse_ctx(es, PipelineState(), gap=5.0)
+    c.summarizing = True
+    res = collapse.apply(es, c)
     assert res.report is not None
     cache = res.report.details["cache"]
     assert cache["reason"] == "prevents_summary" and cache["rewrite_tokens"] > 0 and cache["cost_usd"] > 0

@@ -32,6 +32,9 @@ def session(tools: list[str], size: int = 4_000, usage: int = 30_000, unseen: st
 
 
 def ctx(es, state=None, now=None, **cfg) -> LayerContext:
+    """The count-based mechanics on their own (keep window, batching, who is cleared): the cache rule
+    that may hold a clear back is tested in test_cache_economics.py."""
+    cfg.setdefault("cache_aware", False)
     return LayerContext(PipelineConfig(budget=BUDGET, **cfg), state or PipelineState(),
                         None, now if now is not None else es[-1].timestamp + 5, count_tokens(es))
 

@@ -12,7 +12,8 @@ USED = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_re
 
 def _collapsed_then_answered() -> tuple[Pipeline, list[Entry], int]:
     """A session collapsed by a commit, then answered: the new response's usage reflects the view."""
-    pipe = Pipeline(PipelineConfig(budget=BUDGET, microcompact_enabled=False))
+    # the accounting of a commit, not when it pays (test_cache_economics.py): the cache rule is off
+    pipe = Pipeline(PipelineConfig(budget=BUDGET, microcompact_enabled=False, cache_aware=False))
     es = session(40)
     first = pipe.run_cheap(es, now=T0 + 500)
     assert any(r.layer == "collapse" for r in first.reports)
@@ -56,7 +57,7 @@ def test_a_collapse_commit_reanchors_in_the_anchors_real_tokens():
     real = round(rate * sum(e.tokens for e in es[:a + 1]))
     es[a] = Entry(es[a].message, response_id=es[a].response_id, timestamp=es[a].timestamp, uuid=es[a].uuid,
                   usage={"input_tokens": real - 5, "output_tokens": 5})
-    pipe = Pipeline(PipelineConfig(budget=BUDGET, microcompact_enabled=False, snip_enabled=False))
+    pipe = Pipeline(PipelineConfig(budget=BUDGET, microcompact_enabled=False, snip_enabled=False, cache_aware=False))
     res = pipe.run_cheap(es, now=T0 + 500)
     assert [r.layer for r in res.reports] == ["collapse"]
     av = max(i for i, e in enumerate(res.view) if e.usage)

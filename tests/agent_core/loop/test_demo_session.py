@@ -25,11 +25,13 @@ async def run_prompts(agent) -> list[set[str]]:
     return seen
 
 
-async def test_demo_triggers_microcompact_and_auto_compact_within_8_prompts(tmp_path):
+async def test_demo_auto_compacts_within_8_prompts(tmp_path):
+    # microcompact is not required here: on a warm cache it clears only when that pays (issue 13),
+    # and the demo answers within seconds (compaction/cache_economics.py; tests/compaction)
     agent = demo_agent(ROOT, home=str(tmp_path), disable_collapse=True)
     assert agent.info.context_window == 30_000 and agent.info.offline
     seen = set().union(*await run_prompts(agent))
-    assert "microcompact" in seen and seen & {"session_memory", "autocompact"}, seen
+    assert seen & {"session_memory", "autocompact"}, seen
 
 
 async def test_demo_default_pipeline_collapses_before_it_summarizes(tmp_path):
