@@ -18,6 +18,15 @@ from agent_core.events import ModelCall
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 
 TRANSPORT_KINDS = frozenset({"connection", "server", "overloaded", "rate_limit"})
+# The least room a summary needs, as a share of the window (at most OUTPUT_FLOOR): in a small window
+# a summary must be small anyway (the engine scales its other summary knobs the same way), and a
+# floor that does not fit sends the request into the prompt-too-long retry, which drops the oldest
+# rounds — a request that no longer starts like the main one reads nothing from the prompt cache.
+SUMMARY_FLOOR_SHARE = 0.05
+
+
+def summary_floor(context_window: int, cap: int) -> int:
+    return max(1, min(OUTPUT_FLOOR, cap, int(context_window * SUMMARY_FLOOR_SHARE)))
 
 
 class ModelSummarizer:
@@ -39,10 +48,11 @@ class ModelSummarizer:
         info = self.client.info
         n = estimate_text(self.system) + estimate_tools(self.tools) + sum(estimate_message(m) for m in messages)
         cap = self.max_tokens or min(info.max_output_tokens, 20_000)
-        max_tokens = output_room(info.context_window, cap, n)
+        floor = summary_floor(info.context_window, cap)
+        max_tokens = output_room(info.context_window, cap, n, floor)
         if max_tokens is None:   # said as the API says it, so the retry drops enough of the oldest rounds
             raise SummarizeError(f"the summary request leaves no room for the summary: prompt is too long: "
-                                 f"{n + min(OUTPUT_FLOOR, cap)} tokens > {info.context_window} maximum "
+                                 f"{n + floor} tokens > {info.context_window} maximum "
                                  "(estimated)", prompt_too_long=True)
         response: ModelResponse | None = None
         try:

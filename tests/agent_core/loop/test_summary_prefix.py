@@ -10,7 +10,9 @@ from tests.fake_anthropic import FakeAnthropic, echo_responder, is_summary_reque
 
 from agent_core.config import load_config
 from agent_core.loop.factory import build_agent
+from agent_core.loop.summarizer_adapter import summary_floor
 from agent_core.pricing.pricer import Pricer
+from tests.agent_core.loop.test_current_round import INSTRUCTIONS, _instruction_session
 from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of, user_dirs
 
 
@@ -146,3 +148,31 @@ async def test_a_summary_answer_that_calls_a_tool_is_a_failed_attempt_and_the_hi
     assert agent.pipeline.state.of("breakers").get("failures", 0) == failures_before + 1
     assert agent.cost.purposes["compaction"].requests == 1                      # its cost is booked
     assert not [b for b in fake.message_requests if not is_summary_request(b)][1:]  # no tool was run after
+
+
+def test_the_summary_floor_follows_the_window():
+    assert summary_floor(200_000, 20_000) == 3_000
+    assert summary_floor(60_000, 20_000) == 3_000
+    assert summary_floor(20_000, 20_000) == 1_000
+    assert summary_floor(60_000, 500) == 500
+
+
+async def test_at_a_small_window_every_summary_call_reads_the_conversation_from_the_cache(tmp_path):
+    """Issue 12's 20,000-window run with LLM compaction alone: the summary requests fit without the
+    prompt-too-long trim (which would drop the oldest rounds and so the whole cached prefix)."""
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic(responder=_instruction_session(ws, 20_000)) as fake:
+        agent = fake_agent(ws, fake.base_url, context_window=20_000)
+        cfg = agent.pipeline.config
+        cfg.microcompact_enabled = cfg.time_based_enabled = cfg.snip_enabled = cfg.collapse_enabled = False
+        agent.pipeline.stages = [s for s in agent.pipeline.stages if s.name == "autocompact"]
+        for k in range(20):
+            events = await collect(agent.run(INSTRUCTIONS[k]))
+            assert events[-1].stop_reason == "end_turn", of(events, ev.Error)
+        await agent.aclose()
+    summaries = [r for r in fake.requests if r.path == "/v1/messages" and is_summary_request(r.body)]
+    assert len(summaries) >= 2
+    for r in summaries:
+        assert "left out so that the summary request fits" not in str(r.body["messages"][0])
+        u = r.usage
+        assert u["cache_read_input_tokens"] > 5 * u["cache_creation_input_tokens"], u
