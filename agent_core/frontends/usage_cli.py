@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
 from agent_core.logs import Deduper, LogReader, claude_projects_dir, discover
+from agent_core.pricing.pricer import Pricer
+from agent_core.reports import rates_cache
 from agent_core.reports.blocks import token_limit
 from agent_core.reports.periods import WEEKDAYS, BadTimezone, resolve_timezone
 from agent_core.reports.tables import Column, Row, is_compact, render, terminal_width
@@ -44,6 +46,10 @@ reports (ctxtui usage REPORT [PATH ...] [options]):
 paths:
   a .jsonl log file (its <session>/ folder of sub-agent logs is read too), or a folder searched for
   *.jsonl; default $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects
+
+prices: genai-prices' data, whose loading takes longer than reading a big log; each model's learned
+  per-token rates are kept in $XDG_CACHE_HOME/ctxtui/usage-rates.json (~/.cache/ctxtui, or
+  $CTXTUI_HOME/cache) so later runs load it only for a new model; safe to delete
 
 output:
   text: a table with a totals row; under 100 terminal columns a compact table (token counts
@@ -145,7 +151,10 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
                  keep_responses: bool = False) -> UsageReport:
     """Read every log the paths stand for into one report. Raises FileNotFoundError. Corrupt lines
     make one warning line on `warn`, summed over every file."""
-    report = UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses)
+    stamp, cache = rates_cache.prices_stamp(), rates_cache.cache_dir() / rates_cache.FILE_NAME
+    known = rates_cache.load(cache, stamp)
+    pricer = Pricer(known=known)
+    report = UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses, pricer=pricer)
     dedup = Deduper()
     bad_files, first_bad = 0, ""
     for f in discover(list(paths)):
@@ -164,6 +173,9 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
             report.skipped_lines += st.corrupt
             bad_files += 1
             first_bad = first_bad or f"{f}:{st.first_corrupt_line}"
+    learned = pricer.learned()
+    if learned.keys() - known.keys():
+        rates_cache.save(cache, stamp, learned)
     if warn is not None and report.skipped_lines:
         n = report.skipped_lines
         print(f"ctxtui usage: skipped {n} corrupt line{'s' if n != 1 else ''} in {bad_files} "

@@ -20,6 +20,7 @@ _PROBE_MAX = 1 << 22          # ~4M tokens of input: beyond any context window
 _REL_TOL = 1e-9
 
 PriceFn = Callable[[str, dict[str, int]], "float | None"]
+Learned = tuple[float, dict[str, float], int]     # (per-request constant, rate per bucket, input limit)
 
 
 def _close(a: float, b: float) -> bool:
@@ -39,10 +40,16 @@ class Pricer:
     `priced(model, buckets)` adds the per-bucket split and the cache savings; `rates(model)` the
     learned per-token rates."""
 
-    def __init__(self, price: PriceFn = shown_price) -> None:
+    def __init__(self, price: PriceFn = shown_price, known: Mapping[str, Learned] | None = None) -> None:
+        """`known`: rates learned by an earlier run (`learned()`), so this one need not load the
+        price data for those models (`ctxtui usage` keeps them between runs)."""
         self._price = price
-        self._models: dict[str, tuple[float, dict[str, float], int] | None] = {}
+        self._models: dict[str, Learned | None] = dict(known or {})
         self.exact_calls = 0
+
+    def learned(self) -> dict[str, Learned]:
+        """The rates learned so far, per model with linear prices (to pass as `known` later)."""
+        return {m: v for m, v in self._models.items() if v is not None}
 
     def rates(self, model: str) -> dict[str, float] | None:
         """Dollars per token for each bucket of `model` (its base tier: what a request below the

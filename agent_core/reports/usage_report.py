@@ -162,7 +162,9 @@ class UsageReport:
         t = s.cells.get(cell)
         if t is None:
             t = s.cells[cell] = Tally()
-        priced = self.price.priced(rec.model, rec.buckets)
+        # Only the dollars: the report never shows their split by bucket or the cache savings, and
+        # pricing those too would triple the pricing work of a big log.
+        priced = Priced(self.price(rec.model, rec.buckets), None, None)
         t.add(rec.buckets, priced, sign)
         if self.responses is not None:
             if sign < 0:

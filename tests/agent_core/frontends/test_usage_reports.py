@@ -223,7 +223,7 @@ def test_report_help_lists_its_options(capsys):
 
 def test_start_up_loads_only_what_the_report_uses(tmp_path):
     """`ctxtui usage --help` loads no pricing data, Textual, SDK, asyncio, config or compaction
-    engine; a report over Claude Code's logs loads genai-prices (it prices) but not the rest."""
+    engine; a report over Claude Code's logs at most genai-prices (to price), not the rest."""
     import subprocess
     import sys
     from pathlib import Path
@@ -243,5 +243,6 @@ def test_start_up_loads_only_what_the_report_uses(tmp_path):
         return set(mods)
 
     assert loaded("usage", "--help") == set()
-    # genai-prices brings its HTTP client and so asyncio; nothing else heavy comes with a report
-    assert loaded("usage", "daily", str(tmp_path / "projects"), "--json", "--utc") - {"asyncio"} == {"genai_prices"}
+    # pricing may load genai-prices (not when its rates are cached: test_rates_cache.py), which
+    # brings its HTTP client and so asyncio; nothing else heavy comes with a report
+    assert loaded("usage", "daily", str(tmp_path / "projects"), "--json", "--utc") <= {"genai_prices", "asyncio"}

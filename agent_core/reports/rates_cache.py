@@ -1,0 +1,105 @@
+"""Each model's learned per-token rates, kept between `ctxtui usage` runs.
+
+Loading genai-prices' data takes longer than reading a 50 MB log (its import builds every price
+model). With the rates a `Pricer` learned last time, a report loads it only for a model not seen
+before, or for a request above the rates' range. The cache is a plain JSON file in ctxtui's cache
+folder, stamped with the price data's and the pricing code's files (size and mtime), so an upgrade
+of either makes it stale; anything unreadable or malformed is ignored, and it is written
+atomically, 0600. Deleting it is always safe.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any, Mapping
+
+from agent_core.pricing.cost import BUCKETS
+from agent_core.pricing.pricer import Learned
+
+FILE_NAME = "usage-rates.json"
+_PRICING = Path(__file__).resolve().parent.parent / "pricing"
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$CTXTUI_HOME/cache`, else `$XDG_CACHE_HOME/ctxtui`, else `~/.cache/ctxtui`."""
+    env = os.environ if env is None else env
+    if (home := (env.get("CTXTUI_HOME") or "").strip()):
+        return Path(home).expanduser() / "cache"
+    if (xdg := (env.get("XDG_CACHE_HOME") or "").strip()):
+        return Path(xdg).expanduser() / "ctxtui"
+    user_home = (env.get("HOME") or "").strip()
+    return (Path(user_home) if user_home else Path.home()) / ".cache" / "ctxtui"
+
+
+def _stat(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def prices_stamp() -> str | None:
+    """What the rates were learned from: genai-prices' data and our pricing code, found without
+    importing genai-prices. None when genai-prices is not installed."""
+    spec = find_spec("genai_prices")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    data = Path(list(spec.submodule_search_locations)[0])
+    parts = [_stat(data / "data.py"), _stat(data / "data_snapshot.py"), _stat(_PRICING / "cost.py"),
+             _stat(_PRICING / "pricer.py")]
+    return "|".join(parts)
+
+
+def _valid(v: Any) -> Learned | None:
+    if not (isinstance(v, list) and len(v) == 3):
+        return None
+    const, rates, limit = v
+    if not (isinstance(const, (int, float)) and math.isfinite(const) and isinstance(limit, int)
+            and not isinstance(limit, bool) and limit > 0 and isinstance(rates, dict) and set(rates) == set(BUCKETS)):
+        return None
+    if not all(isinstance(r, (int, float)) and math.isfinite(r) and r >= 0 for r in rates.values()):
+        return None
+    return float(const), {k: float(rates[k]) for k in BUCKETS}, limit
+
+
+def load(path: Path, stamp: str | None) -> dict[str, Learned]:
+    """The cached rates when the file's stamp is `stamp`; {} otherwise (or on any error)."""
+    if stamp is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("stamp") != stamp or not isinstance(data.get("models"), dict):
+        return {}
+    out = {}
+    for model, v in data["models"].items():
+        learned = _valid(v)
+        if isinstance(model, str) and learned is not None:
+            out[model] = learned
+    return out
+
+
+def save(path: Path, stamp: str | None, learned: Mapping[str, Learned]) -> None:
+    """Write the rates (atomically, 0600); a failure is silent: the cache only saves time."""
+    if stamp is None:
+        return
+    data = {"stamp": stamp, "models": {m: [c, r, lim] for m, (c, r, lim) in sorted(learned.items())}}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".rates-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
