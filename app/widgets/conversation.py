@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
+from markdown_it import MarkdownIt
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.content import Content
@@ -57,8 +58,19 @@ class UserMessage(Static):
         return UserMessage(self.text)
 
 
+def text_only_parser() -> MarkdownIt:
+    """Textual's Markdown parser with raw HTML off. With it on, an answer that opens with a tag
+    line (`<summary>`, `<analysis>`, which Claude writes) is an HTML block, and Textual draws no
+    HTML: the answer showed as a blank line. Off, tags are literal text and the rest is Markdown."""
+    return MarkdownIt("gfm-like", {"html": False})
+
+
 class AssistantMessage(Markdown):
-    """Assistant text; streamed into while the model writes."""
+    """Assistant text; streamed into while the model writes (the stream parses with the widget's
+    parser, so streamed, final and resumed text render alike)."""
+
+    def __init__(self, markdown: str | None = None) -> None:
+        super().__init__(markdown, parser_factory=text_only_parser)
 
     def clone(self) -> "AssistantMessage":
         return AssistantMessage(self.source)
