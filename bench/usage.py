@@ -21,7 +21,8 @@ With --reports, instead: the `ctxtui usage session` and `daily` reports, each a 
 sessions, final-copy usage as Claude Code 2.x writes it): seconds, records/s, peak memory (max RSS)
 and the output tokens counted, against the generator's own count. When ccusage 17.2.1 can be run
 (from npx's cache, else `npx -y ccusage@17.2.1`, given two minutes) it runs side by side on the
-same folders (`--offline`); otherwise that is said and skipped.
+same folders (`--offline`); otherwise that is said and skipped. ctxtui's learned-rates cache starts
+empty in a temp CTXTUI_HOME, so its first run is the cold one (printed apart).
 
 Usage: .venv/bin/python bench/usage.py [--mb 100] [--keep] [--appends 15] [--watch-only]
        .venv/bin/python bench/usage.py --reports [--sizes 50,100] [--repeat 3]
@@ -323,7 +324,9 @@ def reports_bench(sizes: list[float], repeat: int, keep: bool) -> None:
             print(f"\n{size:.1f} MB in {st['files']} sessions: {st['lines']:,} lines, {st['responses']:,} responses "
                   f"({st['assistant_records']:,} assistant records), {st['corrupt']} corrupt lines, built in "
                   f"{time.perf_counter() - t:.1f} s; final-copy output tokens {st['final_output']:,}")
-            env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp), "COLUMNS": "120"}
+            # ctxtui's learned-rates cache starts empty: its first run loads genai-prices ("cold")
+            env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp), "COLUMNS": "120", "CTXTUI_HOME": str(tmp / "state")}
+            cold: dict[str, float] = {}
             print(f"{'report':8} {'tool':8} {'seconds':>8} {'records/s':>11} {'MB/s':>7} {'peak MB':>8} "
                   f"{'output tokens':>14} {'ctxtui faster':>13}")
             for report in ("session", "daily"):
@@ -334,6 +337,7 @@ def reports_bench(sizes: list[float], repeat: int, keep: bool) -> None:
                 for _ in range(repeat):          # in turns, so a busy machine slows both alike
                     for name, cmd in tools.items():
                         secs, rss, out = timed(cmd, env)
+                        cold.setdefault(f"{report} {name}", secs)
                         prev = best.get(name)
                         best[name] = (min(secs, prev[0]) if prev else secs, max(rss, prev[1]) if prev else rss,
                                       _output_tokens(name, json.loads(out)))
@@ -342,6 +346,8 @@ def reports_bench(sizes: list[float], repeat: int, keep: bool) -> None:
                     print(f"{report:8} {name:8} {secs:8.2f} {st['lines'] / secs:11,.0f} {size / secs:7.1f} "
                           f"{rss:8.0f} {out_tokens:14,} {ratio:>13}")
             print(f"(best of {repeat} fresh processes each, start-up included; peak = the highest max RSS)")
+            print("first runs: " + ", ".join(f"{k} {v:.2f} s" for k, v in cold.items())
+                  + " (ctxtui's first one loads genai-prices; later ones use the cached rates)")
             if keep:
                 print(f"kept: {tmp}")
         finally:
