@@ -24,3 +24,10 @@ class PolicyTable(DataTable):
         self.rows_shown = table_rows(session)
         for label, cells in self.rows_shown:
             self.add_row(label, *(Text(c, justify="right") for c in cells))
+        # A size from the content, set now: DataTable sizes itself for `auto` only once idle, so a
+        # layout done before then (the notes beside it, the scroll bar) would cut the table.
+        widths = [max((len(label) for label, _ in self.rows_shown), default=0)]
+        widths += [max([len(name), *(len(cells[i]) for _, cells in self.rows_shown)])
+                   for i, name in enumerate(session.policies)]
+        self.styles.width = sum(w + 2 * self.cell_padding for w in widths) + 1
+        self.styles.height = len(self.rows_shown) + (1 if self.show_header else 0)
