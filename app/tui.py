@@ -84,6 +84,9 @@ class CtxApp(App[int]):
             ev.ContextUpdate: self._update_context,
             ev.CostUpdate: self._update_cost,
             ev.Compaction: self._on_compaction,
+            ev.CompactionStarted: lambda e: self.conversation.start_compaction(e),
+            ev.CompactionDelta: lambda e: self.conversation.append_compaction(e.text),
+            ev.CompactionEnded: lambda e: self.conversation.end_compaction(e),
             ev.BreakerTripped: self._on_breaker,
             ev.Error: lambda e: self.conversation.add_error(e),
             ev.Notice: lambda e: self.conversation.add_notice(e.message),
@@ -202,6 +205,7 @@ class CtxApp(App[int]):
     def _update_context(self, c: ev.ContextUpdate) -> None:
         pane = self.context_pane
         pane.history = history_points(self.agent.context_history)
+        pane.compactions = len(getattr(self.agent, "compactions", ()))
         pane.context = c
         self.status.state = c.state
 
@@ -211,13 +215,18 @@ class CtxApp(App[int]):
         pane.cost = c
 
     def _cost_extras(self, c: ev.CostUpdate) -> dict[str, Any]:
-        """The burn rate over this app's run (the event carries every other figure)."""
+        """The burn rate (the event carries every other figure): dollars over the session's active
+        time when the agent keeps it (a resumed session shows what it showed), else over this run."""
         out: dict[str, Any] = {}
         if c.total_usd is not None and c.by_model:
-            now = self.clock()
-            if self._started_at is None:
-                self._started_at = now
-            burn = burn_rate(c.total_usd, self._started_at, now)
+            active = getattr(self.agent, "active_seconds", None)
+            if active is not None:
+                burn = burn_rate(c.total_usd, 0.0, active())
+            else:
+                now = self.clock()
+                if self._started_at is None:
+                    self._started_at = now
+                burn = burn_rate(c.total_usd, self._started_at, now)
             if burn is not None:
                 out["burn_usd_per_hour"] = burn
         return out

@@ -22,6 +22,7 @@ from compaction.tokens import CategoryTally, adjust_anchor, anchor_index, estima
 
 from agent_core import events as ev
 from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
+from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
 from agent_core.providers.errors import parse_max_tokens_over_window
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
@@ -35,6 +36,7 @@ MID_STREAM_RETRIES = 2
 # Share of the estimated input kept free beside max_tokens (estimates are usually within 2-3%).
 ESTIMATE_MARGIN = 0.02
 COUNTED = "counted"   # the pipeline-state part that keeps what count_tokens corrected (survives resume)
+PLOT_POINTS = 240     # context-history points kept in the state snapshot (the plot shows the latest)
 
 
 def _cache_figures(details: dict) -> dict | None:
@@ -87,6 +89,11 @@ class Agent:
         self.compactions: list[ev.Compaction] = list(compactions or [])
         self.context_history: list[tuple[int, int, bool]] = []
         self.session_id = session.session_id
+        # Seconds of model activity (first call to latest) in earlier runs of this session, and this
+        # run's span: the burn rate is dollars over active time, so a resumed session shows the same.
+        self.active_before = 0.0
+        self._calls_span: tuple[float, float] | None = None
+        self.clock: Callable[[], float] = time.time
         self.turns = 0
         self._task: asyncio.Task | None = None
         self._pending_compact: tuple[bool, str | None] | None = None
@@ -141,7 +148,20 @@ class Agent:
         """One finished model call (a turn's answer, or a summary the compaction engine asked
         for): booked in the cost book and kept in the session log as its own record."""
         self.cost.add(call.model, call.usage, call.purpose)
+        now = self.clock()
+        self._calls_span = (self._calls_span[0] if self._calls_span else now, now)
         self._log(lambda log: log.append_event(call.to_dict()))
+
+    def live(self, e: ev.Event) -> None:
+        """An event from outside the turn's own code (the summarizer's progress while it writes):
+        passed on in the running turn's stream; dropped when no turn runs."""
+        if self.busy and self._queue is not None:
+            self._queue.put_nowait(e)
+
+    def active_seconds(self) -> float:
+        """Seconds between the session's first and latest model call, idle time between runs left out."""
+        span = self._calls_span
+        return self.active_before + (span[1] - span[0] if span else 0.0)
 
     def load_warnings(self) -> list[str]:
         """What resuming found wrong with the session log and repaired, one line per kind."""
@@ -269,7 +289,9 @@ class Agent:
         """Snapshot what resume needs; only the parts that changed since the last snapshot are
         written (the log merges snapshots by key), so a quiet turn writes nothing."""
         parts = {"pipeline": self.pipeline.state.to_dict(), "cost": self.cost.to_dict(),
-                 "permissions": self.permissions.to_dict(), "turns": self.turns}
+                 "permissions": self.permissions.to_dict(), "turns": self.turns,
+                 "context_history": [list(p) for p in self.context_history[-PLOT_POINTS:]],
+                 "active_s": round(self.active_seconds(), 3)}
         changed, digests = {}, {}
         for key, value in parts.items():
             digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).digest()
@@ -279,8 +301,12 @@ class Agent:
         if changed and self._log(lambda log: log.append_state(changed)):
             self._state_digests.update(digests)
 
-    def _report_events(self, q: asyncio.Queue, reports: list[CompactionReport]) -> bool:
+    def _report_events(self, q: asyncio.Queue, reports: list[CompactionReport],
+                       before: list[Entry] | None = None) -> bool:
+        """One event per report. `before`: the history the run started from; the run's last
+        compaction carries what it changed (`parts`), for the inspector."""
         compacted = False
+        acted = [r for r in reports if r.layer != "breaker" and not r.details.get("failed")]
         for r in reports:
             if r.layer == "breaker":
                 self._emit(q, ev.BreakerTripped(breaker=r.trigger, reason=r.action))
@@ -291,7 +317,10 @@ class Agent:
             c = ev.Compaction(layer=r.layer, trigger=r.trigger, tokens_before=r.tokens_before,
                               tokens_after=r.tokens_after, duration_s=round(r.duration_s, 4),
                               transcript_path=r.transcript_path, action=r.action, timestamp=time.time(),
-                              cache=_cache_figures(r.details))
+                              cache=_cache_figures(r.details),
+                              usage=dict(r.details["usage"]) if isinstance(r.details.get("usage"), dict) else None)
+            if before is not None and r is acted[-1]:
+                c.parts = compaction_parts(before, self.entries, [a.layer for a in acted])
             self.compactions.append(c)
             self._emit(q, c)
             compacted = True
@@ -406,8 +435,9 @@ class Agent:
         context is at the blocking limit (said as an Error)."""
         res = await self.pipeline.run(self.entries)
         self._request_tokens = res.tokens
+        before = self.entries
         self._adopt(res.entries)
-        compacted = self._report_events(q, res.reports)
+        compacted = self._report_events(q, res.reports, before)
         self._context(q, compacted, tokens=res.tokens, view=res.view)
         if compacted:
             self._confirm_count_later(res.request, res.tokens)
@@ -426,8 +456,9 @@ class Agent:
             turn.reactive_used = True
             self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
             out = await self.pipeline.compact(self.entries, trigger="reactive")
+            before = self.entries
             self._adopt(out.entries)
-            if not self._report_events(q, out.reports):
+            if not self._report_events(q, out.reports, before):
                 why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
                 self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
                                                           "Run /compact with a focus, or /clear."))
@@ -618,8 +649,9 @@ class Agent:
         before = self.tokens()
         started = time.monotonic()
         out = await self.pipeline.compact(self.entries, trigger="manual", instructions=focus)
+        before = self.entries
         self._adopt(out.entries)
-        compacted = self._report_events(q, out.reports)
+        compacted = self._report_events(q, out.reports, before)
         if not compacted:
             self._emit(q, ev.Notice(f"Compaction did not shrink the context ({before:,} tokens); history kept "
                                     f"({time.monotonic() - started:.1f}s)."))

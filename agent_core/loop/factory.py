@@ -169,11 +169,24 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
     pipeline.stages = default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
-                                                     system=prompt),
+                                                     system=prompt, emit=agent.live),
                                      read_file=_file_reader(tool_ctx))
     if loaded:
         agent.turns = int(state.get("turns", 0))
+        agent.context_history = logged_plot(state.get("context_history"))
+        active = state.get("active_s")
+        if isinstance(active, (int, float)) and not isinstance(active, bool) and math.isfinite(active):
+            agent.active_before = max(0.0, float(active))
     return agent
+
+
+def logged_plot(points: object) -> list[tuple[int, int, bool]]:
+    """The context plot's points from a state snapshot; malformed points are left out."""
+    out = []
+    for p in points if isinstance(points, list) else ():
+        if isinstance(p, list) and len(p) == 3 and all(isinstance(x, int) for x in p[:2]):
+            out.append((p[0], p[1], bool(p[2])))
+    return out
 
 
 def pipeline_config(config: Config, budget: ContextBudget, rates: dict[str, float] | None = None) -> PipelineConfig:
@@ -237,6 +250,6 @@ def logged_compactions(loaded: LoadedSession | None) -> list[ev.Compaction]:
     for e in loaded.events if loaded else ():
         if e.get("type") == "compaction":
             fields = {k: e[k] for k in ("layer", "trigger", "tokens_before", "tokens_after", "duration_s",
-                                        "transcript_path", "action", "timestamp", "cache") if k in e}
+                                        "transcript_path", "action", "timestamp", "cache", "parts", "usage") if k in e}
             out.append(ev.Compaction(**fields))
     return out

@@ -115,6 +115,8 @@ class ContextPlot(Widget):
     points: reactive[tuple[tuple[int, int, bool], ...]] = reactive(tuple, always_update=True)
     window: reactive[int] = reactive(1)
     threshold: reactive[int] = reactive(0)
+    # Compactions in the session (one update can follow several); None: count the marked updates.
+    compactions: reactive[int | None] = reactive(None)
 
     def render(self) -> Text:
         width = max(1, self.size.width)
@@ -133,7 +135,7 @@ class ContextPlot(Widget):
             top.append(BARS[level], style)
             marks.append("◆" if compacted else "·", comp if compacted else axis)
         first, last = pts[0][0], pts[-1][0]
-        n = sum(1 for p in pts if p[2])
+        n = self.compactions if self.compactions is not None else sum(1 for p in pts if p[2])
         caption = Text(f"{len(pts)} updates, turns {first}–{last} · ◆ {n} compaction{'s' if n != 1 else ''}", axis)
         return Text("\n").join([top, marks, caption])
 
@@ -143,6 +145,7 @@ class ContextPane(Vertical):
 
     context: reactive[ContextUpdate | None] = reactive(None, always_update=True, init=False)
     history: reactive[tuple[tuple[int, int, bool], ...]] = reactive(tuple, always_update=True, init=False)
+    compactions: reactive[int | None] = reactive(None, init=False)
 
     def compose(self) -> ComposeResult:
         yield Static(id="ctx-state")
@@ -161,6 +164,10 @@ class ContextPane(Vertical):
     def watch_history(self, points: tuple[tuple[int, int, bool], ...]) -> None:
         if self.is_mounted:
             self.query_one(ContextPlot).points = tuple(points)
+
+    def watch_compactions(self, n: int | None) -> None:
+        if self.is_mounted:
+            self.query_one(ContextPlot).compactions = n
 
     @property
     def state(self) -> str:
