@@ -21,10 +21,12 @@ Cache: committing a new span changes the request from that span on, so the promp
 of everything after it is written again on the next call. With `cache_aware` (the default) new
 spans are committed only on a favourable verdict (compaction/cache_economics.py: cache cold, the
 count at or about to cross the auto-compact threshold — whatever the rewrite costs, since a digest
-keeps every user instruction verbatim where a summary keeps only the recent ones and costs a
-model call — or a rewrite that pays back); a verdict to
+keeps every user instruction verbatim where a summary keeps only the recent ones, as long as the
+commit gets the view down to `collapse_target_ratio` — or a rewrite that pays back); a verdict to
 wait backs off like an empty commit, until the cache goes cold, the count nears the threshold or
-grows. Replaying committed spans never changes the request (digests are byte-identical), so it
+grows. A commit on a warm cache goes down to `collapse_warm_target_ratio` instead of
+`collapse_target_ratio`, so each rewrite buys more room and they come less often (measured:
+bench/cache_fake_server.py). Replaying committed spans never changes the request (digests are byte-identical), so it
 costs nothing. A commit's report says what it cost and should save (`details["cache"]`).
 
 Cost: spans are located by index hints checked in O(1); only a commit walks the rounds, and a
@@ -238,7 +240,7 @@ def _real_per_estimate(view: list[Entry], overhead: int, delta: int) -> float:
 
 
 def _commit(entries: list[Entry], located, ctx: LayerContext, view_tokens: int, anchor_uuid: str | None,
-            now: float) -> list[dict]:
+            now: float, target_ratio: float) -> list[dict]:
     cfg = ctx.config
     e_win = ctx.budget.effective_window
     starts = round_starts(entries)
@@ -247,7 +249,7 @@ def _commit(entries: list[Entry], located, ctx: LayerContext, view_tokens: int, 
     tail_r = tail_round(entries, starts, int(cfg.collapse_keep_recent_ratio * e_win), cfg.collapse_keep_recent_rounds)
     covered = sorted((a, b) for a, b, _ in located)
     ci = 0  # first covered span that may still contain a later round (rounds go up)
-    target = cfg.collapse_target_ratio * e_win
+    target = target_ratio * e_win
     size = max(1, cfg.collapse_span_rounds)
     bounds = starts + [len(entries)]
     new: list[dict] = []
@@ -351,13 +353,20 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if cfg.cache_aware and tokens < rt.get("wait_below", 0) and not ce.is_cold(entries, here):
         return LayerResult(view)
     located = _locate(entries, spans) if spans else []
-    new = _commit(entries, located, ctx, tokens, anchor_uuid, ctx.now)
+    cold = ce.is_cold(entries, here)
+    # a commit on a warm cache rewrites the prefix after the first span: make it one worth that
+    ratio = cfg.collapse_target_ratio if cold or not cfg.cache_aware else min(cfg.collapse_target_ratio,
+                                                                               cfg.collapse_warm_target_ratio)
+    new = _commit(entries, located, ctx, tokens, anchor_uuid, ctx.now, ratio)
     if not new:
         st["retry_at"] = tokens + RETRY_GROWTH_RATIO * e_win
         return LayerResult(view)
     freed = sum(sum(e.tokens for e in entries[sp["hint"]:sp["hint"] + sp["n"]]) - digest_entry(sp).tokens
                 for sp in new)
-    verdict = ce.judge(entries, here, min(sp["hint"] for sp in new), max(0, freed), prevent_summary=True)
+    # it stands in for a summary only when it makes real room (down to its usual target); a commit
+    # that frees a sliver near the threshold would rewrite the prefix again a call or two later
+    enough = tokens - freed <= cfg.collapse_target_ratio * e_win
+    verdict = ce.judge(entries, here, min(sp["hint"] for sp in new), max(0, freed), prevent_summary=enough)
     if cfg.cache_aware and not verdict.act:
         # wait until the count is one call from the threshold, or has grown, or the cache is cold
         growth = ce.growth_per_call(entries, here)

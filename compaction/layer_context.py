@@ -57,6 +57,8 @@ class PipelineConfig:
     collapse_enabled: bool = True
     collapse_commit_ratio: float = 0.90       # commit new spans at or above this share of the window
     collapse_target_ratio: float = 0.75       # ... until the view is at most this share
+    collapse_warm_target_ratio: float = 0.4   # ... this share when the cache is warm (cache_aware): a commit then
+                                              # rewrites the cached prefix, so it must buy room for many calls
     collapse_keep_recent_ratio: float = 0.15  # the recent tail is never collapsed (tokens share ...)
     collapse_keep_recent_rounds: int = 3      # ... and rounds)
     collapse_span_rounds: int = 6             # rounds per digest

@@ -228,3 +228,15 @@ def test_snip_reports_what_its_rewrite_cost(tmp_path):
     assert cache["rewrite_tokens"] == held - res.report.freed
     assert cache["reason"] == "prevents_summary"
     assert f"rewrote {round(cache['rewrite_tokens'] / 1000)}k cached tokens, $" in res.report.action
+
+
+def test_a_commit_on_a_warm_cache_buys_more_room_than_a_free_one():
+    es = collapse_session(usage=50_000)
+    warm = collapse.apply(es, collapse_ctx(es, PipelineState(), gap=5.0)).report
+    cold = collapse.apply(es, collapse_ctx(es, PipelineState(), gap=301.0)).report
+    assert warm.details["cache"]["reason"] == "prevents_summary" and cold.details["cache"]["reason"] == "cold"
+    # warm: down to collapse_warm_target_ratio (0.4) of E, as estimates; cold: to 0.75 only
+    assert warm.details["spans"] > cold.details["spans"] and warm.tokens_after < cold.tokens_after
+    off = collapse_ctx(es, PipelineState(), gap=5.0)
+    off.config.cache_aware = False   # the token-only rules: the usual target, warm or not
+    assert collapse.apply(es, off).report.details["spans"] == cold.details["spans"]
