@@ -131,6 +131,37 @@ class Compaction(Event):
     timestamp: float = 0.0                      # epoch seconds when it happened
     cache: dict[str, Any] | None = None         # what rewriting the cached prefix cost and should save
                                                 # (cost_usd, saves_per_call_usd, rewrite_tokens, reason), if said
+    parts: dict[str, Any] | None = None         # what the run changed in the history, entry by entry
+                                                # (agent_core.loop.compaction_parts), on its last compaction
+    usage: dict[str, Any] | None = None         # the summary call's usage, when a model wrote it
+
+
+@dataclass
+class CompactionStarted(Event):
+    """A summary call began (the LLM summary takes seconds to tens of seconds): a front-end shows a
+    live block until CompactionEnded; the Compaction event follows when the result is adopted."""
+    type: ClassVar[str] = "compaction_started"
+    purpose: str                # compaction (the summary) | memory (session notes)
+    tokens_before: int          # the estimated size of the request being summarized
+    started: float = 0.0        # epoch seconds
+
+
+@dataclass
+class CompactionDelta(Event):
+    """A piece of the summary as the model writes it."""
+    type: ClassVar[str] = "compaction_delta"
+    text: str
+
+
+@dataclass
+class CompactionEnded(Event):
+    """The summary call is over: `ok` when it produced a summary (the engine still decides whether
+    it is adopted), otherwise `message` says why not."""
+    type: ClassVar[str] = "compaction_ended"
+    ok: bool
+    duration_s: float = 0.0
+    chars: int = 0
+    message: str = ""
 
 
 @dataclass

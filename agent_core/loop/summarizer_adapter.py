@@ -7,6 +7,7 @@ refused as a failed attempt (after its cost is booked).
 """
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 from compaction.estimate import estimate_message, estimate_text, estimate_tools
@@ -14,7 +15,7 @@ from compaction.summarizer import SummarizeError, SummaryResult
 
 from agent_core.context_budget import OUTPUT_FLOOR, output_room
 
-from agent_core.events import ModelCall
+from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, Event, ModelCall, TextDelta
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 
 TRANSPORT_KINDS = frozenset({"connection", "server", "overloaded", "rate_limit"})
@@ -31,12 +32,17 @@ def summary_floor(context_window: int, cap: int) -> int:
 
 class ModelSummarizer:
     """A compaction `Summarizer` backed by a `ModelClient`. Each call it makes is handed to
-    `record` as a `ModelCall` with purpose `compaction` (the agent books and logs it)."""
+    `record` as a `ModelCall` with purpose `compaction` (the agent books and logs it). `emit`, when
+    set, is handed the call's progress as it happens — CompactionStarted, each CompactionDelta of
+    the summary text, CompactionEnded — so a front-end can show a summary that takes tens of
+    seconds while it is written rather than nothing until it lands."""
 
     def __init__(self, client: ModelClient, record: Callable[[ModelCall], None], max_tokens: int | None = None,
-                 tools: list[dict] | None = None, system: str = "") -> None:
+                 tools: list[dict] | None = None, system: str = "",
+                 emit: Callable[[Event], None] | None = None) -> None:
         self.client = client
         self.record = record
+        self.emit = emit
         self.max_tokens = max_tokens
         # The main call's system prompt and tool definitions: the same prefix lets the summary call
         # read the prompt cache, and the API requires the tools when the history holds tool blocks.
@@ -54,21 +60,45 @@ class ModelSummarizer:
             raise SummarizeError(f"the summary request leaves no room for the summary: prompt is too long: "
                                  f"{n + floor} tokens > {info.context_window} maximum "
                                  "(estimated)", prompt_too_long=True)
+        started = time.monotonic()
+        self._say(CompactionStarted(purpose="compaction", tokens_before=n, started=time.time()))
+        chars = 0
+        try:
+            response = await self._stream(messages, max_tokens)
+            self.record(ModelCall(message_id=response.id, model=response.model, purpose="compaction",
+                                  usage=response.usage))
+            called = [str(b.get("name", "?")) for b in response.content if b.get("type") == "tool_use"]
+            if called:
+                raise SummarizeError(f"the model called a tool ({', '.join(called)}) instead of writing the summary")
+            text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+            chars = len(text)
+        except SummarizeError as e:
+            self._say(CompactionEnded(ok=False, duration_s=round(time.monotonic() - started, 3), message=e.message))
+            raise
+        except BaseException:   # cancelled (Esc) or a bug: the live block must still end
+            self._say(CompactionEnded(ok=False, duration_s=round(time.monotonic() - started, 3),
+                                      message="the summary call was interrupted"))
+            raise
+        self._say(CompactionEnded(ok=True, duration_s=round(time.monotonic() - started, 3), chars=chars))
+        return SummaryResult(text=text, usage=response.usage, model=response.model)
+
+    async def _stream(self, messages: list[dict], max_tokens: int) -> ModelResponse:
+        """The summary call; its text deltas are passed on as CompactionDelta as they arrive."""
         response: ModelResponse | None = None
         try:
             async for item in self.client.stream(system=self.system, messages=messages, tools=self.tools,
                                                  max_tokens=max_tokens, purpose="compaction"):
                 if isinstance(item, ModelResponse):
                     response = item
+                elif isinstance(item, TextDelta) and item.text:
+                    self._say(CompactionDelta(text=item.text))
         except ModelError as e:
             raise SummarizeError(e.message, prompt_too_long=e.kind == "prompt_too_long",
                                  transport=e.kind in TRANSPORT_KINDS) from e
         if response is None:
             raise SummarizeError("the summary stream ended without a message", transport=True)
-        self.record(ModelCall(message_id=response.id, model=response.model, purpose="compaction",
-                              usage=response.usage))
-        called = [str(b.get("name", "?")) for b in response.content if b.get("type") == "tool_use"]
-        if called:
-            raise SummarizeError(f"the model called a tool ({', '.join(called)}) instead of writing the summary")
-        text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
-        return SummaryResult(text=text, usage=response.usage, model=response.model)
+        return response
+
+    def _say(self, e: Event) -> None:
+        if self.emit is not None:
+            self.emit(e)

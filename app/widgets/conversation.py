@@ -9,6 +9,7 @@ scrolls up, and picks it up again when they scroll back down.
 from __future__ import annotations
 
 import json
+import time
 from typing import Iterable
 
 from markdown_it import MarkdownIt
@@ -158,6 +159,59 @@ class CompactionMarker(Static):
                                 self.transcript_path, self.action, self.cache, self.duration_s)
 
 
+class LiveCompaction(Collapsible):
+    """A summary being written: the elapsed time in the title, the text streaming into the body.
+    Open while it runs; once the call ends it collapses to one line (the marker follows)."""
+
+    def __init__(self, tokens_before: int = 0) -> None:
+        self.text = ""
+        self.tokens_before = tokens_before
+        self.started = time.monotonic()
+        self.outcome: str | None = None       # the closing title, once ended
+        self.body = Static(Content("waiting for the model…"), classes="live-summary-body")
+        super().__init__(self.body, title=self._title(), collapsed=False, classes="live-summary -running")
+
+    def clone(self) -> "LiveCompaction":
+        w = LiveCompaction(self.tokens_before)
+        w.text, w.outcome = self.text, self.outcome
+        w.body.update(Content(self.text or "(no text)"))
+        w.title = self.outcome or self._title()
+        w.collapsed = self.outcome is not None
+        return w
+
+    def on_mount(self) -> None:
+        if self.outcome is None:
+            self._ticker = self.set_interval(1.0, self._tick)
+
+    def _title(self) -> str:
+        elapsed = fmt.duration(time.monotonic() - self.started)
+        size = f" · {len(self.text):,} chars" if self.text else ""
+        return f"⟳ compacting · summarizing {fmt.tokens(self.tokens_before)} tokens · {elapsed}{size}"
+
+    def _tick(self) -> None:
+        if self.outcome is None:
+            self.title = self._title()
+
+    def append(self, text: str) -> None:
+        self.text += text
+        self.body.update(Content(self.text))
+        self.title = self._title()
+
+    def end(self, ok: bool, duration_s: float, message: str = "") -> None:
+        ticker = getattr(self, "_ticker", None)
+        if ticker is not None:
+            ticker.stop()
+        took = fmt.duration(duration_s)
+        self.outcome = (f"✓ summary written in {took} · {len(self.text):,} chars" if ok
+                        else f"✗ summary failed after {took}: {fmt.one_line(message, 80)}")
+        self.title = self.outcome
+        self.remove_class("-running")
+        self.add_class("-ok" if ok else "-error")
+        if not self.text:
+            self.body.update(Content("(no text)"))
+        self.collapsed = True
+
+
 class ErrorMessage(Static):
     """An error with what to do about it."""
 
@@ -237,6 +291,7 @@ class Conversation(VerticalScroll):
         self._current_md: AssistantMessage | None = None
         self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
+        self._live_compaction: LiveCompaction | None = None
         self.live_limit = live_limit
         self.page = page
         self.archived: list = []           # paged-out messages, oldest first (unmounted copies)
@@ -360,6 +415,27 @@ class Conversation(VerticalScroll):
                              getattr(c, "cache", None), c.duration_s)
         await self._add(w)
         return w
+
+    @property
+    def live_compaction(self) -> LiveCompaction | None:
+        """The summary being written, if one is."""
+        return self._live_compaction
+
+    async def start_compaction(self, e: ev.CompactionStarted) -> LiveCompaction:
+        await self.end_text()
+        w = LiveCompaction(e.tokens_before)
+        self._live_compaction = w
+        await self._add(w)
+        return w
+
+    def append_compaction(self, text: str) -> None:
+        if self._live_compaction is not None:
+            self._live_compaction.append(text)
+
+    def end_compaction(self, e: ev.CompactionEnded) -> None:
+        w, self._live_compaction = self._live_compaction, None
+        if w is not None:
+            w.end(e.ok, e.duration_s, e.message)
 
     async def add_error(self, e: ev.Error) -> ErrorMessage:
         await self.end_text()
