@@ -649,9 +649,9 @@ class Agent:
         before = self.tokens()
         started = time.monotonic()
         out = await self.pipeline.compact(self.entries, trigger="manual", instructions=focus)
-        before = self.entries
+        old = self.entries
         self._adopt(out.entries)
-        compacted = self._report_events(q, out.reports, before)
+        compacted = self._report_events(q, out.reports, old)
         if not compacted:
             self._emit(q, ev.Notice(f"Compaction did not shrink the context ({before:,} tokens); history kept "
                                     f"({time.monotonic() - started:.1f}s)."))
