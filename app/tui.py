@@ -57,8 +57,14 @@ class CtxApp(App[int]):
         Binding("ctrl+o", "slash('/context')", "Context", id="app.context"),
         Binding("ctrl+t", "slash('/transcripts')", "Transcripts", id="app.transcripts"),
         Binding("f1", "slash('/help')", "Help", id="app.help"),
+        Binding("f2,ctrl+b", "toggle_sidebar", "Panes", id="app.sidebar"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
+
+    # Width and height classes on the screen (styles/app.tcss, panes.tcss): under 120 columns the
+    # conversation would get less than 70 beside the sidebar, which collapses there.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (160, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-medium-height"), (50, "-tall")]
 
     def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = time.time,
@@ -74,6 +80,7 @@ class CtxApp(App[int]):
         self.theme_name = theme
         self._user_keymap = dict(keymap or {})
         self._started_at: float | None = None
+        self._focus_before_max: Any = None
         self._signals: list[int] = []
         self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
             ev.TextDelta: lambda e: self.conversation.append_text(e.text),
@@ -145,6 +152,16 @@ class CtxApp(App[int]):
             self.set_keymap(self._user_keymap)
         await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
+        self.watch(self.screen, "maximized", self._maximized_changed, init=False)
+
+    def _maximized_changed(self, maximized: Any) -> None:
+        """Maximizing a pane (/cost) hides the prompt and Textual moves the focus to the next
+        visible widget; when the pane is restored the prompt gets it back, or typing goes nowhere
+        (unless the user had focused something else before)."""
+        if maximized is not None:
+            self._focus_before_max = self.screen.focused
+        elif self._focus_before_max in (None, self.prompt_input):
+            self.prompt_input.focus()
 
     async def on_unmount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -208,11 +225,13 @@ class CtxApp(App[int]):
         pane.compactions = len(getattr(self.agent, "compactions", ()))
         pane.context = c
         self.status.state = c.state
+        self.status.context = c
 
     def _update_cost(self, c: ev.CostUpdate) -> None:
         pane = self.cost_pane
         pane.extras = self._cost_extras(c)
         pane.cost = c
+        self.status.cost_usd = c.total_usd
 
     def _cost_extras(self, c: ev.CostUpdate) -> dict[str, Any]:
         """The burn rate (the event carries every other figure): dollars over the session's active
@@ -328,6 +347,13 @@ class CtxApp(App[int]):
         if self.busy:
             self.agent.cancel()
 
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the side panes whatever the width (the width's choice is the default)."""
+        main = self.screen_stack[0]
+        shown = main.query_one("#side").display
+        main.set_class(not shown, "-side-shown")
+        main.set_class(shown, "-side-hidden")
+
     def action_slash(self, text: str) -> None:
         self.run_slash(text)
 
@@ -360,8 +386,13 @@ class CtxApp(App[int]):
         self.push_screen(TranscriptBrowser(self.sessions_root, self.claude_root))
 
     def _cmd_clear(self, arg: str) -> None:
+        """A new session on the same model: new id, new log, cost from zero (the old one can be
+        resumed). Without a factory (an embedded agent) the context is emptied in place."""
         if self.busy:
             self.notify("A turn is running: press Esc first, then /clear.", severity="warning")
+            return
+        if self.agent_factory is not None:
+            self.switch_agent("a new session", {"model": self.agent.info.model}, cleared=True)
             return
         self.agent.clear()
         self.call_next(self._after_clear)
@@ -395,7 +426,7 @@ class CtxApp(App[int]):
         self.switch_agent(what, overrides)
 
     @work(group="agent", exclusive=True)
-    async def switch_agent(self, what: str, overrides: dict[str, Any]) -> None:
+    async def switch_agent(self, what: str, overrides: dict[str, Any], cleared: bool = False) -> None:
         try:
             made = self.agent_factory(**overrides)
             new = await made if isinstance(made, Awaitable) else made
@@ -409,7 +440,15 @@ class CtxApp(App[int]):
         except Exception:
             pass
         await self._show_agent(resumed="resume" in overrides)
-        if "model" in overrides:
-            await self.conversation.add_notice(
-                f"Now on {new.info.model} in a new session {new.session_id}; "
-                f"the previous session can be resumed with /resume {old.session_id}.")
+        back = (f" The previous session can be resumed with /resume {old.session_id}."
+                if _has_log(old) else "")
+        if cleared:
+            await self.conversation.add_notice(f"Context cleared: new session {new.session_id}, cost from $0.{back}")
+        elif "model" in overrides:
+            await self.conversation.add_notice(f"Now on {new.info.model} in a new session {new.session_id}.{back}")
+
+
+def _has_log(agent: Any) -> bool:
+    """Whether the agent's session was written to disk (a session with no content leaves no log)."""
+    path = getattr(getattr(agent, "session", None), "path", None)
+    return isinstance(path, Path) and path.is_file()

@@ -20,6 +20,7 @@ KEYS = (
     ("Ctrl+P", "command palette (the same commands)"),
     ("Ctrl+T", "transcript browser"),
     ("Ctrl+O", "full context breakdown"),
+    ("F2 / Ctrl+B", "show or hide the side panes (hidden under 120 columns)"),
     ("Ctrl+Q", "quit"),
 )
 

@@ -11,6 +11,8 @@ from textual.widgets import TextArea
 from .. import commands
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j"})
+# Fits the prompt beside the sidebar at 120 columns (Esc and the rest are in the footer).
+PLACEHOLDER = "Ask the agent…  Enter sends · Ctrl+J new line · / commands"
 
 
 class PromptHistory:
@@ -66,7 +68,7 @@ class PromptInput(TextArea):
     def __init__(self, *, id: str | None = None, history: list[str] | None = None) -> None:
         super().__init__("", id=id, soft_wrap=True, tab_behavior="focus", show_line_numbers=False,
                          highlight_cursor_line=False,
-                         placeholder="Ask the agent…  (Enter send · Ctrl+J newline · / commands · Esc cancel)")
+                         placeholder=PLACEHOLDER)
         self.prompt_history = PromptHistory(history)
 
     def _set_text(self, text: str) -> None:
