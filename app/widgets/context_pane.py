@@ -101,7 +101,8 @@ BARS = " ▁▂▃▄▅▆▇█"
 
 class ContextPlot(Widget):
     """Context over turns: one column per turn (the latest that fit), bar height against the
-    window, turns with a compaction marked ◆ underneath and drawn in the accent colour."""
+    window, turns with a compaction marked ◆ underneath and drawn in the accent colour. The bars
+    use every row the plot is given above its two last lines (a tall terminal gets a finer plot)."""
 
     COMPONENT_CLASSES = {"plot--bar", "plot--over", "plot--compaction", "plot--axis"}
     DEFAULT_CSS = """
@@ -128,16 +129,18 @@ class ContextPlot(Widget):
         over = self.get_component_rich_style("plot--over")
         comp = self.get_component_rich_style("plot--compaction")
         window = max(1, self.window)
-        top, marks = Text(), Text()
+        rows = max(1, self.size.height - 2)
+        bars, marks = [Text() for _ in range(rows)], Text()
         for _turn, tokens, compacted in pts:
-            level = max(1 if tokens else 0, min(8, round(tokens / window * 8)))
+            eighths = max(1 if tokens else 0, min(8 * rows, round(tokens / window * 8 * rows)))
             style = comp if compacted else (over if self.threshold and tokens >= self.threshold else bar)
-            top.append(BARS[level], style)
+            for row, line in enumerate(bars):   # row 0 is the top one
+                line.append(BARS[min(8, max(0, eighths - 8 * (rows - 1 - row)))], style)
             marks.append("◆" if compacted else "·", comp if compacted else axis)
         first, last = pts[0][0], pts[-1][0]
         n = self.compactions if self.compactions is not None else sum(1 for p in pts if p[2])
         caption = Text(f"{len(pts)} updates, turns {first}–{last} · ◆ {n} compaction{'s' if n != 1 else ''}", axis)
-        return Text("\n").join([top, marks, caption])
+        return Text("\n").join([*bars, marks, caption])
 
 
 class ContextPane(Vertical):

@@ -286,3 +286,20 @@ async def test_the_permission_modal_gives_the_focus_back_to_the_prompt():
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.focused is app.prompt_input
+
+
+async def test_a_tall_plot_draws_its_bars_over_every_row():
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.context_pane.context = context_event(100_000)
+        app.context_pane.history = ((1, 100_000, False), (2, 200_000, True), (3, 50_000, False))
+        await pilot.pause()
+        plot = app.query_one("#ctx-plot")
+        lines = str(plot.render()).split("\n")
+        rows = plot.size.height - 2
+        assert rows >= 4
+        bars = [line[:3] for line in lines[:rows]]
+        assert [b[1] for b in bars] == ["█"] * rows                       # the full window: every row
+        assert [b[0] for b in bars] == [" "] * (rows // 2) + ["█"] * (rows - rows // 2)   # half of it
+        assert sum(b[2] == "█" for b in bars) == rows // 4                  # a quarter
+        assert lines[rows][:3] == "·◆·" and "3 updates" in lines[rows + 1]
