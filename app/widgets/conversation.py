@@ -169,13 +169,13 @@ class LiveCompaction(Collapsible):
         self.started = time.monotonic()
         self.outcome: str | None = None       # the closing title, once ended
         self.body = Static(Content("waiting for the model…"), classes="live-summary-body")
-        super().__init__(self.body, title=self._title(), collapsed=False, classes="live-summary -running")
+        super().__init__(self.body, title=self._heading(), collapsed=False, classes="live-summary -running")
 
     def clone(self) -> "LiveCompaction":
         w = LiveCompaction(self.tokens_before)
         w.text, w.outcome = self.text, self.outcome
         w.body.update(Content(self.text or "(no text)"))
-        w.title = self.outcome or self._title()
+        w.title = self.outcome or self._heading()
         w.collapsed = self.outcome is not None
         return w
 
@@ -183,19 +183,19 @@ class LiveCompaction(Collapsible):
         if self.outcome is None:
             self._ticker = self.set_interval(1.0, self._tick)
 
-    def _title(self) -> str:
+    def _heading(self) -> str:
         elapsed = fmt.duration(time.monotonic() - self.started)
         size = f" · {len(self.text):,} chars" if self.text else ""
         return f"⟳ compacting · summarizing {fmt.tokens(self.tokens_before)} tokens · {elapsed}{size}"
 
     def _tick(self) -> None:
         if self.outcome is None:
-            self.title = self._title()
+            self.title = self._heading()
 
     def append(self, text: str) -> None:
         self.text += text
         self.body.update(Content(self.text))
-        self.title = self._title()
+        self.title = self._heading()
 
     def end(self, ok: bool, duration_s: float, message: str = "") -> None:
         ticker = getattr(self, "_ticker", None)

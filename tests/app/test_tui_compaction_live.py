@@ -1,0 +1,104 @@
+"""Watching a summarizing compaction happen (issue 14): through the real SDK and the fake server, a
+slowly streamed summary shows in the conversation while it is written — a live block with the
+partial text — before the compaction lands; then the block closes and the gauge moves."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core import events as ev
+from app.main import build_app
+from app.widgets.conversation import CompactionMarker, LiveCompaction
+from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
+
+SIZE = (120, 40)
+SUMMARY = ("<analysis>what happened</analysis>\n<summary>\n1. Primary Request and Intent: "
+           + "the user explored the sample project and asked about its modules. " * 12 + "\n</summary>")
+
+
+def slow_summary_responder(body: dict):
+    """Main calls answer at once; the summary streams in small chunks with a pause between them."""
+    if is_summary_request(body):
+        return reply(SUMMARY, chunk=12, delay=0.03)
+    return reply("noted: " + "details " * 600)
+
+
+def fake_app(ws: Path, base_url: str):
+    env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
+    app = build_app({"model": MODEL, "allow": ["all"]}, environ=env, workspace=ws, claude_root=None)
+    events: list[ev.Event] = []
+    run, compact = app.agent.run, app.agent.compact
+
+    async def rec_run(prompt):
+        async for e in run(prompt):
+            events.append(e)
+            yield e
+
+    async def rec_compact(focus=None):
+        async for e in compact(focus):
+            events.append(e)
+            yield e
+
+    app.agent.run, app.agent.compact = rec_run, rec_compact
+    return app, events
+
+
+async def wait_idle(app, pilot) -> None:
+    await pilot.pause()
+    while app.busy:
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def prompt(app, pilot, text: str) -> None:
+    app.prompt_input.focus()
+    app.fill_prompt(text)
+    await pilot.press("enter")
+    await wait_idle(app, pilot)
+
+
+async def compact_and_watch(app, pilot, events) -> tuple[str, bool]:
+    """Send /compact and wait for the live block to hold some of the summary: its text then, and
+    whether the compaction had already landed (it must not have)."""
+    start = len(events)
+    app.fill_prompt("/compact")
+    await pilot.press("enter")
+    for _ in range(500):
+        live = app.conversation.live_compaction
+        if live is not None and len(live.text) >= 24:
+            landed = any(isinstance(e, ev.Compaction) for e in events[start:])
+            return live.text, landed
+        await pilot.pause(0.01)
+    raise AssertionError("no live compaction block with partial text appeared")
+
+
+async def test_a_streamed_summary_shows_live_then_lands(tmp_path):
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic(responder=slow_summary_responder) as fake:
+        app, events = fake_app(ws, fake.base_url)
+        async with app.run_test(size=SIZE) as pilot:
+            for text in ("look at the project", "and the utilities"):
+                await prompt(app, pilot, text)
+            tokens_before = app.context_pane.context.tokens
+            partial, landed = await compact_and_watch(app, pilot, events)
+            assert not landed, "the live block must show before the compaction lands"
+            assert SUMMARY.startswith(partial) and len(partial) < len(SUMMARY)
+            block = app.conversation.live_compaction
+            assert isinstance(block, LiveCompaction) and not block.collapsed and "compacting" in str(block.title)
+            assert not list(app.conversation.query(CompactionMarker))
+            await wait_idle(app, pilot)
+
+            assert app.conversation.live_compaction is None
+            assert block.text == SUMMARY and block.collapsed and "summary written" in str(block.title)
+            comps = [e for e in events if isinstance(e, ev.Compaction)]
+            assert comps and comps[-1].trigger == "manual"
+            markers = list(app.conversation.query(CompactionMarker))
+            assert markers and markers[-1].tokens_after == comps[-1].tokens_after
+            # the gauge moved when it landed (then count_tokens may refine the figure)
+            i = events.index(comps[-1])
+            landed_at = next(e for e in events[i:] if isinstance(e, ev.ContextUpdate))
+            assert landed_at.tokens == comps[-1].tokens_after
+            assert app.context_pane.context.tokens < tokens_before / 2
+            kinds = [type(e) for e in events if isinstance(e, (ev.CompactionStarted, ev.CompactionEnded,
+                                                                   ev.Compaction))]
+            assert kinds[-3:] == [ev.CompactionStarted, ev.CompactionEnded, ev.Compaction]
