@@ -20,15 +20,17 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer
 
 from agent_core import events as ev
+from agent_core.pricing.cost import usage_buckets
 from agent_core.pricing.tally import burn_rate
 
 from . import commands
 from .screens.context_screen import ContextScreen
 from .screens.help import HelpScreen
+from .screens.inspector import InspectorScreen
 from .screens.permission import PermissionScreen
 from .screens.transcripts import ResumeScreen, TranscriptBrowser
 from .widgets.context_pane import ContextPane, history_points
-from .widgets.conversation import Conversation
+from .widgets.conversation import CompactionMarker, Conversation
 from .widgets.cost_pane import CostPane
 from .widgets.prompt import PromptInput
 from .widgets.status import StatusBar
@@ -36,7 +38,7 @@ from .widgets.timeline import Timeline
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "permission.tcss",
-             "context_screen.tcss", "transcripts.tcss", "help.tcss")
+             "context_screen.tcss", "transcripts.tcss", "help.tcss", "inspector.tcss")
 
 # Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -276,6 +278,28 @@ class CtxApp(App[int]):
         await self.conversation.end_text()
         if e.stop_reason == "cancelled":
             await self.conversation.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
+
+    @on(CompactionMarker.Selected)
+    def _marker_selected(self, event: CompactionMarker.Selected) -> None:
+        event.stop()
+        self.inspect(event.marker.event or self._logged_compaction(event.marker))
+
+    def _logged_compaction(self, m: CompactionMarker) -> ev.Compaction:
+        """A resumed boundary's compaction: the logged event with the same figures, when there is one."""
+        for c in reversed(getattr(self.agent, "compactions", ())):
+            if (c.layer, c.tokens_before, c.tokens_after) == (m.compaction_layer, m.tokens_before, m.tokens_after):
+                return c
+        return ev.Compaction(layer=m.compaction_layer, trigger=m.trigger, tokens_before=m.tokens_before,
+                             tokens_after=m.tokens_after, transcript_path=m.transcript_path, action=m.action)
+
+    def inspect(self, c: ev.Compaction) -> None:
+        """Open the compaction inspector; the summary call is priced with the session's rates."""
+        model, cost = self.agent.info.model, getattr(self.agent, "cost", None)
+
+        def price(usage: dict) -> float | None:
+            return cost.price(model, usage_buckets(usage)) if cost is not None else None
+
+        self.push_screen(InspectorScreen(c, price))
 
     def _on_permission(self, request: ev.PermissionRequest) -> None:
         """The modal answers on the request (allow / always / deny), which the loop awaits. A turn

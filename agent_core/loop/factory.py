@@ -204,7 +204,8 @@ def open_session(config: Config, home: Path, *, resume: str | None, continue_: b
     """A new session log, or the one `--resume ID` / `--continue` names, replayed (`.loaded`)."""
     if not (resume or continue_):
         return SessionLog.create(home, {"model": config.model, "workspace": str(config.workspace),
-                                        "config": config.public_dict()}, secrets=config.secret_values())
+                                        "config": config.public_dict()}, secrets=config.secret_values(),
+                                 lazy=True)   # no file until the session has content
     if resume:
         if not is_session_id(resume):
             raise ConfigError(f"--resume: {resume!r} is not a session id (see {sessions_dir(home)})")

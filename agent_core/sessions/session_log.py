@@ -23,6 +23,10 @@ request is valid: a tool call with no result gets an "Interrupted" error result,
 whose call is gone is dropped, and invalid Unicode is replaced. `SessionLog.open` logs the repair
 and cuts away a cut-off last line.
 
+A new session made `lazy` writes nothing until it has content: its file (and its private folder
+`<id>/`, 0700) appear with the first record that is not a state snapshot, so a session that never
+got a prompt (a failed `/model X`, a `/clear` then quit) leaves no empty log behind for `/resume`.
+
 One writer per session: a `SessionLog` holds an exclusive `flock` on its log for its whole life
 (its pid is written next to the log, in `<id>.pid`, for the message a second writer gets). A
 write that fails (disk full) is cut back so no half line is left, and raises `SessionWriteError`.
@@ -133,7 +137,8 @@ class SessionLog:
     """The writer. Create one with `SessionLog.create` (new session) or `SessionLog.open` (resume);
     `open` also gives the replayed session as `.loaded`."""
 
-    def __init__(self, path: Path, session_id: str, secrets: Iterable[str] = (), *, new: bool = False) -> None:
+    def __init__(self, path: Path, session_id: str, secrets: Iterable[str] = (), *, new: bool = False,
+                 lazy: bool = False) -> None:
         self.path = Path(path)
         self.session_id = session_id
         register_secret(*secrets, *(os.environ.get(k) for k in SECRET_ENV_VARS))
@@ -145,14 +150,23 @@ class SessionLog:
         self.loaded: LoadedSession | None = None
         ensure_private_dir(self.path.parent.parent)   # the workspace's state folder
         ensure_private_dir(self.path.parent)          # .../sessions
+        self._fd: int | None = None
+        self._newline_owed = False             # a failed write could not be cut back: start the next on a new line
+        # A lazy new log: the meta record and the state snapshots waiting for the first content.
+        self._pending: list[Mapping[str, Any]] | None = [] if (lazy and new) else None
+        if self._pending is None:
+            self._open_file(new)
+
+    def _open_file(self, new: bool) -> None:
+        """Open (or create) the log and its private folder, and take the writer's lock."""
+        ensure_private_dir(self.path.with_suffix(""))   # <id>/: transcripts, tool results; 0700 before anyone writes
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
         try:
             fd = os.open(self.path, flags, FILE_MODE)
         except FileExistsError:
-            raise FileExistsError(f"session {session_id} already exists at {self.path}") from None
+            raise FileExistsError(f"session {self.session_id} already exists at {self.path}") from None
         os.fchmod(fd, FILE_MODE)
-        self._fd: int | None = fd
-        self._newline_owed = False             # a failed write could not be cut back: start the next on a new line
+        self._fd = fd
         try:
             self._take_lock()
         except BaseException:
@@ -192,11 +206,11 @@ class SessionLog:
 
     @classmethod
     def create(cls, home: Path, meta: Mapping[str, Any] | None = None, *, secrets: Iterable[str] = (),
-               session_id: str | None = None, now: float | None = None) -> "SessionLog":
-        """Start a new session log and write its meta line."""
+               session_id: str | None = None, now: float | None = None, lazy: bool = False) -> "SessionLog":
+        """Start a new session log and write its meta line (`lazy`: with the first content)."""
         now = time.time() if now is None else now
         sid = session_id or new_session_id(now)
-        log = cls(session_log_path(Path(home), sid), sid, secrets, new=True)
+        log = cls(session_log_path(Path(home), sid), sid, secrets, new=True, lazy=lazy)
         rec = {"t": "meta", "v": FORMAT_VERSION, "session_id": sid,
                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "version": _version(),
                **{k: v for k, v in (meta or {}).items() if k not in ("t", "v", "session_id")}}
@@ -306,6 +320,14 @@ class SessionLog:
         return line
 
     def _write(self, rec: Mapping[str, Any]) -> None:
+        if self._pending is not None:
+            if rec.get("t") in ("meta", "state"):
+                self._pending.append(rec)     # no content yet: nothing on disk
+                return
+            pending, self._pending = self._pending, None
+            self._open_file(True)
+            for r in pending:
+                self._write(r)
         line = self._scrub(_dumps(rec)) + "\n"
         self._write_raw(line.encode("utf-8"), fsync=rec.get("t") in FSYNC_RECORDS)
 
@@ -338,8 +360,11 @@ class SessionLog:
 
     def close(self) -> None:
         """Flush, give up the session and close. Never raises for a failed flush: what was
-        written is all there is."""
+        written is all there is. A lazy log that never had content stays unwritten."""
         with self._lock:
+            if self._pending is not None:
+                self._pending = None  # closed before any content: nothing was ever written
+                return
             if self._fd is not None:
                 try:
                     os.fsync(self._fd)
@@ -352,7 +377,7 @@ class SessionLog:
 
     @property
     def closed(self) -> bool:
-        return self._fd is None
+        return self._fd is None and self._pending is None
 
     def __enter__(self) -> "SessionLog":
         return self

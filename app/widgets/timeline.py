@@ -21,6 +21,14 @@ from .. import format as fmt
 TUI_COLUMNS = ("time", "layer", "trigger", "freed", "cache")
 WATCH_COLUMNS = ("time", "layer", "trigger", "before", "after", "freed")
 _NUMERIC = frozenset({"before", "after", "freed", "took", "cache"})
+# ctxtui's layer names, spelled out in words so the column never cuts one (`session_mem…`); any
+# other name (a Claude Code log's) is shown whole.
+LAYER_NAMES = {"tool_result_budget": "result budget", "snip": "snip", "microcompact": "microcompact",
+               "collapse": "collapse", "session_memory": "session memory", "autocompact": "auto-compact"}
+
+
+def layer_name(layer: str) -> str:
+    return LAYER_NAMES.get(layer, fmt.one_line(layer, 40))
 
 
 def _tokens(n: int | None, unknown: str) -> str:
@@ -58,7 +66,7 @@ class Timeline(DataTable):
         for a count not known yet ("…") or one that does not apply ("—")."""
         freed = None if before is None or after is None else max(0, before - after)
         cells = {"time": fmt.clock(at),
-                 "layer": layer if isinstance(layer, Text) else fmt.one_line(layer, 12),
+                 "layer": layer if isinstance(layer, Text) else layer_name(layer),
                  "trigger": trigger if isinstance(trigger, Text) else fmt.one_line(trigger, 8),
                  "before": Text(_tokens(before, unknown), justify="right"),
                  "after": Text(_tokens(after, unknown), justify="right"),
@@ -70,7 +78,12 @@ class Timeline(DataTable):
                 self.update_cell(key, col, cells[col])
             return
         self.add_row(*(cells[c] for c in self.columns_shown), key=key)
-        self.scroll_end(animate=False)
+        self.follow_newest()
+
+    def follow_newest(self) -> None:
+        """Keep the newest row in view. The table learns its new height only at the next refresh,
+        so scrolling now would stop one row short (and at mount, on the oldest rows)."""
+        self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
     def add_compaction(self, c: Compaction, at: float | None = None, resumed: bool = False) -> None:
         """`resumed`: from a resumed session; its time is the event's own when it carries one

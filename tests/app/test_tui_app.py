@@ -371,6 +371,7 @@ async def test_browser_lists_a_new_transcript_within_a_second(workspace, tmp_pat
                                                                                       "content": "hi"}}) + "\n")
     app, _ = make_app(workspace, claude_root=claude)
     async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "hello")   # a session's log is written with its first content
         app.run_slash("/transcripts")
         await pilot.pause()
         browser = app.screen
