@@ -127,11 +127,21 @@ class ToolBlock(Collapsible):
 
 
 class CompactionMarker(Static):
-    """A compaction boundary: what ran, why, how much it freed and where the transcript is."""
+    """A compaction boundary: what ran, why, how much it freed and where the transcript is. Click
+    it (or Enter on it) to open the inspector: `Selected` goes up to the app."""
+
+    can_focus = True
+    BINDINGS = [("enter", "inspect", "Inspect")]
+
+    class Selected(Message):
+        def __init__(self, marker: "CompactionMarker") -> None:
+            self.marker = marker
+            super().__init__()
 
     def __init__(self, layer: str, trigger: str, before: int, after: int,
                  transcript_path: str | None = None, action: str = "", cache: dict | None = None,
-                 duration_s: float | None = None) -> None:
+                 duration_s: float | None = None, event: ev.Compaction | None = None) -> None:
+        self.event = event       # the loop's event when it was live (a resumed boundary has none)
         self.compaction_layer, self.trigger = layer, trigger
         self.tokens_before, self.tokens_after = before, after
         self.transcript_path = transcript_path
@@ -156,7 +166,13 @@ class CompactionMarker(Static):
 
     def clone(self) -> "CompactionMarker":
         return CompactionMarker(self.compaction_layer, self.trigger, self.tokens_before, self.tokens_after,
-                                self.transcript_path, self.action, self.cache, self.duration_s)
+                                self.transcript_path, self.action, self.cache, self.duration_s, self.event)
+
+    def on_click(self) -> None:
+        self.post_message(self.Selected(self))
+
+    def action_inspect(self) -> None:
+        self.post_message(self.Selected(self))
 
 
 class LiveCompaction(Collapsible):
@@ -412,7 +428,7 @@ class Conversation(VerticalScroll):
     async def add_compaction(self, c: ev.Compaction) -> CompactionMarker:
         await self.end_text()
         w = CompactionMarker(c.layer, c.trigger, c.tokens_before, c.tokens_after, c.transcript_path, c.action,
-                             getattr(c, "cache", None), c.duration_s)
+                             getattr(c, "cache", None), c.duration_s, c)
         await self._add(w)
         return w
 

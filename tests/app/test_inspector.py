@@ -1,0 +1,80 @@
+"""The compaction inspector (issue 14): opened from a compaction marker (and a timeline row), it
+shows what the compaction replaced and with what, per part, with its cost and transcript."""
+from __future__ import annotations
+
+from textual.widgets import Collapsible, DataTable, Static
+
+from agent_core import events as ev
+from agent_core.loop.compaction_parts import compaction_parts
+from app.screens.inspector import InspectorScreen, entry_lines, part_rows
+from app.widgets.conversation import CompactionMarker
+from compaction.entry import assistant, user
+from tests.agent_helpers import make_workspace
+from tests.app.test_tui_compaction_live import SUMMARY, fake_app, prompt, wait_idle
+from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
+
+SIZE = (120, 40)
+
+
+def test_parts_say_what_went_what_came_and_what_stayed():
+    a, b, c = user("first question " * 50), assistant("long answer " * 200, response_id="r1"), user("latest")
+    summary = user("<summary>the gist</summary>", kind="summary")
+    cleared = b.with_content([{"type": "text", "text": "[cleared]"}])
+    parts = compaction_parts([a, b, c], [summary, cleared, c], ["microcompact", "autocompact"])
+    assert parts["removed"] == [[a.uuid, "user: " + ("first question " * 50).strip()[:120], a.tokens]]
+    assert parts["removed_count"] == 1 and parts["removed_tokens"] == a.tokens
+    assert parts["cleared"] == [[b.uuid, "assistant: " + ("long answer " * 200).strip()[:120], b.tokens,
+                                 cleared.tokens]]
+    assert parts["kept"] == [1, c.tokens]
+    assert [x["kind"] for x in parts["added"]] == ["summary"] and parts["added_tokens"] == summary.tokens
+    rows = part_rows(parts)
+    assert rows == [("removed", 1, a.tokens, 0), ("cleared in place", 1, b.tokens, cleared.tokens),
+                    ("added: summary", 1, 0, summary.tokens), ("kept verbatim", 1, c.tokens, c.tokens)]
+    lines = entry_lines(parts).splitlines()
+    assert lines[0].startswith("−") and a.uuid[:8] in lines[0]
+    assert lines[1].startswith("~") and b.uuid[:8] in lines[1]
+
+
+def responder(body: dict):
+    if is_summary_request(body):
+        return reply(SUMMARY)
+    return reply("noted: " + "details " * 600)
+
+
+def screen_text(screen) -> str:
+    return "\n".join(str(w.render()) for w in screen.query(Static))
+
+
+async def test_inspector_opens_from_the_marker(tmp_path):
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic(responder=responder) as fake:
+        app, events = fake_app(ws, fake.base_url)
+        async with app.run_test(size=SIZE) as pilot:
+            for text in ("look at the project", "and the utilities", "/compact"):
+                await prompt(app, pilot, text)
+            await wait_idle(app, pilot)
+            comp = [e for e in events if isinstance(e, ev.Compaction)][-1]
+            assert comp.parts is not None and comp.usage
+            marker = list(app.conversation.query(CompactionMarker))[-1]
+            marker.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, InspectorScreen) and screen.compaction is comp
+            table = screen.query_one("#inspector-parts", DataTable)
+            labels = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+            assert labels[0] == "removed" and "added: summary" in labels and labels[-1] == "kept verbatim"
+            # the two answers went (the summary keeps the user's prompts verbatim)
+            assert comp.parts["removed_count"] == 2 and str(table.get_row_at(0)[1]) == "2"
+            assert comp.parts["kept"][0] == 2
+            text = screen_text(screen)
+            assert text.count("assistant: noted: details") == 2      # each removed answer is listed
+            assert "transcript:" in text and comp.transcript_path and "none" not in text.split("transcript:")[1][:6]
+            assert "summary call:" in text and "$" in text  # its own call, priced
+            summary = [c for c in screen.query(Collapsible) if str(c.title).startswith("summary")]
+            assert summary and not summary[0].collapsed
+            body = str(summary[0].query_one(".inspector-text", Static).render())
+            assert "1. Primary Request and Intent: the user explored the sample project" in body
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, InspectorScreen)
