@@ -1,5 +1,6 @@
-"""Snapshot tests (pytest-textual-snapshot) at 120×40. The panes are driven with fixed events
-(tests/tui_fakes.py): fixed session id, fixed clock, fixed file times, no live clock text.
+"""Snapshot tests (pytest-textual-snapshot) at 120×40, and the main screen at 80×24 and 200×60 too.
+The panes are driven with fixed events (tests/tui_fakes.py): fixed session id, fixed clock, fixed file
+times, no live clock text.
 Update after an intended change with `pytest tests/app/test_tui_snapshots.py --snapshot-update`."""
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ async def fill(app: CtxApp, state: str) -> None:
         await app.handle_event(e)
     await app.handle_event(context_event(STATE_TOKENS[state]))
     app.context_pane.history = HISTORY
+    app.context_pane.compactions = sum(1 for p in HISTORY if p[2])   # the ◆ marks, as the agent would count them
     await app.handle_event(cost_event())
     app.cost_pane.extras = {"cache_hit_rate": 0.842, "saved_usd": 0.8123, "burn_usd_per_hour": 1.37}
     app.cost_pane.cost = cost_event()
@@ -48,6 +50,18 @@ def test_main_screen_in_each_context_state(snap_compare, utc, state):
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_screen_at_each_size(snap_compare, utc, size):
+    """80×24: the sidebar collapsed, the status line carries the figures; 120×40: both side by
+    side; 200×60: wider panes, a taller plot, the cost pane and timeline sharing the height."""
+    app = make_app()
+
+    async def run_before(pilot):
+        await fill(app, "warning")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 def test_context_screen(snap_compare, utc):
     app = make_app()
