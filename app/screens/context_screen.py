@@ -1,17 +1,19 @@
 """/context: the full breakdown (like Claude Code's /context) — a grid where each cell is 1% of
-the window coloured by category, the categories with tokens and share of the window, and the
-thresholds (warning, error, auto-compact, blocking) with the current state."""
+the window coloured by category, the categories with tokens and share of the window, the
+thresholds (warning, error, auto-compact, blocking) with the current state, and the largest items
+in the context (tool results, files read, messages) with their estimated tokens."""
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.color import Color
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from agent_core.context_items import ContextItem
 from agent_core.events import ContextUpdate
 
 from .. import format as fmt
@@ -58,14 +60,16 @@ def _solid(variables: dict[str, str], var: str) -> str:
 class ContextScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "close", "Close", id="context.close")]
 
-    def __init__(self, context: ContextUpdate | None, history: tuple = ()) -> None:
+    def __init__(self, context: ContextUpdate | None, history: tuple = (),
+                 items: tuple[ContextItem, ...] | list[ContextItem] = ()) -> None:
         super().__init__()
         self.context = context
         self.history = history
+        self.items = tuple(items)
 
     def compose(self) -> ComposeResult:
         c = self.context
-        with Vertical(id="context-dialog"):
+        with VerticalScroll(id="context-dialog"):
             if c is None:
                 yield Static("No context yet: send a prompt first.")
                 return
@@ -79,6 +83,11 @@ class ContextScreen(ModalScreen[None]):
                 yield DataTable(id="context-table", show_cursor=False)
             yield DataTable(id="context-thresholds", show_cursor=False)
             yield ContextPlot(id="context-plot")
+            if self.items:
+                yield Static(Content.assemble(("Largest items", "bold"),
+                                              ("  (estimated tokens; what /compact or /clear would free)", "dim")),
+                             id="context-items-title")
+                yield DataTable(id="context-items", show_cursor=False)
 
     def on_mount(self) -> None:
         self.query_one("#context-dialog").border_title = "Context window"
@@ -103,6 +112,13 @@ class ContextScreen(ModalScreen[None]):
         plot = self.query_one(ContextPlot)
         plot.window, plot.threshold = c.window, c.threshold
         plot.points = tuple(self.history)
+        if self.items:
+            items = self.query_one("#context-items", DataTable)
+            items.add_columns("kind", "item", Text("tokens", justify="right"), Text("of context", justify="right"))
+            total = max(1, c.tokens)
+            for it in self.items:
+                items.add_row(it.kind, it.label, Text(fmt.tokens(it.tokens), justify="right"),
+                              Text(fmt.percent(it.tokens / total * 100, 1), justify="right"))
 
     def action_close(self) -> None:
         self.dismiss(None)
