@@ -92,6 +92,29 @@ def hidden_from_anchor(entries: Sequence[Entry], state: Any, anchor: int | None 
     return out
 
 
+def collapsed_ranges(entries: Sequence[Entry], state: Any) -> list[tuple[int, int]]:
+    """Index ranges (start, end exclusive) of every span the collapse store has committed and that
+    is still in `entries`: what the next request shows as digests instead. O(spans) when the
+    stored index hints hold; one index of the entries otherwise."""
+    spans = state.layers.get("collapse", {}).get("spans") if state is not None else None
+    if not spans:
+        return []
+    index: dict[str, int] | None = None
+    out: list[tuple[int, int]] = []
+    for sp in spans:
+        h, n = sp.get("hint", -1), sp.get("n", 0)
+        if not (0 <= h and n > 0 and h + n <= len(entries) and entries[h].uuid == sp.get("first")
+                and entries[h + n - 1].uuid == sp.get("last")):
+            if index is None:
+                index = {e.uuid: i for i, e in enumerate(entries)}
+            x, y = index.get(sp.get("first")), index.get(sp.get("last"))
+            if x is None or y is None or y < x:
+                continue
+            h, n = x, y - x + 1
+        out.append((h, h + n))
+    return out
+
+
 # ----- tool names ------------------------------------------------------------------------------
 
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from . import cache_economics as ce
 from .cache_model import ttl_seconds
 from .entry import Entry
-from .layerkit import (block_tokens, has_tool_results, mark_get, mark_set, result_chars, rewrite, runtime,
-                       tool_uses_before)
+from .layerkit import (block_tokens, collapsed_ranges, has_tool_results, mark_get, mark_set, result_chars, rewrite,
+                       runtime, tool_uses_before)
 from .layer_context import LayerContext
 from .report import CompactionReport, LayerResult
 from .tokens import count_tokens
@@ -173,18 +173,30 @@ def _choose(book: Book, entries: list[Entry], ctx: LayerContext, la: int,
         keep_from = max(0, first_unseen - max(1, cfg.time_keep_recent))
         targets = [r for r in book.seen[:keep_from] if not r.cleared and r.free > 0]
         if targets:
-            return targets, "time", ce.judge(entries, ctx, targets[0].index, sum(r.free for r in targets))
+            return targets, "time", _judge(entries, ctx, targets)
     e_win = ctx.budget.effective_window
     if (ctx.tokens >= cfg.micro_trigger_ratio * e_win and book.freeable > 0
             and book.freeable >= cfg.micro_clear_at_least_ratio * e_win):
-        first = next((r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0), None)
-        if first is None:
+        targets = [r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0]
+        if not targets:
             return [], "auto", None
-        verdict = ce.judge(entries, ctx, first.index, book.freeable)
+        verdict = _judge(entries, ctx, targets)
         if cfg.cache_aware and not verdict.act:
             return [], "auto", verdict
-        return [r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0], "auto", verdict
+        return targets, "auto", verdict
     return [], "auto", None
+
+
+def _judge(entries: list[Entry], ctx: LayerContext, targets: list[Seen]) -> ce.Verdict:
+    """The cache verdict for clearing `targets`: only results the request shows count — one that
+    context collapse already shows as a digest changes nothing that is sent, and frees nothing."""
+    hidden = collapsed_ranges(entries, ctx.state)
+    shown = [r for r in targets if not any(a <= r.index < b for a, b in hidden)] if hidden else targets
+    if not shown:
+        return ce.verdict(warm_tokens=0, readable_tokens=0, freed=0, tokens_now=ctx.tokens,
+                          threshold=ctx.budget.autocompact_threshold, rates=ctx.config.cache_rates,
+                          ttl=ctx.config.cache_ttl, growth=0.0)
+    return ce.judge(entries, ctx, shown[0].index, sum(r.free for r in shown))
 
 
 def _clear(entries: list[Entry], targets: list[Seen]) -> tuple[dict[int, list[dict]], dict[int, int], int, bool]:

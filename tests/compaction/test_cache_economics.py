@@ -9,6 +9,7 @@ from compaction import collapse, snip
 from compaction import microcompact as mc
 from compaction.cache_model import Rates
 from compaction.layer_context import LayerContext
+from compaction.layerkit import collapsed_ranges
 from tests.compaction import test_collapse, test_snip
 
 RATES = Rates.from_input(1.0, 5.0)   # $1 per million input tokens: read $0.1/M, 5m write $1.25/M, 1h $2/M
@@ -240,3 +241,19 @@ def test_a_commit_on_a_warm_cache_buys_more_room_than_a_free_one():
     off = collapse_ctx(es, PipelineState(), gap=5.0)
     off.config.cache_aware = False   # the token-only rules: the usual target, warm or not
     assert collapse.apply(es, off).report.details["spans"] == cold.details["spans"]
+
+
+def test_microcompact_does_not_pay_to_clear_results_collapse_already_hides():
+    es = collapse_session(usage=50_000)
+    state = PipelineState()
+    assert collapse.apply(es, collapse_ctx(es, state, gap=301.0)).report is not None   # spans committed
+    hidden = collapsed_ranges(es, state)
+    assert hidden
+    results = [i for i, e in enumerate(es) if any(b.get("type") == "tool_result" for b in e.content)]
+    shown = [i for i in results if not any(a <= i < b for a, b in hidden)]
+    # keep every shown result: what is left to clear lies only inside collapsed spans
+    c = LayerContext(PipelineConfig(budget=BUDGET, micro_keep_recent=len(shown) - 1, micro_clear_at_least_ratio=0.0),
+                     state, None, es[-2].timestamp + 5.0, count_tokens(es))
+    assert mc.apply(es, c).report is None
+    c.config.cache_aware = False   # the token-only rule clears them, for nothing the request shows
+    assert mc.apply(es, c).report is not None
