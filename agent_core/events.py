@@ -99,6 +99,7 @@ class ModelCall(Event):
     model: str
     purpose: str
     usage: dict
+    duration_s: float = 0.0     # request sent to last byte (the session's API time adds these up)
 
 
 @dataclass

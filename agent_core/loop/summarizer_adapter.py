@@ -66,7 +66,7 @@ class ModelSummarizer:
         try:
             response = await self._stream(messages, max_tokens)
             self.record(ModelCall(message_id=response.id, model=response.model, purpose="compaction",
-                                  usage=response.usage))
+                                  usage=response.usage, duration_s=round(time.monotonic() - started, 3)))
             called = [str(b.get("name", "?")) for b in response.content if b.get("type") == "tool_use"]
             if called:
                 raise SummarizeError(f"the model called a tool ({', '.join(called)}) instead of writing the summary")

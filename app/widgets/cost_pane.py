@@ -1,6 +1,7 @@
 """The cost pane: models × token buckets with tokens and dollars (per bucket too), totals, cache
 hit rate, what caching saved, what compaction itself cost (and what its summary calls read from the
-prompt cache) and the burn rate — all as reported by `CostUpdate`.
+prompt cache) and the burn rate — all as reported by `CostUpdate` — and, maximized by /cost, the
+API time (model calls added up) and the wall time (the session's age) the app hands down.
 
 The arithmetic is agent_core.pricing.tally's (the same for the loop and `ctxtui watch`); this
 widget only lays the numbers out. Figures that are unknown (a model without price data, the burn
@@ -172,6 +173,11 @@ class CostPane(Vertical):
         if comp_reads:   # the summary call shares the main prefix: what it read from the cache
             parts += [" (", (fmt.short_tokens(comp_reads), "bold"), " read from cache)"]
         parts += [" · burn ", ((fmt.usd(burn) + "/h") if burn is not None else "—", "bold")]
+        api_s, wall_s = self.extras.get("api_s"), self.extras.get("wall_s")
+        if self._table_layout == "wide" and (api_s is not None or wall_s is not None):
+            # /cost: where the time went — waiting on the model against the session's age
+            parts += ["\nAPI time ", (fmt.duration(api_s) if api_s is not None else "—", "bold"),
+                      " · wall time ", (fmt.duration(wall_s) if wall_s is not None else "—", "bold")]
         unknown = [m for m, row in ev.by_model.items() if row.get("cost_usd") is None]
         if unknown:
             parts.append((f"\n? no price data for {', '.join(unknown)}", "dim"))
