@@ -257,7 +257,7 @@ async def test_after_cost_then_esc_the_prompt_has_the_focus_and_takes_typing():
         assert app.focused is app.prompt_input
 
 
-@pytest.mark.parametrize("command", ["/help", "/context", "/transcripts", "/cost"])
+@pytest.mark.parametrize("command", ["/help", "/context", "/transcripts", "/resume", "/cost"])
 async def test_every_screen_gives_the_focus_back_to_the_prompt(command, tmp_path):
     app = CtxApp(FakeAgent(), clock=lambda: FIXED_TIME, sessions_root=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -270,6 +270,11 @@ async def test_every_screen_gives_the_focus_back_to_the_prompt(command, tmp_path
             await pilot.pause()
             assert len(app.screen_stack) == 1 and app.screen.maximized is None
             assert app.focused is app.prompt_input, (cmd, app.focused)
+        await pilot.press("ctrl+p")   # the command palette too
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is app.prompt_input
 
 
 async def test_the_permission_modal_gives_the_focus_back_to_the_prompt():
@@ -303,3 +308,16 @@ async def test_a_tall_plot_draws_its_bars_over_every_row():
         assert [b[0] for b in bars] == [" "] * (rows // 2) + ["█"] * (rows - rows // 2)   # half of it
         assert sum(b[2] == "█" for b in bars) == rows // 4                  # a quarter
         assert lines[rows][:3] == "·◆·" and "3 updates" in lines[rows + 1]
+
+
+async def test_cost_opens_full_screen_even_with_the_sidebar_folded():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not app.query_one("#side").display
+        app.run_slash("/cost")
+        await pilot.pause()
+        assert app.cost_pane.region.width == 80 and app.cost_pane.region.height >= 20
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.query_one("#side").display and app.focused is app.prompt_input
