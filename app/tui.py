@@ -20,8 +20,10 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer
 
 from agent_core import events as ev
+from agent_core.context_items import largest_items
 from agent_core.pricing.cost import usage_buckets
 from agent_core.pricing.tally import burn_rate
+from agent_core.sessions.session_age import session_started
 
 from . import commands
 from .screens.context_screen import ContextScreen
@@ -250,6 +252,20 @@ class CtxApp(App[int]):
                 burn = burn_rate(c.total_usd, self._started_at, now)
             if burn is not None:
                 out["burn_usd_per_hour"] = burn
+        return {**out, **self._times()}
+
+    def _times(self) -> dict[str, float]:
+        """/cost's API time (the agent's model calls added up, when it keeps them) and wall time
+        (the session's age: its log's creation, else its id's stamp)."""
+        out: dict[str, float] = {}
+        api = getattr(self.agent, "api_seconds", None)
+        if callable(api):
+            out["api_s"] = float(api())
+        loaded = getattr(getattr(self.agent, "session", None), "loaded", None)
+        created = loaded.meta.get("created") if loaded is not None else None
+        started = session_started(str(getattr(self.agent, "session_id", "") or ""), created)
+        if started is not None:
+            out["wall_s"] = max(0.0, self.clock() - started)
         return out
 
     # ----- the loop, in a worker ---------------------------------------------------------------
@@ -283,6 +299,11 @@ class CtxApp(App[int]):
     def _marker_selected(self, event: CompactionMarker.Selected) -> None:
         event.stop()
         self.inspect(event.marker.event or self._logged_compaction(event.marker))
+
+    @on(Timeline.CompactionSelected)
+    def _timeline_selected(self, event: Timeline.CompactionSelected) -> None:
+        event.stop()
+        self.inspect(event.compaction)
 
     def _logged_compaction(self, m: CompactionMarker) -> ev.Compaction:
         """A resumed boundary's compaction: the logged event with the same figures, when there is one."""
@@ -395,7 +416,9 @@ class CtxApp(App[int]):
 
     def _cmd_context(self, arg: str) -> None:
         pane = self.context_pane
-        self.push_screen(ContextScreen(pane.context, tuple(pane.history)))
+        pipeline = getattr(self.agent, "pipeline", None)
+        items = largest_items(pipeline.view(self.agent.entries)[0]) if pipeline is not None else []
+        self.push_screen(ContextScreen(pane.context, tuple(pane.history), items))
 
     def _cmd_cost(self, arg: str) -> None:
         if self.screen.maximized is self.cost_pane:

@@ -9,6 +9,8 @@ import time
 from typing import Callable
 
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widgets import DataTable
 
 from agent_core.events import BreakerTripped, Compaction
@@ -44,7 +46,13 @@ def _cache_cost(cache: dict | None) -> str:
 
 
 class Timeline(DataTable):
-    """See module docstring. `clock` is injectable so tests and snapshots show fixed times."""
+    """See module docstring. `clock` is injectable so tests and snapshots show fixed times. A click
+    on a compaction's row posts `CompactionSelected` (the TUI opens the inspector)."""
+
+    class CompactionSelected(Message):
+        def __init__(self, compaction: Compaction) -> None:
+            self.compaction = compaction
+            super().__init__()
 
     def __init__(self, *, columns: tuple[str, ...] = TUI_COLUMNS, clock: Callable[[], float] = time.time,
                  id: str | None = None) -> None:
@@ -53,6 +61,7 @@ class Timeline(DataTable):
         self.clock = clock
         self.count = 0
         self.breaker_trips = 0
+        self.events: dict[str, Compaction] = {}     # row key -> the compaction it shows
 
     def on_mount(self) -> None:
         self.border_title = "Compactions"
@@ -91,6 +100,7 @@ class Timeline(DataTable):
         if at is None:
             at = (c.timestamp or None) if resumed else self.clock()
         self.count += 1
+        self.events[f"c{self.count}"] = c
         self.show(f"c{self.count}", at=at, layer=c.layer, trigger=c.trigger, before=c.tokens_before,
                   after=c.tokens_after, took=c.duration_s, cache=getattr(c, "cache", None))
 
@@ -107,7 +117,15 @@ class Timeline(DataTable):
         self.show(v.key, at=v.timestamp, layer=v.layer, trigger=v.trigger, before=v.tokens_before,
                   after=v.tokens_after)
 
+    def on_click(self, event: events.Click) -> None:
+        row = event.style.meta.get("row")
+        if isinstance(row, int) and 0 <= row < self.row_count:
+            c = self.events.get(str(self.ordered_rows[row].key.value))
+            if c is not None:
+                self.post_message(self.CompactionSelected(c))
+
     def reset(self) -> None:
         self.clear()
+        self.events.clear()
         self.count = 0
         self.breaker_trips = 0

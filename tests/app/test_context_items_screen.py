@@ -8,6 +8,7 @@ from agent_core.context_items import ContextItem
 from agent_core.events import ContextUpdate
 from app.screens.context_screen import ContextScreen
 from app.tui import STYLES
+from tests.app.test_tui_app import make_app, send
 
 
 class Host(App):
@@ -39,3 +40,30 @@ async def test_no_items_no_table():
     async with app.run_test(size=(120, 60)) as pilot:
         await pilot.pause()
         assert not app.screen.query("#context-items")
+
+
+async def test_slash_context_lists_what_the_session_read(tmp_path):
+    """Through the app on the demo model: the files it read are among the largest items; /cost
+    shows the session's wall time (API time too when the agent keeps it)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(3):
+        (ws / f"mod{i}.py").write_text("".join(f"def f{j}(x):\n    return x + {j}\n" for j in range(200)))
+    app, _events = make_app(ws)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await send(app, pilot, "read mod1.py and explain it")
+        app.run_slash("/context")
+        await pilot.pause()
+        assert isinstance(app.screen, ContextScreen)
+        items = app.screen.items
+        view = app.agent.pipeline.view(app.agent.entries)[0]
+        assert any(i.kind == "file read" and i.label.endswith(".py") for i in items)
+        assert items and [i.tokens for i in items] == sorted((i.tokens for i in items), reverse=True)
+        assert items[0].tokens <= app.agent.tokens() and len(items) <= 12 and view
+        table = app.screen.query_one("#context-items", DataTable)
+        assert table.row_count == len(items)
+        await pilot.press("escape")
+        app.run_slash("/cost")
+        await pilot.pause()
+        summary = str(app.cost_pane.query_one("#cost-summary").render())
+        assert "wall time" in summary

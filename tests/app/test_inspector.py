@@ -8,6 +8,7 @@ from agent_core import events as ev
 from agent_core.loop.compaction_parts import compaction_parts
 from app.screens.inspector import InspectorScreen, entry_lines, part_rows
 from app.widgets.conversation import CompactionMarker
+from app.widgets.timeline import Timeline
 from compaction.entry import assistant, user
 from tests.agent_helpers import make_workspace
 from tests.app.test_tui_compaction_live import SUMMARY, fake_app, prompt, wait_idle
@@ -78,3 +79,13 @@ async def test_inspector_opens_from_the_marker(tmp_path):
             await pilot.press("escape")
             await pilot.pause()
             assert not isinstance(app.screen, InspectorScreen)
+
+            # the same compaction from its timeline row
+            timeline = app.query_one(Timeline)
+            assert list(timeline.events.values()) == [comp]
+            x0, y0 = timeline.region.x + 3, timeline.region.y
+            row_y = next(y for y in range(timeline.region.height)
+                         if app.screen.get_style_at(x0, y0 + y).meta.get("row") == 0)
+            await pilot.click(Timeline, offset=(3, row_y))
+            await pilot.pause()
+            assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comp
