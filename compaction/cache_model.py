@@ -148,17 +148,22 @@ class PrefixCache:
         read_end, read = self.warm_read(blocks, now, digests)
         life = ttl_seconds(ttl)
         if read_end:
-            toks, _ = self.entries[digests[read_end - 1]]
-            self.entries[digests[read_end - 1]] = (toks, now + life)
+            self._keep(digests[read_end - 1], self.entries[digests[read_end - 1]][0], now + life)
         running = 0
         for i, b in enumerate(blocks[:last + 1]):
             running += b.tokens
             if b.breakpoint and running >= self.min_cacheable:
-                self.entries[digests[i]] = (running, now + life)
+                self._keep(digests[i], running, now + life)
         written = max(0, upto - read)
         usage = CacheUsage(input=total - upto, cache_read=read)
         setattr(usage, write_bucket(ttl), written)
         return usage
+
+    def _keep(self, digest: str, tokens: int, until: float) -> None:
+        """Write or refresh an entry; a refresh never shortens it (a 1-hour entry read by a request
+        that asks for 5 minutes keeps its hour)."""
+        old = self.entries.get(digest)
+        self.entries[digest] = (tokens, until if old is None else max(old[1], until))
 
     def expire(self, now: float) -> None:
         if len(self.entries) > 64:

@@ -130,3 +130,11 @@ def test_ttl_and_chain_helpers():
     a, b = chain(blocks(1, 2, 3)), chain(blocks(1, 2, 3))
     assert a == b and len(set(a)) == 3
     assert chain([Block("x", 1), Block("y", 1)])[1] != chain([Block("y", 1), Block("x", 1)])[1]
+
+
+def test_a_refresh_never_shortens_a_one_hour_entry():
+    cache = PrefixCache()
+    cache.request(request([3_000]), now=0.0, ttl="1h")
+    cache.request(request([3_000, 100]), now=10.0, ttl="5m")    # reads the 1h entry with a 5m request
+    u = cache.request(request([3_000, 50]), now=1_800.0, ttl="5m")
+    assert u.cache_read == 3_000                                # still warm after 30 minutes
