@@ -16,6 +16,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import Footer
 
@@ -32,7 +33,7 @@ from .screens.inspector import InspectorScreen
 from .screens.permission import PermissionScreen
 from .screens.transcripts import ResumeScreen, TranscriptBrowser
 from .widgets.context_pane import ContextPane, history_points
-from .widgets.conversation import CompactionMarker, Conversation
+from .widgets.conversation import CompactionMarker, Conversation, NoticeMessage, ToolBlock
 from .widgets.cost_pane import CostPane
 from .widgets.prompt import PromptInput
 from .widgets.status import StatusBar
@@ -84,14 +85,16 @@ class CtxApp(App[int]):
         self.theme_name = theme
         self._user_keymap = dict(keymap or {})
         self._started_at: float | None = None
+        self._streamed = False                         # answer text shown since the model call began
+        self._waiting: NoticeMessage | None = None     # the "Waiting for the API" line, updated in place
         self._focus_before_max: Any = None
         self._signals: list[int] = []
         self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
-            ev.TextDelta: lambda e: self.conversation.append_text(e.text),
+            ev.TextDelta: self._on_text,
             ev.ThinkingDelta: lambda e: self.conversation.append_thinking(e.text),
             ev.ToolCall: lambda e: self.conversation.add_tool_call(e.id, e.name, e.input),
             ev.ToolResult: lambda e: self.conversation.set_tool_result(e.id, e.preview, e.size, e.is_error),
-            ev.AssistantDone: lambda e: self.conversation.end_text(),
+            ev.AssistantDone: self._on_answer_done,
             ev.ContextUpdate: self._update_context,
             ev.CostUpdate: self._update_cost,
             ev.Compaction: self._on_compaction,
@@ -102,6 +105,7 @@ class CtxApp(App[int]):
             ev.Error: lambda e: self.conversation.add_error(e),
             ev.Notice: lambda e: self.conversation.add_notice(e.message),
             ev.StreamRetry: self._on_stream_retry,
+            ev.Waiting: self._on_waiting,
             ev.PermissionRequest: self._on_permission,
             ev.TurnFinished: self._on_turn_finished,
             ev.TurnStarted: lambda e: None,   # the prompt is already shown (run_prompt); _drive marks the app busy
@@ -273,6 +277,8 @@ class CtxApp(App[int]):
         """One loop event → the widget that shows it: the handler of its type, or of the nearest
         type it derives from (a Waiting is shown as the Notice it is). Other events are not shown."""
         handler = ev.handler_for(self._handlers, e)
+        if not isinstance(e, ev.Waiting):
+            self._waiting = None    # the next wait gets a line of its own, below what came since
         shown = handler(e) if handler is not None else None
         if shown is not None:
             await shown
@@ -285,14 +291,34 @@ class CtxApp(App[int]):
         self.timeline.add_breaker(e)
         await self.conversation.add_notice(f"Auto-compaction stopped by the {e.breaker} breaker: {e.reason}")
 
+    async def _on_text(self, e: ev.TextDelta) -> None:
+        self._streamed = True
+        await self.conversation.append_text(e.text)
+
+    async def _on_answer_done(self, e: ev.AssistantDone) -> None:
+        self._streamed = False
+        await self.conversation.end_text()
+
+    async def _on_waiting(self, e: ev.Waiting) -> None:
+        """One line per wait, updated as the seconds pass (not a new line every few seconds)."""
+        if self._waiting is not None and self._waiting.is_attached:
+            self._waiting.text = e.message
+            self._waiting.update(e.message)
+            return
+        self._waiting = await self.conversation.add_notice(e.message)
+
     async def _on_stream_retry(self, e: ev.StreamRetry) -> None:
         await self.conversation.end_text()
-        await self.conversation.add_notice(f"{e.message}. The partial answer above is discarded; retrying "
-                                           f"({e.attempt}/{e.of}).")
+        partial = " The partial answer above is discarded." if self._streamed else ""
+        self._streamed = False
+        await self.conversation.add_notice(f"{e.message}.{partial} Sending it again ({e.attempt} of {e.of}).")
 
     async def _on_turn_finished(self, e: ev.TurnFinished) -> None:
         await self.conversation.end_text()
         if e.stop_reason == "cancelled":
+            for block in self.conversation.query(ToolBlock):
+                if block.result is None:     # still running when the turn was cancelled
+                    mark_cancelled(block)
             await self.conversation.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
 
     @on(CompactionMarker.Selected)
@@ -339,6 +365,7 @@ class CtxApp(App[int]):
 
     async def _drive(self, stream) -> None:
         self.status.busy = True
+        self._streamed = False
         self.refresh_bindings()
         try:
             async for e in stream:
@@ -499,3 +526,14 @@ def _has_log(agent: Any) -> bool:
     """Whether the agent's session was written to disk (a session with no content leaves no log)."""
     path = getattr(getattr(agent, "session", None), "path", None)
     return isinstance(path, Path) and path.is_file()
+
+
+CANCELLED_TOOL = "Cancelled before it finished (the model is told so)."
+
+
+def mark_cancelled(block: ToolBlock) -> None:
+    """A tool call the cancel stopped: ⊘ and "cancelled" instead of the running ⚙ for good."""
+    block.set_result(CANCELLED_TOOL, 0, True)
+    block.remove_class("-error")
+    block.add_class("-cancelled")
+    block.title = Content.assemble((f"⊘ {block.tool_name}", "bold"), "  ", block.summary, ("  · cancelled", "dim"))

@@ -9,6 +9,7 @@ import time
 from typing import Callable
 
 from rich.text import Text
+from textual.geometry import Size
 from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
@@ -25,8 +26,7 @@ WATCH_COLUMNS = ("time", "layer", "trigger", "before", "after", "freed")
 _NUMERIC = frozenset({"before", "after", "freed", "took", "cache"})
 # ctxtui's layer names, spelled out in words so the column never cuts one (`session_mem…`); any
 # other name (a Claude Code log's) is shown whole.
-LAYER_NAMES = {"tool_result_budget": "result budget", "snip": "snip", "microcompact": "microcompact",
-               "collapse": "collapse", "session_memory": "session memory", "autocompact": "auto-compact"}
+LAYER_NAMES = {"tool_result_budget": "result budget", "session_memory": "session memory"}
 
 
 def layer_name(layer: str) -> str:
@@ -87,12 +87,17 @@ class Timeline(DataTable):
                 self.update_cell(key, col, cells[col])
             return
         self.add_row(*(cells[c] for c in self.columns_shown), key=key)
-        self.follow_newest()
+        self.scroll_end(animate=False)
 
-    def follow_newest(self) -> None:
-        """Keep the newest row in view. The table learns its new height only at the next refresh,
-        so scrolling now would stop one row short (and at mount, on the oldest rows)."""
-        self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        """Keep the newest row in view. The table learns its new height only when idle, after the
+        row was added, so a scroll at `add_row` time stops short (and at mount, on the oldest rows)."""
+        if new.height > old.height:
+            self.scroll_end(animate=False)
+
+    def on_resize(self) -> None:
+        """Shown again (the sidebar toggled back) or resized: the newest rows, not the oldest."""
+        self.scroll_end(animate=False)
 
     def add_compaction(self, c: Compaction, at: float | None = None, resumed: bool = False) -> None:
         """`resumed`: from a resumed session; its time is the event's own when it carries one

@@ -1,0 +1,274 @@
+"""Issue 14, the session side of the TUI: resume restores every pane, /clear is a new session, no
+empty logs, a private session folder, the plot's compaction count, cancelled tools, one message
+per failure, the timeline's names and newest row. Pilot on the real agent and the demo model."""
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from agent_core import events as ev
+from app.main import build_app
+from app.widgets.context_pane import ContextPlot
+from app.widgets.conversation import ErrorMessage, NoticeMessage, ToolBlock
+from app.widgets.timeline import Timeline
+from tests.agent_helpers import SECRET, make_workspace
+from tests.tui_fakes import FakeAgent
+from app.tui import CtxApp
+
+SIZE = (160, 40)   # wide enough for the sidebar at any layout
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = make_workspace(tmp_path)
+    for i in range(6):   # files big enough that a small window fills within a few prompts
+        body = "".join(f"def step{j}(x):\n    # step {j} of the flow\n    return x + {j}\n\n" for j in range(120))
+        (ws / "src" / f"mod{i}.py").write_text(body)
+    return ws
+
+
+class Clock:
+    """A clock that moves 40 s each time it is read: model calls look minutes apart, so the
+    burn rate has a figure (it is blank under a minute of activity)."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 40.0
+        return self.now
+
+
+def demo_app(workspace: Path, window: int = 9_000, **kw) -> CtxApp:
+    app = build_app({"model": "demo", "allow": ["all"]}, environ={"CTXTUI_CONTEXT_WINDOW": str(window)},
+                    workspace=workspace, claude_root=None, **kw)
+    clock = Clock()
+    app.agent.clock = clock
+    factory = app.agent_factory
+
+    def with_clock(**overrides):   # agents made by /clear, /model and /resume read the same clock
+        agent = factory(**overrides)
+        agent.clock = clock
+        return agent
+
+    app.agent_factory = with_clock
+    return app
+
+
+async def settle(app: CtxApp, pilot) -> None:
+    await pilot.pause()
+    while any(w.group == "agent" and not w.is_finished for w in app.workers):
+        await pilot.pause(0.01)
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def send(app: CtxApp, pilot, text: str) -> None:
+    app.fill_prompt(text)
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+def panes(app: CtxApp) -> dict:
+    """What every pane shows, as data: enough to tell a restored screen from a fresh one."""
+    plot = app.query_one(ContextPlot)
+    tl = app.timeline
+    rows = [tuple(str(c) for c in tl.get_row_at(i)) for i in range(tl.row_count)]
+    return {
+        "session": app.status.session_id,
+        "plot_points": tuple(plot.points),
+        "plot_caption": str(plot.render()).splitlines()[-1],
+        "context": app.context_pane.context,
+        "cost_summary": str(app.cost_pane.query_one("#cost-summary", Static).render()),
+        "cost": app.cost_pane.cost.by_model,
+        "timeline": rows,
+        "timeline_at_newest": tl.scroll_y == tl.max_scroll_y,
+    }
+
+
+async def test_resume_restores_every_pane(workspace, monkeypatch):
+    """Compactions, a cancel and a /clear, quit, resume: each pane shows what it showed."""
+    app = demo_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        for p in ("explore the python files", "what does util do", "how does step work"):
+            await send(app, pilot, p)
+        first_session = app.agent.session_id
+        assert app.agent.compactions, "the small window should compact before the /clear"
+        # a cancel: the turn is stopped at once
+        app.run_prompt("explain the readme")
+        app.action_cancel_turn()
+        await settle(app, pilot)
+        app.run_slash("/clear")
+        await settle(app, pilot)
+        assert app.agent.session_id != first_session
+        assert app.timeline.row_count == 0
+        prompts = iter(("explore the python files", "how does helper work", "describe src", "what does main return",
+                        "what does step do", "list the modules", "explain mod3", "how is util used"))
+        while len(app.agent.compactions) < 2 and (p := next(prompts, None)):
+            await send(app, pilot, p)
+        session = app.agent.session_id
+        agent = app.agent
+        assert len(agent.compactions) >= 2
+        before = panes(app)
+    assert "burn —" not in before["cost_summary"], before["cost_summary"]
+    assert before["plot_points"] and "no turns" not in before["plot_caption"]
+    assert f"◆ {len(agent.compactions)} compaction" in before["plot_caption"]
+
+    again = build_app({"model": "demo", "allow": ["all"]}, environ={"CTXTUI_CONTEXT_WINDOW": "9000"},
+                      workspace=workspace, claude_root=None, resume=session)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        after = panes(again)
+        # only the compactions of this session (after the /clear), newest row in view
+        assert again.timeline.row_count == len(agent.compactions)
+    assert after["session"] == before["session"]
+    assert after["plot_points"] == before["plot_points"]
+    assert after["plot_caption"] == before["plot_caption"]
+    assert after["context"] == before["context"]
+    assert after["cost"] == before["cost"]
+    assert after["cost_summary"] == before["cost_summary"]
+    assert [r[1:] for r in after["timeline"]] == [r[1:] for r in before["timeline"]]   # times: resumed as logged
+    assert after["timeline_at_newest"] and before["timeline_at_newest"]
+
+
+async def test_plot_counts_compactions_not_updates():
+    """Three compactions land before one context update: the caption says 3, not 1."""
+    agent = FakeAgent()
+    app = CtxApp(agent, clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        for layer in ("microcompact", "collapse", "autocompact"):
+            c = ev.Compaction(layer=layer, trigger="auto", tokens_before=7_000, tokens_after=5_000)
+            agent.compactions.append(c)
+            await app.handle_event(c)
+        agent.context_history[:] = [(1, 6_000, False), (2, 5_000, True)]
+        await app.handle_event(agent.context_event())
+        await pilot.pause()
+        caption = str(app.query_one(ContextPlot).render()).splitlines()[-1]
+    assert "◆ 3 compactions" in caption, caption
+
+
+async def test_cancelled_tool_shows_cancelled_not_running():
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.handle_event(ev.ToolCall(id="t1", name="bash", input={"command": "sleep 60"}))
+        await app.handle_event(ev.ToolCall(id="t2", name="grep", input={"pattern": "x"}))
+        await app.handle_event(ev.ToolResult(id="t2", name="grep", preview="a:1:x", size=5, is_error=False))
+        await app.handle_event(ev.TurnFinished(stop_reason="cancelled", turns=1))
+        await pilot.pause()
+        blocks = {b.call_id: b for b in app.conversation.query(ToolBlock)}
+        assert not blocks["t1"].has_class("-running") and blocks["t1"].has_class("-cancelled")
+        assert "cancelled" in str(blocks["t1"].title) and "⚙" not in str(blocks["t1"].title)
+        assert blocks["t2"].has_class("-ok") and not blocks["t2"].has_class("-cancelled")
+
+
+async def test_stream_retry_mentions_a_partial_answer_only_when_one_was_shown():
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.handle_event(ev.StreamRetry("The connection broke", 1, 2))
+        await app.handle_event(ev.TextDelta("Half an ans"))
+        await app.handle_event(ev.StreamRetry("The connection broke", 2, 2))
+        await pilot.pause()
+        notes = [n.text for n in app.conversation.query(NoticeMessage)][1:]   # after the demo banner
+    assert len(notes) == 2
+    assert "partial answer" not in notes[0] and "(1 of 2)" in notes[0]
+    assert "partial answer above is discarded" in notes[1] and "(2 of 2)" in notes[1]
+
+
+async def test_waiting_is_one_line_updated_in_place():
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        for s in (1, 4, 7):
+            await app.handle_event(ev.Waiting(f"Waiting for the API: {s} s", elapsed_s=s))
+        await pilot.pause()
+        notes = [n.text for n in app.conversation.query(NoticeMessage)][1:]   # after the demo banner
+    assert notes == ["Waiting for the API: 7 s"]
+
+
+async def test_a_dead_port_says_one_correct_thing(workspace):
+    """Nothing listens on the port: one error, which the user can act on; no retry chatter."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    app = build_app({"model": "claude-sonnet-4-6", "api_connect_timeout": 2},
+                    environ={"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"},
+                    workspace=workspace, claude_root=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "hello")
+        errors = [str(e.render()) for e in app.conversation.query(ErrorMessage)]
+        notes = [n.text for n in app.conversation.query(NoticeMessage)]
+    assert len(errors) == 1 and "Could not connect" in errors[0], errors
+    assert not [n for n in notes if "retry" in n.lower() or "partial answer" in n], notes
+
+
+async def test_clear_starts_a_new_session_with_its_own_log_and_cost(workspace):
+    app = demo_app(workspace, window=30_000)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "explore the python files")
+        old = app.agent
+        assert old.cost_event().total_usd > 0
+        app.run_slash("/clear")
+        await settle(app, pilot)
+        new = app.agent
+        assert new is not old and new.session_id != old.session_id
+        assert app.status.session_id == new.session_id
+        assert not new.entries and not new.cost_event().by_model
+        assert app.cost_pane.cost.by_model == {}
+        notes = [n.text for n in app.conversation.query(NoticeMessage)]
+        assert any(new.session_id in n and f"/resume {old.session_id}" in n for n in notes), notes
+        await send(app, pilot, "what does util do")
+        assert new.session.path.is_file() and new.session.path != old.session.path
+
+
+async def test_no_log_until_a_session_has_content(workspace):
+    """A session that got no prompt, and each `/model X` switched to and left, leave no log in /resume."""
+    app = build_app({"model": "demo"}, environ={"ANTHROPIC_API_KEY": SECRET}, workspace=workspace,
+                    claude_root=None)
+    async with app.run_test(size=SIZE) as pilot:
+        for name in ("not-a-model", "claude-no-such-model", "demo"):
+            app.run_slash(f"/model {name}")
+            await settle(app, pilot)
+        app.run_slash("/resume")
+        await pilot.pause()
+        assert "No other saved sessions" in str(app.screen.query_one(Static).render())
+    assert not list(app.sessions_root.glob("*.jsonl")) if app.sessions_root.exists() else True
+
+
+async def test_session_folder_is_private(workspace):
+    """The per-session folder (transcripts, tool results) is 0700, even under umask 022."""
+    old = os.umask(0o022)
+    try:
+        app = demo_app(workspace)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "explore the python files")
+            await send(app, pilot, "/compact")
+            folder = app.sessions_root / app.agent.session_id
+            transcripts = list((folder / "transcripts").glob("*.jsonl"))
+    finally:
+        os.umask(old)
+    assert transcripts, "the /compact should have written a transcript"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "transcripts").stat().st_mode) == 0o700
+
+
+async def test_timeline_names_layers_in_full_and_shows_the_newest_row():
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=(90, 30)) as pilot:   # narrow: the sidebar is hidden
+        layers = ["tool_result_budget", "microcompact", "collapse", "session_memory", "autocompact"] * 5
+        for i, layer in enumerate(layers):
+            await app.handle_event(ev.Compaction(layer=layer, trigger="auto", tokens_before=9_000 + i,
+                                                 tokens_after=4_000))
+        await pilot.pause()
+        await pilot.resize_terminal(160, 30)                 # wide again: the timeline shows
+        for _ in range(3):
+            await pilot.pause()
+        tl = app.query_one(Timeline)
+        shown = [str(tl.get_row_at(i)[1]) for i in range(tl.row_count)]
+        assert tl.max_scroll_y > 0 and tl.scroll_y == tl.max_scroll_y
+    assert not [s for s in shown if "…" in s], shown
+    assert {"result budget", "session memory", "autocompact"} <= set(shown)
