@@ -30,6 +30,7 @@ from agent_core.config_error import ConfigError
 from agent_core.context_budget import BudgetSettings, budget_for, limits_for
 from agent_core.regular_file import NotRegularFile, open_regular
 from agent_core.providers.models_info import DEMO_CONTEXT_WINDOW, DEMO_MODEL
+from agent_core.providers.server_context import ENGINES
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.tool_spec import TOOL_NAMES
 from agent_core.security.credentials import SECRET_ENV_VARS
@@ -134,6 +135,13 @@ def _cache_ttl(v: Any) -> str:
     return s
 
 
+def _engine(v: Any) -> str:
+    s = _text(v).lower()
+    if s not in ENGINES:
+        raise ValueError
+    return s
+
+
 def _keymap(v: Any) -> dict[str, str]:
     if not isinstance(v, Mapping) or not all(isinstance(k, str) and isinstance(x, str) and x for k, x in v.items()):
         raise ValueError
@@ -183,6 +191,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cache_ttl", "CTXTUI_CACHE_TTL", "cache_ttl", "5m or 1h",
             "how long the prompt cache keeps the conversation (default 5m); 1h writes cost 2x input "
             "instead of 1.25x, worth it when you pause longer than 5 minutes between prompts", _cache_ttl),
+    Setting("engine", "CTXTUI_ENGINE", "engine", "local, server or hybrid",
+            "who manages the context (default local): local = ctxtui's own layers and summary; server = the "
+            "API's context editing and compaction (betas), ctxtui keeping only the tool-result budget and the "
+            "blocking limit; hybrid = ctxtui's cheap layers, then the API's compaction instead of a summary call",
+            _engine),
     Setting("home", "CTXTUI_HOME", "home", "a folder path",
             "ctxtui's state folder (sessions, transcripts, tool results, one folder per workspace); "
             "default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui", _path),
@@ -234,6 +247,7 @@ class Config:
     disable_autocompact: bool = False
     disable_collapse: bool = False
     cache_ttl: str = "5m"                      # prompt-cache TTL the client asks for: 5m | 1h
+    engine: str = "local"                      # who manages the context: local | server | hybrid
     home: Path | None = None                   # the state root (CTXTUI_HOME); None = state_root()
     workspace: Path = field(default_factory=Path.cwd)
     max_turns: int | None = None

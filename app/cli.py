@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
     p.add_argument("--disable-collapse", action="store_true", default=None,
                    help="no context collapse: summaries take over at the threshold (env CTXTUI_DISABLE_COLLAPSE)")
+    p.add_argument("--engine", metavar="MODE",
+                   help="who manages the context: local (default), server (the API's context editing and "
+                        "compaction) or hybrid (ctxtui's cheap layers, then the API's compaction) (env CTXTUI_ENGINE)")
     p.add_argument("--home", metavar="DIR",
                    help="ctxtui's state folder: sessions, transcripts, tool results, one folder per workspace "
                         "(default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui; env CTXTUI_HOME)")

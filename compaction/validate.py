@@ -10,12 +10,20 @@ def _blocks(msg: dict) -> list:
     return c if isinstance(c, list) else []
 
 
+def _opens_with_compaction(msg: dict) -> bool:
+    """An assistant message whose first block is a server compaction block: the API accepts it
+    first, in place of the messages it summarizes."""
+    blocks = _blocks(msg)
+    return msg.get("role") == "assistant" and bool(blocks) and isinstance(blocks[0], dict) \
+        and blocks[0].get("type") == "compaction"
+
+
 def validate_history(messages: list[dict]) -> list[str]:
     """Every invariant violation in a Messages-API message list; an empty list means valid."""
     errors: list[str] = []
     if not messages:
         return ["messages: at least one message is required"]
-    if messages[0].get("role") != "user":
+    if messages[0].get("role") != "user" and not _opens_with_compaction(messages[0]):
         errors.append(f"messages.0: the first message must be a user message, got {messages[0].get('role')!r}")
     seen_ids: set[str] = set()
     for i, msg in enumerate(messages):
@@ -37,6 +45,13 @@ def validate_history(messages: list[dict]) -> list[str]:
                 continue
             if b["type"] == "text" and not str(b.get("text", "")).strip():
                 errors.append(f"messages.{i}.content.{j}: text content blocks must be non-empty")
+            if b["type"] == "compaction":
+                if role != "assistant":
+                    errors.append(f"messages.{i}.content.{j}: compaction is only allowed in assistant messages")
+                summary = b.get("content")
+                if summary is not None and (not isinstance(summary, str) or not summary):
+                    errors.append(f"messages.{i}.content.{j}: compaction content must be a non-empty string "
+                                  "or null")
             if b["type"] == "tool_use":
                 if role != "assistant":
                     errors.append(f"messages.{i}.content.{j}: tool_use is only allowed in assistant messages")

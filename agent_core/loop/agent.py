@@ -24,8 +24,10 @@ from agent_core import events as ev
 from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
+from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
 from agent_core.providers.errors import parse_max_tokens_over_window
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
+from agent_core.providers.server_context import COMPACTION_BLOCK, ServerOutcome, read_outcome
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
 from agent_core.tools.base import ToolContext
@@ -105,6 +107,7 @@ class Agent:
         self._system_tokens = estimate_text(system_prompt)
         self._tools_tokens = estimate_tools(self._tool_defs)
         self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
+        self._compaction_started: float | None = None   # when the server began a compaction in this call
         # The count's confirmation by the API's count_tokens after a compaction, in the background;
         # `_count_gen` moves on with every new response or compaction, so a late one is dropped.
         self._count_gen = 0
@@ -409,6 +412,8 @@ class Agent:
                     continue
                 return self._finish(q, "error")
             tool_uses = self._record_answer(q, response, turn)
+            if response.stop_reason == "compaction":
+                continue   # the server paused after compacting: the answer follows in the next call
             if not tool_uses:
                 return self._finish(q, response.stop_reason or "end_turn")
             await self._run_tools(tool_uses, q, turn)
@@ -480,16 +485,61 @@ class Agent:
         """Add the answer to the history and the cost book; returns the tool calls it asks for."""
         turn.calls += 1
         turn.partial_text.clear()
+        outcome = self._server_outcome(response)
+        meta: dict = {"model": response.model}
+        if outcome is not None and outcome.acted:
+            meta["server_edits"] = [c.layer for c in outcome.clears] + (
+                ["server_compact"] if outcome.compacted else [])
+        # A pause after a compaction reports no sampling step: its usage says nothing about the size
+        # of the context, so the count estimates that answer instead of anchoring on it.
+        paused = response.stop_reason == "compaction" and (outcome is None or outcome.message_usage is None)
         self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
-                           usage=response.usage, meta={"model": response.model}))
+                           usage=None if paused else response.usage, meta=meta))
         self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
                                       usage=response.usage))
+        if outcome is not None and outcome.compaction_usage:
+            self.record_call(ev.ModelCall(message_id=f"{response.id}:compaction", model=response.model,
+                                          purpose="compaction", usage=outcome.compaction_usage))
         self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
                                        stop_reason=response.stop_reason))
         self._emit(q, self.cost.event())
+        compacted = self._server_compactions(q, outcome, response) if outcome is not None else False
         self._count_gen += 1
-        self._context(q)
+        self._context(q, compacted)
         return [b for b in response.content if b.get("type") == "tool_use"]
+
+    @staticmethod
+    def _server_outcome(response: ModelResponse) -> ServerOutcome | None:
+        """What the server did to the context for this answer (server and hybrid engines)."""
+        if response.server is None and not any(b.get("type") == COMPACTION_BLOCK for b in response.content):
+            return None
+        return read_outcome(response.content, response.server)
+
+    def _server_compactions(self, q: asyncio.Queue, outcome: ServerOutcome, response: ModelResponse) -> bool:
+        """The server's edits and compaction as compaction events like ours; a compaction block
+        replaces the history it summarizes (the answer holding it is the newest entry)."""
+        acted = False
+        for c in clear_events(outcome, response.usage):
+            self.compactions.append(c)
+            self._emit(q, c)
+            acted = True
+        if outcome.compaction_index is None:
+            return acted
+        if outcome.compaction_failed:
+            self._emit(q, ev.Error("compaction", FAILED_COMPACTION, retryable=True))
+            return acted
+        before, tokens_before = self.entries, self._request_tokens
+        started = self._compaction_started or time.time()
+        self._compaction_started = None
+        new = without_summarized(self.entries, len(self.entries) - 1, tokens_before, 0)
+        tokens_after = self.pipeline.view(new)[1]
+        new[0] = new[0].with_meta(tokens_after=tokens_after)
+        self._adopt(new)
+        c = compact_event(outcome, tokens_before, tokens_after, time.time() - started)
+        c.parts = compaction_parts(before, self.entries, [c.layer])
+        self.compactions.append(c)
+        self._emit(q, c)
+        return True
 
     def _count_source(self, view: list[Entry]) -> str:
         """Where the count of `view` comes from, read from the history and the pipeline state alone
@@ -503,7 +553,10 @@ class Agent:
             meta = self.entries[w].meta if w is not None else {}
             if "counted_adjust" in meta and meta["counted_adjust"] == meta.get("usage_adjust", 0):
                 return "counted"
-            return "estimate" if view[i].meta.get("usage_adjust") else "usage"
+            if view[i].meta.get("usage_adjust"):
+                return "estimate"
+            # `server`: the usage of an answer the server's own edits or compaction shaped.
+            return "server" if view[i].meta.get("server_edits") else "usage"
         end = self.pipeline.state.layers.get(COUNTED, {}).get("view_end")
         return "counted" if end is not None and any(e.uuid == end for e in view) else "estimate"
 
@@ -551,6 +604,8 @@ class Agent:
         n = self._request_tokens + turn.undercount
         floor = min(OUTPUT_FLOOR, b.reserve)
         room = output_room(b.context_window, self.client.info.max_output_tokens, n, floor)
+        if room is None and getattr(self.pipeline, "server_edits", False):
+            return floor   # the server shrinks the request before the model reads it; the API judges the rest
         if room is None:
             raise ModelError("prompt_too_long", f"The request (about {n:,} tokens) leaves no room for an answer "
                                                 f"in the {b.context_window:,}-token window; nothing was sent. "
@@ -580,6 +635,9 @@ class Agent:
             if isinstance(item, ModelResponse):
                 response = item
             else:
+                if isinstance(item, ev.CompactionStarted) and not item.tokens_before:
+                    item.tokens_before = self._request_tokens   # the server is summarizing what was sent
+                    self._compaction_started = item.started
                 if isinstance(item, ev.TextDelta):
                     turn.partial_text.append(item.text)
                 q.put_nowait(item)

@@ -24,12 +24,14 @@ from agent_core.pricing.cost import DEMO_PRICED_AS
 from agent_core.pricing.tally import CostTally
 from agent_core.providers.demo.model import DemoModel
 from agent_core.providers.model import ModelClient
+from agent_core.providers.server_context import ServerPlan, plan_for
 from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir,
                                       tool_results_dir)
 from agent_core.tools.permissions import PermissionPolicy
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_log import SessionLog
 from agent_core.sessions.session_reader import LoadedSession
+from agent_core.loop.server_engine import ServerEnginePipeline
 from agent_core.loop.summarizer_adapter import ModelSummarizer
 from agent_core.loop.system_prompt import system_prompt
 from agent_core.tools import ToolContext, ToolRegistry, resolve_path
@@ -152,9 +154,10 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     loaded = log.loaded
     state = loaded.state if loaded else {}
     cost = make_cost(client, state.get("cost"))
-    pipeline = Pipeline(pipeline_config(config, budget, cost.price.rates(client.info.model)),
-                        session_dir=session_dir(home, log.session_id),
-                        state=PipelineState.from_dict(state.get("pipeline")))
+    pcfg = pipeline_config(config, budget, cost.price.rates(client.info.model))
+    use_server_engine(config, client, pcfg, registry.definitions())
+    pipeline = (Pipeline if config.engine == "local" else ServerEnginePipeline)(
+        pcfg, session_dir=session_dir(home, log.session_id), state=PipelineState.from_dict(state.get("pipeline")))
     if loaded:
         # A resumed session starts with the breakers reset: a trip stays in the log as an event,
         # but a new run (a script's retry included) may compact automatically again.
@@ -180,6 +183,28 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     return agent
 
 
+def server_plan(config: Config, pcfg: PipelineConfig, tools: list[dict]) -> ServerPlan | None:
+    """The server-side edits each request carries for the configured engine, from our own
+    thresholds (agent_core/providers/server_context.py); None for the local engine."""
+    return plan_for(config.engine, compact_trigger=pcfg.budget.autocompact_threshold,
+                    window=pcfg.budget.context_window, micro_trigger_ratio=pcfg.micro_trigger_ratio,
+                    keep_recent=pcfg.micro_keep_recent, clear_at_least_ratio=pcfg.micro_clear_at_least_ratio,
+                    tool_names=[str(t.get("name")) for t in tools], compactable=pcfg.compactable_tools,
+                    preserved=pcfg.preserved_tools)
+
+
+def use_server_engine(config: Config, client: ModelClient, pcfg: PipelineConfig, tools: list[dict]) -> None:
+    """Hand the client its server plan (unless it was given one already, as a test may); a client
+    that cannot carry one is a setting error naming CTXTUI_ENGINE."""
+    if config.engine == "local":
+        return
+    if not hasattr(client, "server"):
+        raise ConfigError(f"CTXTUI_ENGINE={config.engine}: the {client.info.provider} model client has no "
+                          "server-side context management; use CTXTUI_ENGINE=local (or --engine local).")
+    if client.server is None:  # type: ignore[attr-defined]
+        client.server = server_plan(config, pcfg, tools)  # type: ignore[attr-defined]
+
+
 def logged_plot(points: object) -> list[tuple[int, int, bool]]:
     """The context plot's points from a state snapshot; malformed points are left out."""
     out = []
@@ -195,6 +220,9 @@ def pipeline_config(config: Config, budget: ContextBudget, rates: dict[str, floa
     `rates` are the model's dollars per token by bucket (`Pricer.rates`); None (a model without
     price data) keeps the engine's default rates, whose ratios are what its decisions depend on."""
     cfg = PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse, cache_ttl=config.cache_ttl)
+    if config.engine == "server":
+        # The API clears and compacts; of ours only the tool-result budget (and the blocking limit) stays.
+        cfg.snip_enabled = cfg.microcompact_enabled = cfg.time_based_enabled = cfg.collapse_enabled = False
     if rates is not None:
         cfg.cache_rates = Rates.from_mapping(rates)
     return cfg

@@ -22,9 +22,10 @@ from typing import Any, AsyncIterator, Coroutine
 import anthropic
 
 from agent_core.providers.errors import TruncatedStream, classify
-from agent_core.events import TextDelta, ThinkingDelta, Waiting
+from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
 from agent_core.providers.model import ModelError, ModelInfo, ModelResponse, StreamItem
 from agent_core.providers.models_info import model_limits
+from agent_core.providers.server_context import COMPACTION_BLOCK, ServerPlan, is_beta_rejection
 
 DEFAULT_MODEL = "claude-sonnet-5-5"   # same default as agent_core/config.py
 DEFAULT_MAX_RETRIES = 2
@@ -34,7 +35,8 @@ WAITING_EVERY = 10.0                  # seconds between Waiting events (at most 
 EPHEMERAL = {"type": "ephemeral"}
 CACHE_TTLS = ("5m", "1h")    # the API's default lifetime of a cache entry, and the longer one it sells
 MAX_BREAKPOINTS = 4          # the API rejects a request with more cache_control blocks than this
-UNCACHEABLE = ("thinking", "redacted_thinking")
+# A compaction block goes back exactly as the API returned it: no breakpoint is ever added to one.
+UNCACHEABLE = ("thinking", "redacted_thinking", COMPACTION_BLOCK)
 
 
 # ---------------------------------------------------------------- cache breakpoints
@@ -103,7 +105,11 @@ def with_cache_breakpoints(system: str | list[dict] | None, messages: list[dict]
 # ---------------------------------------------------------------- response conversion
 
 def block_to_dict(block: Any) -> dict:
-    """A content block in the plain form the API accepts back in the next request."""
+    """A content block in the plain form the API accepts back in the next request. A compaction
+    block keeps exactly the fields the API sent, nulls included (a null summary is a failed
+    compaction the API wants back as it was)."""
+    if getattr(block, "type", None) == COMPACTION_BLOCK and hasattr(block, "model_dump"):
+        return block.model_dump(mode="json", exclude_unset=True)
     d = block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") else dict(block)
     d.pop("parsed_output", None)
     t = d.get("type")
@@ -216,12 +222,43 @@ async def _close(opening: asyncio.Task, manager: Any) -> None:
     await manager.__aexit__(None, None, None)
 
 
-def _delta(event: Any) -> TextDelta | ThinkingDelta | None:
+def _delta(event: Any) -> TextDelta | ThinkingDelta | CompactionDelta | None:
     if event.type == "text" and event.text:
         return TextDelta(text=event.text)
     if event.type == "thinking" and event.thinking:
         return ThinkingDelta(text=event.thinking)
+    if event.type == "compaction" and getattr(event, "content", None):
+        return CompactionDelta(text=event.content)
     return None
+
+
+def _compaction_progress(event: Any, started: list[float]) -> CompactionStarted | CompactionEnded | None:
+    """A server compaction block opening or closing in the stream, as the live compaction events
+    the front-ends already show for ours (`started` holds when it opened). The loop fills in the
+    size of what is being summarized."""
+    block = getattr(event, "content_block", None)
+    if getattr(block, "type", None) != COMPACTION_BLOCK:
+        return None
+    if event.type == "content_block_start":
+        started[:] = [time.time()]
+        return CompactionStarted(purpose="server", tokens_before=0, started=started[0])
+    if event.type == "content_block_stop":
+        summary = getattr(block, "content", None) or ""
+        return CompactionEnded(ok=bool(summary), duration_s=round(time.time() - (started or [time.time()])[0], 3),
+                               chars=len(summary), message="" if summary else
+                               "The API's compaction returned no summary: nothing was compacted.")
+    return None
+
+
+def server_details(message: Any) -> dict | None:
+    """What the server did to the context for this answer: `context_management` (the edits it
+    applied) and `iterations` (the usage of each step, the compaction's own included), as plain data."""
+    cm = getattr(message, "context_management", None)
+    iterations = getattr(getattr(message, "usage", None), "iterations", None)
+    if cm is None and not iterations:
+        return None
+    return {"context_management": cm.model_dump(mode="json") if cm is not None else None,
+            "iterations": [it.model_dump(mode="json", exclude_none=True) for it in iterations or ()]}
 
 
 # ---------------------------------------------------------------- the client
@@ -233,7 +270,8 @@ class AnthropicClient:
                  max_output_tokens: int | None = None, context_window: int | None = None,
                  max_retries: int = DEFAULT_MAX_RETRIES, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waiting_every: float | None = None,
-                 thinking_budget: int | None = None, cache: bool = True, cache_ttl: str = "5m") -> None:
+                 thinking_budget: int | None = None, cache: bool = True, cache_ttl: str = "5m",
+                 server: ServerPlan | None = None) -> None:
         if not api_key:
             raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
         kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries,
@@ -250,6 +288,7 @@ class AnthropicClient:
         self.cache = cache
         cache_control(cache_ttl)                   # refuse a TTL the API would reject, here and clearly
         self.cache_ttl = cache_ttl
+        self.server = server                       # the server / hybrid engine's edits; None: local engine
         self.last_count_error: ModelError | None = None
         limits = model_limits(model, context_window=context_window, max_output_tokens=max_output_tokens)
         self.info = ModelInfo(
@@ -266,8 +305,14 @@ class AnthropicClient:
         return self._client.base_url
 
     def _error(self, exc: BaseException) -> ModelError:
-        return classify(exc, secrets=self._secrets, base_url=self.base_url, retries=self.max_retries,
-                        model=self.info.model, connect_timeout=self.connect_timeout, idle_timeout=self.idle_timeout)
+        err = classify(exc, secrets=self._secrets, base_url=self.base_url, retries=self.max_retries,
+                       model=self.info.model, connect_timeout=self.connect_timeout, idle_timeout=self.idle_timeout)
+        if self.server is not None and is_beta_rejection(err.status, err.message):
+            return ModelError("bad_request", f"The API refused server-side context management (CTXTUI_ENGINE="
+                                             f"{self.server.engine}, betas {', '.join(self.server.betas())}): "
+                                             f"{err.message} Set CTXTUI_ENGINE=local (or --engine local) to let "
+                                             f"ctxtui compact on its own.", status=err.status)
+        return err
 
     def request_params(self, *, system: str | list[dict] | None, messages: list[dict], tools: list[dict],
                        max_tokens: int, purpose: str = "main") -> dict[str, Any]:
@@ -289,6 +334,9 @@ class AnthropicClient:
             params["tools"] = tls
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": int(self.thinking_budget)}
+        if self.server is not None:
+            params["betas"] = self.server.betas()
+            params["context_management"] = self.server.context_management()
         return params
 
     async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
@@ -300,7 +348,9 @@ class AnthropicClient:
         params = self.request_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
                                      purpose=purpose)
         progress = _Progress(of=self.max_retries + 1)
-        manager = self._client.messages.stream(**params)
+        messages_api = self._client.beta.messages if self.server is not None else self._client.messages
+        manager = messages_api.stream(**params)
+        compaction_started: list[float] = []
         opening = _start(progress, _open(manager))
         try:
             async for waiting in _heartbeat(opening, progress, self.waiting_every):
@@ -309,7 +359,7 @@ class AnthropicClient:
             finished = False
             while event is not None:
                 finished = finished or event.type == "message_stop"
-                delta = _delta(event)
+                delta = _delta(event) or _compaction_progress(event, compaction_started)
                 if delta is not None:
                     yield delta
                 event = await _next(s)
@@ -326,7 +376,8 @@ class AnthropicClient:
             await _close(opening, manager)
         yield ModelResponse(id=message.id, model=message.model,
                             content=[block_to_dict(b) for b in message.content],
-                            usage=usage_to_dict(message.usage), stop_reason=message.stop_reason)
+                            usage=usage_to_dict(message.usage), stop_reason=message.stop_reason,
+                            server=server_details(message))
 
     async def count_tokens(self, *, system: str, messages: list[dict], tools: list[dict]) -> int | None:
         """The API's exact input count, or None when the call fails (the reason is kept in
@@ -338,8 +389,13 @@ class AnthropicClient:
             params["system"] = system
         if tools:
             params["tools"] = list(tools)
+        counter = self._client.messages
+        if self.server is not None:   # a history holding a compaction block is counted as the server sees it
+            params["betas"] = self.server.betas()
+            params["context_management"] = self.server.context_management()
+            counter = self._client.beta.messages
         try:
-            result = await self._client.messages.count_tokens(**params)
+            result = await counter.count_tokens(**params)
         except (asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as e:

@@ -16,6 +16,9 @@ class ModelResponse:
     usage: dict                   # input_tokens, output_tokens, cache_creation_input_tokens,
                                   # cache_read_input_tokens, optional cache_creation {ephemeral_5m/1h_input_tokens}
     stop_reason: str | None = None
+    # What the server did to the context (server / hybrid engines): {"context_management": the
+    # applied edits, "iterations": per-step usage, the compaction's own included}; None otherwise.
+    server: dict | None = None
 
 
 class ModelError(Exception):

@@ -25,7 +25,8 @@ STATES = ("ok", "warning", "error", "autocompact", "blocking")
 STATE_WORDS = {"ok": "OK", "warning": "WARNING", "error": "ERROR", "autocompact": "AUTO-COMPACT",
                "blocking": "BLOCKING"}
 # ContextUpdate.source, said after the figure: an estimate, a response's reported usage, or the API's count.
-SOURCE_WORDS = {"estimate": "estimated", "usage": "reported", "counted": "counted"}
+SOURCE_WORDS = {"estimate": "estimated", "usage": "reported", "counted": "counted",
+                "server": "reported after the API's own edits"}
 STATE_VARS = {"ok": "$success", "warning": "$warning", "error": "$error", "autocompact": "$accent",
               "blocking": "$error"}
 

@@ -5,7 +5,9 @@ When it is empty a responder `callable(request_body) -> item` answers, so long s
 driven. Items are the same in Python and in a `--script FILE` JSON file:
 
   reply:  {"content": [blocks], "stop_reason"?: str, "chunk"?: int, "delay"?: float,
-           "usage"?: {overrides}, "id"?: str}
+           "usage"?: {overrides}, "id"?: str, "compaction_fails"?: bool}
+          (`compaction_fails`: when the request's compact_20260112 edit triggers, the server's
+          compaction fails and returns a compaction block with null content; see context_management.py)
           blocks: {"type": "text", "text"} | {"type": "thinking", "thinking", "signature"?}
                   | {"type": "tool_use", "name", "input", "id"?}
   fault:  {"fault": kind, ...}  kinds in FAULTS below.

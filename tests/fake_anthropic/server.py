@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
+from . import context_management as cm
 from . import sse
 from .script import FAULTS, STATUS_FAULTS, Item, as_item, reply
 from .usage import PrefixCache, count_input, count_output
@@ -38,6 +39,7 @@ class RecordedRequest:
     response_id: str | None = None
     error: str | None = None         # the error message answered, if any
     usage: dict | None = None        # usage reported for a reply
+    compaction: dict | None = None   # the compaction block the reply opened with (server compaction)
 
     def to_dict(self) -> dict:
         return {"method": self.method, "path": self.path, "headers": self.headers, "body": self.body,
@@ -70,7 +72,8 @@ class FakeAnthropic:
                  context_window: int | None = None, max_output: int | None = None, api_key: str | None = None,
                  models: Iterable[str] | None = None, min_cache_tokens: int = 0,
                  require_tools_for_tool_blocks: bool = True, default_chunk: int = 16,
-                 record_path: str | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+                 record_path: str | None = None, host: str = "127.0.0.1", port: int = 0,
+                 reject_betas: Iterable[str] = ()) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("fake_anthropic binds loopback only")
         self._queue: deque[Item] = deque(as_item(x) for x in script)
@@ -85,6 +88,7 @@ class FakeAnthropic:
         self.count_delay = 0.0        # seconds count_tokens takes to answer
         self.count_bias = 0           # added to count_tokens answers: a server that counts unlike the estimator
         self.record_path = record_path
+        self.reject_betas = set(reject_betas)   # betas answered 400 (an API that does not offer them)
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._records: list[RecordedRequest] = []
@@ -306,6 +310,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             validate_request(rec.body, count_only=count_only, max_output=fake.max_output, models=fake.models,
                              require_tools_for_tool_blocks=fake.require_tools_for_tool_blocks)
+            betas = {b.strip() for b in (self.headers.get("anthropic-beta") or "").split(",") if b.strip()}
+            cm.check(rec.body, betas, fake.reject_betas)
         except RequestError as e:
             return self._error(rec, e.status, e.type, e.message, served="invalid")
         body: dict = rec.body
@@ -313,16 +319,18 @@ class _Handler(BaseHTTPRequestHandler):
             if fake.count_delay and fake._stopping.wait(fake.count_delay):
                 return self._cut()
             rec.status, rec.served = 200, "count_tokens"
-            return self._json(200, {"input_tokens": count_input(body) + fake.count_bias})
-        total = count_input(body)
+            view = cm.manage({k: v for k, v in body.items() if k != "context_management"}).view
+            return self._json(200, {"input_tokens": count_input(view) + fake.count_bias})
+        managed = cm.manage(body)       # what the model is shown once the server's edits are applied
+        total, shown = managed.size, count_input(managed.view)
         if fake.context_window is not None and total > fake.context_window:
             return self._error(rec, 400, "invalid_request_error",
                                f"prompt is too long: {total} tokens > {fake.context_window} maximum",
                                served="prompt_too_long")
         asked = body.get("max_tokens")
-        if fake.context_window is not None and isinstance(asked, int) and total + asked > fake.context_window:
+        if fake.context_window is not None and isinstance(asked, int) and shown + asked > fake.context_window:
             return self._error(rec, 400, "invalid_request_error",
-                               f"input length and `max_tokens` exceed context limit: {total} + {asked} > "
+                               f"input length and `max_tokens` exceed context limit: {shown} + {asked} > "
                                f"{fake.context_window}, decrease input length or `max_tokens` and try again",
                                served="max_tokens_over_window")
         item = fake._next_item(body)
@@ -337,6 +345,31 @@ class _Handler(BaseHTTPRequestHandler):
             if kind in STATUS_FAULTS:
                 return self._status_fault(rec, item, total)
         self._answer(rec, body, item)
+
+    def _managed_usage(self, managed: cm.Managed, content: list[dict]) -> tuple[dict, list[dict] | None]:
+        """The answer's usage as the model saw the request (the server's edits applied) and, when it
+        compacted, the per-step iterations (the compaction's own usage is not in the top level)."""
+        def priced(view: dict, out: list[dict]) -> dict:
+            cu = self.fake.cache.account(view)
+            return {"input_tokens": cu.input_tokens, "cache_creation_input_tokens": cu.cache_creation_input_tokens,
+                    "cache_read_input_tokens": cu.cache_read_input_tokens,
+                    "cache_creation": {"ephemeral_5m_input_tokens": cu.ephemeral_5m_input_tokens,
+                                       "ephemeral_1h_input_tokens": cu.ephemeral_1h_input_tokens},
+                    "output_tokens": count_output(out) if out else 0}
+        if managed.compaction is None:
+            return priced(managed.view, content), None
+        summary = managed.compaction.get("content") or ""
+        step = {"type": "compaction", "input_tokens": managed.size, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": count_output([{"type": "text", "text": summary}])}
+        if managed.pause:
+            zero = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                    "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+                    "output_tokens": 0}
+            return zero, [step]
+        usage = priced(managed.view, content)
+        message = {"type": "message", **{k: usage[k] for k in ("input_tokens", "cache_creation_input_tokens",
+                                                               "cache_read_input_tokens", "output_tokens")}}
+        return usage, [step, message]
 
     def _status_fault(self, rec: RecordedRequest, item: Item, total: int) -> None:
         kind = item["fault"]
@@ -369,22 +402,26 @@ class _Handler(BaseHTTPRequestHandler):
         content = answer.get("content") or []
         mid, content = fake._ids(content)
         mid = answer.get("id") or mid
-        cu = fake.cache.account(body)
-        usage = {"input_tokens": cu.input_tokens, "cache_creation_input_tokens": cu.cache_creation_input_tokens,
-                 "cache_read_input_tokens": cu.cache_read_input_tokens,
-                 "cache_creation": {"ephemeral_5m_input_tokens": cu.ephemeral_5m_input_tokens,
-                                    "ephemeral_1h_input_tokens": cu.ephemeral_1h_input_tokens},
-                 "output_tokens": count_output(content)}
+        managed = cm.manage(body, fail_compaction=bool(item.get("compaction_fails")))
+        if managed.compaction is not None:
+            content = [managed.compaction] if managed.pause else [managed.compaction, *content]
+        usage, iterations = self._managed_usage(managed, [b for b in content if b.get("type") != "compaction"])
         usage.update(answer.get("usage") or {})
-        stop_reason = answer.get("stop_reason") or (
+        if iterations is not None:
+            usage["iterations"] = iterations
+        edits = {"applied_edits": managed.applied_edits} if "context_management" in body else None
+        rec.compaction = managed.compaction
+        paused = managed.compaction is not None and managed.pause
+        stop_reason = "compaction" if paused else answer.get("stop_reason") or (
             "tool_use" if any(b.get("type") == "tool_use" for b in content) else "end_turn")
         model = body["model"]
         rec.response_id, rec.usage = mid, usage
         if not body.get("stream"):
             return self._answer_json(rec, kind, sse.message_body(msg_id=mid, model=model, content=content,
-                                                                usage=usage, stop_reason=stop_reason))
+                                                                usage=usage, stop_reason=stop_reason,
+                                                                context_management=edits))
         events = sse.message_events(msg_id=mid, model=model, content=content, usage=usage, stop_reason=stop_reason,
-                                    chunk=int(answer.get("chunk") or fake.default_chunk))
+                                    chunk=int(answer.get("chunk") or fake.default_chunk), context_management=edits)
         delay = float(answer.get("delay") or 0)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")

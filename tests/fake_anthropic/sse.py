@@ -24,16 +24,19 @@ def start_usage(u: dict) -> dict:
 
 def delta_usage(u: dict) -> dict:
     # message_delta carries cumulative totals (the SDK overwrites, not adds).
-    return {
+    out = {
         "input_tokens": u["input_tokens"],
         "cache_creation_input_tokens": u["cache_creation_input_tokens"],
         "cache_read_input_tokens": u["cache_read_input_tokens"],
         "output_tokens": u["output_tokens"],
     }
+    if u.get("iterations") is not None:        # per-step usage (server compaction)
+        out["iterations"] = u["iterations"]
+    return out
 
 
 def message_events(*, msg_id: str, model: str, content: list[dict], usage: dict, stop_reason: str,
-                   chunk: int = 16) -> list[Event]:
+                   chunk: int = 16, context_management: dict | None = None) -> list[Event]:
     events: list[Event] = [("message_start", {"type": "message_start", "message": {
         "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": start_usage(usage)}}),
@@ -56,6 +59,16 @@ def message_events(*, msg_id: str, model: str, content: list[dict], usage: dict,
             events.append(("content_block_delta", {"type": "content_block_delta", "index": idx,
                                                    "delta": {"type": "signature_delta",
                                                              "signature": b.get("signature", "")}}))
+        elif t == "compaction":
+            # The block opens empty but for its signature; one delta carries the summary and the
+            # opaque content (the SDK replaces, not appends, on a compaction delta).
+            start = {k: (None if k in ("content", "encrypted_content") else v) for k, v in b.items()}
+            events.append(("content_block_start", {"type": "content_block_start", "index": idx,
+                                                   "content_block": start}))
+            if b.get("content") is not None:
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": idx, "delta": {
+                    "type": "compaction_delta", "content": b["content"],
+                    "encrypted_content": b.get("encrypted_content")}}))
         elif t == "redacted_thinking":
             events.append(("content_block_start", {"type": "content_block_start", "index": idx,
                                                    "content_block": {"type": "redacted_thinking",
@@ -72,9 +85,11 @@ def message_events(*, msg_id: str, model: str, content: list[dict], usage: dict,
         else:
             raise ValueError(f"fake_anthropic cannot stream a {t!r} block")
         events.append(("content_block_stop", {"type": "content_block_stop", "index": idx}))
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                                     "usage": delta_usage(usage)}))
+    delta: dict = {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                   "usage": delta_usage(usage)}
+    if context_management is not None:
+        delta["context_management"] = context_management
+    events.append(("message_delta", delta))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
@@ -83,8 +98,12 @@ def encode(name: str, data: dict) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
-def message_body(*, msg_id: str, model: str, content: list[dict], usage: dict, stop_reason: str) -> dict:
-    return {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": {**delta_usage(usage), "cache_creation": dict(usage["cache_creation"]),
-                      "service_tier": "standard"}}
+def message_body(*, msg_id: str, model: str, content: list[dict], usage: dict, stop_reason: str,
+                 context_management: dict | None = None) -> dict:
+    out = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": content,
+           "stop_reason": stop_reason, "stop_sequence": None,
+           "usage": {**delta_usage(usage), "cache_creation": dict(usage["cache_creation"]),
+                     "service_tier": "standard"}}
+    if context_management is not None:
+        out["context_management"] = context_management
+    return out
