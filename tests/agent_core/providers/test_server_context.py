@@ -130,3 +130,15 @@ async def test_the_fake_server_refuses_edits_without_their_beta():
             await client._client.beta.messages.create(**params)
         assert "beta" in str(err.value)
         await client.aclose()
+
+
+def test_validate_history_knows_the_compaction_block():
+    block = {"type": "compaction", "content": "summary", "encrypted_content": "e", "signature": "s"}
+    opening = {"role": "assistant", "content": [block, {"type": "text", "text": "done"}]}
+    assert validate_history([opening, {"role": "user", "content": "next"}]) == []
+    assert validate_history([{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}])
+    assert validate_history([{"role": "user", "content": [block]}])
+    assert validate_history([{"role": "user", "content": "x"},
+                             {"role": "assistant", "content": [{**block, "content": ""}]}])
+    failed = {"type": "compaction", "content": None, "encrypted_content": None}
+    assert validate_history([{"role": "user", "content": "x"}, {"role": "assistant", "content": [failed]}]) == []
