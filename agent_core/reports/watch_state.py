@@ -108,6 +108,7 @@ class WatchState:
         self.first_ts: float | None = None
         self.last_ts: float | None = None
         self._mark_next = False
+        self._last_key: str | None = None
         self.history_breakdown = HistoryBreakdown()          # ctxtui logs: the TUI's categories
         self.activity = ActivityReader(self.path, on_record=self.history_breakdown.feed)
         self.last_prompt: ActivityItem | None = None
@@ -248,7 +249,13 @@ class WatchState:
         self.tokens = self._context_of(rec)
         self.last_buckets = dict(rec.buckets)
         self.last_output = rec.buckets.get("output", 0)
+        old = rec.replaces
+        if old is not None and not old.is_sidechain and self.history and self._last_key == rec.request_key:
+            # a later copy of the response just counted (its final usage): the same turn, updated
+            self.history[-1] = (self.turns, self.tokens, self.history[-1][2])
+            return True
         self.turns += 1
+        self._last_key = rec.request_key
         self.history.append((self.turns, self.tokens, self._mark_next))
         self._mark_next = False
         return True

@@ -555,3 +555,16 @@ def test_watch_screen_snapshot(snap_compare, utc, tmp_path):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_a_later_copy_of_a_response_updates_its_turn_instead_of_adding_one(tmp_path):
+    """Claude Code writes one record per content block; only the last copy has the final output.
+    Read live, the later copy replaces the first: one response, one turn, one plot point."""
+    path = write_log(tmp_path / "s.jsonl", [user("go"), assistant("m1", u=usage(10, 3, read=5_000), block="thinking")])
+    s = WatchState(path)
+    s.poll()
+    assert (s.turns, len(s.history), s.last_output) == (1, 1, 3)
+    append(path, assistant("m1", u=usage(10, 441, read=5_000), block="text"))
+    up = s.poll()
+    assert (s.turns, len(s.history), s.responses, s.last_output) == (1, 1, 1, 441)
+    assert up.cost.by_model[MODEL]["output"] == 441
