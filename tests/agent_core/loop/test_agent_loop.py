@@ -267,6 +267,9 @@ async def test_a_long_session_runs_every_cheap_layer_and_stays_valid(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=heavy_tool_session(ws), context_window=20_000) as fake:
         agent = fake_agent(ws, fake.base_url, allow=["bash"], context_window=20_000)
+        # the layers' mechanics, so the token-only rules: with the cache rule (the default) a
+        # layer may rightly wait for the cache to go cold (tests/compaction/test_cache_economics.py)
+        agent.pipeline.config.cache_aware = False
         layers = set()
         for k in range(10):
             events = await collect(agent.run(f"prompt {k}"))

@@ -36,6 +36,7 @@ async def test_demo_auto_compacts_within_8_prompts(tmp_path):
 
 async def test_demo_default_pipeline_collapses_before_it_summarizes(tmp_path):
     agent = demo_agent(ROOT, home=str(tmp_path))
+    agent.pipeline.config.cache_aware = False   # the token-only rules: each cheap layer's turn comes
     per_prompt = await run_prompts(agent)
     seen = set().union(*per_prompt)
     assert {"microcompact", "collapse"} <= seen, per_prompt
