@@ -18,16 +18,16 @@ class PolicyTable(DataTable):
 
     def show(self, session: SessionResult) -> None:
         self.clear(columns=True)
-        self.add_column("", key="figure")
-        for name in session.policies:
-            self.add_column(Text(name, style="bold", justify="right"), key=name)
-        self.rows_shown = table_rows(session)
-        for label, cells in self.rows_shown:
+        self.rows_shown = rows = table_rows(session)
+        names = list(session.policies)
+        # Every size is set here from the content: DataTable measures `auto` columns and its own
+        # `auto` size only once idle, and a screenshot or layout taken before then cuts the table.
+        label_width = max((len(label) for label, _ in rows), default=0)
+        widths = [max([len(name), *(len(cells[i]) for _, cells in rows)]) for i, name in enumerate(names)]
+        self.add_column("", key="figure", width=label_width)
+        for name, width in zip(names, widths):
+            self.add_column(Text(name, style="bold", justify="right"), key=name, width=width)
+        for label, cells in rows:
             self.add_row(label, *(Text(c, justify="right") for c in cells))
-        # A size from the content, set now: DataTable sizes itself for `auto` only once idle, so a
-        # layout done before then (the notes beside it, the scroll bar) would cut the table.
-        widths = [max((len(label) for label, _ in self.rows_shown), default=0)]
-        widths += [max([len(name), *(len(cells[i]) for _, cells in self.rows_shown)])
-                   for i, name in enumerate(session.policies)]
-        self.styles.width = sum(w + 2 * self.cell_padding for w in widths) + 1
-        self.styles.height = len(self.rows_shown) + (1 if self.show_header else 0)
+        self.styles.width = label_width + sum(widths) + 2 * self.cell_padding * (len(widths) + 1) + 1
+        self.styles.height = len(rows) + (1 if self.show_header else 0)
