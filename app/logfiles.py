@@ -19,6 +19,8 @@ from agent_core.logs import MAX_LINE_BYTES, LogFollower
 from agent_core.logs.claude_code import compact_metadata, is_compact_boundary, is_compact_summary
 from agent_core.sessions.session_reader import logged_entries, logged_event
 
+from .record_text import event_summary, meta_summary, other_summary, pretty_text, state_summary, tool_input_text
+
 KINDS = ("user", "assistant", "tool", "thinking", "summary", "compaction", "other")
 
 
@@ -49,7 +51,7 @@ def _block_text(b: dict) -> tuple[str, str]:
     if t == "thinking":
         return "thinking", b.get("thinking", "")
     if t == "tool_use":
-        return "tool", f"{b.get('name', '?')} {json.dumps(b.get('input', {}), ensure_ascii=False)}"
+        return "tool", f"{b.get('name', '?')} {tool_input_text(b.get('input'))}"
     if t == "tool_result":
         c = b.get("content", "")
         if isinstance(c, list):
@@ -120,11 +122,14 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
         obj = event
     elif rec_t == "history":
         n = len(obj.get("uuids") or [])
+        changed = obj.get("changed") if isinstance(obj.get("changed"), dict) else {}
         return Record(line_no, "compaction", "", t, f"history rewritten: now {n} entries "
-                      f"({len(obj.get('changed') or {})} new or changed)", json.dumps(obj, ensure_ascii=False)[:20000])
-    elif rec_t in ("meta", "state"):
-        text = json.dumps(obj, ensure_ascii=False)
-        return Record(line_no, "other", "", t, f"{rec_t}: {text[:280]}", text[:20000])
+                      f"({len(changed)} new or changed)",
+                      f"the working history is now {n} entries; new or changed:\n" + pretty_text(changed))
+    elif rec_t == "meta":
+        return Record(line_no, "other", "", t, meta_summary(obj), pretty_text(obj))
+    elif rec_t == "state":
+        return Record(line_no, "other", "", t, state_summary(obj), pretty_text(obj))
     typ = obj.get("type")
     if is_compact_boundary(obj):      # Claude Code
         meta = compact_metadata(obj)
@@ -134,7 +139,10 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
     if typ == "compaction":
         s = (f"compaction {obj.get('layer', '?')} ({obj.get('trigger', '?')}) "
              f"{obj.get('tokens_before', '?')} → {obj.get('tokens_after', '?')} tokens")
-        return Record(line_no, "compaction", "", t, s, json.dumps(obj, ensure_ascii=False), boundary=True)
+        return Record(line_no, "compaction", "", t, s, pretty_text(obj), boundary=True)
+    if rec_t == "event" and isinstance(typ, str):
+        kind, s = event_summary(obj)
+        return Record(line_no, kind, "", t, s, pretty_text(obj))
     # an entry: a ctxtui `entry` record, a bare one (a transcript line) or a Claude Code message
     wrapped = logged_entries(obj) if rec_t == "entry" else []
     entry = wrapped[0] if wrapped else obj
@@ -146,15 +154,14 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
             s = (f"compaction {m.get('layer', '?')} ({m.get('trigger', '?')}) "
                  f"{m.get('tokens_before', '?')} → {m.get('tokens_after', '?')} tokens")
             return Record(line_no, "compaction", "", t or _time_text(entry.get("timestamp")), s,
-                          json.dumps(m, ensure_ascii=False), boundary=True)
+                          pretty_text(m), boundary=True)
         hint = "summary" if kind in ("summary", "attachment", "snip_marker") or is_compact_summary(obj) else ""
         rec = _message_record(line_no, message, hint, t or _time_text(entry.get("timestamp")))
         if obj.get("isSidechain"):
             rec.summary = "[sidechain] " + rec.summary
         return rec
     label = typ or kind or "record"
-    text = json.dumps(obj, ensure_ascii=False)
-    return Record(line_no, "other", "", t, f"{label}: {text[:280]}", text[:20000])
+    return Record(line_no, "other", "", t, other_summary(str(label), obj), pretty_text(obj))
 
 
 def _too_long(line_no: int, max_line: int) -> Record:

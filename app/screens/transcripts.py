@@ -7,6 +7,7 @@ Also the /resume picker (a list of ctxtui sessions)."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import threading
 import time
 from pathlib import Path
@@ -250,6 +251,7 @@ class TranscriptViewer(Screen[None]):
         self.query_text = ""
         self.rows: list[int] = []       # indices of records that pass the filter
         self.boundaries = 0
+        self._matches: tuple[tuple, list[int]] = ((), [])   # (query, filter, rows), positions in `rows`
 
     def compose(self) -> ComposeResult:
         with Vertical(id="viewer"):
@@ -311,7 +313,30 @@ class TranscriptViewer(Screen[None]):
             (state, "bold"), f" · {boundaries} compaction boundar{'y' if boundaries == 1 else 'ies'}",
             " · filter: ", (self.kind_filter, "bold $accent"),
             f" · showing {len(lst.rows):,}",
-            (f" · search: {self.query_text}" if self.query_text else "", "dim")))
+            (f" · search: {self.query_text}" if self.query_text else "", "dim"),
+            (self.match_text(), "bold")))
+
+    def matches(self) -> list[int]:
+        """Positions (in the shown rows) of the records the search matches; computed once per
+        query, filter and load state."""
+        key = (self.query_text.lower(), self.kind_filter, len(self.rows), len(self.records))
+        if self._matches[0] != key:
+            q = key[0]
+            found = [pos for pos, i in enumerate(self.rows) if q in self.records[i].lower] if q else []
+            self._matches = (key, found)
+        return self._matches[1]
+
+    def match_text(self) -> str:
+        """" · match k of N" (k: the match the cursor is on, "–" between matches), "" without a search."""
+        if not self.query_text:
+            return ""
+        found = self.matches()
+        if not found:
+            return " · no match"
+        cursor = self.query_one(RecordList).cursor
+        k = bisect.bisect_left(found, cursor)
+        at = str(k + 1) if k < len(found) and found[k] == cursor else "–"
+        return f" · match {at} of {len(found):,}"
 
     # -- filtering, search, jumps -------------------------------------------------------------------
     def _keep(self, r: Record) -> bool:
@@ -375,6 +400,8 @@ class TranscriptViewer(Screen[None]):
 
     @on(RecordList.CursorMoved)
     def _show_detail(self, event: RecordList.CursorMoved) -> None:
+        if self.query_text:
+            self._status()     # "match k of N" follows the cursor
         r = self.query_one(RecordList).current()
         detail = self.query_one("#viewer-detail", Static)
         if r is None:

@@ -16,6 +16,7 @@ from app.main import build_app
 from app.widgets.context_pane import ContextPlot
 from app.widgets.conversation import ErrorMessage, NoticeMessage, ToolBlock
 from app.widgets.timeline import Timeline
+from app.screens.transcripts import TranscriptViewer
 from tests.agent_helpers import SECRET, make_workspace
 from tests.tui_fakes import FakeAgent
 from app.tui import CtxApp
@@ -272,3 +273,36 @@ async def test_timeline_names_layers_in_full_and_shows_the_newest_row():
         assert tl.max_scroll_y > 0 and tl.scroll_y == tl.max_scroll_y
     assert not [s for s in shown if "…" in s], shown
     assert {"result budget", "session memory", "autocompact"} <= set(shown)
+
+
+async def test_transcript_viewer_reads_every_record_kind_and_counts_matches(workspace):
+    """A session log's meta, state, history and event records read as words, not JSON; the
+    search says which match the cursor is on, of how many."""
+    app = demo_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "explore the python files")
+        await send(app, pilot, "/compact")
+        path = app.agent.session.path
+        viewer = TranscriptViewer(path)
+        app.push_screen(viewer)
+        while not viewer.done:
+            await pilot.pause(0.01)
+        records = viewer.records
+        kinds = {r.summary.split(" ")[0] for r in records}
+        assert {"session", "state", "model", "call", "result", "turn"} <= kinds, kinds
+        raw = [r for r in records if r.summary.lstrip().startswith(("{", "[")) or '{"' in r.summary
+               or r.text.lstrip().startswith("{")]
+        assert not raw, [r.summary for r in raw][:3]
+        n = sum(1 for r in records if "glob" in r.lower)
+        assert n >= 2
+        await pilot.press("slash")
+        for ch in "glob":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await pilot.pause()
+        status = str(viewer.query_one("#viewer-status", Static).render())
+        assert f"match 1 of {n}" in status, status
+        await pilot.press("n")
+        await pilot.pause()
+        status = str(viewer.query_one("#viewer-status", Static).render())
+        assert f"match 2 of {n}" in status, status
