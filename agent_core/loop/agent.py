@@ -67,6 +67,7 @@ class _Turn:
     stream_retries: int = 0            # answers that broke off mid-stream and were sent again
     refit_used: bool = False           # the one resend after "input length and max_tokens exceed ..."
     undercount: int = 0                # tokens the API counted above the estimate (learnt from that error)
+    call_s: float = 0.0                # how long the latest main call took, request to last byte
 
 
 class Agent:
@@ -95,6 +96,10 @@ class Agent:
         # run's span: the burn rate is dollars over active time, so a resumed session shows the same.
         self.active_before = 0.0
         self._calls_span: tuple[float, float] | None = None
+        # Seconds spent in model calls (request to last byte, summaries included): earlier runs of
+        # this session (from its log) and this run; /cost shows them as API time.
+        self.api_before = 0.0
+        self._api_s = 0.0
         self.clock: Callable[[], float] = time.time
         self.turns = 0
         self._task: asyncio.Task | None = None
@@ -151,6 +156,7 @@ class Agent:
         """One finished model call (a turn's answer, or a summary the compaction engine asked
         for): booked in the cost book and kept in the session log as its own record."""
         self.cost.add(call.model, call.usage, call.purpose)
+        self._api_s += max(0.0, float(call.duration_s or 0.0))
         now = self.clock()
         self._calls_span = (self._calls_span[0] if self._calls_span else now, now)
         self._log(lambda log: log.append_event(call.to_dict()))
@@ -160,6 +166,10 @@ class Agent:
         passed on in the running turn's stream; dropped when no turn runs."""
         if self.busy and self._queue is not None:
             self._queue.put_nowait(e)
+
+    def api_seconds(self) -> float:
+        """The session's model calls added up (/cost's API time)."""
+        return self.api_before + self._api_s
 
     def active_seconds(self) -> float:
         """Seconds between the session's first and latest model call, idle time between runs left out."""
@@ -496,7 +506,7 @@ class Agent:
         self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
                            usage=None if paused else response.usage, meta=meta))
         self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
-                                      usage=response.usage))
+                                      usage=response.usage, duration_s=turn.call_s))
         if outcome is not None and outcome.compaction_usage:
             self.record_call(ev.ModelCall(message_id=f"{response.id}:compaction", model=response.model,
                                           purpose="compaction", usage=outcome.compaction_usage))
@@ -629,6 +639,7 @@ class Agent:
                            self._request_tokens + turn.undercount, min(OUTPUT_FLOOR, b.reserve)) is not None
 
     async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: _Turn) -> ModelResponse:
+        started = time.monotonic()
         response: ModelResponse | None = None
         async for item in self.client.stream(system=self.system_prompt, messages=request, tools=self._tool_defs,
                                              max_tokens=self._max_tokens(turn), purpose="main"):
@@ -643,6 +654,7 @@ class Agent:
                 q.put_nowait(item)
         if response is None:
             raise ModelError("server", "The model's answer ended without a final message; try again.", True)
+        turn.call_s = round(time.monotonic() - started, 3)
         return response
 
     async def _run_tools(self, tool_uses: list[dict], q: asyncio.Queue, turn: _Turn) -> None:

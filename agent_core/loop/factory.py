@@ -176,6 +176,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                                      read_file=_file_reader(tool_ctx))
     if loaded:
         agent.turns = int(state.get("turns", 0))
+        agent.api_before = logged_api_seconds(loaded)
         agent.context_history = logged_plot(state.get("context_history"))
         active = state.get("active_s")
         if isinstance(active, (int, float)) and not isinstance(active, bool) and math.isfinite(active):
@@ -271,6 +272,16 @@ def make_permissions(config: Config, interactive: bool, saved: dict | None) -> P
     if saved:
         permissions.restore(saved)
     return permissions
+
+
+def logged_api_seconds(loaded: LoadedSession | None) -> float:
+    """The model calls a resumed session's log recorded, their durations added up (older logs: 0)."""
+    total = 0.0
+    for e in loaded.events if loaded else ():
+        d = e.get("duration_s") if e.get("type") == "model_call" else None
+        if isinstance(d, (int, float)) and not isinstance(d, bool) and math.isfinite(d) and d > 0:
+            total += float(d)
+    return total
 
 
 def logged_compactions(loaded: LoadedSession | None) -> list[ev.Compaction]:

@@ -66,4 +66,4 @@ async def test_slash_context_lists_what_the_session_read(tmp_path):
         app.run_slash("/cost")
         await pilot.pause()
         summary = str(app.cost_pane.query_one("#cost-summary").render())
-        assert "wall time" in summary
+        assert "API time " in summary and "wall time " in summary
