@@ -10,7 +10,8 @@ from app.screens.inspector import InspectorScreen, entry_lines, part_rows
 from app.widgets.conversation import CompactionMarker
 from app.widgets.timeline import Timeline
 from compaction.entry import assistant, user
-from tests.agent_helpers import make_workspace
+from app.main import build_app
+from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.app.test_tui_compaction_live import SUMMARY, fake_app, prompt, wait_idle
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
 
@@ -89,3 +90,29 @@ async def test_inspector_opens_from_the_marker(tmp_path):
             await pilot.click(Timeline, offset=(3, row_y))
             await pilot.pause()
             assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comp
+
+
+async def test_a_resumed_session_inspects_its_logged_compactions(tmp_path):
+    """The parts travel with the logged event: after resume, the boundary's marker and the
+    timeline row open the same figures."""
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic(responder=responder) as fake:
+        app, events = fake_app(ws, fake.base_url)
+        async with app.run_test(size=SIZE) as pilot:
+            for text in ("look at the project", "and the utilities", "/compact"):
+                await prompt(app, pilot, text)
+            comp = [e for e in events if isinstance(e, ev.Compaction)][-1]
+            sid = app.agent.session_id
+        env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url}
+        again = build_app({"model": MODEL, "allow": ["all"]}, environ=env, workspace=ws, claude_root=None, resume=sid)
+        async with again.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            marker = list(again.conversation.query(CompactionMarker))[-1]
+            assert marker.event is None          # a boundary rebuilt from the history
+            marker.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            shown = again.screen
+            assert isinstance(shown, InspectorScreen)
+            assert shown.compaction.parts == comp.parts and shown.compaction.usage == comp.usage
+            assert list(again.query_one(Timeline).events.values())[-1].parts == comp.parts
