@@ -7,22 +7,15 @@ screen never depends on real logs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from textual.app import App
 
+from agent_core.replay.options import ReplayOptions
+from agent_core.replay.runner import run_replay
+
 from .screens.replay_screen import Loader, ReplayScreen
 
-try:
-    from agent_core.replay.runner import run_replay
-except ImportError:   # the engine lands separately (issue 13); until then the screen says so
-    run_replay = None
-
 STYLES = Path(__file__).resolve().parent.parent / "styles"
-
-
-def _engine_missing(options: Any, progress) -> dict:
-    raise RuntimeError("the replay engine (agent_core.replay) is not installed in this build")
 
 
 class ReplayApp(App[int]):
@@ -31,10 +24,10 @@ class ReplayApp(App[int]):
     TITLE = "ctxtui replay"
     CSS_PATH = [STYLES / "replay.tcss"]
 
-    def __init__(self, options: Any, load: Loader | None = None, *, theme: str | None = None) -> None:
+    def __init__(self, options: ReplayOptions | None, load: Loader = run_replay, *, theme: str | None = None) -> None:
         super().__init__()
         self.options = options
-        self.load = load or run_replay or _engine_missing
+        self.load = load
         self.theme_name = theme
         self._screen: ReplayScreen | None = None
 
@@ -57,7 +50,7 @@ class ReplayApp(App[int]):
             self.theme = self.theme_name
 
 
-def run_app(options: Any, load: Loader | None = None) -> int:
+def run_app(options: ReplayOptions, load: Loader = run_replay) -> int:
     """Open the replay screen until the user quits: 0, or 1 when the replay failed."""
     app = ReplayApp(options, load)
     result = app.run()

@@ -131,7 +131,7 @@ class ReplayScreen(Screen):
             Content.assemble(message.label, (f"  {message.fraction * 100:.0f}%", "dim")))
         self.query_one("#replay-progress", ProgressBar).update(progress=message.fraction * 100)
 
-    def on_replay_screen_loaded(self, message: Loaded) -> None:
+    async def on_replay_screen_loaded(self, message: Loaded) -> None:
         try:
             result = parse_report(message.report)
         except ValueError as e:
@@ -143,7 +143,7 @@ class ReplayScreen(Screen):
         self._render_header()
         tabs = self.query_one("#replay-tabs", Tabs)
         for i, s in enumerate(result.sessions):
-            tabs.add_tab(Tab(f"{i + 1} {s.label}", id=f"session-{i}"))
+            await tabs.add_tab(Tab(f"{i + 1} {s.label}", id=f"session-{i}"))
         tabs.display = len(result.sessions) > 1
         if result.sessions:
             self.show_session(0)
@@ -215,7 +215,7 @@ class ReplayScreen(Screen):
         tab_id = event.tab.id or ""
         if tab_id.startswith("session-"):
             index = int(tab_id.removeprefix("session-"))
-            if index != self.index or self.phase == "loaded":
+            if self.phase == "loaded" and index != self.index:    # not the echo of show_session's own change
                 self.show_session(index)
 
     def action_next_session(self) -> None:

@@ -17,6 +17,7 @@ COLORS = ("red", "blue+", "green+", "magenta+", "cyan", "orange", "yellow")
 WINDOW_COLOR = "gray"
 MARKER_GLYPHS = "◆●▲■✚✱"
 CLIP = 2.0     # the context axis stops at this many windows: a never-compacting policy would flatten the rest
+FAR = 3.0      # a window this many times the largest context is left off the chart (it would flatten the lines)
 
 
 def policy_color(name: str, order: tuple[str, ...]) -> str:
@@ -87,12 +88,15 @@ class ReplayContextPlot(ReplayPlot):
 
     def show(self, session: SessionResult, window: int | None, order: tuple[str, ...]) -> None:
         highest = max((max(p.context, default=0) for p in session.policies.values()), default=0)
-        top = max(highest, window or 0, 1)
+        far = bool(window) and window > FAR * max(highest, 1)
+        top = max(highest, 1 if far else (window or 0), 1)
         clipped = bool(window) and top > CLIP * window
         if clipped:
             top = CLIP * window
         title = "context tokens per request"
-        if window:
+        if far:
+            title += f" · window {fmt.short_tokens(window)} far above"
+        elif window:
             title += f" · ─ window {fmt.short_tokens(window)}"
         if clipped:
             title += f" · cut at {fmt.short_tokens(top)}"
@@ -113,7 +117,7 @@ class ReplayContextPlot(ReplayPlot):
                 if pts:
                     plt.scatter([x for x, _ in pts], [y for _, y in pts], marker=glyph[layer],
                                 color=policy_color(name, order))
-        if window:
+        if window and not far:
             plt.horizontal_line(window, color=WINDOW_COLOR)
             self.hlines.append(float(window))
         self._axes(top, count, fmt.short_tokens)

@@ -133,6 +133,18 @@ async def test_a_policy_far_over_the_window_does_not_flatten_the_others():
         assert "cut at" not in ctx.heading and ctx.y_top >= WINDOW
 
 
+async def test_a_window_far_above_the_context_is_left_off_the_chart():
+    report = fixture_report()
+    report["window"] = report["sessions"][0]["window"] = 1_000_000      # a 1M model, sessions of ~100k
+    app = ReplayApp(None, lambda options, progress: report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(app, pilot)
+        ctx = app.screen.query_one(ReplayContextPlot)
+        highest = max(max(v) for v in ctx.lines.values())
+        assert ctx.hlines == [] and highest <= ctx.y_top < 1_000_000
+        assert "1.0M far above" in ctx.heading
+
+
 async def test_table_and_notes_show_the_session():
     report = fixture_report()
     app = ReplayApp(None, fixture_load)
@@ -364,3 +376,32 @@ def test_replay_error_snapshot(snap_compare):
         await loaded(app, pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+# ----- with the real engine ------------------------------------------------------------------------
+async def test_the_real_engine_on_a_generated_session():
+    from agent_core.replay.options import ReplayOptions
+    from agent_core.replay.runner import run_replay
+    from agent_core.replay.synthetic import generate
+
+    trajectory = generate(40, seed=3)
+    seen = []
+
+    def load(options, progress):
+        return run_replay(options, progress, trajectories=[trajectory])
+
+    def hook(message):
+        if isinstance(message, ReplayScreen.Progressed):
+            seen.append(message.fraction)
+
+    app = ReplayApp(ReplayOptions(paths=(), window=60_000), load)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await loaded(app, pilot)
+        assert app.replay_screen.phase == "loaded", app.replay_screen.error
+        ctx = app.screen.query_one(ReplayContextPlot)
+        assert set(ctx.lines) >= {"none", "cc", "ctxtui"}
+        assert {len(v) for v in ctx.lines.values()} == {len(trajectory.requests)}
+        assert "window 60k" in ctx.heading
+        cost = app.screen.query_one(ReplayCostPlot)
+        assert all(v == sorted(v) for v in cost.lines.values())       # cumulative dollars never fall
+    assert seen and seen[-1] == 1.0
