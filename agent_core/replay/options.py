@@ -15,6 +15,7 @@ from typing import Any
 from compaction.cache_model import TTL_SECONDS
 
 from agent_core.config import SETTINGS, Setting
+from agent_core.replay.policy_server import SERVER
 
 BUILTIN = ("none", "cc", "ctxtui")
 MIN_WINDOW = 1_000
@@ -60,11 +61,12 @@ def parse_policy(text: str) -> PolicySpec:
     name, sep, rest = text.partition(":")
     name = name.strip()
     if not sep:
-        if name in BUILTIN:
+        if name in BUILTIN or name == SERVER:     # server: asked for by name only (an estimate)
             return PolicySpec(name, name)
-        raise ReplayUsageError(f"--policy {text!r}: unknown policy; use one of {', '.join(BUILTIN)}, or a variant "
+        raise ReplayUsageError(f"--policy {text!r}: unknown policy; use one of {', '.join(BUILTIN)}, {SERVER} "
+                               f"(an estimate of the server engine), or a variant "
                                f"NAME:KEY=VALUE,... such as ctxtui-1h:CTXTUI_CACHE_TTL=1h")
-    if name in BUILTIN or not _NAME.match(name):
+    if name in (*BUILTIN, SERVER) or not _NAME.match(name):
         raise ReplayUsageError(f"--policy {text!r}: a variant needs its own name (letters, digits, - _ . +; not "
                                f"{', '.join(BUILTIN)}) before the colon")
     known = engine_settings()

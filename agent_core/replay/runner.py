@@ -15,6 +15,7 @@ from agent_core.replay.engine_policy import EnginePolicy
 from agent_core.replay.options import PolicySpec, ReplayOptions
 from agent_core.replay.policies import ClaudeCodeLike, NoCompaction
 from agent_core.replay.policy_config import engine_config
+from agent_core.replay.policy_server import NOTE as SERVER_NOTE, SERVER, server_policy
 from agent_core.replay.references import ReferenceIndex
 from agent_core.replay.report import build_report, session_report
 from agent_core.replay.simulate import Policy, PolicyRun, simulate
@@ -35,6 +36,8 @@ def make_policy(spec: PolicySpec, traj: Trajectory, *, window: int, ttl: str, si
         return ClaudeCodeLike(overhead=traj.overhead_tokens, window=window, max_output=max_out, ttl=ttl,
                               summary_tokens=size.tokens, prompt_tokens=summary_prompt_tokens(),
                               name=spec.name), window
+    if spec.base == SERVER:
+        return server_policy(spec.name, traj, window=window, ttl=ttl, size=size)
     config = engine_config(spec, traj.model, window, ttl, traj.overhead_tokens, pricer)
     return EnginePolicy(config, summary_tokens=size.tokens, name=spec.name), config.budget.context_window
 
@@ -98,4 +101,6 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
         if unpriced:
             notes.append(f"{name}: no price data for {', '.join(unpriced)}; its calls count $0.")
     tell("done", 1.0)
+    if any(p.base == SERVER for p in options.policies):
+        notes.append(SERVER_NOTE)
     return build_report(sessions, options.policy_names(), window=options.window, ttl=options.ttl, notes=notes)
