@@ -257,3 +257,68 @@ def note_rewrite(entries: Sequence[Entry], ctx: LayerContext, changed_at: int) -
     if st.get("broken_anchor") == entries[ai].uuid:
         at = min(at, int(st.get("broken_at", at)))
     st["broken_anchor"], st["broken_at"] = entries[ai].uuid, at
+
+
+# ----- a compaction that replaces the history (session memory) -------------------------------------
+#
+# A compaction that replaces the history by a short one (the session notes and a verbatim tail:
+# no model call) at a context of C tokens leaves A, of which the head H (system prompt and tools)
+# is still cached. Its next call writes A − H instead of reading what was warm, R0 − H, so
+#
+#     K = (A − H)·w − (R0 − H)·r  (+ the dollars of a model call, if any);  cold: K = (A − C)·w
+#
+# and every later call reads x = C − A fewer tokens: it saves x·r. If the engine compacts each time
+# the context has grown x above what compaction leaves, a cycle lasts x/g calls (g: growth per
+# call), and the dollars per call of reading plus compacting, r·(A + x/2) + K·g/x, are least at
+# x* = sqrt(2·K·g/r) — the economic order quantity. So: act once K ≤ x·r · x/(2g), the saving per
+# call over half a cycle. K < 0 (a cold cache, or a context over w/r ≈ 12.5× the compacted one)
+# pays at once; on a cold cache it still waits until the context is at least `COLD_MIN_GAIN`× the
+# compacted body larger, since every compaction turns older history into notes.
+
+COLD_MIN_GAIN = 1.0   # cold cache: compact when x ≥ this × (A − H)
+
+
+def compaction_verdict(*, tokens_now: int, after_tokens: int, head_tokens: int, warm_tokens: int,
+                       rates: Rates, ttl: str | float, growth: float, cold: bool, fixed_usd: float = 0.0,
+                       cold_min_gain: float = COLD_MIN_GAIN) -> Verdict:
+    """The rule above: `tokens_now` C, `after_tokens` A, `head_tokens` H, `warm_tokens` R0 (what
+    the last call cached), `growth` g, `fixed_usd` the compaction's own call (0 for notes)."""
+    if min(tokens_now, after_tokens, head_tokens, warm_tokens) < 0 or fixed_usd < 0:
+        raise ValueError("token and dollar figures must be >= 0")
+    w, r = rates.write(ttl), rates.cache_read
+    x = tokens_now - after_tokens
+    body = max(0, after_tokens - head_tokens)
+    r0 = 0 if cold else min(warm_tokens, tokens_now)
+    if r0 <= head_tokens:
+        cold = True
+    if cold:
+        cost = -x * w + fixed_usd
+        rewrite = 0
+    else:
+        cost = body * w - (r0 - head_tokens) * r + fixed_usd
+        rewrite = body
+    saves = max(0, x) * r
+    ahead = x / (2 * growth) if growth > 0 else float(CALLS_AHEAD_CAP)
+    ahead = max(0.0, min(float(CALLS_AHEAD_CAP), ahead))
+    payback = 0.0 if cost <= 0 else (cost / saves if saves > 0 else None)
+    if x <= 0:
+        act = False
+    elif cold:
+        act = x >= cold_min_gain * body
+    else:
+        act = cost <= saves * ahead
+    reason = ("cold" if cold else "pays") if act else "waits"
+    return Verdict(act, reason, rewrite, cost, saves, payback, int(ahead))
+
+
+def judge_compaction(entries: Sequence[Entry], ctx: LayerContext, after_tokens: int,
+                     fixed_usd: float = 0.0) -> Verdict:
+    """`compaction_verdict` for replacing `entries` (counted `ctx.tokens`) by a history counted
+    `after_tokens`."""
+    _ai, held, _ts = warm_prefix(entries)
+    cfg = ctx.config
+    head = cfg.overhead_tokens if cfg.overhead_tokens >= MIN_CACHEABLE else 0
+    return compaction_verdict(tokens_now=ctx.tokens, after_tokens=after_tokens, head_tokens=head,
+                              warm_tokens=held, rates=cfg.cache_rates, ttl=cfg.cache_ttl,
+                              growth=growth_per_call(entries, ctx), cold=is_cold(entries, ctx),
+                              fixed_usd=fixed_usd)

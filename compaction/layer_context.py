@@ -28,6 +28,9 @@ class PipelineConfig:
                                # False: the token-only rules (each layer's own trigger alone)
     always_prevent_summary: bool = False  # True: at the auto-compact threshold, rewrite whenever that gets the
                                           # count under it, whatever it costs against the summary it puts off
+    early_compaction: bool = True   # cache_aware: a summarizing stage that needs no model (session memory) may
+                                    # act below the auto-compact threshold when that pays in dollars
+                                    # (cache_economics.compaction_verdict: a cold cache, or reads saved > rewrite)
     # 1. tool-result budget (CC numbers): always runs; decisions frozen per tool_use_id
     tool_result_max_chars: int = 50_000       # one result over this is persisted
     message_results_max_chars: int = 200_000  # one message's results over this: largest persisted first
@@ -98,6 +101,8 @@ class LayerContext:
     history: list[Entry] | None = None  # summarizing stages: the whole working history (for the transcript);
                                         # the entries they are handed are the projected view
     replay_only: bool = False        # projecting layers: replay what is committed, commit nothing new
+    early: bool = False              # summarizing stages: the count is under the auto-compact threshold; act only
+                                     # when compacting now pays (cache_economics.judge_compaction), never fail
 
     @property
     def budget(self) -> ContextBudget:

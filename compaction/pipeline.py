@@ -118,9 +118,11 @@ class Pipeline:
         trip = self.note_turn(res.tokens)
         if trip is not None:
             res.reports.append(trip)
-        if not budget.autocompact_enabled or res.tokens < budget.autocompact_threshold:
+        if not budget.autocompact_enabled or not self.breakers().allows("auto"):
             return res
-        if not self.breakers().allows("auto"):
+        if res.tokens < budget.autocompact_threshold:
+            if self.config.cache_aware and self.config.early_compaction:
+                return await self._summarize(res, now, "auto", None, early=True)
             return res
         return await self._summarize(res, now, "auto", None)
 
@@ -136,10 +138,13 @@ class Pipeline:
         return await self._summarize(res, now, trigger, instructions)
 
     async def _summarize(self, res: PipelineResult, now: float | None, trigger: str,
-                         instructions: str | None) -> PipelineResult:
+                         instructions: str | None, early: bool = False) -> PipelineResult:
         """Stages in order; the first that returns a smaller, valid history wins. A stage that
         fails (report `details["failed"]`) or whose result is not smaller ends the attempt with
         the old history kept, and counts towards the failures breaker.
+
+        `early` (under the threshold): only stages that say they can (`early = True`: no model
+        call) are asked, and they act only when compacting now pays in dollars.
 
         Every stage reads the projected view (what the last request held, collapse included) and
         its count, not the stored history; the transcript it writes keeps the whole history."""
@@ -147,8 +152,11 @@ class Pipeline:
         work = res.view or res.entries
         breakers = self.breakers()
         for stage in self.stages:
+            if early and not getattr(stage, "early", False):
+                continue
             ctx = self._ctx(work, now, trigger, instructions, tokens=res.tokens)
             ctx.history = res.entries
+            ctx.early = early
             try:
                 out = await stage(work, ctx)
             except Exception as exc:  # a stage bug must not take the session down; the history is kept

@@ -6,11 +6,21 @@ commands with their exit codes, errors and what fixed them, decisions, the curre
 are updated from new entries only (O(new entries) per turn). They live as plain JSON in
 `PipelineState.of("session_memory")`, so they survive a resume and later compactions.
 
+The user's requests are kept verbatim (a very long one by its head and tail, as collapse keeps
+it): they are what a summary must not lose, so when the notes outgrow their budget the other
+sections give way first, then the oldest requests but the first.
+
 At compact time the notes replace the older history and a verbatim tail is kept (CC: at least
 10,000 tokens and 5 messages with text, at most 40,000), cut only where no tool pair and no
 response split across entries would be separated. The stage declines (None, so the LLM stage
 runs) when the notes are empty, when a manual focus asks for a model summary, or when the
 result would still be above the auto-compact threshold.
+
+Under the threshold (`ctx.early`) it acts only when compacting now pays in dollars: the next call
+writes the short history instead of reading the long one, every later call reads less
+(cache_economics.compaction_verdict — on a cold cache the rewrite is free). A cheap lower bound of
+the result is judged first, so a turn where it cannot pay costs O(1); its report carries the
+verdict in `details["cache"]`.
 """
 from __future__ import annotations
 
@@ -18,8 +28,11 @@ import re
 import time
 from typing import Sequence
 
+from . import cache_economics as ce
+from .collapse import LONG_USER_CHARS, USER_HEAD_CHARS, USER_TAIL_CHARS
 from .entry import Entry, boundary, user
 from .layer_context import LayerContext
+from .layerkit import runtime
 from .ptl import is_retry_marker
 from .report import CompactionReport, LayerResult
 from .summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
@@ -28,8 +41,10 @@ from .tokens import count_tokens, estimate_text
 
 STATE_KEY = "session_memory"
 RECENT_UUIDS = 64
-CAPS = {"requests": 40, "commands": 40, "errors": 30, "decisions": 30, "files_read": 60, "files_changed": 60}
+CAPS = {"requests": 400, "commands": 40, "errors": 30, "decisions": 30, "files_read": 60, "files_changed": 60}
 PENDING_CAP = 200
+EARLY_SLACK = 0.9    # the pre-check trusts the last full check's result size to this share (the notes
+                     # and the tail change as the history grows)
 
 _EXIT = [re.compile(p, re.I) for p in (
     r"exit(?:ed)?[ _]?(?:code|status)\s*[:=]?\s*(-?\d+)",
@@ -50,6 +65,16 @@ def _clip(s: str, n: int) -> str:
 def _tail(s: str, n: int) -> str:
     s = " ".join(s.split())
     return s if len(s) <= n else "…" + s[-(n - 1):]
+
+
+def _verbatim(text: str) -> str:
+    """A user request as the notes keep it: word for word, or a very long one by its head and tail."""
+    text = text.strip()
+    if len(text) <= LONG_USER_CHARS:
+        return text
+    omitted = len(text) - USER_HEAD_CHARS - USER_TAIL_CHARS
+    return (f"{text[:USER_HEAD_CHARS]} […{omitted:,} characters left out here; the whole message is in the "
+            f"transcript…] {text[-USER_TAIL_CHARS:]}")
 
 
 def _result_text(block: dict) -> str:
@@ -163,7 +188,7 @@ class SessionNotes:
                 if call is not None:
                     self._result(call["name"], call["what"], _result_text(b), bool(b.get("is_error")))
         if texts:
-            self._push("requests", _clip("\n".join(texts), 500))
+            self._push("requests", _verbatim("\n".join(texts)))
 
     def _result(self, name: str, what: str, text: str, is_error: bool) -> None:
         ok = not is_error
@@ -207,7 +232,8 @@ class SessionNotes:
 
     def render(self, max_tokens: int = 8_000) -> str:
         """The notes as a summary of at most `max_tokens` (estimated): the oldest items of the
-        longest sections go first; the first request and the current work stay."""
+        longest other section go first, the user's requests last (the oldest but the first); the
+        first request and the current work stay."""
         sections = self._sections()
 
         def text() -> str:
@@ -218,7 +244,9 @@ class SessionNotes:
         out = text()
         while estimate_text(out) > max_tokens:
             candidates = [(len(lines), k) for k, (title, lines) in enumerate(sections)
-                          if len(lines) > (1 if k in (0, len(sections) - 1) else 0)]
+                          if k != 0 and len(lines) > (1 if k == len(sections) - 1 else 0)]
+            if not candidates and len(sections[0][1]) > 1:
+                candidates = [(0, 0)]
             if not candidates:
                 return out[: max_tokens * 4]
             _, k = max(candidates)
@@ -322,6 +350,7 @@ class SessionMemoryStage:
     """Layer 5. Also keeps the notes current: the pipeline calls `observe` on every turn."""
 
     name = "session_memory"
+    early = True      # needs no model: may act under the threshold when that pays (ctx.early)
 
     def __init__(self, config: SummarizeConfig | None = None) -> None:
         self.config = config or SummarizeConfig()
@@ -333,10 +362,22 @@ class SessionMemoryStage:
     def observe(self, entries: Sequence[Entry], state) -> None:
         self.notes(state).update(entries)
 
+    def _may_pay(self, entries: Sequence[Entry], ctx: LayerContext) -> bool:
+        """O(1) pre-check under the threshold: would compacting pay even if it left only the head,
+        the smallest tail and nothing else — or what the last full check found it would leave, if
+        the history has not been compacted since? A compaction that leaves more never pays more."""
+        cfg, window = self.config, ctx.budget.context_window
+        floor = ctx.config.overhead_tokens + cfg.limit("sm_min_tokens", window)
+        seen = int(runtime(ctx.state, self.name).get("early_after", 0) * EARLY_SLACK)
+        floor = max(floor, seen)
+        return ce.judge_compaction(entries, ctx, min(floor, ctx.tokens)).act
+
     async def __call__(self, entries: list[Entry], ctx: LayerContext) -> LayerResult | None:
         t0 = time.monotonic()
         cfg, window = self.config, ctx.budget.context_window
         if not cfg.session_memory or (ctx.instructions and ctx.instructions.strip()):
+            return None
+        if ctx.early and not self._may_pay(entries, ctx):
             return None
         notes = self.notes(ctx.state)
         notes.update(entries)
@@ -371,19 +412,26 @@ class SessionMemoryStage:
         threshold = ctx.budget.autocompact_threshold
         if after >= threshold or after >= ctx.tokens or check_new_history(body):
             return None   # the LLM stage may do better
+        verdict = ce.judge_compaction(entries, ctx, after)
+        if ctx.early and not verdict.act:
+            runtime(ctx.state, self.name)["early_after"] = after     # what it would leave: the next pre-check
+            return None
         path, why = save_transcript(ctx, entries, cfg.require_transcript)
         if why:
-            return failed(self.name, ctx, why, entries, t0)
+            # under the threshold nothing is due: not compacting is no failure
+            return None if ctx.early else failed(self.name, ctx, why, entries, t0)
         body, after = build(path)
         if after >= ctx.tokens:
             return None
         new = [boundary(ctx.trigger, ctx.tokens, after, path, self.name), *body]
+        runtime(ctx.state, self.name).pop("early_after", None)
         report = CompactionReport(
             layer=self.name, trigger=ctx.trigger,
             action=(f"Replaced {start} older entries by the session notes ({ctx.tokens:,} → {after:,} tokens); "
                     f"kept the last {len(kept)} entries verbatim"
-                    + (" (the current prompt included)" if prompt is not None and prompt < start else "")),
+                    + (" (the current prompt included)" if prompt is not None and prompt < start else "")
+                    + (f"; under the threshold because it pays: {ce.describe(verdict)}" if ctx.early else "")),
             tokens_before=ctx.tokens, tokens_after=after, duration_s=time.monotonic() - t0, transcript_path=path,
             details={"kept_entries": len(kept), "summary_tokens": body[0].tokens,
-                     "kept_tokens": sum(e.tokens for e in kept)})
+                     "kept_tokens": sum(e.tokens for e in kept), "early": ctx.early, "cache": verdict.details()})
         return LayerResult(new, report)

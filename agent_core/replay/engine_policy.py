@@ -6,9 +6,12 @@ file_path → path, …) so the layers treat those calls as they treat their own
 
 Token sizes — the calibration: an entry's `tokens` is a per-entry estimate the engine caches on
 first use; replay fixes it to the log's calibrated `Message.tokens` when the entry is made, and
-gives no entry a usage anchor, so the engine's count is exactly the head plus the calibrated sizes
-(what the policy would send). Any entry a layer rewrites (a cleared result, a digest, a summary) is
-a new entry and is estimated from its new content, as in a live session.
+gives each recorded answer the usage a live session would have got for it: the count of the request
+the engine sent before it as input, its calibrated size as output. So the engine's count is the
+head plus the calibrated sizes (what the policy would send), and the layers see what they see live:
+the prefix the last call cached, when it answered (a cold cache after a pause), the growth per call.
+Any entry a layer rewrites (a cleared result, a digest, a summary) is a new entry and is estimated
+from its new content, as in a live session.
 
 The summarizing stages are the loop's (`compaction.default_stages`): session memory runs as is (it
 needs no model); LLM compaction runs with a summarizer that writes no summary but returns text of
@@ -45,11 +48,11 @@ def ctxtui_block(block: dict) -> dict:
     return {**block, "name": CC_TOOL_NAMES[block["name"]], "input": mapped}
 
 
-def make_entry(m: Message, timestamp: float, response_id: str | None) -> Entry:
+def make_entry(m: Message, timestamp: float, response_id: str | None, usage: dict | None = None) -> Entry:
     """An entry for a recorded message whose `tokens` is the message's calibrated size."""
     blocks = [ctxtui_block(b) for b in m.blocks] if m.blocks else [{"type": "text", "text": m.text or "(empty)"}]
     e = Entry({"role": m.role, "content": blocks}, timestamp=m.timestamp or timestamp,
-              response_id=response_id if m.role == "assistant" else None)
+              response_id=response_id if m.role == "assistant" else None, usage=usage)
     e.__dict__["tokens"] = max(0, int(m.tokens))    # the cached estimate, fixed to the calibrated size
     return e
 
@@ -115,6 +118,7 @@ class EnginePolicy:
         self._origin: dict[str, tuple[dict, Message]] = {}     # uuid -> (content as made, its message)
         self._made: dict[int, tuple[dict, Message]] = {}       # id(rewritten content) -> its message
         self._runner = asyncio.Runner()
+        self._sent: int | None = None                           # the count of the last request sent
 
     def close(self) -> None:
         self._runner.close()
@@ -135,14 +139,22 @@ class EnginePolicy:
         return m
 
     def step(self, request: Request) -> Step:
-        for m in new_messages(request):
-            e = make_entry(m, request.timestamp, m.key)
+        added = new_messages(request)
+        # the last answer among them anchors the count: the request before it, plus every message
+        # added up to it (an answer may be logged as several messages, results in between)
+        last = max((i for i, m in enumerate(added) if m.role == "assistant"), default=None)
+        for i, m in enumerate(added):
+            usage = None
+            if i == last and self._sent is not None:
+                usage = {"input_tokens": self._sent, "output_tokens": sum(max(0, x.tokens) for x in added[:i + 1])}
+            e = make_entry(m, request.timestamp, m.key, usage)
             self._origin[e.uuid] = (e.message, m)
             self.history.append(e)
         calls_before = len(self.summarizer.calls)
         res = self._runner.run(self.pipeline.run(self.history, now=request.timestamp))
         self.history = res.entries
         self.view = res.view or res.entries
+        self._sent = res.tokens
         step = Step([self.message_of(e) for e in self.view if e.sent])
         for prompt in self.summarizer.calls[calls_before:]:
             seen = next((s.seen for s in self.stages if isinstance(s, Recording)), [])
