@@ -47,6 +47,7 @@ async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_
     # the window is checked below (input only): max_tokens against the window is problem 8's part
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=WINDOW, disable_collapse=True)
+        agent.pipeline.config.early_compaction = False   # session memory at the threshold, not before (issue 13)
         threshold = agent.pipeline.config.budget.autocompact_threshold
         k = 0
         # fill the window to just under the auto-compact threshold, so the two reads push it over
@@ -107,6 +108,7 @@ async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
     responder = _instruction_session(ws, window)
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=window)
+        agent.pipeline.config.early_compaction = False   # collapse's guarantee: no session memory before it
         layers = []
         for k in range(20):
             events = await collect(agent.run(INSTRUCTIONS[k]))
