@@ -12,6 +12,8 @@ from compaction import validate_history
 from compaction.entry import project
 from agent_core import events as ev
 from agent_core.config import ConfigError
+from agent_core.logs.reader import LogReader
+from agent_core.logs.records import CompactionRecord, UsageRecord
 from agent_core.providers.server_context import COMPACT_BETA, CONTEXT_MANAGEMENT_BETA, ServerPlan
 from tests.agent_helpers import collect, fake_agent, heavy_tool_session, make_workspace, of
 from tests.fake_anthropic import FakeAnthropic, reply
@@ -156,4 +158,8 @@ async def test_stream_json_fields_match_local_compactions(tmp_path):
         assert set(json.loads(json.dumps(server.to_dict()))) == set(local.to_dict())
         logged = [json.loads(line) for line in agent.session.path.read_text().splitlines()]
         assert any(json.dumps(r).count('"layer": "server_compact"') for r in logged)
+        # What watch and usage read from the log: the compaction, and the compaction step's cost.
+        records = LogReader(agent.session.path).read(final=True)
+        assert any(isinstance(r, CompactionRecord) and r.layer == "server_compact" for r in records)
+        assert any(isinstance(r, UsageRecord) and r.purpose == "compaction" for r in records)
         await agent.aclose()
