@@ -7,7 +7,9 @@ from pathlib import Path
 
 from agent_core import events as ev
 from app.main import build_app
+from app.screens.inspector import InspectorScreen
 from app.widgets.conversation import CompactionMarker, LiveCompaction
+from app.widgets.timeline import Timeline
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
 
@@ -102,3 +104,19 @@ async def test_a_streamed_summary_shows_live_then_lands(tmp_path):
             kinds = [type(e) for e in events if isinstance(e, (ev.CompactionStarted, ev.CompactionEnded,
                                                                    ev.Compaction))]
             assert kinds[-3:] == [ev.CompactionStarted, ev.CompactionEnded, ev.Compaction]
+
+            # then the inspector, from the marker and from the timeline row
+            markers[-1].focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comps[-1]
+            await pilot.press("escape")
+            await pilot.pause()
+            timeline = app.query_one(Timeline)
+            x0, y0 = timeline.region.x + 3, timeline.region.y
+            row = len(timeline.events) - 1
+            row_y = next(y for y in range(timeline.region.height)
+                         if app.screen.get_style_at(x0, y0 + y).meta.get("row") == row)
+            await pilot.click(Timeline, offset=(3, row_y))
+            await pilot.pause()
+            assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comps[-1]
