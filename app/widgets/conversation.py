@@ -468,6 +468,7 @@ class Conversation(VerticalScroll):
     async def clear(self) -> None:
         await self.end_text()
         self._tools.clear()
+        self._live_compaction = None
         self.archived.clear()
         self._earlier = None
         await self.remove_children()
