@@ -15,6 +15,7 @@ from textual.theme import BUILTIN_THEMES
 
 from agent_core.config import Config, ConfigError, load_config
 from agent_core.logs.discover import claude_projects_root
+from agent_core.providers.demo.model import DemoModel
 from agent_core.loop.factory import build_agent
 from agent_core.sessions.paths import sessions_dir
 from agent_core.sessions.session_log import SessionWriteError
@@ -24,16 +25,45 @@ from .screens.trust import TrustApp
 from .tui import CtxApp
 
 
+# The demo streams like a real model in the TUI (seconds to the first words, then a few words at a
+# time), so a turn and its compactions can be watched; headless and tests keep it instant.
+DEMO_LATENCY_S = 0.8
+DEMO_CHUNK_DELAY_S = 0.04
+
+
+def pace(agent: Any) -> Any:
+    """Give an agent on the demo model a real model's pace (see DEMO_LATENCY_S)."""
+    if isinstance(agent.client, DemoModel):
+        agent.client.pace(DEMO_CHUNK_DELAY_S, DEMO_LATENCY_S)
+    return agent
+
+
+def demo_banner(config: Config) -> str:
+    """The demo's banner in the words of how it was chosen: no key, `--model demo`, or a setting."""
+    head = "Demo model, offline: nothing leaves this machine"
+    source = config.sources.get("model")
+    if source in (None, "default"):
+        return f"{head} (no ANTHROPIC_API_KEY is set). To use Claude, set ANTHROPIC_API_KEY and start ctxtui again."
+    how = {"flag": "--model demo", "env": "CTXTUI_MODEL=demo", ".env": "CTXTUI_MODEL=demo in .env",
+           "user file": "model = demo in the user config file"}.get(source, "model demo")
+    key = "" if config.api_key else ", with ANTHROPIC_API_KEY set"
+    return f"{head} (started with {how}). To use Claude, start without {how}{key}, or type /model NAME."
+
+
 def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, environ: Mapping[str, str] | None = None,
               workspace: Path | None = None, resume: str | None = None, continue_: bool = False,
-              claude_root: Path | None | str = "default", client: Any = None, **app_kwargs: Any):
+              claude_root: Path | None | str = "default", client: Any = None, paced: bool = False,
+              **app_kwargs: Any):
     """Config → agent → app. Raises ConfigError. `client` replaces the model client (tests);
-    `claude_root` defaults to Claude Code's projects folder when it exists (`claude_projects_root`)."""
+    `claude_root` defaults to Claude Code's projects folder when it exists (`claude_projects_root`);
+    `paced`: the demo streams like a real model (the `ctxtui` command; tests stay instant)."""
     cli_dict = dict(vars(cli) if isinstance(cli, argparse.Namespace) else (cli or {}))
     config: Config = load_config(cli_dict, environ=environ, workspace=workspace)
     theme = app_kwargs.pop("theme", None) or config.theme
     check_theme(theme)
     agent = build_agent(config, interactive=True, resume=resume, continue_=continue_, client=client)
+    if paced:
+        pace(agent)
 
     def factory(**overrides: Any):
         """A new agent for /model NAME (new session) or /resume ID, from the same CLI settings."""
@@ -41,12 +71,14 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
         if "model" in overrides:
             over["model"] = overrides["model"]
         cfg = load_config(over, environ=environ, workspace=config.workspace)
-        return build_agent(cfg, interactive=True, resume=overrides.get("resume"))
+        made = build_agent(cfg, interactive=True, resume=overrides.get("resume"))
+        return pace(made) if paced else made
 
     if claude_root == "default":
         claude_root = claude_projects_root(environ)
     app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
                  agent_factory=factory, theme=theme, notices=(config.ignored_message() or "",),
+                 banner=demo_banner(config) if config.is_demo else None,
                  keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)
     return app
 
@@ -91,7 +123,8 @@ def run_tui(args: argparse.Namespace) -> int:
     try:
         if settle_trust(args) == "quit":
             return 0
-        app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)))
+        app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)),
+                        paced=True)
     except ConfigError as e:
         print(f"ctxtui: {e}", file=sys.stderr)
         return 2

@@ -46,6 +46,10 @@ CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "perm
 # Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
+DEMO_BANNER = "Demo model, offline: nothing leaves this machine. /model NAME switches to a Claude model."
+SWITCHED_BANNER = ("Demo model, offline (switched with /model demo): nothing leaves this machine. /model NAME "
+                   "switches back to a Claude model.")
+
 # Builds a replacement agent for /model and /resume: keyword overrides of the CLI config
 # (model=..., resume=...). Provided by app.main; None disables those commands.
 AgentFactory = Callable[..., Any]
@@ -74,8 +78,9 @@ class CtxApp(App[int]):
     def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = time.time,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
-                 notices: tuple[str, ...] = ()) -> None:
+                 notices: tuple[str, ...] = (), banner: str | None = None) -> None:
         super().__init__()
+        self.banner = banner or DEMO_BANNER   # said when the model is the offline demo: how it came to be
         self.agent = agent
         self.notices = tuple(n for n in notices if n)   # said once, at start (e.g. ignored .env settings)
         self.sessions_root = sessions_root
@@ -213,8 +218,7 @@ class CtxApp(App[int]):
         await conv.clear()
         self.timeline.reset()
         if self.status.offline:
-            await conv.add_notice("Demo model, offline: nothing leaves this machine. To use Claude, set "
-                                  "ANTHROPIC_API_KEY and run without --model demo.")
+            await conv.add_notice(self.banner)
         for notice in self.notices:
             await conv.add_notice(notice)
         if resumed:
@@ -508,6 +512,8 @@ class CtxApp(App[int]):
             self.notify(f"Could not switch to {what}: {e}", severity="error", markup=False)
             return
         old, self.agent = self.agent, new
+        if "model" in overrides and not cleared:
+            self.banner = SWITCHED_BANNER
         self._started_at = None
         try:
             await old.aclose()

@@ -3,6 +3,7 @@ empty logs, a private session folder, the plot's compaction count, cancelled too
 per failure, the timeline's names and newest row. Pilot on the real agent and the demo model."""
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import stat
@@ -12,12 +13,12 @@ import pytest
 from textual.widgets import Static
 
 from agent_core import events as ev
-from app.main import build_app
+from app.main import build_app, run_tui
 from app.widgets.context_pane import ContextPlot
 from app.widgets.conversation import ErrorMessage, NoticeMessage, ToolBlock
 from app.widgets.timeline import Timeline
 from app.screens.transcripts import TranscriptViewer
-from tests.agent_helpers import SECRET, make_workspace
+from tests.agent_helpers import SECRET, demo_agent, make_workspace
 from tests.tui_fakes import FakeAgent
 from app.tui import CtxApp
 
@@ -306,3 +307,32 @@ async def test_transcript_viewer_reads_every_record_kind_and_counts_matches(work
         await pilot.pause()
         status = str(viewer.query_one("#viewer-status", Static).render())
         assert f"match 2 of {n}" in status, status
+
+
+@pytest.mark.parametrize("cli, environ, says, not_says", [
+    ({}, {}, "no ANTHROPIC_API_KEY is set", "--model demo"),
+    ({"model": "demo"}, {"ANTHROPIC_API_KEY": SECRET}, "started with --model demo", "set ANTHROPIC_API_KEY"),
+    ({}, {"CTXTUI_MODEL": "demo"}, "CTXTUI_MODEL=demo", "no ANTHROPIC_API_KEY is set"),
+])
+async def test_demo_banner_says_how_the_demo_was_chosen(workspace, cli, environ, says, not_says):
+    app = build_app(cli, environ=environ, workspace=workspace, claude_root=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        banner = app.conversation.query(NoticeMessage).first().text
+    assert banner.startswith("Demo model, offline") and says in banner and not_says not in banner, banner
+
+
+def test_the_tui_paces_the_demo_and_tests_and_headless_do_not(workspace, monkeypatch):
+    """`ctxtui` (run_tui) streams the demo like a real model; build_app (tests) and build_agent
+    (headless) keep it instant, and agents made by /clear, /model, /resume keep the app's pace."""
+    started: list[CtxApp] = []
+    monkeypatch.setattr(CtxApp, "run", lambda self: started.append(self) or 0)
+    args = argparse.Namespace(model="demo", workspace=str(workspace), resume=None, continue_=False, theme=None)
+    assert run_tui(args) == 0
+    paced = started[0].agent.client
+    assert paced.chunk_delay > 0 and paced.latency > 0
+    assert started[0].agent_factory(model="demo").client.chunk_delay == paced.chunk_delay
+    instant = build_app({"model": "demo"}, environ={}, workspace=workspace, claude_root=None).agent.client
+    assert instant.chunk_delay == 0 and instant.latency == 0
+    headless = demo_agent(workspace).client
+    assert headless.chunk_delay == 0 and headless.latency == 0

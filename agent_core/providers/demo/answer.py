@@ -9,8 +9,11 @@ from agent_core.providers.demo.conversation import Call, Turn, norm_path
 from agent_core.providers.demo.tool_output import first_line, grep_hits, paths_in, target
 from agent_core.providers.demo.workspace import LANG, Workspace, definitions, ext_of, excerpt
 
-EXCERPT_LINES = 50
-MAX_EXCERPTS = 4
+# The answer summarises what was read and quotes two passages at most: quoting whole files
+# (four 50-line excerpts) filled a small window with the answer alone and left turns ending blocked;
+# two passages of 30 lines keep the flavour.
+EXCERPT_LINES = 30
+MAX_EXCERPTS = 2
 
 
 def _whole(v: object, default: int) -> int:
@@ -167,7 +170,7 @@ def compose(ws: Workspace, turn: Turn, words: list[str], intent: str, arg: dict)
         out += ["", "### Problems along the way", ""]
         out += [f"- `{c.name}` on `{target(c)}`: {first_line(c.result)}" for c in errors]
     if reads and intent == "explore":
-        out += ["", "### Key excerpts"]
+        out += ["", "### Key passage"]
         for c in reads[:MAX_EXCERPTS]:
             path = norm_path(c.input.get("path"))
             start, text = read_range(ws, c)

@@ -46,15 +46,22 @@ class DemoModel:
     """Implements agent_core.providers.model.ModelClient without a network."""
 
     def __init__(self, workspace: Path, context_window: int = 30_000, max_output_tokens: int = 4_000,
-                 seed: int = 0, chunk_delay: float = 0.0, cache_ttl: str = "5m") -> None:
+                 seed: int = 0, chunk_delay: float = 0.0, cache_ttl: str = "5m", latency: float = 0.0) -> None:
         if context_window < 1_000:
             raise ValueError(f"context_window must be a whole number >= 1000, got {context_window!r}")
         self.workspace = Path(workspace)
         self.seed = seed
         self.chunk_delay = max(0.0, float(chunk_delay))
+        self.latency = max(0.0, float(latency))
         self.info = ModelInfo(provider="demo", model="demo", context_window=context_window,
                               max_output_tokens=max_output_tokens, offline=True, notes=["demo — offline"])
         self._cache = PrefixCache(ttl=cache_ttl)
+
+    def pace(self, chunk_delay: float, latency: float) -> None:
+        """Stream like a real model (the TUI's default): `latency` seconds before the first words,
+        then `chunk_delay` per few words. Headless and tests keep the instant default."""
+        self.chunk_delay = max(0.0, float(chunk_delay))
+        self.latency = max(0.0, float(latency))
 
     # ---- the protocol ----------------------------------------------------------------
     async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
@@ -76,6 +83,8 @@ class DemoModel:
         # so a resumed session never repeats the id of the assistant message before it.
         response = ModelResponse(id=f"msg_demo_{int(key[:13], 16)}", model="demo", content=content,
                                  usage=usage, stop_reason=stop)
+        if self.latency:
+            await asyncio.sleep(self.latency)     # a real model's time to the first token
         for i, block in enumerate(b for b in content if b["type"] == "text"):
             for piece in chunks(block["text"], int(key[i:i + 2], 16)):
                 await asyncio.sleep(self.chunk_delay)

@@ -156,7 +156,10 @@ class Workspace:
             return None
         if rel == "." or excluded(rel):
             return None
-        return rel if (self.root / rel).is_file() else None
+        try:
+            return rel if (self.root / rel).is_file() else None
+        except OSError:   # a name too long for the file system: not a file of the workspace
+            return None
 
     def text(self, rel: str) -> str | None:
         if rel not in self._texts:
