@@ -23,6 +23,7 @@ from agent_core.context_budget import limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
 from agent_core.pricing.tally import CostTally
 from agent_core.providers.demo.model import DemoModel
+from agent_core.providers.demo.server_compaction import ServerDemo
 from agent_core.providers.model import ModelClient
 from agent_core.providers.server_context import ServerPlan, plan_for
 from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir,
@@ -45,8 +46,9 @@ MIN_TURN_TOKENS = 1_500   # a prompt, one tool call and a short result
 def make_client(config: Config) -> ModelClient:
     if config.is_demo:
         limits = limits_for(config.model, config.budget_settings())
-        return DemoModel(config.workspace, context_window=limits.context_window,
+        demo = DemoModel(config.workspace, context_window=limits.context_window,
                          max_output_tokens=limits.max_output_tokens, cache_ttl=config.cache_ttl)
+        return demo if config.engine == "local" else ServerDemo(demo)   # emulates the server's compaction
     # The SDK takes a second or more to import; the demo and `ctxtui usage` never need it.
     from agent_core.providers.anthropic_client import AnthropicClient  # noqa: PLC0415  (start-up time)
 

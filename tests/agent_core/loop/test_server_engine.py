@@ -15,7 +15,7 @@ from agent_core.config import ConfigError
 from agent_core.logs.reader import LogReader
 from agent_core.logs.records import CompactionRecord, UsageRecord
 from agent_core.providers.server_context import COMPACT_BETA, CONTEXT_MANAGEMENT_BETA, ServerPlan
-from tests.agent_helpers import collect, fake_agent, heavy_tool_session, make_workspace, of
+from tests.agent_helpers import collect, demo_agent, fake_agent, heavy_tool_session, make_workspace, of
 from tests.fake_anthropic import FakeAnthropic, reply
 
 WINDOW = 40_000
@@ -163,3 +163,18 @@ async def test_stream_json_fields_match_local_compactions(tmp_path):
         assert any(isinstance(r, CompactionRecord) and r.layer == "server_compact" for r in records)
         assert any(isinstance(r, UsageRecord) and r.purpose == "compaction" for r in records)
         await agent.aclose()
+
+
+async def test_the_demo_model_emulates_server_compaction(tmp_path):
+    ws = make_workspace(tmp_path)
+    agent = demo_agent(ws, engine="server", context_window=8_000)
+    events: list[ev.Event] = []
+    for k in range(12):
+        events += await collect(agent.run(f"look at the code and explain part {k} in detail"))
+        assert validate_history(project(agent.entries)) == [], k
+    compactions = [c for c in of(events, ev.Compaction) if c.layer == "server_compact"]
+    assert compactions and all(c.tokens_after < c.tokens_before for c in compactions)
+    assert any(e.purpose == "server" for e in of(events, ev.CompactionStarted))
+    assert agent.cost.purposes["compaction"].requests == len(compactions)
+    assert project(agent.entries)[0]["content"][0]["type"] == "compaction"
+    await agent.aclose()
