@@ -335,8 +335,11 @@ class AnthropicClient:
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": int(self.thinking_budget)}
         if self.server is not None:
+            # The betas always: a history holding a compaction block needs the compaction beta.
             params["betas"] = self.server.betas()
-            params["context_management"] = self.server.context_management()
+            cm = self.server.context_management(purpose)
+            if cm is not None:
+                params["context_management"] = cm
         return params
 
     async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,

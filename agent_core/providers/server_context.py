@@ -76,8 +76,12 @@ class ServerPlan:
         edits.append(compact)
         return edits
 
-    def context_management(self) -> dict:
-        return {"edits": self.edits()}
+    def context_management(self, purpose: str = "main") -> dict | None:
+        """The request's `context_management`. A call of ctxtui's own (a summary, session notes)
+        keeps the clears, so it is shown what the main call was shown and reads its cached prefix,
+        but never asks the server to compact it: its answer must be ours."""
+        edits = self.edits() if purpose == "main" else [e for e in self.edits() if e["type"] != COMPACT_EDIT]
+        return {"edits": edits} if edits else None
 
 
 def plan_for(engine: str, *, compact_trigger: int, window: int, micro_trigger_ratio: float, keep_recent: int,

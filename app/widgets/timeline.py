@@ -26,7 +26,9 @@ WATCH_COLUMNS = ("time", "layer", "trigger", "before", "after", "freed")
 _NUMERIC = frozenset({"before", "after", "freed", "took", "cache"})
 # ctxtui's layer names, spelled out in words so the column never cuts one (`session_mem…`); any
 # other name (a Claude Code log's) is shown whole.
-LAYER_NAMES = {"tool_result_budget": "result budget", "session_memory": "session memory"}
+LAYER_NAMES = {"tool_result_budget": "result budget", "session_memory": "session memory",
+               "server_clear_tool_uses": "server clear", "server_clear_thinking": "server thinking",
+               "server_compact": "server compact"}
 
 
 def layer_name(layer: str) -> str:

@@ -142,3 +142,17 @@ def test_validate_history_knows_the_compaction_block():
                              {"role": "assistant", "content": [{**block, "content": ""}]}])
     failed = {"type": "compaction", "content": None, "encrypted_content": None}
     assert validate_history([{"role": "user", "content": "x"}, {"role": "assistant", "content": [failed]}]) == []
+
+
+def test_our_own_summary_call_is_never_compacted_by_the_server():
+    msgs = [{"role": "user", "content": "hi"}]
+    client = AnthropicClient(api_key=KEY, base_url="http://127.0.0.1:9", server=_plan())
+    main = client.request_params(system="s", messages=msgs, tools=[], max_tokens=10)
+    summary = client.request_params(system="s", messages=msgs, tools=[], max_tokens=10, purpose="compaction")
+    assert [e["type"] for e in main["context_management"]["edits"]] == ["clear_tool_uses_20250919",
+                                                                       "compact_20260112"]
+    assert [e["type"] for e in summary["context_management"]["edits"]] == ["clear_tool_uses_20250919"]
+    assert summary["betas"] == main["betas"]          # a compaction block in the history still needs its beta
+    client.server = ServerPlan("hybrid", compact_trigger=100)
+    hybrid = client.request_params(system="s", messages=msgs, tools=[], max_tokens=10, purpose="compaction")
+    assert "context_management" not in hybrid and hybrid["betas"] == [COMPACT_BETA]
