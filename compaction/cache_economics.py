@@ -91,14 +91,16 @@ def calls_ahead(*, tokens_now: int, freed: int, threshold: int, growth: float, c
     return min(cap, int(room // growth))
 
 
-def summary_estimate(threshold: int, rates: Rates, ttl: str | float) -> tuple[float, int]:
+def summary_estimate(threshold: int, rates: Rates, ttl: str | float, cheap: bool = False) -> tuple[float, int]:
     """(dollars, tokens it takes away) of one summary at the threshold: its call reads the cached
     prefix and writes its prompt, its output is priced as output, and the next call writes the new
-    history (the summary and what is kept) to the cache."""
+    history (the summary and what is kept) to the cache. `cheap`: the summary is the session notes
+    (no model call), so only the new history's write is paid."""
     out = max(MIN_SUMMARY_OUTPUT, int(SUMMARY_OUTPUT_SHARE * threshold))
     after = out + int(SUMMARY_KEEPS_SHARE * threshold)
-    usd = (threshold * rates.cache_read + SUMMARY_PROMPT_TOKENS * rates.write(ttl) + out * rates.output
-           + after * rates.write(ttl))
+    usd = after * rates.write(ttl)
+    if not cheap:
+        usd += threshold * rates.cache_read + SUMMARY_PROMPT_TOKENS * rates.write(ttl) + out * rates.output
     return usd, max(1, threshold - after)
 
 
@@ -239,7 +241,8 @@ def judge(entries: Sequence[Entry], ctx: LayerContext, changed_at: int, freed: i
     readable = readable_before(entries, changed_at, ctx)
     cfg = ctx.config
     threshold = ctx.budget.autocompact_threshold
-    s_usd, s_frees = summary_estimate(threshold, cfg.cache_rates, cfg.cache_ttl) if ctx.summarizing else (0.0, 0)
+    s_usd, s_frees = (summary_estimate(threshold, cfg.cache_rates, cfg.cache_ttl, cheap=ctx.cheap_summary)
+                      if ctx.summarizing else (0.0, 0))
     return verdict(warm_tokens=warm, readable_tokens=readable, freed=freed, tokens_now=ctx.tokens,
                    threshold=threshold, rates=cfg.cache_rates, ttl=cfg.cache_ttl,
                    growth=growth_per_call(entries, ctx), cold=cold, summary_usd=s_usd, summary_frees=s_frees,
@@ -276,6 +279,9 @@ def note_rewrite(entries: Sequence[Entry], ctx: LayerContext, changed_at: int) -
 # compacted body larger, since every compaction turns older history into notes.
 
 COLD_MIN_GAIN = 1.0   # cold cache: compact when x ≥ this × (A − H)
+GROWTH_FLOOR = 0.01   # growth per call assumed at least this share of the effective window: the running
+                      # mean starts from one sample (often just a prompt), which would make every
+                      # saving look long-lived
 
 
 def compaction_verdict(*, tokens_now: int, after_tokens: int, head_tokens: int, warm_tokens: int,
@@ -320,5 +326,5 @@ def judge_compaction(entries: Sequence[Entry], ctx: LayerContext, after_tokens: 
     head = cfg.overhead_tokens if cfg.overhead_tokens >= MIN_CACHEABLE else 0
     return compaction_verdict(tokens_now=ctx.tokens, after_tokens=after_tokens, head_tokens=head,
                               warm_tokens=held, rates=cfg.cache_rates, ttl=cfg.cache_ttl,
-                              growth=growth_per_call(entries, ctx), cold=is_cold(entries, ctx),
-                              fixed_usd=fixed_usd)
+                              growth=max(growth_per_call(entries, ctx), GROWTH_FLOOR * ctx.budget.effective_window),
+                              cold=is_cold(entries, ctx), fixed_usd=fixed_usd)

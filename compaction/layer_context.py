@@ -101,6 +101,8 @@ class LayerContext:
     history: list[Entry] | None = None  # summarizing stages: the whole working history (for the transcript);
                                         # the entries they are handed are the projected view
     replay_only: bool = False        # projecting layers: replay what is committed, commit nothing new
+    cheap_summary: bool = False      # a summarizing stage that needs no model (session memory) can act, under the
+                                     # threshold too: the summary a rewrite puts off is a cheap one
     early: bool = False              # summarizing stages: the count is under the auto-compact threshold; act only
                                      # when compacting now pays (cache_economics.judge_compaction), never fail
 

@@ -7,6 +7,7 @@ talks to a model itself.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -55,8 +56,11 @@ class Pipeline:
     def _ctx(self, entries: Sequence[Entry], now: float, trigger: str = "auto",
              instructions: str | None = None, tokens: int | None = None) -> LayerContext:
         summarizing = bool(self.stages) and self.config.budget.autocompact_enabled and self.breakers().allows("auto")
-        return LayerContext(self.config, self.state, self.session_dir, now,
-                            self.count(entries) if tokens is None else tokens, trigger, instructions, summarizing)
+        ctx = LayerContext(self.config, self.state, self.session_dir, now,
+                           self.count(entries) if tokens is None else tokens, trigger, instructions, summarizing)
+        ctx.cheap_summary = (summarizing and self.config.cache_aware and self.config.early_compaction
+                             and any(getattr(s, "early", False) for s in self.stages))
+        return ctx
 
     def view(self, entries: Sequence[Entry], now: float | None = None) -> tuple[list[Entry], int]:
         """The projected view of an already adopted working history and its count, without acting:
@@ -70,7 +74,7 @@ class Pipeline:
             view = layer(view, ctx).entries
         return view, self.count(view)
 
-    def run_cheap(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
+    def run_cheap(self, entries: Sequence[Entry], now: float | None = None, commit: bool = True) -> PipelineResult:
         """Layers 1–4 only: no model call, synchronous, O(new entries) per turn in steady state.
 
         Layers run in order with one config, each handed the count as the previous one left it;
@@ -78,33 +82,46 @@ class Pipeline:
         frozen decisions; snip: the auto-compact threshold while summarizing cannot run, with
         hysteresis; microcompact: time gap, or its count trigger with batching; collapse: replays
         committed spans always, commits new ones at its ratio), so a later layer acts only if the
-        count is still above its trigger.
+        count is still above its trigger. `commit=False`: the projecting layers only replay.
         `entries` of the result is the input list itself when no rewriting layer changed anything.
         """
         now = time.time() if now is None else now
         work = entries if isinstance(entries, list) else list(entries)
         reports: list[CompactionReport] = []
-
-        def step(layer: Layer, es: list[Entry]) -> list[Entry]:
-            t0 = time.perf_counter()
-            res = layer(es, self._ctx(es, now))
-            if res.report is not None:
-                rep = res.report
-                if not rep.duration_s:
-                    rep = dataclasses.replace(rep, duration_s=time.perf_counter() - t0)
-                reports.append(rep)
-            return res.entries
-
         for _name, layer in self.rewriting:
-            work = step(layer, work)
+            work = self._step(layer, work, now, reports)
+        return self._project(work, now, reports, commit)
+
+    def _step(self, layer: Layer, es: list[Entry], now: float, reports: list[CompactionReport],
+              replay_only: bool = False) -> list[Entry]:
+        t0 = time.perf_counter()
+        ctx = self._ctx(es, now)
+        ctx.replay_only = replay_only
+        res = layer(es, ctx)
+        if res.report is not None:
+            rep = res.report
+            if not rep.duration_s:
+                rep = dataclasses.replace(rep, duration_s=time.perf_counter() - t0)
+            reports.append(rep)
+        return res.entries
+
+    def _project(self, work: list[Entry], now: float, reports: list[CompactionReport],
+                 commit: bool = True) -> PipelineResult:
         view = work
         for _name, layer in self.projecting:
-            view = step(layer, view)
+            view = self._step(layer, view, now, reports, replay_only=not commit)
         tokens = self.count(view)
         projector = self.__dict__.get("_projector")
         if projector is None:
             projector = self.__dict__["_projector"] = Projector()
         return PipelineResult(work, projector.project(view), reports, tokens, self.config.budget.state(tokens), view)
+
+    def _notes_first(self) -> bool:
+        """True when a summarizing stage that needs no model (session memory) is tried before
+        collapse commits: it leaves a smaller context for a like rewrite (cache_economics)."""
+        cfg = self.config
+        return (cfg.cache_aware and cfg.early_compaction and cfg.budget.autocompact_enabled
+                and any(getattr(s, "early", False) for s in self.stages) and self.breakers().allows("auto"))
 
     async def run(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
         """The whole pipeline before a model call: cheap layers, then summarizing stages when the
@@ -113,18 +130,36 @@ class Pipeline:
         Each call counts as one turn for the thrash breaker (call it once per model call). Nothing
         automatic runs once a breaker has tripped; the loop should then check `blocked(res.tokens)`."""
         self._observe(entries)
-        res = self.run_cheap(entries, now)
+        now = time.time() if now is None else now
         budget = self.config.budget
-        trip = self.note_turn(res.tokens)
+        notes_first = self._notes_first()
+        # with cheap notes, they get the first word: under the threshold when that pays, at it always;
+        # only if they do not act may collapse commit (and at the threshold, the LLM summary run)
+        res = self.run_cheap(entries, now, commit=False) if notes_first else self.run_cheap(entries, now)
+        if notes_first:
+            # the turn is counted before a compaction, as below; if the notes do not act, it is
+            # counted again from the count collapse leaves (the breakers' state is put back first)
+            before = copy.deepcopy(self.state.of("breakers"))
+            n = len(res.reports)
+            self._turn(res.tokens, res.reports)
+            out = await self._summarize(res, now, "auto", None, early=res.tokens < budget.autocompact_threshold,
+                                        only_early=True)
+            if out is not res or any(r.details.get("failed") for r in res.reports[n:]):
+                return out
+            del res.reports[n:]
+            self.state.layers["breakers"] = before
+            res = self._project(res.entries, now, res.reports)
+        self._turn(res.tokens, res.reports)
+        if not budget.autocompact_enabled or res.tokens < budget.autocompact_threshold:
+            return res
+        if not self.breakers().allows("auto"):
+            return res
+        return await self._summarize(res, now, "auto", None, skip_early=notes_first)
+
+    def _turn(self, tokens: int, reports: list[CompactionReport]) -> None:
+        trip = self.note_turn(tokens)
         if trip is not None:
-            res.reports.append(trip)
-        if not budget.autocompact_enabled or not self.breakers().allows("auto"):
-            return res
-        if res.tokens < budget.autocompact_threshold:
-            if self.config.cache_aware and self.config.early_compaction:
-                return await self._summarize(res, now, "auto", None, early=True)
-            return res
-        return await self._summarize(res, now, "auto", None)
+            reports.append(trip)
 
     async def compact(self, entries: Sequence[Entry], trigger: str = "manual", instructions: str | None = None,
                       now: float | None = None) -> PipelineResult:
@@ -138,13 +173,15 @@ class Pipeline:
         return await self._summarize(res, now, trigger, instructions)
 
     async def _summarize(self, res: PipelineResult, now: float | None, trigger: str,
-                         instructions: str | None, early: bool = False) -> PipelineResult:
+                         instructions: str | None, early: bool = False, only_early: bool = False,
+                         skip_early: bool = False) -> PipelineResult:
         """Stages in order; the first that returns a smaller, valid history wins. A stage that
         fails (report `details["failed"]`) or whose result is not smaller ends the attempt with
         the old history kept, and counts towards the failures breaker.
 
-        `early` (under the threshold): only stages that say they can (`early = True`: no model
-        call) are asked, and they act only when compacting now pays in dollars.
+        `only_early`: only stages that can act under the threshold (`early = True`: no model call)
+        are asked; `early` (under the threshold): they act only when compacting now pays in dollars;
+        `skip_early`: those stages declined already this turn, so only the others are asked.
 
         Every stage reads the projected view (what the last request held, collapse included) and
         its count, not the stored history; the transcript it writes keeps the whole history."""
@@ -152,7 +189,8 @@ class Pipeline:
         work = res.view or res.entries
         breakers = self.breakers()
         for stage in self.stages:
-            if early and not getattr(stage, "early", False):
+            cheap = getattr(stage, "early", False)
+            if ((early or only_early) and not cheap) or (skip_early and cheap):
                 continue
             ctx = self._ctx(work, now, trigger, instructions, tokens=res.tokens)
             ctx.history = res.entries

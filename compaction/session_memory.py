@@ -7,8 +7,8 @@ are updated from new entries only (O(new entries) per turn). They live as plain 
 `PipelineState.of("session_memory")`, so they survive a resume and later compactions.
 
 The user's requests are kept verbatim (a very long one by its head and tail, as collapse keeps
-it): they are what a summary must not lose, so when the notes outgrow their budget the other
-sections give way first, then the oldest requests but the first.
+it): they are what a summary must not lose, so they have a budget of their own (a quarter of the
+auto-compact threshold) next to the notes' budget for the rest; past it the oldest go, but the first.
 
 At compact time the notes replace the older history and a verbatim tail is kept (CC: at least
 10,000 tokens and 5 messages with text, at most 40,000), cut only where no tool pair and no
@@ -41,8 +41,11 @@ from .tokens import count_tokens, estimate_text
 
 STATE_KEY = "session_memory"
 RECENT_UUIDS = 64
-CAPS = {"requests": 400, "commands": 40, "errors": 30, "decisions": 30, "files_read": 60, "files_changed": 60}
+CAPS = {"requests": 400, "commands": 40, "searches": 40, "errors": 30, "decisions": 30, "files_read": 60,
+        "files_changed": 60}
 PENDING_CAP = 200
+REQUESTS_SHARE = 0.25   # the user's requests in the notes: up to this share of the auto-compact threshold
+                        # (beyond the notes' own budget: they are what must stay verbatim)
 EARLY_SLACK = 0.9    # the pre-check trusts the last full check's result size to this share (the notes
                      # and the tail change as the history grows)
 
@@ -112,7 +115,7 @@ class SessionNotes:
     def __init__(self, state: dict) -> None:
         self.s = state
         for k, v in (("seq", 0), ("recent", []), ("last_ts", None), ("pending", {}), ("requests", []),
-                     ("files_read", {}), ("files_changed", {}), ("commands", []), ("errors", []),
+                     ("files_read", {}), ("files_changed", {}), ("commands", []), ("searches", []), ("errors", []),
                      ("decisions", []), ("current", None)):
             self.s.setdefault(k, v)
 
@@ -200,6 +203,8 @@ class SessionNotes:
             self._file("files_read", what)
         elif ok and name in ("write_file", "edit_file") and what:
             self._file("files_changed", what, name)
+        elif ok and name in ("grep", "glob") and what:
+            self._push("searches", f"{name} `{what}`")
         if not ok:
             snippet = _tail(text, 240) if name == "bash" else _clip(text, 240)
             self._push("errors", {"tool": name, "what": what, "error": snippet or "(no output)", "fixed": None})
@@ -223,6 +228,7 @@ class SessionNotes:
             ("Files changed", [f"- {p}: " + ", ".join(f"{op} ×{n}" for op, n in s["files_changed"][p]["ops"].items())
                                for p in by_recent(s["files_changed"])]),
             ("Commands and exit codes", [f"- `{c['command']}` → {c['exit']}" for c in s["commands"]]),
+            ("Searches", [f"- {x}" for x in s["searches"]]),
             ("Errors and fixes", [f"- {x['tool']} {x['what']}: {x['error']}"
                                   + (f" — fixed: {x['fixed']}" if x["fixed"] else " — not fixed yet")
                                   for x in s["errors"]]),
@@ -230,30 +236,34 @@ class SessionNotes:
             ("Current work (latest assistant message)", [s["current"]["text"]] if s["current"] else []),
         ]
 
-    def render(self, max_tokens: int = 8_000) -> str:
-        """The notes as a summary of at most `max_tokens` (estimated): the oldest items of the
-        longest other section go first, the user's requests last (the oldest but the first); the
-        first request and the current work stay."""
+    def render(self, max_tokens: int = 8_000, requests_max_tokens: int | None = None) -> str:
+        """The notes as a summary: the user's requests within `requests_max_tokens` (default
+        `max_tokens`; past it the oldest go, but the first), everything else within `max_tokens`
+        (the oldest items of the longest section go first; the current work stays). Sizes are
+        summed per line (estimated), so this is linear in the notes."""
         sections = self._sections()
-
-        def text() -> str:
-            parts = ["Session notes, kept automatically from the conversation:"]
-            parts += [f"## {title}\n" + "\n".join(lines) for title, lines in sections if lines]
-            return "\n\n".join(parts)
-
-        out = text()
-        while estimate_text(out) > max_tokens:
-            candidates = [(len(lines), k) for k, (title, lines) in enumerate(sections)
-                          if k != 0 and len(lines) > (1 if k == len(sections) - 1 else 0)]
-            if not candidates and len(sections[0][1]) > 1:
-                candidates = [(0, 0)]
-            if not candidates:
-                return out[: max_tokens * 4]
-            _, k = max(candidates)
-            lines = sections[k][1]
-            del lines[1 if k == 0 else 0]
-            out = text()
-        return out
+        req_budget = max_tokens if requests_max_tokens is None else requests_max_tokens
+        sizes = [[estimate_text(line) + 1 for line in lines] for _title, lines in sections]
+        req, rest = sizes[0], sizes[1:]
+        total_req, total_rest = sum(req), sum(map(sum, rest))
+        drop_req = 0                      # requests dropped after the first
+        while total_req > req_budget and len(req) - drop_req > 1:
+            total_req -= req[1 + drop_req]
+            drop_req += 1
+        cut = [0] * len(rest)             # items dropped from the front of each other section
+        last = len(rest) - 1              # the current work: never dropped
+        while total_rest > max_tokens:
+            left = [(len(rest[k]) - cut[k], k) for k in range(len(rest)) if k != last and len(rest[k]) > cut[k]]
+            if not left:
+                break
+            _n, k = max(left)
+            total_rest -= rest[k][cut[k]]
+            cut[k] += 1
+        kept = [(sections[0][0], sections[0][1][:1] + sections[0][1][1 + drop_req:])]
+        kept += [(title, lines[cut[k]:]) for k, (title, lines) in enumerate(sections[1:])]
+        parts = ["Session notes, kept automatically from the conversation:"]
+        parts += [f"## {title}\n" + "\n".join(lines) for title, lines in kept if lines]
+        return "\n\n".join(parts)
 
 
 def safe_cuts(entries: Sequence[Entry]) -> list[bool]:
@@ -400,7 +410,8 @@ class SessionMemoryStage:
         if not kept:
             return None   # a summary with nothing verbatim after it would lose the current request
         overhead = ctx.config.overhead_tokens
-        summary_text = notes.render(cfg.limit("notes_max_tokens", window))
+        summary_text = notes.render(cfg.limit("notes_max_tokens", window),
+                                    int(REQUESTS_SHARE * ctx.budget.autocompact_threshold))
 
         def build(path: str | None) -> tuple[list[Entry], int]:
             note = user(summary_message(summary_text, path, recent_kept=bool(kept), auto=ctx.trigger != "manual",

@@ -113,8 +113,30 @@ def test_render_respects_its_budget_and_keeps_the_first_request():
     notes.update(es)
     assert len(notes.s["commands"]) == 40 and len(notes.s["errors"]) == 30          # capped
     text = notes.render(600)
-    assert estimate_text(text) <= 600
+    # the requests have a budget of their own (here the same 600), the rest its 600
+    assert estimate_text(text) <= 1_200 + 20
     assert "THE ORIGINAL TASK" in text and "please keep going 299" in text
+    assert "please keep going 10\n" not in text and "make step0`" not in text      # the oldest went
+    assert "I'll try approach number 299" in text                                   # the current work stays
+
+
+def test_render_keeps_every_request_verbatim_within_their_own_budget():
+    long = "Rename every helper.\n" + "Keep the alias and the docstring intact. " * 150      # ~6,000 characters
+    es = [user("THE ORIGINAL TASK"), user(long)]
+    for i in range(60):
+        es.append(assistant([call(f"t{i}", "bash", command=f"make step{i} " + "x" * 200)], response_id=f"m{i}"))
+        es.append(user([tool_result_block(f"t{i}", "exit code 0")]))
+        es.append(user(f"request {i}:\n  indented line\n\tand a tab"))
+    notes = SessionNotes({})
+    notes.update(es)
+    text = notes.render(300, 100_000)
+    for i in range(60):
+        assert f"request {i}:\n  indented line\n\tand a tab" in text     # word for word, whitespace too
+    assert long[:2_500] in text and long[-1_000:] in text and long not in text   # a very long one: head and tail
+    assert "characters left out here" in text
+    assert text.count("make step") < 60                                    # the rest stayed within its budget
+    few = notes.render(300, 200)
+    assert "THE ORIGINAL TASK" in few and "request 59" in few and "request 0:" not in few
 
 
 # --- where the verbatim tail starts -------------------------------------------------------------
@@ -216,3 +238,16 @@ async def test_pipeline_keeps_notes_current_every_turn(tmp_path):
     await p.run(es)
     assert len(p.state.of("session_memory")["commands"]) == 2
     json.dumps(p.state.to_dict())
+
+
+def test_notes_record_searches_that_found_something():
+    es = [user("Where is the parser configured?"),
+          assistant([call("g", "grep", pattern="def configure_parser")], response_id="g1"),
+          user([tool_result_block("g", "src/parser.py:12: def configure_parser(opts):")]),
+          assistant([call("h", "glob", pattern="src/**/*.toml")], response_id="g2"),
+          user([tool_result_block("h", "no such directory", is_error=True)])]
+    notes = SessionNotes({})
+    notes.update(es)
+    assert notes.s["searches"] == ["grep `def configure_parser`"]      # the failed glob is an error instead
+    text = notes.render()
+    assert "## Searches\n- grep `def configure_parser`" in text and "src/**/*.toml" in text

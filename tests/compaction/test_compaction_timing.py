@@ -1,0 +1,178 @@
+"""When replacing the history by the session notes pays in dollars (issue 13): the rule on
+hand-computed cases, its switch point against a brute-force search of the cheapest steady state,
+and the pipeline acting on it under the auto-compact threshold (warm: only when it pays; cold: once
+the context is large against what compaction leaves) with the verdict in its report."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from compaction import (ContextBudget, Entry, Pipeline, PipelineConfig, SummarizeConfig, default_stages,
+                        tool_result_block)
+from compaction import cache_economics as ce
+from compaction.cache_model import Rates
+from compaction.session_memory import SessionMemoryStage
+
+from tests.compaction.test_autocompact import ScriptedSummarizer
+
+RATES = Rates.from_input(3.0, 15.0)     # read $0.30/M, 5m write $3.75/M
+R, W = 0.3e-6, 3.75e-6
+T0 = 1_700_000_000.0
+
+
+def cv(**kw) -> ce.Verdict:
+    args = dict(tokens_now=60_000, after_tokens=20_000, head_tokens=10_000, warm_tokens=60_000, rates=RATES,
+                ttl="5m", growth=2_000.0, cold=False)
+    args.update(kw)
+    return ce.compaction_verdict(**args)
+
+
+def test_a_warm_compaction_costs_the_new_body_written_minus_the_reads_it_replaces():
+    got = cv()
+    # writes 10,000 (A − H) instead of reading 50,000 (R0 − H); then reads 40,000 fewer per call
+    assert got.rewrite_tokens == 10_000
+    assert got.cost_usd == pytest.approx(10_000 * W - 50_000 * R)
+    assert got.saves_per_call_usd == pytest.approx(40_000 * R)
+    assert got.calls_ahead == 10                            # half a cycle: 40,000 / (2 × 2,000)
+    assert got.act and got.reason == "pays"
+
+
+def test_a_warm_compaction_that_frees_little_waits():
+    got = cv(tokens_now=25_000, warm_tokens=25_000)
+    # cost 10,000·W − 15,000·R = $0.033 against 5,000·R saved over 1.25 calls
+    assert got.cost_usd == pytest.approx(10_000 * W - 15_000 * R)
+    assert not got.act and got.reason == "waits"
+
+
+def test_a_cold_cache_compacts_once_the_context_is_twice_the_compacted_body():
+    small = cv(tokens_now=25_000, cold=True)
+    assert not small.act                                  # frees 5,000 < the body of 10,000
+    big = cv(tokens_now=35_000, cold=True)
+    assert big.act and big.reason == "cold" and big.rewrite_tokens == 0
+    assert big.cost_usd == pytest.approx(-15_000 * W)    # it writes 15,000 fewer tokens at once
+    # nothing warm beyond the head is the same as cold
+    assert cv(tokens_now=35_000, warm_tokens=9_000).reason == "cold"
+
+
+def test_nothing_freed_never_acts_and_bad_figures_are_refused():
+    assert not cv(tokens_now=20_000, warm_tokens=20_000).act
+    assert not cv(tokens_now=15_000, warm_tokens=15_000, cold=True).act
+    with pytest.raises(ValueError):
+        cv(after_tokens=-1)
+    with pytest.raises(ValueError):
+        cv(fixed_usd=-0.1)
+
+
+def test_a_model_call_makes_the_compaction_wait_longer():
+    # frees 30,000: costs 10,000·W − 40,000·R = $0.0255 against 30,000·R over 7.5 calls = $0.0675
+    assert cv(tokens_now=50_000, warm_tokens=50_000).act
+    assert not cv(tokens_now=50_000, warm_tokens=50_000, fixed_usd=0.05).act
+
+
+def _cycle_cost_per_call(x: int, a: int, h: int, g: int) -> float:
+    """Dollars per call of compacting each time the context reached a + x: every call reads the
+    warm context and writes its growth; the call after a compaction writes a − h instead."""
+    n = max(1, x // g)
+    reads = sum((a + i * g) * R for i in range(n))
+    compaction = (a - h) * W - (a + x - h) * R        # the extra of the call after it
+    return (reads + compaction) / n
+
+
+@pytest.mark.parametrize("a,g", [(20_000, 2_000), (40_000, 1_000), (15_000, 4_000)])
+def test_the_switch_point_is_the_cheapest_steady_state(a, g):
+    """Sweeping the context upwards, the rule first acts within two calls' growth of the excess
+    that a brute-force search finds cheapest per call."""
+    h = 10_000
+    first = next(x for x in range(0, 400_000, 100)
+                 if cv(tokens_now=a + x, after_tokens=a, head_tokens=h, warm_tokens=a + x, growth=float(g)).act)
+    best = min(range(g, 400_000, g), key=lambda x: _cycle_cost_per_call(x, a, h, g))
+    assert abs(first - best) <= 2 * g, (first, best)
+    # and acting there costs within 5% of the best steady state (calls come in whole steps of g)
+    assert _cycle_cost_per_call(first // g * g or g, a, h, g) <= 1.05 * _cycle_cost_per_call(best, a, h, g)
+
+
+# ----- the pipeline: session memory under the threshold -------------------------------------------
+
+WINDOW = 200_000
+
+
+def grown(rounds: int, *, gap: float = 10.0, last_gap: float = 10.0) -> list[Entry]:
+    """A session of rounds (a prompt, a read of ~2,000 tokens, an answer); the last answer carries
+    the usage of its request, so the count is anchored like a live one."""
+    es: list[Entry] = []
+    t = T0
+    for r in range(rounds):
+        es.append(Entry({"role": "user", "content": [{"type": "text", "text": f"Request {r}: look at src/m{r}.py"}]},
+                        timestamp=t))
+        es.append(Entry({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{r}", "name": "read_file", "input": {"path": f"src/m{r}.py"}}]},
+            response_id=f"a{r}", timestamp=t + 1))
+        es.append(Entry({"role": "user", "content": [tool_result_block(f"t{r}", f"# m{r}\n" + "x" * 8_000)]},
+                        timestamp=t + 2))
+        es.append(Entry({"role": "assistant", "content": [{"type": "text", "text": f"m{r} is fine."}]},
+                        response_id=f"b{r}", timestamp=t + 3))
+        t += gap
+    a = es[-1]
+    es[-1] = Entry(a.message, uuid=a.uuid, response_id=a.response_id, timestamp=a.timestamp,
+                   usage={"input_tokens": 12_000 + sum(e.tokens for e in es[:-1]), "output_tokens": a.tokens})
+    es.append(Entry({"role": "user", "content": [{"type": "text", "text": "And the next one, please."}]},
+                    timestamp=a.timestamp + last_gap))
+    return es
+
+
+def pipeline(tmp_path, **cfg) -> Pipeline:
+    config = PipelineConfig(budget=ContextBudget(context_window=WINDOW), overhead_tokens=12_000, **cfg)
+    stages = [SessionMemoryStage(SummarizeConfig())]
+    return Pipeline(config, tmp_path, stages, layers=([], []))
+
+
+def run(p: Pipeline, es: list[Entry], now: float):
+    return asyncio.run(p.run(es, now=now))
+
+
+def test_under_the_threshold_a_warm_cache_is_compacted_only_when_it_pays(tmp_path):
+    small = grown(14)                               # ~41k: compacting would leave ~23k, and on a warm cache
+                                                    # the rewrite would not pay back before the next one
+    p = pipeline(tmp_path)
+    res = run(p, small, small[-1].timestamp + 5)
+    assert not res.reports and res.entries is small
+
+    big = grown(40)                                 # ~100k, far under the threshold of 167k
+    p = pipeline(tmp_path)
+    before = p.count(big)
+    assert before < p.config.budget.autocompact_threshold
+    res = run(p, big, big[-1].timestamp + 5)
+    [rep] = [r for r in res.reports if r.layer == "session_memory"]
+    cache = rep.details["cache"]
+    assert rep.details["early"] and cache["reason"] == "pays" and "because it pays" in rep.action
+    assert res.tokens < before / 2
+    assert cache["cost_usd"] < cache["saves_per_call_usd"] * ce.CALLS_AHEAD_CAP
+    # every request of the session is still there word for word
+    text = "\n".join(e.text() for e in res.entries)
+    assert all(f"Request {r}: look at src/m{r}.py" in text for r in range(40))
+
+
+def test_a_cold_cache_compacts_a_context_that_would_wait_on_a_warm_one(tmp_path):
+    es = grown(14)
+    warm = run(pipeline(tmp_path / "warm"), es, es[-1].timestamp + 5)
+    assert not warm.reports
+    cold = run(pipeline(tmp_path / "cold"), es, es[-1].timestamp + 400)     # over the 5-minute TTL
+    [rep] = [r for r in cold.reports if r.layer == "session_memory"]
+    assert rep.details["cache"]["reason"] == "cold" and rep.tokens_after < rep.tokens_before
+
+
+def test_early_compaction_can_be_turned_off_and_needs_the_cache_aware_engine(tmp_path):
+    es = grown(40)
+    for cfg in ({"early_compaction": False}, {"cache_aware": False}):
+        res = run(pipeline(tmp_path / str(len(cfg)), **cfg), es, es[-1].timestamp + 5)
+        assert not res.reports and res.entries is es
+
+
+def test_the_llm_stage_never_runs_under_the_threshold(tmp_path):
+    es = grown(40)
+    summarizer = ScriptedSummarizer()
+    config = PipelineConfig(budget=ContextBudget(context_window=WINDOW), overhead_tokens=12_000)
+    p = Pipeline(config, tmp_path, default_stages(summarizer, SummarizeConfig(session_memory=False)), layers=([], []))
+    res = run(p, es, es[-1].timestamp + 400)
+    assert not res.reports and summarizer.calls == []
