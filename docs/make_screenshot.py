@@ -1,5 +1,6 @@
 """Retake docs/screenshot.svg from the real app: the TUI on the offline demo model, at 120×40, after
-a short session over a copy of the compaction engine that compacts on its way (a 16,000-token window).
+a short session over a copy of the compaction engine that compacts on its way (a 16,000-token window),
+scrolled back to the last compaction marker.
 Everything runs in a temporary home folder, so the paths on screen read ~/project/...
 
     .venv/bin/python docs/make_screenshot.py            # writes docs/screenshot.svg
@@ -18,6 +19,7 @@ from textual.worker import WorkerState
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from app.main import build_app  # noqa: E402 - the repository's app, wherever this is run from
+from app.widgets.conversation import CompactionMarker  # noqa: E402
 PROMPTS = (
     "Explore the project and tell me what each module does",
     "How does the compaction pipeline decide what to drop?",
@@ -50,20 +52,29 @@ async def take(out: Path) -> None:
                 await pilot.pause(0.05)
             await pilot.pause()
         app.fill_prompt("Summarise what you changed")
-        app.conversation.scroll_end(animate=False)
+        # Scrolled back to the last compaction marker, as a user checking what it did would be.
+        markers = app.conversation.query(CompactionMarker)
+        if markers:
+            app.conversation.scroll_to_widget(markers.last(), animate=False, top=True)
         await pilot.pause(0.5)
         app.save_screenshot(filename=out.name, path=str(out.parent))
 
 
 def main() -> int:
     out = ROOT / "docs" / "screenshot.svg"
-    with tempfile.TemporaryDirectory() as tmp:
-        for var, sub in (("HOME", "home"), ("CTXTUI_HOME", "home/.ctxtui"), ("XDG_STATE_HOME", "state"),
-                         ("XDG_CONFIG_HOME", "config")):
-            os.environ[var] = str(Path(tmp) / sub)
+    # A fixed folder name: the paths on screen (the state folder is named after the workspace's)
+    # come out the same on every run.
+    tmp = Path(tempfile.gettempdir()) / "ctxtui-screenshot"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        for var, sub in (("HOME", "home"), ("CTXTUI_HOME", "home/.ctxtui"), ("XDG_STATE_HOME", "home/.local/state"),
+                         ("XDG_CONFIG_HOME", "home/.config")):
+            os.environ[var] = str(tmp / sub)
             Path(os.environ[var]).mkdir(parents=True, exist_ok=True)
         os.environ.pop("ANTHROPIC_API_KEY", None)
         asyncio.run(take(out))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"wrote {out}")
     return 0
 
