@@ -73,13 +73,14 @@ def atomic_write_text(path: Path, text: str) -> Path:
 
 def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: float | None = None) -> Path:
     """`<folder>/<timestamp>-<trigger>.jsonl`, one entry per line, 0600. Raises on failure so the
-    caller never replaces history without a transcript."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now if now is not None else time.time()))
-    base = folder / f"{stamp}-{trigger}.jsonl"
-    path, n = base, 1
+    caller never replaces history without a transcript. A name already taken (two compactions in
+    one second) moves to the next free second, so every name has the same length: the path is part
+    of the summary message, and its size must not depend on timing."""
+    t = int(now if now is not None else time.time())
+    path = folder / f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(t))}-{trigger}.jsonl"
     while path.exists():
-        path = folder / f"{stamp}-{trigger}-{n}.jsonl"
-        n += 1
+        t += 1
+        path = folder / f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(t))}-{trigger}.jsonl"
     text = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
     return atomic_write_text(path, text)
 

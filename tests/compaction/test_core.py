@@ -151,3 +151,10 @@ def test_category_tally_reads_only_appended_entries_and_resums_a_new_list():
     swapped = [es[0], es[-1]]
     assert breakdown(swapped, system_tokens=0, tools_tokens=0, window=30_000, threshold=25_000,
                      tally=tally) == full(swapped)
+
+
+def test_transcripts_written_in_one_second_get_names_of_one_length(tmp_path):
+    es = [user("a")]
+    paths = [write_transcript(tmp_path / "transcripts", es, "auto", now=1_700_000_000.5) for _ in range(3)]
+    assert len(set(paths)) == 3 and len({len(p.name) for p in paths}) == 1
+    assert [p.name for p in paths] == sorted(p.name for p in paths)       # in the order written
