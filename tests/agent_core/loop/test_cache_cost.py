@@ -5,8 +5,6 @@ than with summary-only compaction (microcompact, snip and collapse off) — the 
 spend more on cache rewrites than they save."""
 from __future__ import annotations
 
-import pytest
-
 from compaction.cache_model import Rates
 from compaction.layer_context import PipelineConfig
 from agent_core import events as ev
