@@ -25,7 +25,7 @@ from agent_core.providers.errors import TruncatedStream, classify
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
 from agent_core.providers.model import ModelError, ModelInfo, ModelResponse, StreamItem
 from agent_core.providers.models_info import model_limits
-from agent_core.providers.server_context import COMPACTION_BLOCK, ServerPlan, is_beta_rejection
+from agent_core.providers.server_context import COMPACT_BETA, COMPACTION_BLOCK, ServerPlan, is_beta_rejection
 
 DEFAULT_MODEL = "claude-sonnet-5-5"   # same default as agent_core/config.py
 DEFAULT_MAX_RETRIES = 2
@@ -103,6 +103,12 @@ def with_cache_breakpoints(system: str | list[dict] | None, messages: list[dict]
 
 
 # ---------------------------------------------------------------- response conversion
+
+def holds_compaction(messages: list[dict]) -> bool:
+    """A history that holds a server compaction block (a session the server engine compacted)."""
+    return any(isinstance(b, dict) and b.get("type") == COMPACTION_BLOCK for m in messages
+               for b in (m.get("content") if isinstance(m.get("content"), list) else ()))
+
 
 def block_to_dict(block: Any) -> dict:
     """A content block in the plain form the API accepts back in the next request. A compaction
@@ -340,6 +346,10 @@ class AnthropicClient:
             cm = self.server.context_management(purpose)
             if cm is not None:
                 params["context_management"] = cm
+        elif holds_compaction(messages):
+            # A session the server engine compacted, resumed with the local engine: the API reads
+            # the block (and only it) with the compaction beta, and no edit asks for more.
+            params["betas"] = [COMPACT_BETA]
         return params
 
     async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
@@ -351,7 +361,7 @@ class AnthropicClient:
         params = self.request_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
                                      purpose=purpose)
         progress = _Progress(of=self.max_retries + 1)
-        messages_api = self._client.beta.messages if self.server is not None else self._client.messages
+        messages_api = self._client.beta.messages if "betas" in params else self._client.messages
         manager = messages_api.stream(**params)
         compaction_started: list[float] = []
         opening = _start(progress, _open(manager))
@@ -396,6 +406,9 @@ class AnthropicClient:
         if self.server is not None:   # a history holding a compaction block is counted as the server sees it
             params["betas"] = self.server.betas()
             params["context_management"] = self.server.context_management()
+            counter = self._client.beta.messages
+        elif holds_compaction(params["messages"]):
+            params["betas"] = [COMPACT_BETA]
             counter = self._client.beta.messages
         try:
             result = await counter.count_tokens(**params)

@@ -51,6 +51,10 @@ def check(body: dict, betas: set[str], rejected: set[str]) -> None:
     if refused:
         raise _bad(f"Unexpected value(s) `{', '.join(refused)}` for the `anthropic-beta` header. Please consult our "
                    f"documentation at docs.anthropic.com or try again without the header.")
+    if COMPACT_BETA not in betas and any(isinstance(b, dict) and b.get("type") == "compaction"
+                                         for m in body.get("messages") or () if isinstance(m, dict)
+                                         for b in (m.get("content") if isinstance(m.get("content"), list) else ())):
+        raise _bad(f"messages: a compaction block requires the `{COMPACT_BETA}` beta header")
     cm = body.get("context_management")
     if cm is None:
         return

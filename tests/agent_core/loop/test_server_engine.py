@@ -178,3 +178,22 @@ async def test_the_demo_model_emulates_server_compaction(tmp_path):
     assert agent.cost.purposes["compaction"].requests == len(compactions)
     assert project(agent.entries)[0]["content"][0]["type"] == "compaction"
     await agent.aclose()
+
+
+async def test_a_server_compacted_session_resumes_with_the_local_engine(tmp_path):
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic(responder=_text_session()) as fake:
+        agent = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True)
+        events = await _turns(agent, 30)
+        assert any(c.layer == "server_compact" for c in of(events, ev.Compaction))
+        sid = agent.session_id
+        await agent.aclose()
+        # (auto-compact off: the local engine would otherwise summarize the block away at once)
+        local = fake_agent(ws, fake.base_url, context_window=20_000, resume=sid, disable_autocompact=True)
+        n = len(fake.requests)
+        await _turns(local, 1)
+        sent = fake.requests[n]
+        # The block still opens the history; it goes with the compaction beta and no edit.
+        assert sent.body["messages"][0]["content"][0]["type"] == "compaction"
+        assert sent.headers["anthropic-beta"] == COMPACT_BETA and "context_management" not in sent.body
+        await local.aclose()
