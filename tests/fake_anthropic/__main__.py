@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
                          max_output=a.max_output if a.max_output is not None else opts.get("max_output"),
                          api_key=a.api_key, record_path=a.record, port=a.port,
                          min_cache_tokens=int(opts.get("min_cache_tokens", 0)),
-                         require_tools_for_tool_blocks=bool(opts.get("require_tools_for_tool_blocks", True)))
+                         require_tools_for_tool_blocks=bool(opts.get("require_tools_for_tool_blocks", True)),
+                         reject_betas=list(opts.get("reject_betas") or ()))
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
