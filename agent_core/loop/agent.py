@@ -27,7 +27,7 @@ from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, T
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
 from agent_core.providers.errors import parse_max_tokens_over_window
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
-from agent_core.providers.server_context import COMPACTION_BLOCK, ServerOutcome, read_outcome
+from agent_core.providers.server_context import COMPACTION_BLOCK, SERVER_COMPACT_LAYER, ServerOutcome, read_outcome
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
 from agent_core.tools.base import ToolContext
@@ -499,7 +499,7 @@ class Agent:
         meta: dict = {"model": response.model}
         if outcome is not None and outcome.acted:
             meta["server_edits"] = [c.layer for c in outcome.clears] + (
-                ["server_compact"] if outcome.compacted else [])
+                [SERVER_COMPACT_LAYER] if outcome.compacted else [])
         # A pause after a compaction reports no sampling step: its usage says nothing about the size
         # of the context, so the count estimates that answer instead of anchoring on it.
         paused = response.stop_reason == "compaction" and (outcome is None or outcome.message_usage is None)

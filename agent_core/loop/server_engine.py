@@ -15,6 +15,7 @@ import time
 from typing import Sequence
 
 from compaction import Entry, Pipeline
+from compaction.pipeline import PipelineResult
 from compaction.entry import boundary
 
 from agent_core import events as ev
@@ -25,7 +26,7 @@ class ServerEnginePipeline(Pipeline):
     """The pipeline of the server and hybrid engines: cheap layers only before a call; the server
     compacts at the threshold the request names."""
 
-    async def run(self, entries: Sequence[Entry], now: float | None = None):
+    async def run(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
         self._observe(entries)
         return self.run_cheap(entries, now)
 
