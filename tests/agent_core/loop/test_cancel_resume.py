@@ -45,6 +45,9 @@ async def test_continue_after_a_cancel_shows_the_count_the_live_session_had(tmp_
     responder, n = _collapsing_then_slow(ws, mode)
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, allow=["bash"], context_window=WINDOW)
+        # the token-only rules, so collapse commits on a warm cache: this test is about what resume
+        # rebuilds after a cancel, not about when a rewrite pays (tests/compaction/test_cache_economics.py)
+        agent.pipeline.config.cache_aware = False
         for k in range(30):
             seen = []
             async for e in agent.run(f"prompt {k}"):
