@@ -37,7 +37,7 @@ from .ptl import is_retry_marker
 from .report import CompactionReport, LayerResult
 from .summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
 from .summary_prompt import summary_message
-from .tokens import count_tokens, estimate_text
+from .tokens import anchor_index, count_tokens, estimate_text
 
 STATE_KEY = "session_memory"
 RECENT_UUIDS = 64
@@ -372,12 +372,22 @@ class SessionMemoryStage:
     def observe(self, entries: Sequence[Entry], state) -> None:
         self.notes(state).update(entries)
 
+    def _tail_limits(self, ctx: LayerContext) -> tuple[int, int]:
+        """(min, max) tokens of the verbatim tail: CC's at the threshold; shorter under it, where the
+        compaction happens only because reading less pays, and every later call reads the tail."""
+        cfg, window = self.config, ctx.budget.context_window
+        if ctx.early:
+            return cfg.limit("sm_early_min_tokens", window), cfg.limit("sm_early_max_tokens", window)
+        return cfg.limit("sm_min_tokens", window), cfg.limit("sm_max_tokens", window)
+
     def _may_pay(self, entries: Sequence[Entry], ctx: LayerContext) -> bool:
         """O(1) pre-check under the threshold: would compacting pay even if it left only the head,
         the smallest tail and nothing else — or what the last full check found it would leave, if
-        the history has not been compacted since? A compaction that leaves more never pays more."""
-        cfg, window = self.config, ctx.budget.context_window
-        floor = ctx.config.overhead_tokens + cfg.limit("sm_min_tokens", window)
+        the history has not been compacted since? A compaction that leaves more never pays more.
+        No response yet: nothing is known of the cache or the growth, so nothing is due."""
+        if anchor_index(entries) is None:
+            return False
+        floor = ctx.config.overhead_tokens + self._tail_limits(ctx)[0]
         seen = int(runtime(ctx.state, self.name).get("early_after", 0) * EARLY_SLACK)
         floor = max(floor, seen)
         return ce.judge_compaction(entries, ctx, min(floor, ctx.tokens)).act
@@ -393,8 +403,8 @@ class SessionMemoryStage:
         notes.update(entries)
         if notes.is_empty():
             return None
-        start = keep_start(entries, cfg.limit("sm_min_tokens", window), cfg.sm_min_text_messages,
-                           cfg.limit("sm_max_tokens", window))
+        lo, hi = self._tail_limits(ctx)
+        start = keep_start(entries, lo, cfg.sm_min_text_messages, hi)
         # The current round is never cut into: the results the model has not seen yet stay with
         # their calls, and the newest prompt stays verbatim (ahead of the tail when the tail starts
         # after it). When they alone do not fit, the checks below decline and the LLM stage runs.

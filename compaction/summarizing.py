@@ -22,6 +22,8 @@ from .validate import validate_history
 DEFAULT_TOKENS = {
     "sm_min_tokens": 10_000,          # session memory: verbatim tail at least ...
     "sm_max_tokens": 40_000,          # ... and at most this many tokens
+    "sm_early_min_tokens": 2_000,     # session memory under the threshold (it acts because reading less pays):
+    "sm_early_max_tokens": 10_000,    # a shorter tail, since every later call reads it (issue 13)
     "notes_max_tokens": 8_000,        # session notes rendered as the summary
     "recent_user_tokens": 20_000,     # LLM compaction: recent user messages kept verbatim
     "reinject_file_tokens": 5_000,    # re-attached file, each
@@ -37,6 +39,8 @@ class SummarizeConfig:
     sm_min_text_messages: int = 5
     sm_min_tokens: int | None = None
     sm_max_tokens: int | None = None
+    sm_early_min_tokens: int | None = None
+    sm_early_max_tokens: int | None = None
     notes_max_tokens: int | None = None
     recent_user_tokens: int | None = None
     reinject_files: int = 5

@@ -132,7 +132,7 @@ def run(p: Pipeline, es: list[Entry], now: float):
 
 
 def test_under_the_threshold_a_warm_cache_is_compacted_only_when_it_pays(tmp_path):
-    small = grown(14)                               # ~41k: compacting would leave ~23k, and on a warm cache
+    small = grown(6)                                # ~24k: compacting would leave ~16k, and on a warm cache
                                                     # the rewrite would not pay back before the next one
     p = pipeline(tmp_path)
     res = run(p, small, small[-1].timestamp + 5)
@@ -154,12 +154,25 @@ def test_under_the_threshold_a_warm_cache_is_compacted_only_when_it_pays(tmp_pat
 
 
 def test_a_cold_cache_compacts_a_context_that_would_wait_on_a_warm_one(tmp_path):
-    es = grown(14)
+    es = grown(6)
     warm = run(pipeline(tmp_path / "warm"), es, es[-1].timestamp + 5)
     assert not warm.reports
     cold = run(pipeline(tmp_path / "cold"), es, es[-1].timestamp + 400)     # over the 5-minute TTL
     [rep] = [r for r in cold.reports if r.layer == "session_memory"]
     assert rep.details["cache"]["reason"] == "cold" and rep.tokens_after < rep.tokens_before
+
+
+def test_under_the_threshold_the_verbatim_tail_is_shorter_than_at_it(tmp_path):
+    """Early, the compaction happens because reading less pays, so it keeps the early tail
+    (2,000–10,000 tokens) rather than CC's 10,000–40,000 at the threshold."""
+    es = grown(40)
+    early = run(pipeline(tmp_path / "early"), es, es[-1].timestamp + 5)
+    [rep] = [r for r in early.reports if r.layer == "session_memory"]
+    assert 2_000 <= rep.details["kept_tokens"] <= 10_000
+    p = pipeline(tmp_path / "at")
+    at = asyncio.run(p.compact(es, trigger="auto", now=es[-1].timestamp + 5))
+    [rep_at] = [r for r in at.reports if r.layer == "session_memory"]
+    assert 10_000 <= rep_at.details["kept_tokens"] <= 40_000 and not rep_at.details["early"]
 
 
 def test_early_compaction_can_be_turned_off_and_needs_the_cache_aware_engine(tmp_path):
