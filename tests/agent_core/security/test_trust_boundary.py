@@ -27,7 +27,7 @@ from agent_core.sessions.session_reader import load_session
 from agent_core.security.trust import is_trusted, trust_file
 from app.cli import build_parser
 from app.main import settle_trust
-from compaction.entry import Entry
+from compaction.entry import Entry, user
 from compaction.scrub import forget_secrets, register_secret
 from compaction.transcript import write_transcript
 from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, tool_use
@@ -194,8 +194,9 @@ async def test_a_state_folder_inside_the_workspace_is_still_off_limits(tmp_path)
     env = {**user_dirs(), "CTXTUI_HOME": str(ws / ".state")}
     config = load_config({"model": "demo", "allow": ["edit_file", "write_file"]}, env, ws)
     agent = build_agent(config)
+    await collect(agent.run("hello"))      # a session's log is written with its first content
     log = agent.session.path
-    assert ws.resolve() in log.parents
+    assert ws.resolve() in log.parents and log.is_file()
     out = await agent.tools.execute("write_file", {"path": str(log.relative_to(ws.resolve())), "content": "{}"},
                                     agent.tool_ctx)
     found = await agent.tools.execute("glob", {"pattern": "**/*.jsonl"}, agent.tool_ctx)
@@ -240,6 +241,7 @@ def test_base_url_password_never_reaches_the_log(tmp_path):
     env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": "http://me:pa55-w0rd-xyz@127.0.0.1:9"}
     agent = build_agent(load_config({"model": MODEL}, env, ws))
     log = agent.session.path
+    agent.session.append_entry(user("hello"))   # the meta line is written with the first content
     agent.session.close()
     text = log.read_text()
     assert "pa55-w0rd-xyz" not in text and "http://me:[REDACTED]@127.0.0.1:9" in text
