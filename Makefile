@@ -27,6 +27,8 @@ bench: $(STAMP)
 	$(PY) bench/usage.py
 	$(PY) bench/replay.py
 	$(PY) bench/statusline.py
+	$(PY) bench/cache_cost.py
+	$(PY) bench/cache_fake_server.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
