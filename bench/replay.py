@@ -1,7 +1,8 @@
 """`ctxtui replay` on the shared real Claude Code sessions and a generated long session, at windows
 of 200,000 and 60,000: dollars of ctxtui ÷ dollars of cc, overflows and references kept per
-policy, and each policy's wall time against `none`'s in the same run (the baseline: a walk that
-only prices). The goal (issue 13): ctxtui ≤ 0.5× cc at zero overflows, references kept no worse.
+policy, the user's messages still verbatim in the last request, and each policy's wall time
+against `none`'s in the same run (the baseline: a walk that only prices). The goal (issue 13):
+ctxtui ≤ 0.5× cc at zero overflows, references kept no worse.
 
 Usage: .venv/bin/python bench/replay.py [--requests 600]
 Prints the figures; nothing is asserted. The real sessions are skipped when absent.
@@ -69,7 +70,8 @@ def main() -> int:
             print(f"{label[:25]:<26}{window:>8,}{len(traj.requests):>6}  {ratio:>9.2f}  {over:>20}  {kept:>22}  "
                   f"{speed:>22}")
             print(f"{'':<40}$ none {none.cost_usd:.2f}  cc {cc.cost_usd:.2f}  ctxtui {ct.cost_usd:.2f}; "
-                  f"cc {dict(cc.compactions)} ctxtui {dict(ct.compactions)}")
+                  f"user messages verbatim cc {cc.user_messages_kept} ctxtui {ct.user_messages_kept} of "
+                  f"{ct.user_messages_total}; cc {dict(cc.compactions)} ctxtui {dict(ct.compactions)}")
     return 0
 
 

@@ -16,6 +16,7 @@ async def test_categories_add_up_to_the_count_and_the_summarizer_reads_the_colla
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=heavy_tool_session(ws)) as fake:
         agent = fake_agent(ws, fake.base_url, allow=["bash"], context_window=20_000)
+        agent.pipeline.config.early_compaction = False   # the collapsed view is under test: no notes before it
         updates, layers = [], set()
         for k in range(10):
             events = await collect(agent.run(f"prompt {k}"))
