@@ -73,11 +73,16 @@ def hidden_from_anchor(entries: Sequence[Entry], state: Any, anchor: int | None 
     if a is None:
         return []
     anchor_uuid = entries[a].uuid
+    return [(h, e) for sp, (h, e) in _span_ranges(entries, spans)
+            if sp.get("anchor") != anchor_uuid and not h <= a < e]
+
+
+def _span_ranges(entries: Sequence[Entry], spans: list[dict]) -> list[tuple[dict, tuple[int, int]]]:
+    """Each committed span still in `entries` with its index range (start, end exclusive): from
+    its stored index hint when that still holds (O(1)), else from one index of the entries."""
     index: dict[str, int] | None = None
-    out: list[tuple[int, int]] = []
+    out: list[tuple[dict, tuple[int, int]]] = []
     for sp in spans:
-        if sp.get("anchor") == anchor_uuid:
-            continue
         h, n = sp.get("hint", -1), sp.get("n", 0)
         if not (0 <= h and n > 0 and h + n <= len(entries) and entries[h].uuid == sp.get("first")
                 and entries[h + n - 1].uuid == sp.get("last")):
@@ -87,8 +92,7 @@ def hidden_from_anchor(entries: Sequence[Entry], state: Any, anchor: int | None 
             if x is None or y is None or y < x:
                 continue
             h, n = x, y - x + 1
-        if not h <= a < h + n:
-            out.append((h, h + n))
+        out.append((sp, (h, h + n)))
     return out
 
 
@@ -99,20 +103,7 @@ def collapsed_ranges(entries: Sequence[Entry], state: Any) -> list[tuple[int, in
     spans = state.layers.get("collapse", {}).get("spans") if state is not None else None
     if not spans:
         return []
-    index: dict[str, int] | None = None
-    out: list[tuple[int, int]] = []
-    for sp in spans:
-        h, n = sp.get("hint", -1), sp.get("n", 0)
-        if not (0 <= h and n > 0 and h + n <= len(entries) and entries[h].uuid == sp.get("first")
-                and entries[h + n - 1].uuid == sp.get("last")):
-            if index is None:
-                index = {e.uuid: i for i, e in enumerate(entries)}
-            x, y = index.get(sp.get("first")), index.get(sp.get("last"))
-            if x is None or y is None or y < x:
-                continue
-            h, n = x, y - x + 1
-        out.append((h, h + n))
-    return out
+    return [r for _sp, r in _span_ranges(entries, spans)]
 
 
 # ----- tool names ------------------------------------------------------------------------------
