@@ -67,3 +67,23 @@ def heavy_tool_session(ws: Path):
         return reply(f"step {i}: " + "reasoning " * 400, tool_use("bash", {"command": f"cat big{i % 12}.txt"}),
                      tool_use("grep", {"pattern": "line 1"}))
     return responder
+
+
+def record_events(agent) -> list[ev.Event]:
+    """Wrap `agent.run` and `agent.compact` so every event they yield is also appended to the list
+    returned: a TUI test drives the app and then reads what the loop said."""
+    events: list[ev.Event] = []
+    run, compact = agent.run, agent.compact
+
+    async def rec_run(prompt):
+        async for e in run(prompt):
+            events.append(e)
+            yield e
+
+    async def rec_compact(focus=None):
+        async for e in compact(focus):
+            events.append(e)
+            yield e
+
+    agent.run, agent.compact = rec_run, rec_compact
+    return events

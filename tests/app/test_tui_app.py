@@ -22,6 +22,7 @@ from app.screens.permission import PermissionScreen
 from app.screens.transcripts import ResumeScreen, TranscriptBrowser, TranscriptViewer
 from app.widgets.conversation import AssistantMessage, CompactionMarker, NoticeMessage, ToolBlock, UserMessage
 from compaction.transcript import atomic_write_text
+from tests.agent_helpers import record_events
 
 SIZE = (120, 40)
 
@@ -48,21 +49,7 @@ def make_app(workspace: Path, *, window: int | None = None, allow_all: bool = Tr
         client = DemoModel(workspace, context_window=window or 30_000, chunk_delay=chunk_delay)
     kw.setdefault("claude_root", None)
     app = build_app(cli, environ=env, workspace=workspace, client=client, **kw)
-    events: list[ev.Event] = []
-    agent = app.agent
-    run, compact = agent.run, agent.compact
-
-    async def rec_run(prompt):
-        async for e in run(prompt):
-            events.append(e)
-            yield e
-
-    async def rec_compact(focus=None):
-        async for e in compact(focus):
-            events.append(e)
-            yield e
-
-    agent.run, agent.compact = rec_run, rec_compact
+    events = record_events(app.agent)
     return app, events
 
 

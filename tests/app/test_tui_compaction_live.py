@@ -10,7 +10,7 @@ from app.main import build_app
 from app.screens.inspector import InspectorScreen
 from app.widgets.conversation import CompactionMarker, LiveCompaction
 from app.widgets.timeline import Timeline
-from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.agent_helpers import MODEL, SECRET, make_workspace, record_events, user_dirs
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
 
 SIZE = (120, 40)
@@ -28,20 +28,7 @@ def slow_summary_responder(body: dict):
 def fake_app(ws: Path, base_url: str):
     env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
     app = build_app({"model": MODEL, "allow": ["all"]}, environ=env, workspace=ws, claude_root=None)
-    events: list[ev.Event] = []
-    run, compact = app.agent.run, app.agent.compact
-
-    async def rec_run(prompt):
-        async for e in run(prompt):
-            events.append(e)
-            yield e
-
-    async def rec_compact(focus=None):
-        async for e in compact(focus):
-            events.append(e)
-            yield e
-
-    app.agent.run, app.agent.compact = rec_run, rec_compact
+    events = record_events(app.agent)
     return app, events
 
 
