@@ -3,29 +3,20 @@ in non-UTC zones, inclusive --since/--until, --breakdown, 5-hour blocks, the com
 single corrupt-lines warning."""
 from __future__ import annotations
 
-import io
-import json
 
 import pytest
 
 from agent_core.frontends.usage_cli import main
 from agent_core.pricing.cost import price_buckets, usage_buckets
+from tests.agent_core.frontends.test_usage_cli import run, run_json as usage_json
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, write_log
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
                 "cache_read_tokens", "total_tokens", "requests")
 
 
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def run_json(*argv):
-    code, out, err = run(*argv, "--json")
-    assert code == 0, err
-    return json.loads(out)
+    return usage_json(*argv)[0]
 
 
 def log_of(tmp_path, stamps_and_out, name="p/s.jsonl", model=MODEL, **kw):
