@@ -16,7 +16,6 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import Footer
 
@@ -534,12 +533,6 @@ def _has_log(agent: Any) -> bool:
     return isinstance(path, Path) and path.is_file()
 
 
-CANCELLED_TOOL = "Cancelled before it finished (the model is told so)."
-
-
 def mark_cancelled(block: ToolBlock) -> None:
     """A tool call the cancel stopped: ⊘ and "cancelled" instead of the running ⚙ for good."""
-    block.set_result(CANCELLED_TOOL, 0, True)
-    block.remove_class("-error")
-    block.add_class("-cancelled")
-    block.title = Content.assemble((f"⊘ {block.tool_name}", "bold"), "  ", block.summary, ("  · cancelled", "dim"))
+    block.set_cancelled()

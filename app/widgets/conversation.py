@@ -20,6 +20,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from agent_core import events as ev
+from agent_core.loop.agent import CANCELLED_RESULT
 from compaction.entry import Entry
 
 from .. import format as fmt
@@ -37,6 +38,7 @@ ERROR_HINTS = {
     "internal": "This is a ctxtui bug. Nothing is lost (the session log keeps everything); please report it.",
 }
 
+CANCELLED_TOOL = "Cancelled before it finished (the model is told so)."
 TOOL_ARG_KEYS = ("command", "path", "pattern", "focus")
 
 
@@ -107,10 +109,13 @@ class ToolBlock(Collapsible):
         super().__init__(self.args_view, self.result_view, title=self._make_title("⚙", ""), collapsed=True,
                          classes="tool -running")
         self.result: tuple[str, int, bool] | None = None
+        self.cancelled = False
 
     def clone(self) -> "ToolBlock":
         block = ToolBlock(self.call_id, self.tool_name, self.args)
-        if self.result is not None:
+        if self.cancelled:
+            block.set_cancelled()
+        elif self.result is not None:
             block.set_result(*self.result)
         return block
 
@@ -124,6 +129,15 @@ class ToolBlock(Collapsible):
         self.result_view.update(Content(preview if preview else "(no output)"))
         tail = f"  · {fmt.size(size)}" + ("  · error" if is_error else "")
         self.title = self._make_title("✗" if is_error else "✓", tail)
+
+    def set_cancelled(self) -> None:
+        """The call was stopped by a cancel: ⊘ and "cancelled", live or rebuilt from the log (the
+        history holds the error result the loop wrote for it), never the running ⚙ nor a failure ✗."""
+        self.set_result(CANCELLED_TOOL, 0, True)
+        self.cancelled = True
+        self.remove_class("-error")
+        self.add_class("-cancelled")
+        self.title = self._make_title("⊘", "  · cancelled")
 
 
 class CompactionMarker(Static):
@@ -512,8 +526,12 @@ class Conversation(VerticalScroll):
                 out.append(block)
             elif t == "tool_result":
                 block = pending.get(b.get("tool_use_id", ""))
-                if block is not None:
-                    text = _result_text(b.get("content", ""))
+                if block is None:
+                    continue
+                text = _result_text(b.get("content", ""))
+                if b.get("is_error") and text == CANCELLED_RESULT:
+                    block.set_cancelled()
+                else:
                     block.set_result(fmt.one_line(text, 2000) if len(text) > 2000 else text,
                                      len(text.encode()), bool(b.get("is_error")))
         return out

@@ -13,7 +13,9 @@ import pytest
 from textual.widgets import Static
 
 from agent_core import events as ev
+from agent_core.loop.agent import CANCELLED_RESULT
 from app.main import build_app, run_tui
+from compaction.entry import Entry, tool_result_block
 from app.widgets.context_pane import ContextPlot
 from app.widgets.conversation import ErrorMessage, NoticeMessage, ToolBlock
 from app.widgets.timeline import Timeline
@@ -336,3 +338,41 @@ def test_the_tui_paces_the_demo_and_tests_and_headless_do_not(workspace, monkeyp
     assert instant.chunk_delay == 0 and instant.latency == 0
     headless = demo_agent(workspace).client
     assert headless.chunk_delay == 0 and headless.latency == 0
+
+
+def _cancelled_history() -> list:
+    """A turn whose bash call was cancelled (the loop's own result for it) next to a grep that
+    failed for real, then a few more prompts."""
+    return [Entry({"role": "user", "content": [{"type": "text", "text": "look around"}]}),
+            Entry({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "sleep 60"}},
+                {"type": "tool_use", "id": "t2", "name": "grep", "input": {"pattern": "x"}}]}),
+            Entry({"role": "user", "content": [tool_result_block("t1", CANCELLED_RESULT, is_error=True),
+                                               tool_result_block("t2", "grep: bad pattern", is_error=True)]}),
+            *[Entry({"role": "user", "content": [{"type": "text", "text": f"prompt {i}"}]}) for i in range(4)]]
+
+
+def _marks(blocks) -> dict[str, str]:
+    return {b.call_id: str(b.title).split()[0] for b in blocks}
+
+
+async def test_cancelled_tool_shows_cancelled_after_resume_and_paging():
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        conv = app.conversation
+        await conv.load_entries(_cancelled_history())       # what resume does
+        await pilot.pause()
+        blocks = list(conv.query(ToolBlock))
+        assert _marks(blocks) == {"t1": "⊘", "t2": "✗"}
+        assert blocks[0].has_class("-cancelled") and not blocks[0].has_class("-error")
+        assert "Cancelled by the user" not in str(blocks[0].result_view.render())
+        assert _marks(b.clone() for b in blocks) == {"t1": "⊘", "t2": "✗"}   # a paged-out copy
+        # paged out at load, then shown again
+        await conv.clear()
+        conv.live_limit = 2
+        await conv.load_entries(_cancelled_history())
+        assert not list(conv.query(ToolBlock))
+        while conv.archived:
+            await conv.show_earlier()
+        await pilot.pause()
+        assert _marks(conv.query(ToolBlock)) == {"t1": "⊘", "t2": "✗"}
