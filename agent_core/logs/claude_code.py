@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from agent_core.pricing.cost import FREE_MODELS
-from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
+from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, request_tokens
 
 MAX_TIMESTAMP = 32_503_680_000.0     # 3000-01-01 UTC
 
@@ -132,7 +132,7 @@ class ClaudeCodeParser:
             request_key=key, buckets=buckets, is_sidechain=sidechain, source=self.source, path=self.path,
             agent_id=obj.get("agentId") if isinstance(obj.get("agentId"), str) else None,
             purpose="subagent" if sidechain else "main")
-        rec.context_tokens = context_tokens(rec.buckets)
+        rec.context_tokens = request_tokens(rec.buckets)
         out: list[Record] = []
         if pending is not None:
             pending.tokens_after = rec.context_tokens

@@ -24,8 +24,9 @@ class UsageRecord:
     """One model response's token usage, counted once however many times the log repeats it.
 
     `request_key` identifies the response (Claude Code: message.id + requestId); `buckets` are the
-    five priced buckets of `agent_core.pricing.cost.BUCKETS`; `context_tokens` is the context size this
-    response saw (input + cache writes + cache reads + output), what a context pane shows.
+    five priced buckets of `agent_core.pricing.cost.BUCKETS`; `context_tokens` is the context figure a
+    context pane shows for it: as Claude Code shows it for Claude Code logs (what the request held:
+    input + cache writes + cache reads), as ctxtui's loop counts it for ctxtui logs (output included).
     `replaces` is set when this record supersedes one yielded earlier for the same response (a
     later copy with the final usage, or a main-chain copy of a response first seen on a sidechain,
     see `Deduper`): an aggregator must subtract the replaced record before adding this one.
@@ -119,7 +120,8 @@ def final_copy(old: UsageRecord, new: UsageRecord) -> UsageRecord | None:
     if new.buckets == old.buckets:
         return None
     if new.is_sidechain and not old.is_sidechain:     # a sidechain replay: keep the main-chain attribution
-        return replace(old, buckets=new.buckets, context_tokens=context_tokens(new.buckets), replaces=None)
+        size = request_tokens if old.source == "claude_code" else context_tokens
+        return replace(old, buckets=new.buckets, context_tokens=size(new.buckets), replaces=None)
     return new
 
 
@@ -128,9 +130,15 @@ def _unlinked(rec: UsageRecord) -> UsageRecord:
 
 
 def context_tokens(buckets: dict[str, int]) -> int:
-    """The context a response saw, as Claude Code counts it: input + cache writes +
-    cache reads + output, i.e. every bucket."""
+    """The context after a response as ctxtui's loop counts it: every bucket, the output included
+    (the next request holds it)."""
     return sum(buckets.values())
+
+
+def request_tokens(buckets: dict[str, int]) -> int:
+    """The context of a request as Claude Code shows it: input + cache writes + cache reads,
+    the answer's output apart."""
+    return sum(v for k, v in buckets.items() if k != "output")
 
 
 class CorruptRecord(ValueError):
