@@ -161,7 +161,8 @@ def test_claude_code_compaction_lands_then_gets_its_tokens_after(tmp_path):
     append(path, cc("m9", read=0, write=20_000, ts="2025-06-14T11:00:05Z"))
     up = s.poll()
     (v,) = up.compactions
-    assert (v.key, v.tokens_before, v.tokens_after, v.new) == ("b1", 158_000, 20_010, False)   # as Claude Code shows it: output apart
+    # as Claude Code shows it: what the next request held, its output apart
+    assert (v.key, v.tokens_before, v.tokens_after, v.new) == ("b1", 158_000, 20_010, False)
     assert up.context.tokens == 20_010
     assert s.history_points()[-1] == (3, 20_010, True)       # the plot marks the compaction
     assert len(s.compactions) == 1
