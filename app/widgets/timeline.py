@@ -31,7 +31,20 @@ LAYER_NAMES = {"tool_result_budget": "result budget", "session_memory": "session
                "server_compact": "server compact"}
 
 
-def layer_name(layer: str) -> str:
+# Narrower names for a narrow pane (the 50-column sidebar at 120 columns); the tooltip is their legend.
+SHORT_NAMES = {"tool_result_budget": "results", "session_memory": "memory", "microcompact": "micro",
+               "server_clear_tool_uses": "srv clear", "server_clear_thinking": "srv think",
+               "server_compact": "srv compact"}
+SHORT_LEGEND = ("results = tool-result budget · memory = session memory · micro = microcompact · "
+                "srv = server-side; times are HH:MM")
+# Cells of the widest likely row (time, "session memory", "reactive", "144k", "-$0.0111") with padding:
+# a table narrower than this switches to the short names and HH:MM.
+FULL_WIDTH = 10 + 16 + 10 + 7 + 10
+
+
+def layer_name(layer: str, short: bool = False) -> str:
+    if short and layer in SHORT_NAMES:
+        return SHORT_NAMES[layer]
     return LAYER_NAMES.get(layer, fmt.one_line(layer, 40))
 
 
@@ -64,6 +77,8 @@ class Timeline(DataTable):
         self.count = 0
         self.breaker_trips = 0
         self.events: dict[str, Compaction] = {}     # row key -> the compaction it shows
+        self.short = False                          # short layer names and HH:MM (a narrow pane)
+        self._shown: dict[str, tuple[float | None, str | Text]] = {}   # row key -> (time, layer) as given
 
     def on_mount(self) -> None:
         self.border_title = "Compactions"
@@ -76,8 +91,9 @@ class Timeline(DataTable):
         """Add the row `key`, or complete it in place when it is already shown. `unknown` stands
         for a count not known yet ("…") or one that does not apply ("—")."""
         freed = None if before is None or after is None else max(0, before - after)
-        cells = {"time": fmt.clock(at),
-                 "layer": layer if isinstance(layer, Text) else layer_name(layer),
+        self._shown[key] = (at, layer)
+        cells = {"time": self._time(at),
+                 "layer": self._layer(layer),
                  "trigger": trigger if isinstance(trigger, Text) else fmt.one_line(trigger, 8),
                  "before": Text(_tokens(before, unknown), justify="right"),
                  "after": Text(_tokens(after, unknown), justify="right"),
@@ -91,6 +107,25 @@ class Timeline(DataTable):
         self.add_row(*(cells[c] for c in self.columns_shown), key=key)
         self.scroll_end(animate=False)
 
+    def _time(self, at: float | None) -> str:
+        return fmt.clock(at)[:5] if self.short and at is not None else fmt.clock(at)
+
+    def _layer(self, layer: str | Text) -> str | Text:
+        return layer if isinstance(layer, Text) else layer_name(layer, self.short)
+
+    def _fit(self) -> None:
+        """Short names when the pane cannot show the widest row whole; full names where it can."""
+        short = "layer" in self.columns_shown and self.scrollable_content_region.width < FULL_WIDTH
+        if short == self.short:
+            return
+        self.short = short
+        self.tooltip = SHORT_LEGEND if short else None
+        for key, (at, layer) in self._shown.items():
+            if key in self.rows:
+                if "time" in self.columns_shown:
+                    self.update_cell(key, "time", self._time(at))
+                self.update_cell(key, "layer", self._layer(layer), update_width=True)
+
     def watch_virtual_size(self, old: Size, new: Size) -> None:
         """Keep the newest row in view. The table learns its new height only when idle, after the
         row was added, so a scroll at `add_row` time stops short (and at mount, on the oldest rows)."""
@@ -98,7 +133,9 @@ class Timeline(DataTable):
             self.scroll_end(animate=False)
 
     def on_resize(self) -> None:
-        """Shown again (the sidebar toggled back) or resized: the newest rows, not the oldest."""
+        """Shown again (the sidebar toggled back) or resized: the newest rows, not the oldest, in
+        names that fit."""
+        self._fit()
         self.scroll_end(animate=False)
 
     def add_compaction(self, c: Compaction, at: float | None = None, resumed: bool = False) -> None:

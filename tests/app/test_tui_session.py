@@ -376,3 +376,20 @@ async def test_cancelled_tool_shows_cancelled_after_resume_and_paging():
             await conv.show_earlier()
         await pilot.pause()
         assert _marks(conv.query(ToolBlock)) == {"t1": "⊘", "t2": "✗"}
+
+
+@pytest.mark.parametrize("size,short", [((120, 40), True), ((200, 60), False)])
+async def test_timeline_columns_fit_the_sidebar(size, short):
+    """At 120×40 every column fits the 50-column sidebar (short names, a legend in the tooltip);
+    at 200×60 the names are spelled out."""
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=size) as pilot:
+        for layer, trigger in (("tool_result_budget", "budget"), ("session_memory", "reactive")):
+            await app.handle_event(ev.Compaction(layer=layer, trigger=trigger, tokens_before=144_000,
+                                                 tokens_after=2_000, cache={"cost_usd": -0.0111}))
+        await pilot.pause()
+        tl = app.timeline
+        assert sum(c.get_render_width(tl) for c in tl.columns.values()) <= tl.scrollable_content_region.width
+        layers = [str(tl.get_row(r)[1]) for r in tl.rows]
+    assert layers == (["results", "memory"] if short else ["result budget", "session memory"])
+    assert (tl.tooltip is not None) == short
