@@ -52,6 +52,9 @@ class SessionResult:
     cache_read_error_pct: float | None
     cache_write_error_pct: float | None
     policies: dict[str, PolicyResult]
+    unexplained_misses: int = 0          # requests the log shows missing the cache for no recorded reason
+    read_error_without_misses: float | None = None
+    write_error_without_misses: float | None = None
 
     @property
     def label(self) -> str:
@@ -152,6 +155,12 @@ def _session(data: object, where: str) -> SessionResult:
         cache_read_error_pct=_number(validation.get(READ_ERR), f"{where}.validation.{READ_ERR}"),
         cache_write_error_pct=_number(validation.get(WRITE_ERR), f"{where}.validation.{WRITE_ERR}"),
         policies={str(k): _policy(str(k), v, f"{where}.policies.{k}") for k, v in policies.items()},
+        unexplained_misses=len(_list(validation.get("unexplained_misses") or [],
+                                     f"{where}.validation.unexplained_misses")),
+        read_error_without_misses=_number(validation.get(READ_ERR + "_without_misses"),
+                                          f"{where}.validation.{READ_ERR}_without_misses"),
+        write_error_without_misses=_number(validation.get(WRITE_ERR + "_without_misses"),
+                                           f"{where}.validation.{WRITE_ERR}_without_misses"),
     )
 
 
@@ -235,8 +244,13 @@ def validation_text(session: SessionResult) -> str:
     r, w = session.cache_read_error_pct, session.cache_write_error_pct
     if r is None and w is None:
         return "validation: the log records no cache usage to compare with"
-    return (f"validation: replayed cache reads within {fmt.percent(r, 1)}, writes within "
+    text = (f"validation: replayed cache reads within {fmt.percent(r, 1)}, writes within "
             f"{fmt.percent(w, 1)} of the log")
+    if session.unexplained_misses:
+        text += (f"; {session.unexplained_misses} request(s) missed the cache for a reason the log does not "
+                 f"record — without them {fmt.percent(session.read_error_without_misses, 1)} / "
+                 f"{fmt.percent(session.write_error_without_misses, 1)}")
+    return text
 
 
 # ----- failures ----------------------------------------------------------------------------------

@@ -80,6 +80,10 @@ def format_text(report: dict[str, Any]) -> str:
         v = s["validation"]
         valid = ("" if v.get("cache_read_error_pct") is None else
                  f"; validation read {v['cache_read_error_pct']:.1f}% write {v['cache_write_error_pct']:.1f}%")
+        if v.get("unexplained_misses"):
+            valid += (f" ({len(v['unexplained_misses'])} unexplained cache misses; without them read "
+                      f"{v['cache_read_error_pct_without_misses']:.1f}% write "
+                      f"{v['cache_write_error_pct_without_misses']:.1f}%)")
         lines.append(f"{s['path']}" + (f" [{s['agent_id']}]" if s.get("agent_id") else ""))
         lines.append(f"  {s['model']}, {s['requests']} requests, window {s['window']:,}{valid}")
         lines.append(head)

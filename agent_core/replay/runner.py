@@ -56,7 +56,7 @@ def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
     return runs, window, size
 
 
-def validation_of(traj: Trajectory) -> dict[str, float | None]:
+def validation_of(traj: Trajectory) -> dict[str, float | list[int] | None]:
     """The cache simulator checked against the log's own cache reads and writes (validate.py); a
     synthetic trajectory has nothing logged to check against."""
     if traj.source == "synthetic":

@@ -61,10 +61,17 @@ class Validation:
         record)."""
         return [c for c in self.checked if c.sim_read - c.log_read > max(1_024, c.sim_read // 10)]
 
-    def summary(self) -> dict[str, float]:
-        """The `validation` object of `ctxtui replay --json`."""
+    def summary(self) -> dict[str, float | list[int]]:
+        """The `validation` object of `ctxtui replay --json`: the error figures over every request,
+        the requests the log shows missing the cache for no reason it records, and the figures
+        without those (what the simulator gets wrong on what the log does explain)."""
+        misses = self.misses
+        rest = [c for c in self.checked if c not in misses]
         return {"cache_read_error_pct": round(self.cache_read_error_pct, 3),
-                "cache_write_error_pct": round(self.cache_write_error_pct, 3)}
+                "cache_write_error_pct": round(self.cache_write_error_pct, 3),
+                "unexplained_misses": [c.index for c in misses],
+                "cache_read_error_pct_without_misses": round(_error([(c.sim_read, c.log_read) for c in rest]), 3),
+                "cache_write_error_pct_without_misses": round(_error([(c.sim_write, c.log_write) for c in rest]), 3)}
 
 
 def _error(pairs: list[tuple[int, int]]) -> float:

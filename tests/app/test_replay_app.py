@@ -405,3 +405,12 @@ async def test_the_real_engine_on_a_generated_session():
         cost = app.screen.query_one(ReplayCostPlot)
         assert all(v == sorted(v) for v in cost.lines.values())       # cumulative dollars never fall
     assert seen and seen[-1] == 1.0
+
+
+def test_validation_text_names_unexplained_misses():
+    data = fixture_report()
+    data["sessions"][1]["validation"].update({"unexplained_misses": [31, 149],
+                                              "cache_read_error_pct_without_misses": 0.1,
+                                              "cache_write_error_pct_without_misses": 0.3})
+    text = validation_text(parse_report(data).sessions[1])
+    assert "2 request(s) missed the cache" in text and "0.1% / 0.3%" in text

@@ -50,7 +50,7 @@ def check_schema(report: dict, names=("none", "cc", "ctxtui")) -> None:
     assert report["limits"] and all(isinstance(x, str) for x in report["limits"])
     for s in report["sessions"]:
         assert set(s) >= {"path", "model", "requests", "validation", "policies"}
-        assert set(s["validation"]) == {"cache_read_error_pct", "cache_write_error_pct"}
+        assert {"cache_read_error_pct", "cache_write_error_pct"} <= set(s["validation"])
         assert set(s["policies"]) >= set(names)
         for p in s["policies"].values():
             assert set(p) >= POLICY_KEYS

@@ -132,3 +132,11 @@ def test_the_unexplained_misses_of_258c7280_fall_back_to_the_head(validations):
     assert _error([(c.sim_read, c.log_read) for c in rest]) < 0.01
     assert _error([(c.sim_write, c.log_write) for c in rest]) < 0.05
     assert validations["8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"].misses == []
+
+
+@real
+def test_the_json_validation_lists_the_misses_and_the_figures_without_them(validations):
+    s = validations["258c7280-ae70-4798-800f-63464d01a85d.jsonl"].summary()
+    assert s["unexplained_misses"] == [31, 149]
+    assert s["cache_write_error_pct"] > 40 and s["cache_write_error_pct_without_misses"] < 0.05
+    assert s["cache_read_error_pct_without_misses"] < 0.01
