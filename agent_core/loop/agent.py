@@ -341,6 +341,19 @@ class Agent:
             self._count_gen += 1
         return compacted
 
+    def _say_threshold_reached(self, q: asyncio.Queue) -> None:
+        """When what the next request would hold has reached the auto-compact threshold, say that
+        figure before the pipeline compacts it: the gauge, the status line and the plot then show
+        the context reaching AUTO-COMPACT, and the drop when the compaction lands. A figure at the
+        blocking limit is not said here: blocking means nothing is sent, which only the figure after
+        the pipeline can tell."""
+        budget = self.pipeline.config.budget
+        if not budget.autocompact_enabled:
+            return
+        view, tokens = self.pipeline.view(self.entries)
+        if budget.autocompact_threshold <= tokens < budget.blocking_limit:
+            self._context(q, tokens=tokens, view=view)
+
     def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None,
                  view: list[Entry] | None = None) -> ev.ContextUpdate:
         c = self.context_event(tokens, view)
@@ -448,6 +461,7 @@ class Agent:
     async def _compacted_request(self, q: asyncio.Queue) -> list[dict] | None:
         """Run the pipeline over the history and return the messages to send; None when the
         context is at the blocking limit (said as an Error)."""
+        self._say_threshold_reached(q)
         res = await self.pipeline.run(self.entries)
         self._request_tokens = res.tokens
         before = self.entries

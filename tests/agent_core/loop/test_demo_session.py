@@ -69,7 +69,8 @@ async def test_twelve_prompt_demo_shows_the_layers_and_states_without_blocking(t
         comps += of(events, ev.Compaction)
     await agent.aclose()
     layers = {c.layer for c in comps}
-    assert {"warning", "error"} <= states and "blocking" not in states, states
+    # the gauge reaches AUTO-COMPACT before the compaction at the threshold lands, never BLOCKING
+    assert {"warning", "error", "autocompact"} <= states and "blocking" not in states, states
     assert {"tool_result_budget", "session_memory", "autocompact"} <= layers, layers
     # session memory acts early when it pays, and at least once at the auto-compact threshold
     assert any(c.layer == "session_memory" and c.tokens_before < threshold for c in comps)
