@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
     p.add_argument("--disable-collapse", action="store_true", default=None,
                    help="no context collapse: summaries take over at the threshold (env CTXTUI_DISABLE_COLLAPSE)")
+    p.add_argument("--cache-ttl", metavar="5m|1h",
+                   help="how long the prompt cache keeps the conversation: 5m (default) or 1h, whose writes cost "
+                        "2x input instead of 1.25x (env CTXTUI_CACHE_TTL)")
     p.add_argument("--engine", metavar="MODE",
                    help="who manages the context: local (default), server (the API's context editing and "
                         "compaction) or hybrid (ctxtui's cheap layers, then the API's compaction) (env CTXTUI_ENGINE)")

@@ -282,3 +282,12 @@ def test_cache_ttl_defaults_to_5m_and_takes_1h(ws, env):
     c = load_config(None, {**env, "CTXTUI_CACHE_TTL": "1H"}, ws)
     assert c.cache_ttl == "1h" and c.sources["cache_ttl"] == "env"
     assert "CTXTUI_CACHE_TTL" in format_variables()
+
+
+def test_cache_ttl_flag_wins_and_a_bad_one_names_the_flag(ws, env):
+    args = build_parser().parse_args(["--cache-ttl", "1h"])
+    c = load_config(args, {**env, "CTXTUI_CACHE_TTL": "5m"}, ws)
+    assert c.cache_ttl == "1h" and c.sources["cache_ttl"] == "flag"
+    with pytest.raises(ConfigError) as err:
+        load_config(build_parser().parse_args(["--cache-ttl", "2h"]), env, ws)
+    assert "--cache-ttl" in str(err.value) and "5m or 1h" in str(err.value)
