@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
-from agent_core.reports.statusline_block import active_block
+from agent_core.reports.block_rule import active_block
 from agent_core.reports.statusline_format import StatusFigures, format_line
 from agent_core.reports.statusline_read import logs_to_read, refresh
 from agent_core.reports.statusline_state import Prices, StatusState, budget_figures, day_of, state_path

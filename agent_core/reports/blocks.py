@@ -12,10 +12,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from agent_core.pricing.tally import Tally
+from agent_core.reports.block_rule import BLOCK_S as BLOCK_SECONDS, block_start, is_active, opens_block
 from agent_core.reports.usage_report import Response
-
-BLOCK_SECONDS = 5 * 3600
-HOUR = 3600
 
 
 @dataclass
@@ -37,7 +35,7 @@ class Block:
         return out
 
     def is_active(self, now: float) -> bool:
-        return self.start <= now < self.end and now - self.last < BLOCK_SECONDS
+        return is_active(self.start, self.last, now)
 
 
 @dataclass(frozen=True)
@@ -66,8 +64,8 @@ def build_blocks(responses: Iterable[Response]) -> list[Block]:
     cur: Block | None = None
     for r in sorted(responses, key=lambda r: r.timestamp):
         ts = r.timestamp
-        if cur is None or ts >= cur.end:       # past its 5 hours (so also after any gap over 5 h)
-            cur = Block(start=ts - ts % HOUR, first=ts, last=ts)
+        if opens_block(ts, None if cur is None else cur.end):
+            cur = Block(start=block_start(ts), first=ts, last=ts)
             blocks.append(cur)
         cur.last = ts
         t = cur.by_model.get(r.model)

@@ -1,9 +1,9 @@
-"""The active 5-hour block rule of `ctxtui statusline` (agent_core/reports/statusline_block.py)."""
+"""The 5-hour block rule (agent_core/reports/block_rule.py) the status line and `usage blocks` share."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from agent_core.reports.statusline_block import BLOCK_S, active_block, blocks
+from agent_core.reports.block_rule import BLOCK_S, active_block, blocks
 
 
 def at(day: int, hh: int, mm: int = 0) -> float:

@@ -1,0 +1,65 @@
+"""The 5-hour usage block rule, as Claude's Pro and Max plans count usage — over bare activity
+times, so `ctxtui statusline` can use it without the usage report (`reports/blocks.py` adds the
+tallies, gaps and projection of `ctxtui usage blocks` on top of the same rule).
+
+A block starts at the first activity after the previous block ended, floored to the hour (UTC:
+every zone the plans serve is a whole or half hour off UTC, so it is the same instant); it lasts
+5 hours; activity at or after its end (so also after 5 quiet hours) starts the next one. A block is
+active while now is inside it and its last activity is less than 5 hours old.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+BLOCK_S = 5 * 3600
+HOUR = 3600
+
+
+def opens_block(t: float, end: float | None) -> bool:
+    """Does activity at `t` start a new block, the current one ending at `end` (None: no block yet)?"""
+    return end is None or t >= end
+
+
+def block_start(t: float) -> float:
+    return t - t % HOUR
+
+
+def is_active(start: float, last: float, now: float) -> bool:
+    return start <= now < start + BLOCK_S and now - last < BLOCK_S
+
+
+@dataclass(frozen=True)
+class Block:
+    start: float
+    end: float
+    last_activity: float
+
+    def left(self, now: float) -> float:
+        """Seconds until the block ends (0 when it has)."""
+        return max(0.0, self.end - now)
+
+
+def blocks(times: Iterable[float]) -> list[Block]:
+    """Every block the activity times fall in, oldest first."""
+    out: list[Block] = []
+    start = end = last = None
+    for t in sorted(times):
+        if opens_block(t, end):
+            if start is not None:
+                out.append(Block(start, end, last))
+            start = block_start(t)
+            end = start + BLOCK_S
+        last = t
+    if start is not None:
+        out.append(Block(start, end, last))
+    return out
+
+
+def active_block(times: Iterable[float], now: float) -> Block | None:
+    """The block running at `now`, or None when the last one has ended."""
+    found = blocks(times)
+    if not found:
+        return None
+    b = found[-1]
+    return b if is_active(b.start, b.last_activity, now) else None
