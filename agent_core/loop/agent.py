@@ -348,7 +348,8 @@ class Agent:
         blocking limit is not said here: blocking means nothing is sent, which only the figure after
         the pipeline can tell."""
         budget = self.pipeline.config.budget
-        if not budget.autocompact_enabled:
+        # the stored history counts at least what its projection does: below the threshold, no view
+        if not budget.autocompact_enabled or self.pipeline.count(self.entries) < budget.autocompact_threshold:
             return
         view, tokens = self.pipeline.view(self.entries)
         if budget.autocompact_threshold <= tokens < budget.blocking_limit:
