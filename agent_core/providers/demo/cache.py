@@ -2,9 +2,8 @@
 looks like the real API's and agrees with what the engine and replay assume.
 
 A request becomes blocks in the API's order — each tool definition, the system prompt, each message
-— with breakpoints where the request's `cache_control` markers are. The loop hands the demo plain
-requests (markers are the Anthropic client's job), so an unmarked request is marked as that client
-marks it: the last tool, the system prompt and the latest message.
+— with breakpoints where the real client would send its `cache_control` markers (markers already
+in the request are kept, as that client keeps them).
 """
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from compaction.cache_model import Block, PrefixCache as CacheModel, ttl_seconds
 from compaction.estimate import estimate_tools
 from compaction.tokens import estimate_block, estimate_message, estimate_text
 
+from agent_core.providers.cache_breakpoints import count_breakpoints, with_cache_breakpoints
 from agent_core.providers.demo.conversation import canon
 
 
@@ -31,14 +31,6 @@ def _plain(obj: object) -> object:
     return obj
 
 
-def _marked(obj: object) -> bool:
-    if isinstance(obj, dict):
-        return "cache_control" in obj or any(_marked(v) for v in obj.values())
-    if isinstance(obj, list):
-        return any(_marked(v) for v in obj)
-    return False
-
-
 def system_tokens(system: str | list) -> int:
     if isinstance(system, list):
         return sum(estimate_block(b) for b in system if isinstance(b, dict))
@@ -50,29 +42,23 @@ def tool_tokens(tool: dict) -> int:
 
 
 def request_blocks(system: str | list, messages: list[dict], tools: list[dict]) -> list[Block]:
-    """One cache block per tool, the system prompt and each message, with its breakpoint."""
-    parts: list[tuple[str, int, object]] = [(_h("tool" + canon(_plain(t))), tool_tokens(t), t) for t in tools or []]
+    """One cache block per tool, the system prompt and each message, with a breakpoint where the
+    real client would put one (agent_core/providers/cache_breakpoints.py)."""
+    m_system, m_messages, m_tools = with_cache_breakpoints(system, messages, tools)
+    blocks = [Block(_h("tool" + canon(_plain(t))), tool_tokens(t), count_breakpoints(mt) > 0)
+              for t, mt in zip(tools or [], m_tools)]
     if system:
-        parts.append((_h("system" + canon(_plain(system))), system_tokens(system), system))
-    parts += [(_h(canon(_plain(m))), estimate_message(m), m) for m in messages]
-    if any(_marked(obj) for _, _, obj in parts):
-        return [Block(key, n, _marked(obj)) for key, n, obj in parts]
-    want = {len(parts) - 1}
-    if tools:
-        want.add(len(tools) - 1)
-    if system:
-        want.add(len(tools or []))
-    return [Block(key, n, i in want) for i, (key, n, _) in enumerate(parts)]
-
-
-def request_items(system: str | list, messages: list[dict], tools: list[dict]) -> list[tuple[str, int]]:
-    """(digest, estimated tokens) per cacheable item of a request."""
-    return [(b.key, b.tokens) for b in request_blocks(system, messages, tools)]
+        blocks.append(Block(_h("system" + canon(_plain(system))), system_tokens(system),
+                            count_breakpoints(m_system) > 0))
+    blocks += [Block(_h(canon(_plain(m))), estimate_message(m), count_breakpoints(mm) > 0)
+               for m, mm in zip(messages, m_messages)]
+    return blocks
 
 
 def request_tokens(system: str | list, messages: list[dict], tools: list[dict]) -> int:
     """The demo's input-token figure for a request: the estimator over system, tools and messages."""
-    return sum(n for _, n in request_items(system, messages, tools))
+    return (sum(tool_tokens(t) for t in tools or []) + (system_tokens(system) if system else 0)
+            + sum(estimate_message(m) for m in messages))
 
 
 @dataclass
