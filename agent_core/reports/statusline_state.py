@@ -23,15 +23,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from agent_core.pricing.cost import BUCKETS
+from agent_core.pricing.pricer import Pricer
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 RECENT_KEYS = 128          # responses remembered for the final-copy rule across calls (copies come close)
 ACTIVITY_S = 24 * 3600     # activity kept (and logs looked at) for today's dollars and the block
 MARK_BYTES = 64            # bytes before the offset kept to notice a log rewritten in place
-LINEAR_LIMIT = 200_000     # total input up to which a model's learned rates are trusted (checked per model)
 MAX_STATE_BYTES = 32 << 20  # a state file bigger than this is not ours to load: start over
 
 
@@ -53,7 +52,7 @@ class LogState:
 class StatusState:
     logs: dict[str, LogState] = field(default_factory=dict)
     recent: dict[str, list] = field(default_factory=dict)     # key -> [path, model, [BUCKETS], sidechain, ts]
-    rates: dict[str, list | None] = field(default_factory=dict)   # model -> [const, rates, limit] | None
+    rates: dict[str, list | None] = field(default_factory=dict)   # model -> Pricer.learned()'s [const, rates, limit]
     budgets: dict[str, list] = field(default_factory=dict)    # "model|window" -> [window, threshold]
     reads: int = 0                                            # bytes read by the last refresh (tests, bench)
 
@@ -104,29 +103,6 @@ def day_of(ts: float) -> str:
 
 # ------------------------------------------------------------------ prices and thresholds
 
-def _learn_rates(model: str) -> list | None:
-    """[per-request constant, rate per bucket, largest total input the rates hold for], or None
-    for a model without prices. Loads genai-prices: done once per model, then kept in the state."""
-    from agent_core.pricing.pricer import Pricer  # noqa: PLC0415  (start-up time: only for a model never seen)
-
-    pricer = Pricer()
-    rates = pricer.rates(model)
-    const = pricer(model, dict.fromkeys(BUCKETS, 0))
-    if rates is None or const is None:
-        return None
-    probe = {**dict.fromkeys(BUCKETS, 0), "input": LINEAR_LIMIT // 2, "cache_read": LINEAR_LIMIT - LINEAR_LIMIT // 2}
-    exact = pricer(model, probe)
-    linear = const + sum(rates[k] * v for k, v in probe.items())
-    limit = LINEAR_LIMIT if exact is not None and abs(exact - linear) <= 1e-9 * max(1.0, exact) else 0
-    return [const, rates, limit]
-
-
-def _exact_price(model: str, buckets: dict[str, int]) -> float | None:
-    from agent_core.pricing.pricer import Pricer  # noqa: PLC0415  (start-up time: only above the rates' range)
-
-    return Pricer()(model, buckets)
-
-
 def budget_figures(model: str, window: int | None) -> list:
     """[window, auto-compact threshold] as ctxtui's loop computes them for `model` (and a window
     Claude Code reported). Loads the engine: done once per model, then kept in the state."""
@@ -137,21 +113,23 @@ def budget_figures(model: str, window: int | None) -> list:
 
 
 class Prices:
-    """Dollars of one response from the state's cached rates."""
+    """Dollars of one response: the one `Pricer`, seeded with the rates the state kept, so
+    genai-prices is loaded only for a model never seen (or a request above its first price tier).
+    A model without prices is remembered as None, so it never loads genai-prices again."""
 
-    def __init__(self, state: StatusState, learn: Callable[[str], list | None] = _learn_rates,
-                 exact: Callable[[str, dict[str, int]], float | None] = _exact_price) -> None:
-        self.state, self.learn, self.exact = state, learn, exact
+    def __init__(self, state: StatusState) -> None:
+        self.state = state
+        self.pricer = Pricer(known={m: tuple(v) for m, v in state.rates.items() if v is not None})
 
     def __call__(self, model: str, buckets: dict[str, int]) -> float | None:
         rates = self.state.rates
-        if model not in rates:
-            rates[model] = self.learn(model)
-        learned = rates[model]
-        if learned is None:
+        if model in rates and rates[model] is None:
             return None
-        const, r, limit = learned
-        total_input = sum(v for k, v in buckets.items() if k != "output")
-        if total_input > limit:
-            return self.exact(model, buckets)
-        return const + sum(r.get(k, 0.0) * v for k, v in buckets.items())
+        price = self.pricer(model, buckets)
+        if model not in rates:
+            learned = self.pricer.learned().get(model)
+            if learned is not None:
+                rates[model] = list(learned)
+            elif price is None:
+                rates[model] = None
+        return price
