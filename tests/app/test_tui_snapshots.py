@@ -63,6 +63,7 @@ def test_main_screen_at_each_size(snap_compare, utc, size):
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
+
 def test_context_screen(snap_compare, utc):
     app = make_app()
 
