@@ -33,6 +33,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("model", "NAME", "Switch the model (e.g. /model demo)", needs_arg=True),
     SlashCommand("resume", "[ID]", "Resume a saved session"),
     SlashCommand("transcripts", "", "Browse sessions, compaction transcripts and Claude Code logs"),
+    SlashCommand("wait", "[DURATION]", "Demo model: let time pass (default: the cache TTL + 1m) so the prompt cache "
+                 "goes cold, as after a real pause"),
     SlashCommand("help", "", "Keys and commands"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}

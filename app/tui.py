@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -19,9 +18,13 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer
 
+from compaction.clock import now as clock_now
+
 from agent_core import events as ev
 from agent_core.context_items import largest_items
 from agent_core.pricing.cost import usage_buckets
+from agent_core.providers.demo.pause import PauseError, let_time_pass
+from agent_core.providers.demo.pause import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
 from agent_core.sessions.session_age import session_started
 
@@ -75,7 +78,7 @@ class CtxApp(App[int]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-medium-height"), (50, "-tall")]
 
     def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
-                 agent_factory: AgentFactory | None = None, clock: Callable[[], float] = time.time,
+                 agent_factory: AgentFactory | None = None, clock: Callable[[], float] = clock_now,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
                  notices: tuple[str, ...] = (), banner: str | None = None) -> None:
         super().__init__()
@@ -455,6 +458,17 @@ class CtxApp(App[int]):
             self.screen.minimize()
         else:
             self.screen.maximize(self.cost_pane, container=False)
+
+    def _cmd_wait(self, arg: str) -> None:
+        if self.busy:
+            self.notify("A turn is running: press Esc first, then /wait.", severity="warning")
+            return
+        try:
+            pause = let_time_pass(self.agent, arg)
+        except PauseError as e:
+            self.notify(str(e), severity="error", markup=False)
+            return
+        self.call_next(self.conversation.add_notice, "⏱ " + describe_pause(pause))
 
     def _cmd_help(self, arg: str) -> None:
         self.push_screen(HelpScreen())

@@ -5,12 +5,12 @@ the per-entry token estimate, cached on first use, can never go stale.
 """
 from __future__ import annotations
 
-import time
 import uuid as _uuid
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Iterable
 
+from . import clock
 from .estimate import MESSAGE_CATEGORIES, categorize_message, estimate_message
 
 KINDS = ("message", "compact_boundary", "summary", "attachment", "snip_marker")
@@ -34,7 +34,7 @@ class Entry:
     message: dict
     kind: str = "message"
     uuid: str = field(default_factory=new_uuid)
-    timestamp: float = field(default_factory=time.time)
+    timestamp: float = field(default_factory=clock.now)
     response_id: str | None = None
     usage: dict | None = None
     meta: dict = field(default_factory=dict)

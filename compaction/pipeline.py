@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from . import collapse, microcompact, snip, tool_result_budget
+from . import clock, collapse, microcompact, snip, tool_result_budget
 from .breakers import BreakerConfig, Breakers, rejected_report
 from .entry import Entry
 from .layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
@@ -66,7 +66,7 @@ class Pipeline:
         """The projected view of an already adopted working history and its count, without acting:
         the projecting layers (collapse) replay what they committed and commit nothing new. What the
         context figure and its categories are computed from between pipeline runs."""
-        now = time.time() if now is None else now
+        now = clock.now() if now is None else now
         view = entries if isinstance(entries, list) else list(entries)
         for _name, layer in self.projecting:
             ctx = self._ctx(view, now)
@@ -85,7 +85,7 @@ class Pipeline:
         count is still above its trigger. `commit=False`: the projecting layers only replay.
         `entries` of the result is the input list itself when no rewriting layer changed anything.
         """
-        now = time.time() if now is None else now
+        now = clock.now() if now is None else now
         work = entries if isinstance(entries, list) else list(entries)
         reports: list[CompactionReport] = []
         for _name, layer in self.rewriting:
@@ -130,7 +130,7 @@ class Pipeline:
         Each call counts as one turn for the thrash breaker (call it once per model call). Nothing
         automatic runs once a breaker has tripped; the loop should then check `blocked(res.tokens)`."""
         self._observe(entries)
-        now = time.time() if now is None else now
+        now = clock.now() if now is None else now
         budget = self.config.budget
         notes_first = self._notes_first()
         # with cheap notes, they get the first word: under the threshold when that pays, at it always;
@@ -185,7 +185,7 @@ class Pipeline:
 
         Every stage reads the projected view (what the last request held, collapse included) and
         its count, not the stored history; the transcript it writes keeps the whole history."""
-        now = time.time() if now is None else now
+        now = clock.now() if now is None else now
         work = res.view or res.entries
         breakers = self.breakers()
         for stage in self.stages:

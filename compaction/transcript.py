@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from . import clock
 from .entry import Entry
 from .scrub import scrub
 
@@ -76,7 +77,7 @@ def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: 
     caller never replaces history without a transcript. A name already taken (two compactions in
     one second) moves to the next free second, so every name has the same length: the path is part
     of the summary message, and its size must not depend on timing."""
-    t = int(now if now is not None else time.time())
+    t = int(now if now is not None else clock.now())
     path = folder / f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(t))}-{trigger}.jsonl"
     while path.exists():
         t += 1

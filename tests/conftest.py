@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from compaction import clock
 from compaction.scrub import forget_secrets
 from tests.fake_anthropic import FakeAnthropic
 
@@ -23,6 +24,7 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("CTXTUI_CONFIG", raising=False)
     yield base
     forget_secrets()        # the scrubber's registry is process-wide: each test starts with none
+    clock.reset()           # so is the demo's /wait: each test starts on the wall clock
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Awaitable, Callable
 
-from compaction import Entry, Pipeline, breakdown
+from compaction import Entry, Pipeline, breakdown, clock
 from compaction.entry import tool_result_block
 from compaction.estimate import estimate_tools
 from compaction.report import CompactionReport
@@ -100,7 +100,7 @@ class Agent:
         # this session (from its log) and this run; /cost shows them as API time.
         self.api_before = 0.0
         self._api_s = 0.0
-        self.clock: Callable[[], float] = time.time
+        self.clock: Callable[[], float] = clock.now
         self.turns = 0
         self._task: asyncio.Task | None = None
         self._pending_compact: tuple[bool, str | None] | None = None
@@ -329,7 +329,7 @@ class Agent:
                 continue
             c = ev.Compaction(layer=r.layer, trigger=r.trigger, tokens_before=r.tokens_before,
                               tokens_after=r.tokens_after, duration_s=round(r.duration_s, 4),
-                              transcript_path=r.transcript_path, action=r.action, timestamp=time.time(),
+                              transcript_path=r.transcript_path, action=r.action, timestamp=clock.now(),
                               cache=_cache_figures(r.details),
                               usage=dict(r.details["usage"]) if isinstance(r.details.get("usage"), dict) else None)
             if before is not None and r is acted[-1]:

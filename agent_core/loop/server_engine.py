@@ -11,10 +11,9 @@ while /compact and the one compaction after "prompt too long" still use ctxtui's
 """
 from __future__ import annotations
 
-import time
 from typing import Sequence
 
-from compaction import Entry, Pipeline
+from compaction import Entry, Pipeline, clock
 from compaction.pipeline import PipelineResult
 from compaction.entry import boundary
 
@@ -60,7 +59,7 @@ def clear_events(outcome: ServerOutcome, usage: dict) -> list[ev.Compaction]:
     for c in outcome.clears:
         what = "tool results" if c.layer == "server_clear_tool_uses" else "thinking turns"
         out.append(ev.Compaction(layer=c.layer, trigger="auto", tokens_before=after + c.cleared_tokens,
-                                 tokens_after=after, timestamp=time.time(),
+                                 tokens_after=after, timestamp=clock.now(),
                                  action=f"The API cleared {c.cleared} old {what} ({c.cleared_tokens:,} tokens) "
                                         f"from what the model saw; the history keeps them."))
     return out
@@ -69,7 +68,7 @@ def clear_events(outcome: ServerOutcome, usage: dict) -> list[ev.Compaction]:
 def compact_event(outcome: ServerOutcome, tokens_before: int, tokens_after: int, duration_s: float) -> ev.Compaction:
     """The server's compaction, priced from the compaction step's own usage."""
     return ev.Compaction(layer=SERVER_COMPACT_LAYER, trigger="auto", tokens_before=tokens_before,
-                         tokens_after=tokens_after, duration_s=round(duration_s, 4), timestamp=time.time(),
+                         tokens_after=tokens_after, duration_s=round(duration_s, 4), timestamp=clock.now(),
                          action=f"The API summarized the conversation into a compaction block "
                                 f"({len(outcome.summary):,} characters); it replaces what it summarizes.",
                          usage=dict(outcome.compaction_usage) if outcome.compaction_usage else None)

@@ -48,6 +48,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from compaction import clock
 from compaction.entry import Entry
 from compaction.scrub import REDACTED, register_secret, scrub_counted
 from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
@@ -208,7 +209,7 @@ class SessionLog:
     def create(cls, home: Path, meta: Mapping[str, Any] | None = None, *, secrets: Iterable[str] = (),
                session_id: str | None = None, now: float | None = None, lazy: bool = False) -> "SessionLog":
         """Start a new session log and write its meta line (`lazy`: with the first content)."""
-        now = time.time() if now is None else now
+        now = clock.now() if now is None else now
         sid = session_id or new_session_id(now)
         log = cls(session_log_path(Path(home), sid), sid, secrets, new=True, lazy=lazy)
         rec = {"t": "meta", "v": FORMAT_VERSION, "session_id": sid,
@@ -280,7 +281,7 @@ class SessionLog:
             if self._known.get(e.uuid) != dg:
                 changed[e.uuid] = d
             digests[e.uuid] = dg
-        self._write({"t": "history", "at": time.time(), "uuids": [e.uuid for e in entries], "changed": changed})
+        self._write({"t": "history", "at": clock.now(), "uuids": [e.uuid for e in entries], "changed": changed})
         self._known.update(digests)
         self._set_working(entries)
 
@@ -300,12 +301,12 @@ class SessionLog:
     def append_state(self, state: Mapping[str, Any]) -> None:
         """A snapshot, e.g. {"pipeline": PipelineState.to_dict(), "cost": CostTally.to_dict(),
         "permissions": {...}, "notes": "..."}; keys merge over earlier snapshots on load."""
-        self._write({"t": "state", "at": time.time(), **{k: v for k, v in state.items() if k not in ("t", "at")}})
+        self._write({"t": "state", "at": clock.now(), **{k: v for k, v in state.items() if k not in ("t", "at")}})
 
     def append_event(self, event: Mapping[str, Any] | Any) -> None:
         """An event dict (or an agent_core.events.Event)."""
         d = event.to_dict() if hasattr(event, "to_dict") else dict(event)
-        self._write({"t": "event", "at": time.time(), "event": d})
+        self._write({"t": "event", "at": clock.now(), "event": d})
 
     @property
     def working(self) -> list[Entry]:

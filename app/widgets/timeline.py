@@ -5,7 +5,6 @@ completed in place: a Claude Code compaction learns its "after" count only with 
 (shown as "…" until then). The two screens pick which columns they have room for."""
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 from rich.text import Text
@@ -13,6 +12,8 @@ from textual.geometry import Size
 from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
+
+from compaction.clock import now as clock_now
 
 from agent_core.events import BreakerTripped, Compaction
 from agent_core.reports.watch_state import CompactionView
@@ -69,7 +70,7 @@ class Timeline(DataTable):
             self.compaction = compaction
             super().__init__()
 
-    def __init__(self, *, columns: tuple[str, ...] = TUI_COLUMNS, clock: Callable[[], float] = time.time,
+    def __init__(self, *, columns: tuple[str, ...] = TUI_COLUMNS, clock: Callable[[], float] = clock_now,
                  id: str | None = None) -> None:
         super().__init__(id=id, show_cursor=False, cell_padding=1)
         self.columns_shown = columns

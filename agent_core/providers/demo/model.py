@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from pathlib import Path
 from typing import AsyncIterator
 
+from compaction import clock
 from compaction.tokens import estimate_block
 from compaction.validate import validate_history
 
@@ -78,7 +78,7 @@ class DemoModel:
         content, stop = self._answer(system, messages, tools, max_tokens, purpose, key)
         content, stop = self._fit(content, stop, max_tokens)
         out_tokens = sum(estimate_block(b) for b in content)
-        usage = self._cache.usage(blocks, out_tokens, time.time())
+        usage = self._cache.usage(blocks, out_tokens, clock.now())
         # n comes from the request, not a counter: unique per request and stable across instances,
         # so a resumed session never repeats the id of the assistant message before it.
         response = ModelResponse(id=f"msg_demo_{int(key[:13], 16)}", model="demo", content=content,

@@ -1,0 +1,98 @@
+"""`/wait`: on the offline demo, let time pass so the prompt cache goes cold, as after a real pause.
+
+The engine decides in dollars (DESIGN §5.1): on a warm cache a rewrite of old context must pay for
+itself, so a demo answered within seconds never shows the layers that wait for a cold cache
+(microcompact's time trigger; collapse and session memory when the rewrite is free). A real user
+who steps away for five minutes sees them; the demo lets one ask for it. The one clock
+(compaction/clock.py) moves on, so the engine's `now`, the entries' timestamps and the demo's own
+cache agree that the time has passed. A real model's clock is never moved: time passes by itself.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from compaction import clock
+from compaction.cache_economics import warm_prefix
+from compaction.cache_model import ttl_seconds
+
+MAX_SECONDS = 24 * 3600
+_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s)", re.I)
+_UNIT = {"h": 3600, "m": 60, "s": 1}
+
+
+class PauseError(ValueError):
+    """A /wait that cannot run; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Pause:
+    seconds: float            # how much time passed
+    ttl_s: float              # how long the cache lives after a request
+    since_request_s: float | None   # since the last model answer, after the pause (None: no answer yet)
+
+    @property
+    def cold(self) -> bool:
+        return self.since_request_s is None or self.since_request_s > self.ttl_s
+
+
+def parse_duration(text: str) -> float:
+    """'6m', '90s', '1h', '2m30s', or a bare number of minutes → seconds. Raises PauseError."""
+    s = "".join(text.split()).lower()
+    if not s:
+        raise PauseError("give a duration, e.g. /wait 6m, /wait 90s or /wait 1h")
+    if re.fullmatch(r"\d+(?:\.\d+)?", s):
+        seconds = float(s) * 60
+    elif re.fullmatch(rf"(?:{_PART.pattern})+", s, re.I):
+        seconds = sum(float(n) * _UNIT[u.lower()] for n, u in _PART.findall(s))
+    else:
+        raise PauseError(f"{text.strip()!r} is not a duration: use e.g. 6m, 90s, 1h or 2m30s")
+    if seconds <= 0:
+        raise PauseError("the duration must be more than zero, e.g. /wait 6m")
+    if seconds > MAX_SECONDS:
+        raise PauseError("at most 24h at a time")
+    return seconds
+
+
+def default_seconds(ttl: str) -> float:
+    """The cache's lifetime and a minute more: enough for it to go cold."""
+    return ttl_seconds(ttl) + 60
+
+
+def let_time_pass(agent: Any, text: str = "") -> Pause:
+    """Move the clock on by `text` (default: the TTL and a minute) for an agent on the demo model.
+    Raises PauseError, and moves nothing, on a real model, a running turn or a bad duration."""
+    info = getattr(getattr(agent, "client", None), "info", None)
+    ttl = agent.pipeline.config.cache_ttl
+    if not getattr(info, "offline", False):
+        raise PauseError(f"/wait moves only the demo model's clock. With a real model, time passes by itself: "
+                         f"the prompt cache expires {ttl} after the last request.")
+    if getattr(agent, "busy", False):
+        raise PauseError("A turn is running: press Esc first, then /wait.")
+    seconds = parse_duration(text) if text.strip() else default_seconds(ttl)
+    clock.skip(seconds)
+    ai, _held, at = warm_prefix(agent.entries)
+    return Pause(seconds, ttl_seconds(ttl), None if ai is None else max(0.0, clock.now() - at))
+
+
+def _span(seconds: float) -> str:
+    seconds = round(seconds)
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return "".join(f"{v}{u}" for v, u in ((h, "h"), (m, "m"), (s, "s")) if v) or "0s"
+
+
+def describe(p: Pause) -> str:
+    """What the user is told: the time that passed and what it means for the cache and the engine."""
+    head = f"{_span(p.seconds)} pass on the demo's clock."
+    if p.since_request_s is None:
+        return head + " No request has been made yet, so there is no cache to expire."
+    if p.cold:
+        return (f"{head} The last request was {_span(p.since_request_s)} ago, past the cache's "
+                f"{_span(p.ttl_s)}: the prompt cache has expired. The next request writes it anew, so "
+                "rewriting old context costs nothing extra now, and the engine may clear old tool results, "
+                "collapse old spans or compact into its notes before sending it.")
+    left = p.ttl_s - p.since_request_s
+    return (f"{head} The last request was {_span(p.since_request_s)} ago: the prompt cache is still warm "
+            f"for {_span(left)} more. /wait {_span(left + 60)} lets it expire.")

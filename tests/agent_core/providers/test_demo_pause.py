@@ -1,0 +1,94 @@
+"""/wait on the demo: time passes on the one clock, so the demo's cache and the engine both see a
+cold cache; a real model's clock never moves."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_core import events as ev
+from agent_core.providers.demo.pause import (PauseError, default_seconds, describe, let_time_pass,
+                                             parse_duration)
+from compaction import clock
+
+from tests.agent_helpers import collect, demo_agent, fake_agent, make_workspace, of
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize("text,seconds", [("6m", 360), ("90s", 90), ("1h", 3600), ("2m30s", 150),
+                                          (" 1h 5m ", 3900), ("7", 420), ("0.5m", 30), ("6M", 360)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text,says", [("soon", "not a duration"), ("5x", "not a duration"), ("0m", "more than zero"),
+                                       ("25h", "at most 24h"), ("-5m", "not a duration"), ("", "give a duration")])
+def test_bad_durations_say_what_to_type(text, says):
+    with pytest.raises(PauseError, match=says):
+        parse_duration(text)
+
+
+def test_default_is_the_ttl_and_a_minute():
+    assert default_seconds("5m") == 360 and default_seconds("1h") == 3660
+
+
+async def test_before_any_answer_there_is_no_cache_to_expire(tmp_path):
+    agent = demo_agent(ROOT, home=str(tmp_path))
+    p = let_time_pass(agent)
+    assert p.seconds == 360 and p.since_request_s is None and p.cold
+    assert "no cache to expire" in describe(p)
+    await agent.aclose()
+
+
+async def test_a_wait_past_the_ttl_empties_the_demo_cache_and_the_engine_sees_it_cold(tmp_path):
+    """After /wait the demo's next request reads nothing from its cache, and microcompact's time
+    trigger clears old results with the verdict `cold`; without the wait the same prompt reads the
+    cached prefix and nothing is cleared."""
+    async def session(wait: bool) -> tuple[list[ev.AssistantDone], list[ev.Compaction], str]:
+        clock.reset()
+        agent = demo_agent(ROOT, home=str(tmp_path / str(wait)))
+        await collect(agent.run("explore this repository"))
+        await collect(agent.run("how does compaction work?"))
+        said = describe(let_time_pass(agent, "6m")) if wait else ""
+        events = await collect(agent.run("what does the agent loop do?"))
+        await agent.aclose()
+        return of(events, ev.AssistantDone), of(events, ev.Compaction), said
+
+    warm_calls, warm_comps, _ = await session(False)
+    cold_calls, cold_comps, said = await session(True)
+    assert warm_calls[0].usage["cache_read_input_tokens"] > 0
+    assert cold_calls[0].usage["cache_read_input_tokens"] == 0
+    assert cold_calls[0].usage["cache_creation_input_tokens"] > 0
+    assert "microcompact" not in {c.layer for c in warm_comps}
+    micro = [c for c in cold_comps if c.layer == "microcompact"]
+    assert micro and micro[0].cache["reason"] == "cold" and micro[0].tokens_after < micro[0].tokens_before
+    assert "has expired" in said and "6m" in said
+
+
+async def test_a_short_wait_leaves_the_cache_warm_and_says_how_long_it_lasts(tmp_path):
+    agent = demo_agent(ROOT, home=str(tmp_path))
+    await collect(agent.run("explore this repository"))
+    p = let_time_pass(agent, "1m")
+    assert not p.cold and 60 <= p.since_request_s < 120
+    text = describe(p)
+    assert "still warm for" in text and "/wait" in text
+    events = await collect(agent.run("how does compaction work?"))
+    assert of(events, ev.AssistantDone)[0].usage["cache_read_input_tokens"] > 0
+    await agent.aclose()
+
+
+async def test_a_real_model_never_moves_the_clock(tmp_path, fake_base_url):
+    agent = fake_agent(make_workspace(tmp_path / "ws"), fake_base_url)
+    with pytest.raises(PauseError, match="only the demo model's clock"):
+        let_time_pass(agent, "6m")
+    assert clock.skipped() == 0.0
+    await agent.aclose()
+
+
+async def test_a_bad_duration_moves_nothing(tmp_path):
+    agent = demo_agent(ROOT, home=str(tmp_path))
+    with pytest.raises(PauseError):
+        let_time_pass(agent, "later")
+    assert clock.skipped() == 0.0
+    await agent.aclose()

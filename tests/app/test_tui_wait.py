@@ -1,0 +1,75 @@
+"""/wait in the TUI: on the demo, time passes and the next turn shows what a cold cache allows;
+on a real model the command is refused and the clock does not move."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core import events as ev
+from app.main import build_app
+from app.widgets.conversation import CompactionMarker, NoticeMessage
+from compaction import clock
+
+from tests.agent_helpers import SECRET, make_workspace, record_events, user_dirs
+
+ROOT = Path(__file__).resolve().parents[2]
+SIZE = (160, 40)
+
+
+async def idle(app, pilot) -> None:
+    await pilot.pause()
+    while app.busy or any(w.group == "agent" and not w.is_finished for w in app.workers):
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def send(app, pilot, text: str) -> None:
+    app.prompt_input.focus()
+    app.fill_prompt(text)
+    await pilot.press("enter")
+    await idle(app, pilot)
+
+
+def notices(app) -> list[str]:
+    return [n.text for n in app.conversation.query(NoticeMessage)]
+
+
+async def test_wait_on_the_demo_lets_the_cache_expire_and_microcompact_clears(tmp_path):
+    app = build_app({"model": "demo", "allow": ["all"]}, environ=user_dirs(), workspace=ROOT, claude_root=None)
+    events = record_events(app.agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "explore this repository")
+        await send(app, pilot, "how does compaction work?")
+        assert not [e for e in events if isinstance(e, ev.Compaction) and e.layer == "microcompact"]
+        await send(app, pilot, "/wait")                      # typed like any command
+        said = [n for n in notices(app) if "pass on the demo's clock" in n]
+        assert said and "6m" in said[-1] and "has expired" in said[-1], notices(app)
+        assert clock.skipped() == 360
+        await send(app, pilot, "what does the agent loop do?")
+        micro = [e for e in events if isinstance(e, ev.Compaction) and e.layer == "microcompact"]
+        assert micro and micro[0].cache["reason"] == "cold"
+        markers = [m for m in app.conversation.query(CompactionMarker) if m.compaction_layer == "microcompact"]
+        assert markers and "cache cold" in str(markers[0].render())
+        rows = [" ".join(str(c) for c in app.timeline.get_row_at(i)) for i in range(app.timeline.row_count)]
+        assert any("micro" in r for r in rows), rows
+
+
+async def test_wait_refuses_on_a_real_model_and_a_bad_duration(tmp_path, fake_base_url):
+    env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake_base_url}
+    app = build_app({"model": "claude-sonnet-4-6"}, environ=env, workspace=make_workspace(tmp_path), claude_root=None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.run_slash("/wait 6m")
+        await pilot.pause()
+        msgs = [n.message for n in app._notifications]
+        assert any("only the demo model's clock" in m for m in msgs), msgs
+        assert clock.skipped() == 0.0
+        assert not [n for n in notices(app) if "pass on the demo's clock" in n]
+
+
+async def test_wait_with_a_bad_duration_says_what_to_type():
+    app = build_app({"model": "demo"}, environ=user_dirs(), workspace=ROOT, claude_root=None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.run_slash("/wait soon")
+        await pilot.pause()
+        msgs = [n.message for n in app._notifications]
+        assert any("not a duration" in m and "6m" in m for m in msgs), msgs
+        assert clock.skipped() == 0.0
