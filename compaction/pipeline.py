@@ -12,7 +12,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from . import clock, collapse, microcompact, snip, tool_result_budget
 from .breakers import BreakerConfig, Breakers, rejected_report
@@ -49,6 +49,9 @@ class Pipeline:
         self.stages = list(stages)
         self.state = state or PipelineState()
         self.rewriting, self.projecting = layers or default_layers()
+        # told the count the summarizing stages are about to see at the auto-compact threshold
+        # (after the cheap layers), so a front-end can show it before the compaction lands
+        self.before_summary: Callable[[PipelineResult], None] | None = None
 
     def count(self, entries: Sequence[Entry]) -> int:
         return count_tokens(entries, self.config.overhead_tokens)
@@ -142,8 +145,10 @@ class Pipeline:
             before = copy.deepcopy(self.state.of("breakers"))
             n = len(res.reports)
             self._turn(res.tokens, res.reports)
-            out = await self._summarize(res, now, "auto", None, early=res.tokens < budget.autocompact_threshold,
-                                        only_early=True)
+            early = res.tokens < budget.autocompact_threshold
+            if not early:
+                self._say_before_summary(res)
+            out = await self._summarize(res, now, "auto", None, early=early, only_early=True)
             if out is not res or any(r.details.get("failed") for r in res.reports[n:]):
                 return out
             del res.reports[n:]
@@ -154,7 +159,12 @@ class Pipeline:
             return res
         if not self.breakers().allows("auto"):
             return res
+        self._say_before_summary(res)
         return await self._summarize(res, now, "auto", None, skip_early=notes_first)
+
+    def _say_before_summary(self, res: PipelineResult) -> None:
+        if self.before_summary is not None:
+            self.before_summary(res)
 
     def _turn(self, tokens: int, reports: list[CompactionReport]) -> None:
         trip = self.note_turn(tokens)

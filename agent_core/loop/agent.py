@@ -17,6 +17,7 @@ from typing import AsyncIterator, Awaitable, Callable
 from compaction import Entry, Pipeline, breakdown, clock
 from compaction.entry import tool_result_block
 from compaction.estimate import estimate_tools
+from compaction.pipeline import PipelineResult
 from compaction.report import CompactionReport
 from compaction.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text
 
@@ -80,6 +81,7 @@ class Agent:
                  compactions: list[ev.Compaction] | None = None) -> None:
         self.client = client
         self.pipeline = pipeline
+        pipeline.before_summary = self._say_summary_figure
         self.tools = tools
         self.tool_ctx = tool_ctx
         self.permissions = permissions
@@ -341,19 +343,36 @@ class Agent:
             self._count_gen += 1
         return compacted
 
-    def _say_threshold_reached(self, q: asyncio.Queue) -> None:
-        """When what the next request would hold has reached the auto-compact threshold, say that
-        figure before the pipeline compacts it: the gauge, the status line and the plot then show
-        the context reaching AUTO-COMPACT, and the drop when the compaction lands. A figure at the
-        blocking limit is not said here: blocking means nothing is sent, which only the figure after
-        the pipeline can tell."""
+    def _say_figure_before_pipeline(self, q: asyncio.Queue) -> int | None:
+        """When what the next request would hold has reached the warning threshold, say that figure
+        before the pipeline acts on it (and return it): the gauge, the status line and the plot then
+        show the tool results landing — the context reaching WARNING, ERROR or AUTO-COMPACT — and the
+        drop when a compaction lands. Below the warning threshold, or when the figure is the one
+        said last, nothing is said. A figure at the blocking limit is not said here: blocking means
+        nothing is sent, which only the figure after the pipeline can tell."""
         budget = self.pipeline.config.budget
-        # the stored history counts at least what its projection does: below the threshold, no view
-        if not budget.autocompact_enabled or self.pipeline.count(self.entries) < budget.autocompact_threshold:
-            return
+        # the stored history counts at least what its projection does: below the warning, no view
+        if self.pipeline.count(self.entries) < budget.warning_threshold:
+            return None
         view, tokens = self.pipeline.view(self.entries)
-        if budget.autocompact_threshold <= tokens < budget.blocking_limit:
-            self._context(q, tokens=tokens, view=view)
+        if not budget.warning_threshold <= tokens < budget.blocking_limit:
+            return None
+        if self.context_history and self.context_history[-1][1] == tokens:
+            return None
+        self._context(q, tokens=tokens, view=view)
+        return tokens
+
+    def _say_summary_figure(self, res: PipelineResult) -> None:
+        """The pipeline is about to summarize at the auto-compact threshold: say the count it acts on
+        (after the cheap layers), so the gauge shows AUTO-COMPACT while the summary is written. At
+        the blocking limit it is not said (see `_say_figure_before_pipeline`)."""
+        budget = self.pipeline.config.budget
+        q = self._queue
+        if q is None or not budget.autocompact_threshold <= res.tokens < budget.blocking_limit:
+            return
+        if self.context_history and self.context_history[-1][1] == res.tokens:
+            return
+        self._context(q, tokens=res.tokens, view=res.view)
 
     def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None,
                  view: list[Entry] | None = None) -> ev.ContextUpdate:
@@ -462,13 +481,14 @@ class Agent:
     async def _compacted_request(self, q: asyncio.Queue) -> list[dict] | None:
         """Run the pipeline over the history and return the messages to send; None when the
         context is at the blocking limit (said as an Error)."""
-        self._say_threshold_reached(q)
+        said = self._say_figure_before_pipeline(q)
         res = await self.pipeline.run(self.entries)
         self._request_tokens = res.tokens
         before = self.entries
         self._adopt(res.entries)
         compacted = self._report_events(q, res.reports, before)
-        self._context(q, compacted, tokens=res.tokens, view=res.view)
+        if compacted or res.tokens != said:     # the figure just said is still the figure
+            self._context(q, compacted, tokens=res.tokens, view=res.view)
         if compacted:
             self._confirm_count_later(res.request, res.tokens)
         blocked = self.pipeline.blocked(res.tokens, res.view)

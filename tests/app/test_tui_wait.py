@@ -10,6 +10,7 @@ from app.widgets.conversation import CompactionMarker, NoticeMessage
 from compaction import clock
 
 from tests.agent_helpers import SECRET, make_workspace, record_events, user_dirs
+from tests.demo_project import build
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (160, 40)
@@ -34,11 +35,11 @@ def notices(app) -> list[str]:
 
 
 async def test_wait_on_the_demo_lets_the_cache_expire_and_microcompact_clears(tmp_path):
-    app = build_app({"model": "demo", "allow": ["all"]}, environ=user_dirs(), workspace=ROOT, claude_root=None)
+    app = build_app({"model": "demo", "allow": ["all"]}, environ=user_dirs(), workspace=build(tmp_path),
+                    claude_root=None)
     events = record_events(app.agent)
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "explore this repository")
-        await send(app, pilot, "how does compaction work?")
         assert not [e for e in events if isinstance(e, ev.Compaction) and e.layer == "microcompact"]
         await send(app, pilot, "/wait")                      # typed like any command
         said = [n for n in notices(app) if "pass on the demo's clock" in n]

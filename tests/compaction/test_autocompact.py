@@ -350,3 +350,18 @@ def test_blocked_tells_the_user_to_compact():
     assert p.blocked(limit - 1) is None
     msg = p.blocked(limit)
     assert msg and "/compact" in msg and f"{limit:,}" in msg and "Nothing was sent" in msg
+
+
+async def test_the_count_a_summary_acts_on_is_told_before_it_runs(tmp_path):
+    """`before_summary` hears the count the stages will see, once, before the summary call; a run
+    under the threshold tells nothing (a front-end shows the figure while the summary is written)."""
+    s = ScriptedSummarizer()
+    p = make_pipeline(tmp_path, s, llm_only=True)
+    told = []
+    p.before_summary = lambda res: told.append((res.tokens, len(s.calls)))
+    await p.run(session(5))
+    assert told == []
+    es = session(32)
+    res = await p.run(es)
+    assert told == [(p.count(es), 0)] and len(s.calls) == 1
+    assert res.tokens < told[0][0]

@@ -12,6 +12,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from compaction.tokens import estimate_text
+
 from agent_core.providers.demo.answer import compose, file_notes, observations
 from agent_core.providers.demo.conversation import Turn, canon, norm_path
 from agent_core.providers.demo.tool_output import grep_hits, paths_in
@@ -26,6 +28,10 @@ _EDIT = re.compile(r"\breplace\s+[`'\"](.+?)[`'\"]\s+with\s+[`'\"](.*?)[`'\"]\s+
 _COMPACT = re.compile(r"^\s*(?:please\s+)?/?compact(?:\s+(?:the\s+)?(?:context|conversation|history))?"
                       r"(?P<rest>(?:\s*[,:;.!-].*|\s+focus.*)?)$", re.I | re.S)
 _COMPACT_ANY = re.compile(r"\bcompact\s+(?:the\s+)?(?:context|conversation|history)\b(?P<rest>.*)$", re.I | re.S)
+# "read every file in compaction/", "go through all the modules under app/widgets"
+_READ_ALL = re.compile(r"\b(?:read|open|go\s+through|look\s+at)\s+(?:all|every|each)\b[^\n]*?\b(?:in|under|inside)\s+"
+                       r"[`'\"]?(?P<dir>[\w][\w./-]*?)[`'\"]?/?(?=[\s.,;:!?]|$)", re.I)
+FOLDER_SHARE = 0.5        # one round reads a folder's files until they add about this share of the window
 _FOCUS = re.compile(r"focus(?:ing|ed)?\s+on\s+(.+)$", re.I | re.S)
 _EXT_WORDS = {"python": "py", "markdown": "md", "docs": "md", "documentation": "md", "readme": "md",
               "toml": "toml", "config": "toml", "style": "tcss", "styles": "tcss", "css": "tcss", "json": "json",
@@ -42,7 +48,7 @@ class Step:
 
 
 def detect_intent(prompt: str) -> tuple[str, dict]:
-    """explore | write | edit | compact, with what the intent needs."""
+    """explore | write | edit | compact | folder, with what the intent needs."""
     m = _EDIT.search(prompt)
     if m:
         return "edit", {"old": m.group(1), "new": m.group(2), "path": norm_path(m.group(3))}
@@ -53,6 +59,9 @@ def detect_intent(prompt: str) -> tuple[str, dict]:
         f = _FOCUS.search(rest)
         focus = (f.group(1) if f else rest if head else "").strip(" \t\n,:;.!?-")
         return "compact", {"focus": " ".join(focus.split())[:200]}
+    m = _READ_ALL.search(prompt)
+    if m and not m.group("dir").startswith("/") and ".." not in m.group("dir").split("/"):
+        return "folder", {"dir": norm_path(m.group("dir")).rstrip("/")}
     m = _WRITE.search(prompt)
     if m and not m.group(1).startswith("/") and ".." not in m.group(1).split("/"):
         return "write", {"path": norm_path(m.group(1))}
@@ -103,6 +112,7 @@ class Planner:
         self.ws, self.turn, self.seed, self.offered = ws, turn, seed, offered
         # a round should add a modest share of the window: 120 lines per read at 30,000, 200 from 50,000
         self.read_limit = max(40, min(READ_LIMIT, window // 150))
+        self.window = window
         self.h = int(digest(seed, turn.prompt, *sorted(turn.read_before))[:12], 16)
         self.words = keywords(turn.prompt)
         self.intent, self.arg = detect_intent(turn.prompt)
@@ -205,7 +215,28 @@ class Planner:
             calls.append(self.read(p))
         return calls
 
+    def folder(self) -> list[tuple[str, dict]]:
+        """Every unread file under the folder, in one parallel round, until they add about
+        FOLDER_SHARE of the window (a careful agent does not fill its context in one go)."""
+        prefix = self.arg["dir"] + "/"
+        room, calls = FOLDER_SHARE * self.window, []
+        for path in (f for f in self.ws.files if f.startswith(prefix) and f not in self.read_all):
+            call = self.read(path)
+            lines = (self.ws.text(path) or "").splitlines()
+            start = call[1].get("offset", 0)
+            part = lines[start:start + self.read_limit]
+            cost = estimate_text("\n".join(part)) + 2 * len(part) + 40    # the tool numbers each line
+            if calls and cost > room:
+                break
+            calls.append(call)
+            room -= cost
+        return calls
+
     def phases(self) -> list:
+        if self.intent == "folder":
+            if any(f.startswith(self.arg["dir"] + "/") for f in self.ws.files):
+                return [self.folder]
+            self.intent = "explore"      # no such folder here: explore for the words instead
         if self.intent == "compact":
             return [] if self.turn.after_compaction else [lambda: [("compact", {"focus": self.arg["focus"]}
                                                                     if self.arg["focus"] else {})]]

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_core.providers.demo.model import DemoModel, chunks, request_tokens
+from agent_core.providers.demo.planner import FOLDER_SHARE, detect_intent
 from agent_core.events import TextDelta
 from agent_core.providers.model import ModelError, ModelResponse
 from agent_core.tool_spec import TOOL_NAMES
@@ -653,3 +654,46 @@ async def test_pacing_changes_timing_only(ws):
     assert a[-1].content == b[-1].content
     with pytest.raises(ValueError):
         DemoModel(ws, latency="slow")   # a bad value is refused, not slept on
+
+
+@pytest.mark.parametrize("prompt,folder", [("read every file in src/", "src"),
+                                           ("Read all the modules under docs.", "docs"),
+                                           ("go through each file in `tests`", "tests")])
+def test_reading_a_folder_is_its_own_intent(prompt, folder):
+    assert detect_intent(prompt) == ("folder", {"dir": folder})
+
+
+@pytest.mark.parametrize("prompt", ["read every file in ../etc", "read all files in /etc", "explore the project"])
+def test_a_folder_outside_the_workspace_is_not_read_as_one(prompt):
+    assert detect_intent(prompt)[0] != "folder"
+
+
+async def test_a_folder_is_read_in_one_round_up_to_half_the_window(ws):
+    for i in range(10):      # ten modules of 300 lines: 200 are read of each, about 2,500 tokens
+        (ws / "src" / f"big{i}.py").write_text("".join(
+            f"def step_{i}_{j}(value, limit):\n    return value + {j} if value < limit * {j} else limit - value\n"
+            for j in range(150)))
+    for p in (ws / "src").glob("*.py"):
+        if not p.name.startswith("big"):
+            p.unlink()
+    m = DemoModel(ws, context_window=30_000)
+    msgs: list[dict] = []
+    responses = await turn(m, msgs, "read every file in src/", Runner(ws))
+    first = [b for b in responses[0].content if b["type"] == "tool_use"]
+    paths = [b["input"]["path"] for b in first]
+    assert all(b["name"] == "read_file" for b in first) and all(p.startswith("src/") for p in paths)
+    assert 1 < len(paths) < 10           # src/ holds ten modules: half of a 30,000 window stops short
+    results = msgs[2]["content"]
+    assert sum(estimate_block(b) for b in results) <= FOLDER_SHARE * 30_000 + 40 * len(results)
+    assert responses[-1].stop_reason == "end_turn" and len(responses) == 2
+    assert f"read {len(paths)} files" in responses[-1].content[0]["text"]
+    # a repeat reads the ones left
+    responses = await turn(m, msgs, "read every file in src/", Runner(ws))
+    again = [b["input"]["path"] for b in calls_of(responses) if b["name"] == "read_file"]
+    assert again and not set(again) & set(paths)
+
+
+async def test_a_missing_folder_is_explored_for_instead(ws):
+    m = DemoModel(ws)
+    responses = await turn(m, [], "read every file in nowhere/", Runner(ws))
+    assert responses[-1].stop_reason == "end_turn" and calls_of(responses)

@@ -12,6 +12,7 @@ from agent_core.providers.demo.pause import (PauseError, default_seconds, descri
 from compaction import clock
 
 from tests.agent_helpers import collect, demo_agent, fake_agent, make_workspace, of
+from tests.demo_project import build
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -47,9 +48,8 @@ async def test_a_wait_past_the_ttl_empties_the_demo_cache_and_the_engine_sees_it
     cached prefix and nothing is cleared."""
     async def session(wait: bool) -> tuple[list[ev.AssistantDone], list[ev.Compaction], str]:
         clock.reset()
-        agent = demo_agent(ROOT, home=str(tmp_path / str(wait)))
+        agent = demo_agent(build(tmp_path / f"ws{wait}"), home=str(tmp_path / str(wait)))
         await collect(agent.run("explore this repository"))
-        await collect(agent.run("how does compaction work?"))
         said = describe(let_time_pass(agent, "6m")) if wait else ""
         events = await collect(agent.run("what does the agent loop do?"))
         await agent.aclose()

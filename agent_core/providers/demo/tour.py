@@ -1,0 +1,76 @@
+"""The demo's tour: a dozen prompts and one `/wait` that show, at the demo's default window, the
+layers a default session uses act — the tool-result budget, session memory (early when that pays,
+and at the auto-compact threshold), microcompact once the cache has gone cold, and the LLM summary
+of `/compact` — and the context state move through warning, error and auto-compact without
+getting stuck in blocking.
+
+The README lists the steps for a user to type; `docs/demo_session.py` runs them through the real
+loop and prints the state after each; the tests hold the tour to what the README says. Snip and
+collapse are the engine's fallbacks for when summarizing cannot run: the demo started with
+`FALLBACK_ENV` shows them (compaction/snip.py, compaction/collapse.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+from agent_core import events as ev
+from agent_core.providers.demo.pause import describe, let_time_pass
+
+WAIT = "/wait"
+TOUR: tuple[str, ...] = (
+    "explore this repository",
+    "how does compaction work?",
+    "read every file in compaction/",
+    "what does the agent loop do?",
+    WAIT,
+    "explain the tools and the sandbox",
+    "how are costs computed?",
+    "describe the TUI widgets",
+    "compact the conversation, focusing on the compaction layers",
+    "how are sessions saved and resumed?",
+    "what do the tests cover?",
+    "how is the cache priced?",
+    "what are the breakers?",
+)
+FALLBACK_ENV = {"CTXTUI_DISABLE_AUTOCOMPACT": "1"}
+
+
+@dataclass
+class Step:
+    """One step of the tour as the user saw it."""
+    prompt: str
+    tokens: int = 0                 # the context figure after the step
+    window: int = 0
+    state: str = "ok"               # the state after the step
+    states: list[str] = field(default_factory=list)        # every state shown during it, in order
+    compactions: list[ev.Compaction] = field(default_factory=list)
+    said: str = ""                  # what /wait told the user
+    stop_reason: str | None = None
+    errors: list[str] = field(default_factory=list)
+    events: list[ev.Event] = field(default_factory=list)    # everything the loop said, in order
+
+
+async def walk(agent: Any, steps: tuple[str, ...] = TOUR) -> AsyncIterator[Step]:
+    """Run the steps through the agent's own loop (a demo agent: /wait refuses a real model)."""
+    for prompt in steps:
+        step = Step(prompt)
+        if prompt.split()[0] == WAIT:
+            step.said = describe(let_time_pass(agent, prompt[len(WAIT):]))
+            ctx = agent.context_event()
+            step.tokens, step.window, step.state = ctx.tokens, ctx.window, ctx.state
+            yield step
+            continue
+        async for e in agent.run(prompt):
+            step.events.append(e)
+            if isinstance(e, ev.ContextUpdate):
+                step.tokens, step.window, step.state = e.tokens, e.window, e.state
+                if not step.states or step.states[-1] != e.state:
+                    step.states.append(e.state)
+            elif isinstance(e, ev.Compaction):
+                step.compactions.append(e)
+            elif isinstance(e, ev.Error):
+                step.errors.append(e.message)
+            elif isinstance(e, ev.TurnFinished):
+                step.stop_reason = e.stop_reason
+        yield step
