@@ -49,6 +49,8 @@ CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "perm
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 DEMO_BANNER = "Demo model, offline: nothing leaves this machine. /model NAME switches to a Claude model."
+DEMO_TIP = ("Tour: the README lists a dozen prompts that show each compaction layer; /wait lets time pass "
+            "on the demo's clock, as a pause would, so the prompt cache goes cold.")
 SWITCHED_BANNER = ("Demo model, offline (switched with /model demo): nothing leaves this machine. /model NAME "
                    "switches back to a Claude model.")
 
@@ -220,7 +222,7 @@ class CtxApp(App[int]):
         await conv.clear()
         self.timeline.reset()
         if self.status.offline:
-            await conv.add_notice(self.banner)
+            await conv.add_notice(f"{self.banner}\n{DEMO_TIP}")
         for notice in self.notices:
             await conv.add_notice(notice)
         if resumed:
