@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.geometry import Size
 from textual import events
 from textual.message import Message
@@ -63,7 +64,11 @@ def _cache_cost(cache: dict | None) -> str:
 
 class Timeline(DataTable):
     """See module docstring. `clock` is injectable so tests and snapshots show fixed times. A click
-    on a compaction's row posts `CompactionSelected` (the TUI opens the inspector)."""
+    on a compaction's row, or Enter on the row under the cursor, posts `CompactionSelected` (the
+    TUI opens the inspector). The row cursor shows only while the table has focus (Tab to it, or
+    click it), starting on the newest row."""
+
+    BINDINGS = [Binding("enter", "inspect", "Inspect", show=False)]
 
     class CompactionSelected(Message):
         def __init__(self, compaction: Compaction) -> None:
@@ -165,9 +170,24 @@ class Timeline(DataTable):
     def on_click(self, event: events.Click) -> None:
         row = event.style.meta.get("row")
         if isinstance(row, int) and 0 <= row < self.row_count:
-            c = self.events.get(str(self.ordered_rows[row].key.value))
-            if c is not None:
-                self.post_message(self.CompactionSelected(c))
+            self._select(row)
+
+    def on_focus(self) -> None:
+        self.cursor_type, self.show_cursor = "row", True
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1, animate=False)
+
+    def on_blur(self) -> None:
+        self.show_cursor = False
+
+    def action_inspect(self) -> None:
+        if self.show_cursor and 0 <= self.cursor_row < self.row_count:
+            self._select(self.cursor_row)
+
+    def _select(self, row: int) -> None:
+        c = self.events.get(str(self.ordered_rows[row].key.value))
+        if c is not None:
+            self.post_message(self.CompactionSelected(c))
 
     def reset(self) -> None:
         self.clear()

@@ -90,6 +90,24 @@ async def test_inspector_opens_from_the_marker(tmp_path):
             await pilot.click(Timeline, offset=(3, row_y))
             await pilot.pause()
             assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comp
+            await pilot.press("escape")
+            await pilot.pause()
+
+            # and from the keyboard: focus the timeline (its cursor starts on the newest row), Enter
+            app.prompt_input.focus()
+            await pilot.pause()
+            assert not timeline.show_cursor
+            timeline.focus()
+            await pilot.pause()
+            assert timeline.show_cursor and timeline.cursor_row == timeline.row_count - 1
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comp
+            await pilot.press("escape")
+            await pilot.pause()
+            app.prompt_input.focus()
+            await pilot.pause()
+            assert not timeline.show_cursor
 
 
 async def test_a_resumed_session_inspects_its_logged_compactions(tmp_path):
