@@ -1,26 +1,29 @@
 """Run the demo's tour (agent_core/providers/demo/tour.py) through the real loop, offline, over this
 repository at the demo's default window, and print the state after each step and the compactions
-it showed, as a Markdown table (the README's walk-through and the issue notes quote it).
+it showed, as a Markdown table (the README's tour quotes it).
 
     .venv/bin/python docs/demo_session.py               # the default engine
+    .venv/bin/python docs/demo_session.py --check       # ... and exit 1 if a promise of the tour failed
     .venv/bin/python docs/demo_session.py --fallbacks   # summarizing off: snip and collapse step in
 
-Everything runs in a temporary home folder; nothing leaves the machine.
+The files git tracks are copied to a folder whose path always has the same length
+(tests/demo_project.py), with ctxtui's state beside them, so the figures are the same on every
+machine for one commit; the commands the demo runs are allowed, as a user would allow them.
+Nothing leaves the machine.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from agent_core.config import load_config  # noqa: E402 - the repository's code, wherever this is run from
 from agent_core.loop.factory import build_agent  # noqa: E402
-from agent_core.providers.demo.tour import FALLBACK_ENV, Step, walk  # noqa: E402
+from agent_core.providers.demo.tour import FALLBACK_ENV, Step, promises, walk  # noqa: E402
+from tests.demo_project import copy_checkout, fixed_root, state_env  # noqa: E402
 
 SHORT = {"tool_result_budget": "results", "session_memory": "memory", "microcompact": "micro",
          "autocompact": "summary", "collapse": "collapse", "snip": "snip"}
@@ -43,28 +46,33 @@ def row(i: int, s: Step) -> str:
             f"{comps or '—'} |")
 
 
-async def main(fallbacks: bool) -> int:
-    home = tempfile.mkdtemp(prefix="ctxtui-tour-")
-    env = {"HOME": home, "CTXTUI_HOME": os.path.join(home, "state"), **(FALLBACK_ENV if fallbacks else {})}
-    config = load_config({"model": "demo"}, environ=env, workspace=ROOT)
-    agent = build_agent(config, interactive=False)
-    print("| # | prompt | states during the step | after | compactions (trigger, cache verdict) tokens |")
-    print("|---|---|---|---|---|")
-    bad = 0
-    i = 0
-    async for step in walk(agent):
-        i += 1
-        print(row(i, step), flush=True)
-        bad += bool(step.errors) or (not step.said and step.stop_reason != "end_turn")
-    cost = agent.cost_event()
-    await agent.aclose()
+async def main(fallbacks: bool, check: bool) -> int:
+    with fixed_root() as root:
+        env = {**state_env(root), **(FALLBACK_ENV if fallbacks else {})}
+        config = load_config({"model": "demo", "allow": ["all"]}, environ=env, workspace=copy_checkout(ROOT, root))
+        agent = build_agent(config, interactive=False)
+        print("| # | prompt | states during the step | after | compactions (trigger, cache verdict) tokens |")
+        print("|---|---|---|---|---|")
+        steps: list[Step] = []
+        async for step in walk(agent):
+            steps.append(step)
+            print(row(len(steps), step), flush=True)
+        cost = agent.cost_event()
+        await agent.aclose()
     print(f"\nsession cost ${cost.total_usd:.4f} (claude-sonnet-4-6 prices), cache hit rate "
           f"{cost.cache_hit_rate:.0%}")
-    return 1 if bad else 0
+    broken = promises(steps, agent.pipeline.config.budget)
+    if check and not fallbacks:
+        retune = "promises not kept (retune TOUR in agent_core/providers/demo/tour.py):\n- "
+        print("\n" + ("every promise of the tour kept" if not broken else retune + "\n- ".join(broken)))
+        return 1 if broken else 0
+    return 1 if any(s.errors for s in steps) else 0
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     env = " ".join(f"{k}={v}" for k, v in FALLBACK_ENV.items())
     ap.add_argument("--fallbacks", action="store_true", help=f"start with {env}: snip and collapse step in")
-    sys.exit(asyncio.run(main(ap.parse_args().fallbacks)))
+    ap.add_argument("--check", action="store_true", help="exit 1 when a promise of the tour is not kept")
+    args = ap.parse_args()
+    sys.exit(asyncio.run(main(args.fallbacks, args.check)))

@@ -1,12 +1,26 @@
-"""A fixed project for tests of the demo model over many turns: what the demo reads depends on the
-files it finds, so a test over this repository changes with its files. This one never changes:
-packages named after what the demo's tour asks about, each module a few hundred deterministic lines."""
+"""A fixed project for tests of the demo model over many turns, at a place whose path always has
+the same length.
+
+What the demo reads depends on the files it finds, and every count it reports includes the paths
+it prints (the workspace in the system prompt, transcripts and session folders in compaction
+messages): a test over this repository, or under pytest's numbered temporary folders, would change
+with the repository's files and with the machine. This project never changes, and `fixed_place`
+puts it and ctxtui's state under `/tmp/ctxtui-demo-XXXXXXXX`, so a long demo session reports the
+same figures on every machine. Packages are named after what the demo's tour asks about; on this
+project the tour keeps every promise of agent_core/providers/demo/tour.py (checked by the tests).
+`copy_checkout` does the same for this repository (docs/demo_session.py)."""
 from __future__ import annotations
 
+import contextlib
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 TOPICS = {
-    "compaction": ["compaction", "snip", "microcompact", "collapse", "summary", "breakers", "budget", "cache"],
+    "compaction": ["compaction", "snip", "microcompact", "collapse", "summary", "breakers", "budget", "cache",
+                   "pipeline", "rounds", "tokens", "estimate"],
     "loop": ["agent", "turn", "stream", "retry", "cancel", "events"],
     "tools": ["sandbox", "bash", "files", "grep", "permissions", "glob"],
     "pricing": ["costs", "prices", "cache_rates", "tally"],
@@ -44,4 +58,48 @@ def build(root: Path) -> Path:
     (ws / "README.md").write_text("# Sample agent\n\n" + "".join(
         f"## {pkg}\n\n" + "".join(f"- `{pkg}/{n}.py`: {n} of the {pkg} layer\n" for n in names) + "\n"
         for pkg, names in TOPICS.items()))
+    return ws
+
+
+@contextlib.contextmanager
+def fixed_root() -> Iterator[Path]:
+    """A fresh folder whose path always has the same length (/tmp/ctxtui-demo-XXXXXXXX); removed
+    afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="ctxtui-demo-", dir="/tmp"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def state_env(root: Path) -> dict[str, str]:
+    """ctxtui's state and config folders under `root`."""
+    return {"CTXTUI_HOME": str(root / "state"), "XDG_STATE_HOME": str(root / "xdg"),
+            "XDG_CONFIG_HOME": str(root / "config")}
+
+
+@contextlib.contextmanager
+def fixed_place() -> Iterator[tuple[Path, dict[str, str]]]:
+    """(this project, the environment for ctxtui's state) at a fixed-length place."""
+    with fixed_root() as root:
+        yield build(root), state_env(root)
+
+
+def copy_checkout(src: Path, root: Path) -> Path:
+    """The files git tracks in `src` (every file but the usual build and cache folders when it is
+    not a git checkout), copied to `root/project`: the repository as a fresh clone has it."""
+    ws = root / "project"
+    try:
+        out = subprocess.run(["git", "-C", str(src), "ls-files", "-z"], capture_output=True, check=True)
+        names = [n for n in out.stdout.decode().split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):
+        names = []
+    if not names:
+        junk = shutil.ignore_patterns(".*", "__pycache__", "*.egg-info", "snapshot_report.html")
+        shutil.copytree(src, ws, ignore=junk)
+        return ws
+    for name in names:
+        if (src / name).is_file():
+            (ws / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / name, ws / name)
     return ws

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core import events as ev
+from agent_core.providers.demo.tour import TOUR
 from app.main import build_app
 from app.widgets.conversation import CompactionMarker, NoticeMessage
 from compaction import clock
 
 from tests.agent_helpers import SECRET, make_workspace, record_events, user_dirs
-from tests.demo_project import build
+from tests.demo_project import build, fixed_place
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (160, 40)
@@ -74,3 +75,27 @@ async def test_wait_with_a_bad_duration_says_what_to_type():
         msgs = [n.message for n in app._notifications]
         assert any("not a duration" in m and "6m" in m for m in msgs), msgs
         assert clock.skipped() == 0.0
+
+
+async def test_the_tour_typed_into_the_tui():
+    """The tour, typed step by step into the app on the demo model (over the fixed project the tour
+    tests use): the timeline lists each default layer, /wait is answered in the conversation and
+    the cold cache shows on microcompact's marker, and the gauge went through warning, error and
+    auto-compact without blocking — the promises of the tour, kept on screen."""
+    with fixed_place() as (ws, env):
+        app = build_app({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws, claude_root=None)
+        events = record_events(app.agent)
+        async with app.run_test(size=SIZE) as pilot:
+            for step in TOUR:
+                await send(app, pilot, step)
+                assert app.status.state != "blocking", step
+            states = {e.state for e in events if isinstance(e, ev.ContextUpdate)}
+            assert {"warning", "error", "autocompact"} <= states and "blocking" not in states, states
+            tl = app.timeline
+            shown = " ".join(str(tl.get_row_at(i)[1]) for i in range(tl.row_count))
+            for name in ("result budget", "session memory", "microcompact", "autocompact"):
+                assert name in shown, (name, shown)
+            assert any("pass on the demo's clock" in n for n in notices(app))
+            micro = [m for m in app.conversation.query(CompactionMarker) if m.compaction_layer == "microcompact"]
+            assert micro and "cache cold" in str(micro[0].render())
+            assert not [e for e in events if isinstance(e, ev.Error)]

@@ -75,7 +75,7 @@ class DemoModel:
         if total > window:
             raise ModelError("prompt_too_long", f"prompt is too long: {total} tokens > {window} maximum", status=400)
         key = digest(self.seed, purpose, max_tokens, *(b.key for b in blocks))
-        content, stop = self._answer(system, messages, tools, max_tokens, purpose, key)
+        content, stop = self._answer(system, messages, tools, max_tokens, purpose, key, total)
         content, stop = self._fit(content, stop, max_tokens)
         out_tokens = sum(estimate_block(b) for b in content)
         usage = self._cache.usage(blocks, out_tokens, clock.now())
@@ -98,14 +98,14 @@ class DemoModel:
         return None
 
     # ---- answers ---------------------------------------------------------------------
-    def _answer(self, system, messages, tools, max_tokens, purpose, key) -> tuple[list[dict], str]:
+    def _answer(self, system, messages, tools, max_tokens, purpose, key, total: int) -> tuple[list[dict], str]:
         if purpose == "compaction":
             return [{"type": "text", "text": summarize(messages, max_tokens)}], "end_turn"
         if purpose == "memory":
             return [{"type": "text", "text": memory_notes(messages, max_tokens)}], "end_turn"
         offered = {t.get("name") for t in tools or [] if isinstance(t, dict)} & set(TOOL_NAMES)
         step = Planner(Workspace(self.workspace), parse(messages), self.seed, offered,
-                       self.info.context_window).next_step()
+                       self.info.context_window, total).next_step()
         content: list[dict] = [{"type": "text", "text": step.text}]
         for k, (name, inp) in enumerate(step.calls):
             content.append({"type": "tool_use", "id": f"toolu_demo_{digest(key, k)[:20]}", "name": name,

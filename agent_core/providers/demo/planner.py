@@ -31,7 +31,15 @@ _COMPACT_ANY = re.compile(r"\bcompact\s+(?:the\s+)?(?:context|conversation|histo
 # "read every file in compaction/", "go through all the modules under app/widgets"
 _READ_ALL = re.compile(r"\b(?:read|open|go\s+through|look\s+at)\s+(?:all|every|each)\b[^\n]*?\b(?:in|under|inside)\s+"
                        r"[`'\"]?(?P<dir>[\w][\w./-]*?)[`'\"]?/?(?=[\s.,;:!?]|$)", re.I)
-FOLDER_SHARE = 0.5        # one round reads a folder's files until they add about this share of the window
+# Reading a folder: rounds of parallel reads, each adding at most FOLDER_ROUND of the window (within
+# ctxtui's per-message result budget, so nothing read is cut to a preview), until the folder is done
+# or the request would pass FOLDER_FULL of the window — where a careful agent stops reading and works
+# with what it has. On ctxtui's thresholds that is between auto-compact (83.5%) and blocking (88.5%),
+# so the gauge shows AUTO-COMPACT and the compaction follows.
+FOLDER_ROUND = 0.2
+FOLDER_FULL = 0.855
+FOLDER_ROUNDS = 8
+MIN_PARTIAL_LINES = 20
 _FOCUS = re.compile(r"focus(?:ing|ed)?\s+on\s+(.+)$", re.I | re.S)
 _EXT_WORDS = {"python": "py", "markdown": "md", "docs": "md", "documentation": "md", "readme": "md",
               "toml": "toml", "config": "toml", "style": "tcss", "styles": "tcss", "css": "tcss", "json": "json",
@@ -108,11 +116,12 @@ def plan_sentence(calls: list[tuple[str, dict]]) -> str:
 
 
 class Planner:
-    def __init__(self, ws: Workspace, turn: Turn, seed: int, offered: set[str], window: int = 30_000) -> None:
+    def __init__(self, ws: Workspace, turn: Turn, seed: int, offered: set[str], window: int = 30_000,
+                 request_tokens: int = 0) -> None:
         self.ws, self.turn, self.seed, self.offered = ws, turn, seed, offered
         # a round should add a modest share of the window: 120 lines per read at 30,000, 200 from 50,000
         self.read_limit = max(40, min(READ_LIMIT, window // 150))
-        self.window = window
+        self.window, self.request_tokens = window, request_tokens
         self.h = int(digest(seed, turn.prompt, *sorted(turn.read_before))[:12], 16)
         self.words = keywords(turn.prompt)
         self.intent, self.arg = detect_intent(turn.prompt)
@@ -216,17 +225,21 @@ class Planner:
         return calls
 
     def folder(self) -> list[tuple[str, dict]]:
-        """Every unread file under the folder, in one parallel round, until they add about
-        FOLDER_SHARE of the window (a careful agent does not fill its context in one go)."""
+        """The next unread files under the folder, in one parallel round (see FOLDER_ROUND)."""
         prefix = self.arg["dir"] + "/"
-        room, calls = FOLDER_SHARE * self.window, []
+        room = min(FOLDER_ROUND * self.window, FOLDER_FULL * self.window - self.request_tokens)
+        calls: list[tuple[str, dict]] = []
         for path in (f for f in self.ws.files if f.startswith(prefix) and f not in self.read_all):
             call = self.read(path)
             lines = (self.ws.text(path) or "").splitlines()
             start = call[1].get("offset", 0)
             part = lines[start:start + self.read_limit]
             cost = estimate_text("\n".join(part)) + 2 * len(part) + 40    # the tool numbers each line
-            if calls and cost > room:
+            if cost > room:
+                # the head of the next file, as much as still fits (a careful agent fills up, then stops)
+                fit = int((room - 40) * len(part) / max(1, cost - 40))
+                if fit >= MIN_PARTIAL_LINES:
+                    calls.append(("read_file", {**call[1], "limit": fit}))
                 break
             calls.append(call)
             room -= cost
@@ -234,8 +247,10 @@ class Planner:
 
     def phases(self) -> list:
         if self.intent == "folder":
+            if self.turn.after_compaction:
+                return []      # the context was full: answer from what was read (reading on would loop)
             if any(f.startswith(self.arg["dir"] + "/") for f in self.ws.files):
-                return [self.folder]
+                return [self.folder] * FOLDER_ROUNDS
             self.intent = "explore"      # no such folder here: explore for the words instead
         if self.intent == "compact":
             return [] if self.turn.after_compaction else [lambda: [("compact", {"focus": self.arg["focus"]}
@@ -284,7 +299,8 @@ class Planner:
     # ---- the step ---------------------------------------------------------------------
     def next_step(self) -> Step:
         r = self.turn.rounds
-        if r >= MAX_ROUNDS or not self.offered or self.turn.last_message_role == "assistant":
+        most = FOLDER_ROUNDS if self.intent == "folder" else MAX_ROUNDS
+        if r >= most or not self.offered or self.turn.last_message_role == "assistant":
             return Step(compose(self.ws, self.turn, self.words, self.intent, self.arg), [], self.intent)
         calls = self.usable(self.recovery())
         phases = self.phases()

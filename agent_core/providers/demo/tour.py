@@ -5,14 +5,18 @@ of `/compact` — and the context state move through warning, error and auto-com
 getting stuck in blocking.
 
 The README lists the steps for a user to type; `docs/demo_session.py` runs them through the real
-loop and prints the state after each; the tests hold the tour to what the README says. Snip and
-collapse are the engine's fallbacks for when summarizing cannot run: the demo started with
-`FALLBACK_ENV` shows them (compaction/snip.py, compaction/collapse.py).
+loop over this repository and prints the state after each (`--check`: and whether `promises`
+holds); the tests run it over a fixed project (tests/demo_project.py). What the demo reads depends
+on the files it finds, so the figures move with the workspace. Snip and collapse are the engine's
+fallbacks for when summarizing cannot run: the demo started with `FALLBACK_ENV` shows them
+(compaction/snip.py, compaction/collapse.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
+
+from compaction.budget import ContextBudget
 
 from agent_core import events as ev
 from agent_core.providers.demo.pause import describe, let_time_pass
@@ -20,10 +24,10 @@ from agent_core.providers.demo.pause import describe, let_time_pass
 WAIT = "/wait"
 TOUR: tuple[str, ...] = (
     "explore this repository",
+    WAIT,
     "how does compaction work?",
     "read every file in compaction/",
     "what does the agent loop do?",
-    WAIT,
     "explain the tools and the sandbox",
     "how are costs computed?",
     "describe the TUI widgets",
@@ -74,3 +78,38 @@ async def walk(agent: Any, steps: tuple[str, ...] = TOUR) -> AsyncIterator[Step]
             elif isinstance(e, ev.TurnFinished):
                 step.stop_reason = e.stop_reason
         yield step
+
+
+def promises(steps: list[Step], budget: ContextBudget) -> list[str]:
+    """What the tour promises and these steps did not keep, in words (empty: all kept)."""
+    broken: list[str] = []
+    states = {x for s in steps for x in s.states}
+    missing = {"warning", "error", "autocompact"} - states
+    if missing:
+        broken.append(f"the state never reached {', '.join(sorted(missing))}")
+    for s in steps:
+        if s.errors or not (s.said or s.stop_reason == "end_turn"):
+            broken.append(f"{s.prompt!r} did not end normally: {s.stop_reason}; {'; '.join(s.errors)}")
+        if "blocking" in s.states or s.state == "blocking":
+            broken.append(f"{s.prompt!r} went to BLOCKING")
+    comps = [c for s in steps for c in s.compactions]
+    waits = [i for i, s in enumerate(steps) if s.said]
+    if not waits or waits[0] + 1 >= len(steps):
+        broken.append("no prompt after /wait")
+    else:
+        w = waits[0]
+        if any(c.layer == "microcompact" for s in steps[:w] for c in s.compactions):
+            broken.append("microcompact acted before /wait, on a warm cache")
+        if not any(c.layer == "microcompact" and (c.cache or {}).get("reason") == "cold"
+                   for c in steps[w + 1].compactions):
+            broken.append("microcompact did not clear old results on the cold cache after /wait")
+    memory = [c for c in comps if c.layer == "session_memory"]
+    if not any(c.tokens_before < budget.autocompact_threshold for c in memory):
+        broken.append("session memory never acted early")
+    if not any(budget.autocompact_threshold <= c.tokens_before < budget.blocking_limit for c in memory):
+        broken.append("session memory never acted at the auto-compact threshold")
+    if not any(c.layer == "tool_result_budget" for c in comps):
+        broken.append("the tool-result budget never acted")
+    if not any(c.layer == "autocompact" and c.trigger == "manual" for c in comps):
+        broken.append("no model-written summary for the compact request")
+    return broken

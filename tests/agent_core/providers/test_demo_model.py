@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_core.providers.demo.model import DemoModel, chunks, request_tokens
-from agent_core.providers.demo.planner import FOLDER_SHARE, detect_intent
+from agent_core.providers.demo.planner import FOLDER_FULL, FOLDER_ROUND, MIN_PARTIAL_LINES, detect_intent
 from agent_core.events import TextDelta
 from agent_core.providers.model import ModelError, ModelResponse
 from agent_core.tool_spec import TOOL_NAMES
@@ -668,29 +668,29 @@ def test_a_folder_outside_the_workspace_is_not_read_as_one(prompt):
     assert detect_intent(prompt)[0] != "folder"
 
 
-async def test_a_folder_is_read_in_one_round_up_to_half_the_window(ws):
-    for i in range(10):      # ten modules of 300 lines: 200 are read of each, about 2,500 tokens
-        (ws / "src" / f"big{i}.py").write_text("".join(
+async def test_a_folder_is_read_in_rounds_until_the_context_is_nearly_full(ws):
+    """Rounds of parallel reads, each within a fifth of the window, until the next file would take
+    the request past FOLDER_FULL of the window: the last file is read only as far as fits."""
+    for i in range(16):      # sixteen modules of 300 lines, about 2,500 tokens for the 200 lines read
+        (ws / "src" / f"big{i:02}.py").write_text("".join(
             f"def step_{i}_{j}(value, limit):\n    return value + {j} if value < limit * {j} else limit - value\n"
             for j in range(150)))
-    for p in (ws / "src").glob("*.py"):
-        if not p.name.startswith("big"):
-            p.unlink()
     m = DemoModel(ws, context_window=30_000)
     msgs: list[dict] = []
     responses = await turn(m, msgs, "read every file in src/", Runner(ws))
-    first = [b for b in responses[0].content if b["type"] == "tool_use"]
-    paths = [b["input"]["path"] for b in first]
-    assert all(b["name"] == "read_file" for b in first) and all(p.startswith("src/") for p in paths)
-    assert 1 < len(paths) < 10           # src/ holds ten modules: half of a 30,000 window stops short
-    results = msgs[2]["content"]
-    assert sum(estimate_block(b) for b in results) <= FOLDER_SHARE * 30_000 + 40 * len(results)
-    assert responses[-1].stop_reason == "end_turn" and len(responses) == 2
+    rounds = [[b for b in r.content if b["type"] == "tool_use"] for r in responses[:-1]]
+    assert len(rounds) >= 2 and all(all(b["name"] == "read_file" for b in r) for r in rounds)
+    paths = [b["input"]["path"] for r in rounds for b in r]
+    assert all(p.startswith("src/") for p in paths) and len(set(paths)) == len(paths)
+    for k in range(len(rounds)):             # each round's results stay within a fifth of the window
+        results = msgs[2 + 2 * k]["content"]
+        assert sum(estimate_block(b) for b in results) <= FOLDER_ROUND * 30_000 + 60 * len(results)
+    last = rounds[-1][-1]["input"]
+    assert MIN_PARTIAL_LINES <= last.get("limit", 200) < 200     # the head of the last file only
+    full = request_tokens(SYSTEM, msgs[:-1], TOOLS)              # what the answer's request held
+    assert 0.8 * 30_000 < full <= (FOLDER_FULL + 0.02) * 30_000, full
+    assert responses[-1].stop_reason == "end_turn"
     assert f"read {len(paths)} files" in responses[-1].content[0]["text"]
-    # a repeat reads the ones left
-    responses = await turn(m, msgs, "read every file in src/", Runner(ws))
-    again = [b["input"]["path"] for b in calls_of(responses) if b["name"] == "read_file"]
-    assert again and not set(again) & set(paths)
 
 
 async def test_a_missing_folder_is_explored_for_instead(ws):
