@@ -129,7 +129,7 @@ class CtxApp(App[int]):
             with Vertical(id="side"):
                 yield ContextPane(id="context-pane")
                 yield CostPane(id="cost-pane")
-                yield Timeline(id="timeline", clock=self.clock)
+                yield Timeline(id="timeline", clock=self.clock, selectable=True)
         yield StatusBar(id="status")
         yield Footer()
 

@@ -11,6 +11,8 @@ Scenarios:
 - collapsed: context collapse has committed spans, replayed (and re-projected) every turn.
 
 Ours must grow with the new entries, not with the history: compare each row with the 200 row.
+"view" is `Pipeline.view` (the projected view and its count without acting), which the loop adds
+before the pipeline when tool results take the count into the warning band, to say that figure.
 The one O(history) step left is a C-level copy of the request list (so the caller owns what it
 gets; ~2 ns a message); "req. copy" shows it and "rest vs 200" the growth of everything else.
 Usage: `.venv/bin/python bench/engine.py [--turns N]`.
@@ -89,7 +91,7 @@ def config(scenario: str, tokens: int) -> PipelineConfig:
                           microcompact_enabled=False, collapse_commit_ratio=0.9, collapse_target_ratio=0.6)
 
 
-def time_ours(n: int, scenario: str, turns: int, session_dir: Path) -> tuple[float, float, dict]:
+def time_ours(n: int, scenario: str, turns: int, session_dir: Path) -> tuple[float, float, float, dict, float]:
     s = Session()
     history = s.history(n)
     p = Pipeline(config(scenario, s.tokens), session_dir=session_dir)
@@ -98,7 +100,7 @@ def time_ours(n: int, scenario: str, turns: int, session_dir: Path) -> tuple[flo
     first = time.perf_counter() - t0
     history = res.entries
     layers: dict[str, int] = {}
-    samples, copies = [], []
+    samples, copies, views = [], [], []
     gc.collect()
     for _ in range(turns):
         new = s.round()
@@ -110,10 +112,13 @@ def time_ours(n: int, scenario: str, turns: int, session_dir: Path) -> tuple[flo
         list(res.request)  # the one O(history) step left: handing the caller its own request list
         copies.append(time.perf_counter() - t0)
         history = res.entries
+        t0 = time.perf_counter()
+        p.view(history, now=s.t + 5)
+        views.append(time.perf_counter() - t0)
         for r in res.reports:
             layers[r.layer] = layers.get(r.layer, 0) + 1
     assert res.request and res.tokens <= count_tokens(history) + 1
-    return statistics.median(samples), statistics.median(copies), first, layers
+    return statistics.median(samples), statistics.median(copies), first, layers, statistics.median(views)
 
 
 def time_naive(n: int, turns: int) -> float:
@@ -140,17 +145,18 @@ def main() -> None:
         for scenario in ("steady", "pressure", "collapsed"):
             print(f"scenario: {scenario}")
             print(f"  {'entries':>8} {'ours/turn':>11} {'naive/turn':>11} {'naive÷ours':>11} "
-                  f"{'ours vs 200':>11} {'req. copy':>10} {'rest vs 200':>11} {'first run':>10}  layers that acted")
+                  f"{'ours vs 200':>11} {'req. copy':>10} {'rest vs 200':>11} {'first run':>10} {'view':>8}"
+                  "  layers that acted")
             base = rest_base = None
             for n in SIZES:
-                ours, copy, first, layers = time_ours(n, scenario, args.turns, Path(d) / f"{scenario}-{n}")
+                ours, copy, first, layers, view = time_ours(n, scenario, args.turns, Path(d) / f"{scenario}-{n}")
                 base = base or ours
                 rest = max(ours - copy, 1e-9)
                 rest_base = rest_base or rest
                 acted = ", ".join(f"{k}×{v}" for k, v in sorted(layers.items())) or "-"
                 print(f"  {n:>8,} {ours * 1e6:>9.0f}µs {naive[n] * 1e6:>9.0f}µs {naive[n] / ours:>10.1f}× "
                       f"{ours / base:>10.2f}× {copy * 1e6:>8.0f}µs {rest / rest_base:>10.2f}× "
-                      f"{first * 1e3:>8.1f}ms  {acted}")
+                      f"{first * 1e3:>8.1f}ms {view * 1e6:>6.0f}µs  {acted}")
             print()
 
 

@@ -66,7 +66,7 @@ class Timeline(DataTable):
     """See module docstring. `clock` is injectable so tests and snapshots show fixed times. A click
     on a compaction's row, or Enter on the row under the cursor, posts `CompactionSelected` (the
     TUI opens the inspector). The row cursor shows only while the table has focus (Tab to it, or
-    click it), starting on the newest row."""
+    click it), starting on the newest row — when `selectable` (the TUI; watch has no inspector)."""
 
     BINDINGS = [Binding("enter", "inspect", "Inspect", show=False)]
 
@@ -76,10 +76,11 @@ class Timeline(DataTable):
             super().__init__()
 
     def __init__(self, *, columns: tuple[str, ...] = TUI_COLUMNS, clock: Callable[[], float] = clock_now,
-                 id: str | None = None) -> None:
+                 id: str | None = None, selectable: bool = False) -> None:
         super().__init__(id=id, show_cursor=False, cell_padding=1)
         self.columns_shown = columns
         self.clock = clock
+        self.selectable = selectable               # rows open the inspector (the TUI; watch has none)
         self.count = 0
         self.breaker_trips = 0
         self.events: dict[str, Compaction] = {}     # row key -> the compaction it shows
@@ -173,6 +174,8 @@ class Timeline(DataTable):
             self._select(row)
 
     def on_focus(self) -> None:
+        if not self.selectable:
+            return
         self.cursor_type, self.show_cursor = "row", True
         if self.row_count:
             self.move_cursor(row=self.row_count - 1, animate=False)
