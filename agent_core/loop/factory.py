@@ -23,6 +23,7 @@ from agent_core.context_budget import limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
 from agent_core.pricing.tally import CostTally
 from agent_core.providers.demo.model import DemoModel
+from agent_core.providers.demo.pause import catch_up
 from agent_core.providers.demo.server_compaction import ServerDemo
 from agent_core.providers.model import ModelClient
 from agent_core.providers.server_context import ServerPlan, plan_for
@@ -177,6 +178,8 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                                                      system=prompt, emit=agent.live),
                                      read_file=_file_reader(tool_ctx))
     if loaded:
+        if client.info.offline:
+            catch_up(agent.entries)      # a /wait of an earlier run still counts
         agent.turns = int(state.get("turns", 0))
         agent.api_before = logged_api_seconds(loaded)
         agent.context_history = logged_plot(state.get("context_history"))

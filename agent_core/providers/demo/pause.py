@@ -76,6 +76,18 @@ def let_time_pass(agent: Any, text: str = "") -> Pause:
     return Pause(seconds, ttl_seconds(ttl), None if ai is None else max(0.0, clock.now() - at))
 
 
+def catch_up(entries: Any) -> float:
+    """A resumed demo session whose newest entry lies ahead of the clock (time let pass by `/wait`
+    in an earlier process) moves the clock to it, so time never runs backwards within a session and
+    a gap the user saw stays a gap. Returns the seconds moved (0.0 when the clock was ahead)."""
+    newest = max((float(e.timestamp) for e in entries), default=0.0)
+    ahead = newest - clock.now()
+    if ahead <= 0 or ahead > MAX_SECONDS * 366:     # a stamp from a broken clock is not followed
+        return 0.0
+    clock.skip(ahead)
+    return ahead
+
+
 def _span(seconds: float) -> str:
     seconds = round(seconds)
     h, rest = divmod(seconds, 3600)

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from agent_core import events as ev
-from agent_core.providers.demo.pause import (PauseError, default_seconds, describe, let_time_pass,
+from agent_core.providers.demo.pause import (PauseError, catch_up, default_seconds, describe, let_time_pass,
                                              parse_duration)
-from compaction import clock
+from compaction import clock, user
+from compaction.entry import Entry
 
 from tests.agent_helpers import collect, demo_agent, fake_agent, make_workspace, of
 from tests.demo_project import build
@@ -92,3 +93,36 @@ async def test_a_bad_duration_moves_nothing(tmp_path):
         let_time_pass(agent, "later")
     assert clock.skipped() == 0.0
     await agent.aclose()
+
+
+async def test_a_resumed_demo_session_keeps_the_time_its_wait_let_pass(tmp_path):
+    """A new process starts on the wall clock; resuming a demo session whose last turn came after a
+    /wait moves the clock up to that turn, so the gap stays and the timeline never runs backwards."""
+    agent = demo_agent(ROOT, home=str(tmp_path))
+    await collect(agent.run("explore this repository"))
+    let_time_pass(agent, "10m")
+    await collect(agent.run("what does the agent loop do?"))
+    newest = agent.entries[-1].timestamp
+    sid = agent.session_id
+    await agent.aclose()
+    clock.reset()                               # as a new process would start
+    again = demo_agent(ROOT, home=str(tmp_path), resume=sid)
+    assert 599 <= clock.skipped() <= 601 and clock.now() >= newest
+    await again.aclose()
+
+
+def test_catch_up_never_moves_back_or_follows_a_broken_stamp():
+    assert catch_up([user("now")]) == 0.0 and clock.skipped() == 0.0
+    assert catch_up([Entry({"role": "user", "content": "x"}, timestamp=1e12)]) == 0.0
+    assert clock.skipped() == 0.0
+
+
+async def test_a_resumed_real_session_never_moves_the_clock(tmp_path, fake_base_url):
+    ws = make_workspace(tmp_path / "ws")
+    agent = fake_agent(ws, fake_base_url)
+    agent.session.append_entry(Entry({"role": "user", "content": "hello"}, timestamp=clock.now() + 3600))
+    sid = agent.session_id
+    await agent.aclose()
+    again = fake_agent(ws, fake_base_url, resume=sid)
+    assert again.entries and again.entries[-1].timestamp > clock.now() and clock.skipped() == 0.0
+    await again.aclose()
