@@ -462,10 +462,7 @@ class CtxApp(App[int]):
             self.screen.maximize(self.cost_pane, container=False)
 
     def _cmd_wait(self, arg: str) -> None:
-        if self.busy:
-            self.notify("A turn is running: press Esc first, then /wait.", severity="warning")
-            return
-        try:
+        try:        # refused on a real model, during a turn and for a bad duration, with what to do
             pause = let_time_pass(self.agent, arg)
         except PauseError as e:
             self.notify(str(e), severity="error", markup=False)

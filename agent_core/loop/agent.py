@@ -347,32 +347,30 @@ class Agent:
         """When what the next request would hold has reached the warning threshold, say that figure
         before the pipeline acts on it (and return it): the gauge, the status line and the plot then
         show the tool results landing — the context reaching WARNING, ERROR or AUTO-COMPACT — and the
-        drop when a compaction lands. Below the warning threshold, or when the figure is the one
-        said last, nothing is said. A figure at the blocking limit is not said here: blocking means
-        nothing is sent, which only the figure after the pipeline can tell."""
+        drop when a compaction lands."""
         budget = self.pipeline.config.budget
         # the stored history counts at least what its projection does: below the warning, no view
         if self.pipeline.count(self.entries) < budget.warning_threshold:
             return None
         view, tokens = self.pipeline.view(self.entries)
-        if not budget.warning_threshold <= tokens < budget.blocking_limit:
-            return None
-        if self.context_history and self.context_history[-1][1] == tokens:
-            return None
-        self._context(q, tokens=tokens, view=view)
-        return tokens
+        return tokens if self._say_early(q, tokens, view, budget.warning_threshold) else None
 
     def _say_summary_figure(self, res: PipelineResult) -> None:
         """The pipeline is about to summarize at the auto-compact threshold: say the count it acts on
-        (after the cheap layers), so the gauge shows AUTO-COMPACT while the summary is written. At
-        the blocking limit it is not said (see `_say_figure_before_pipeline`)."""
-        budget = self.pipeline.config.budget
-        q = self._queue
-        if q is None or not budget.autocompact_threshold <= res.tokens < budget.blocking_limit:
-            return
-        if self.context_history and self.context_history[-1][1] == res.tokens:
-            return
-        self._context(q, tokens=res.tokens, view=res.view)
+        (after the cheap layers), so the gauge shows AUTO-COMPACT while the summary is written."""
+        if self._queue is not None:
+            self._say_early(self._queue, res.tokens, res.view, self.pipeline.config.budget.autocompact_threshold)
+
+    def _say_early(self, q: asyncio.Queue, tokens: int, view: list[Entry], low: int) -> bool:
+        """Say a figure before the pipeline's result when it is at least `low`, below the blocking
+        limit (blocking means nothing is sent, which only the figure after the pipeline can tell) and
+        not the figure said last. True when said."""
+        if not low <= tokens < self.pipeline.config.budget.blocking_limit:
+            return False
+        if self.context_history and self.context_history[-1][1] == tokens:
+            return False
+        self._context(q, tokens=tokens, view=view)
+        return True
 
     def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None,
                  view: list[Entry] | None = None) -> ev.ContextUpdate:

@@ -11,24 +11,11 @@ from app.widgets.conversation import CompactionMarker, NoticeMessage
 from compaction import clock
 
 from tests.agent_helpers import SECRET, make_workspace, record_events, user_dirs
+from tests.app.test_tui_compaction_live import prompt as send
 from tests.demo_project import build, fixed_place
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (160, 40)
-
-
-async def idle(app, pilot) -> None:
-    await pilot.pause()
-    while app.busy or any(w.group == "agent" and not w.is_finished for w in app.workers):
-        await pilot.pause(0.02)
-    await pilot.pause()
-
-
-async def send(app, pilot, text: str) -> None:
-    app.prompt_input.focus()
-    app.fill_prompt(text)
-    await pilot.press("enter")
-    await idle(app, pilot)
 
 
 def notices(app) -> list[str]:

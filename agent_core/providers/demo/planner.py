@@ -125,6 +125,8 @@ class Planner:
         self.h = int(digest(seed, turn.prompt, *sorted(turn.read_before))[:12], 16)
         self.words = keywords(turn.prompt)
         self.intent, self.arg = detect_intent(turn.prompt)
+        if self.intent == "folder" and not any(f.startswith(self.arg["dir"] + "/") for f in ws.files):
+            self.intent, self.arg = "explore", {}       # no such folder here: explore for the words
         self.tried = {(c.name, canon(c.input)) for c in turn.calls}
         self.read_all = set(turn.read_before) | {norm_path(c.input.get("path")) for c in turn.calls
                                                  if c.name == "read_file"}
@@ -247,11 +249,8 @@ class Planner:
 
     def phases(self) -> list:
         if self.intent == "folder":
-            if self.turn.after_compaction:
-                return []      # the context was full: answer from what was read (reading on would loop)
-            if any(f.startswith(self.arg["dir"] + "/") for f in self.ws.files):
-                return [self.folder] * FOLDER_ROUNDS
-            self.intent = "explore"      # no such folder here: explore for the words instead
+            # after a compaction the context was full: answer from what was read (reading on would loop)
+            return [] if self.turn.after_compaction else [self.folder] * FOLDER_ROUNDS
         if self.intent == "compact":
             return [] if self.turn.after_compaction else [lambda: [("compact", {"focus": self.arg["focus"]}
                                                                     if self.arg["focus"] else {})]]

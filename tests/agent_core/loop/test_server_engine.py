@@ -37,6 +37,19 @@ async def _turns(agent, n: int, prompt: str = "next step") -> list[ev.Event]:
     return out
 
 
+def _hybrid(ws, base_url: str, **cli):
+    """The hybrid engine at a 20,000 window (collapse off, so only the server's summary makes room)."""
+    return fake_agent(ws, base_url, context_window=20_000, engine="hybrid", disable_collapse=True, **cli)
+
+
+async def _after_a_server_compaction(ws, base_url: str):
+    """A hybrid session run until the server has compacted: (the agent, its events)."""
+    agent = _hybrid(ws, base_url)
+    events = await _turns(agent, 30)
+    assert any(c.layer == "server_compact" for c in of(events, ev.Compaction))
+    return agent, events
+
+
 async def test_server_engine_long_session(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=heavy_tool_session(ws)) as fake:
@@ -67,7 +80,7 @@ async def test_server_engine_long_session(tmp_path):
 async def test_hybrid_uses_cheap_layers_then_the_server_summary(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:
-        agent = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True)
+        agent = _hybrid(ws, fake.base_url)
         events = await _turns(agent, 30)
         layers = [c.layer for c in of(events, ev.Compaction)]
         assert "server_compact" in layers and "autocompact" not in layers and "session_memory" not in layers
@@ -89,7 +102,7 @@ async def test_failed_compaction_is_a_no_op(tmp_path):
         failing["n"] += 1
         return {**item, "compaction_fails": True}
     with FakeAnthropic(responder=responder) as fake:
-        agent = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True)
+        agent = _hybrid(ws, fake.base_url)
         events = []
         for k in range(26):
             events += await collect(agent.run(f"step {k}"))
@@ -109,7 +122,7 @@ async def test_failed_compaction_is_a_no_op(tmp_path):
 async def test_pause_after_compaction_goes_on_to_the_answer(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:
-        agent = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True)
+        agent = _hybrid(ws, fake.base_url)
         trigger = agent.pipeline.config.budget.autocompact_threshold
         agent.client.server = ServerPlan("hybrid", compact_trigger=trigger, pause_after_compaction=True)
         events = await _turns(agent, 30)
@@ -125,13 +138,10 @@ async def test_pause_after_compaction_goes_on_to_the_answer(tmp_path):
 async def test_resume_after_a_server_compaction(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:
-        agent = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True)
-        events = await _turns(agent, 30)
-        assert any(c.layer == "server_compact" for c in of(events, ev.Compaction))
+        agent, _ = await _after_a_server_compaction(ws, fake.base_url)
         sid, before = agent.session_id, project(agent.entries)
         await agent.aclose()
-        again = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True,
-                           resume=sid)
+        again = _hybrid(ws, fake.base_url, resume=sid)
         assert project(again.entries) == before
         assert any(c.layer == "server_compact" for c in again.compactions)
         n = len(fake.message_requests)
@@ -151,8 +161,7 @@ def test_engine_setting_and_demo(tmp_path):
 async def test_stream_json_fields_match_local_compactions(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:
-        agent = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True)
-        events = await _turns(agent, 30)
+        agent, events = await _after_a_server_compaction(ws, fake.base_url)
         server = next(c for c in of(events, ev.Compaction) if c.layer == "server_compact")
         local = ev.Compaction(layer="autocompact", trigger="auto", tokens_before=2, tokens_after=1)
         assert set(json.loads(json.dumps(server.to_dict()))) == set(local.to_dict())
@@ -183,9 +192,7 @@ async def test_the_demo_model_emulates_server_compaction(tmp_path):
 async def test_a_server_compacted_session_resumes_with_the_local_engine(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:
-        agent = fake_agent(ws, fake.base_url, context_window=20_000, engine="hybrid", disable_collapse=True)
-        events = await _turns(agent, 30)
-        assert any(c.layer == "server_compact" for c in of(events, ev.Compaction))
+        agent, _ = await _after_a_server_compaction(ws, fake.base_url)
         sid = agent.session_id
         await agent.aclose()
         # (auto-compact off: the local engine would otherwise summarize the block away at once)

@@ -3,6 +3,7 @@ cold cache; a real model's clock never moves."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -85,6 +86,15 @@ async def test_a_real_model_never_moves_the_clock(tmp_path, fake_base_url):
         let_time_pass(agent, "6m")
     assert clock.skipped() == 0.0
     await agent.aclose()
+
+
+def test_a_running_turn_moves_nothing():
+    """The TUI relies on this refusal: a turn in flight keeps the time it started with."""
+    running = SimpleNamespace(client=SimpleNamespace(info=SimpleNamespace(offline=True)), busy=True, entries=[],
+                              pipeline=SimpleNamespace(config=SimpleNamespace(cache_ttl="5m")))
+    with pytest.raises(PauseError, match="A turn is running: press Esc first"):
+        let_time_pass(running, "6m")
+    assert clock.skipped() == 0.0
 
 
 async def test_a_bad_duration_moves_nothing(tmp_path):
