@@ -1,0 +1,54 @@
+"""The one sanitizer (issue 21): nothing a terminal would act on survives, everything else is
+left alone, and the common case returns the very same string."""
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from agent_core.security.visible_text import hidden_characters, one_line, visible
+
+SPOOF = "echo PWNED > pwned.txt #" + " " * 200 + "\r\x1b[2K\x1b[1Als -la"
+
+
+def _acts_on_terminal(s: str) -> bool:
+    return any(ord(c) < 0x20 and c not in "\n\t" or 0x7F <= ord(c) < 0xA0 for c in s)
+
+
+def test_escape_sequences_are_shown_not_obeyed():
+    shown = visible(SPOOF)
+    assert "\x1b" not in shown and "\r" not in shown
+    assert shown.endswith("␍␛[2K␛[1Als -la") and shown.startswith("echo PWNED > pwned.txt #")
+
+
+def test_title_setting_and_bell_in_a_file_name():
+    assert one_line("evil\x1b]0;X\x07.py") == "evil␛]0;X␇.py"
+
+
+def test_c1_bidi_and_surrogates():
+    assert visible("a\x9b2Jb") == "a\\x9b2Jb"
+    assert visible("x\u202ey") == "x⟨U+202E⟩y"
+    assert visible("bad\udc80") == "bad\ufffd"
+
+
+def test_newlines_and_tabs_kept_unless_one_line():
+    assert visible("a\nb\tc") == "a\nb\tc"
+    assert one_line("a\nb\tc") == "a␊b␉c"
+
+
+def test_plain_text_is_returned_as_is():
+    s = "plain text — with ünïcode and [bold]markup[/bold]"
+    assert visible(s) is s and one_line(s) is s
+
+
+def test_warning_names_controls_and_blank_runs():
+    warn = hidden_characters(SPOOF)
+    assert any("control characters" in w and "␛" in w and "␍" in w for w in warn)
+    assert any("200 blank" in w for w in warn)
+    assert hidden_characters("ls -la") == []
+    assert any("bidirectional" in w for w in hidden_characters("a\u202eb"))
+
+
+@given(st.text())
+def test_no_terminal_control_survives(s):
+    assert not _acts_on_terminal(visible(s))
+    out = one_line(s)
+    assert not _acts_on_terminal(out) and "\n" not in out and "\t" not in out
