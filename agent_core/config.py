@@ -2,7 +2,9 @@
 
     CLI flags  >  environment  >  `.env` in the workspace  >  user config file  >  defaults
 
-The `.env` file is read with python-dotenv's `dotenv_values` and never copied into `os.environ`.
+The `.env` file is read with python-dotenv's `dotenv_values` and never copied into `os.environ`;
+it is read without interpolation, so `${ANTHROPIC_API_KEY}` in a repository's `.env` stays those
+characters and never pulls a value out of the user's environment.
 It belongs to the repository, not to the user: the settings in `trust.SENSITIVE` (API key, base
 URL, allowed tools, state folder) are taken from it only when the user trusted the workspace, and
 are otherwise reported in `Config.ignored`. The user file is TOML at `$CTXTUI_CONFIG`, else
@@ -33,7 +35,8 @@ from agent_core.providers.models_info import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.providers.server_context import ENGINES
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.tool_spec import TOOL_NAMES
-from agent_core.security.credentials import SECRET_ENV_VARS
+from agent_core.security.credentials import SECRET_ENV_VARS, looks_like_credential, with_held
+from agent_core.security.visible_text import one_line
 from agent_core.security.trust import SENSITIVE, how_to_trust, is_trusted
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundled data
@@ -378,7 +381,7 @@ def _read_dotenv(workspace: Path) -> tuple[dict[str, str], Path]:
     if raw is None:
         return {}, path
     try:
-        values = dotenv_values(stream=io.StringIO(raw.decode("utf-8")))
+        values = dotenv_values(stream=io.StringIO(raw.decode("utf-8")), interpolate=False)
     except (UnicodeDecodeError, ValueError) as e:
         raise ConfigError(f"{path}: cannot read the .env file: {e}") from None
     return {k: v for k, v in values.items() if v is not None}, path
@@ -403,15 +406,19 @@ def _parse(s: Setting, value: Any, where: str) -> Any:
     try:
         return s.parse(value)
     except (ValueError, TypeError, AttributeError):
-        shown = "a value that is not shown" if s.name == "api_key" else repr(value)  # never echo a secret
-        raise ConfigError(f"{where} must be {s.form} (got {shown})") from None
+        # Never echo a secret: the key itself, or anything shaped like a token (a .env may hold one
+        # by mistake, or on purpose to get it printed). What is shown is made visible, not obeyed.
+        secret = s.name == "api_key" or looks_like_credential(value)
+        shown = "a value that is not shown: it looks like a credential" if secret else one_line(repr(value))
+        raise ConfigError(f"{one_line(where)} must be {s.form} (got {shown})") from None
 
 
 def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[str, str] | None = None,
                 workspace: Path | None = None) -> Config:
     """Build the Config; raises ConfigError with a message the user can act on. The secrets it
     finds are registered with the scrubber, so nothing written afterwards can hold them."""
-    environ = os.environ if environ is None else environ
+    environ = with_held(os.environ) if environ is None else environ
+    register_secret(*(environ.get(v) for v in SECRET_ENV_VARS))   # before any message can quote one
     cli_vals = _cli_values(cli)
     raw_cli = (vars(cli) if isinstance(cli, argparse.Namespace) else dict(cli or {}))
 

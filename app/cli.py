@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agent_core.security.process_guard import make_non_dumpable
+from agent_core.security.credentials import shed_from_environment
+from agent_core.security.process_guard import drop_tool_capabilities, make_non_dumpable
 
 EPILOG = """\
 commands:
@@ -93,9 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+READING_COMMANDS = ("replay", "statusline", "watch", "usage")   # they run no tools and read no key
+
+
 def main(argv: list[str] | None = None) -> int:
     make_non_dumpable()       # before any key is read: no same-user process may read our memory or environ
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
+    if from_command_line and not (argv and argv[0] in READING_COMMANDS):
+        # The commands that run tools: start again without the key in the environment (it stays in
+        # memory), and keep every tool process from the capabilities that read our memory.
+        shed_from_environment()
+        drop_tool_capabilities()
     if argv and argv[0] == "replay":
         return _replay(argv[1:])
     if argv and argv[0] == "statusline":
