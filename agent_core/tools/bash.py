@@ -1,9 +1,14 @@
-"""bash: run a shell command in the workspace, in its own process group so a timeout or a
-cancellation kills everything it started. Output is stream-capped: however much a command prints,
-only the head and tail (ctx.output_cap chars) are ever held in memory."""
+"""bash: run a shell command in the workspace, in its own session and process group, so that
+everything it started ends with it: a timeout or a cancellation kills the group, and when the
+command itself ends, what it left running in the background is hung up (SIGHUP, as when a terminal
+closes; `nohup` and `setsid` keep a process on purpose). Groups still running when ctxtui exits
+are killed. Output is stream-capped: however much a command prints, only the head and tail
+(ctx.output_cap chars) are ever held in memory, and the spill file that keeps the rest is capped
+too (MAX_SPILL_BYTES a call, MAX_SPILL_FOLDER_BYTES for the folder, oldest files go first)."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import os
 import signal
@@ -17,6 +22,26 @@ from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 DRAIN_GRACE_S = 0.25      # after bash exits, how long to wait for a background job to release the pipe
 KILL_WAIT_S = 5.0         # after SIGKILL, how long to wait for the exit to be reported
+MAX_SPILL_BYTES = 32 << 20          # one call's saved output: past this the rest is counted, not kept
+MAX_SPILL_FOLDER_BYTES = 256 << 20  # every spill file of a session folder: the oldest are deleted first
+
+HANG_UP_DELAY_S = 0.5     # after the command ends: time for `nohup` to start ignoring the hang-up
+
+_running_groups: set[int] = set()   # process groups of bash calls not yet ended
+_hang_ups_due: set[int] = set()     # groups of ended calls, to be hung up in HANG_UP_DELAY_S
+
+
+def _end_running_groups() -> None:
+    """At exit: kill what a bash call still runs (a cancelled turn ends its own group first) and
+    hang up what ended calls left behind."""
+    for pgid in list(_running_groups):
+        _kill_group(pgid)
+    for pgid in list(_hang_ups_due):
+        _hang_up_group(pgid)
+    _running_groups.clear()
+
+
+atexit.register(_end_running_groups)
 
 
 class CappedText:
@@ -90,15 +115,26 @@ class _Spill:
     chunk are held back until the next one, so a secret split across two chunks is still whole
     when it is scrubbed."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, cap: int | None = None) -> None:
         self.folder = Path(folder)
         self._f = None
         self._held = b""
         self.failed = False
+        self.cap = MAX_SPILL_BYTES if cap is None else cap
+        self.written = 0
+        self.dropped = 0          # bytes past the cap, counted only
 
     def write(self, data: bytes) -> None:
         if self.failed:
             return
+        room = self.cap - self.written
+        if room <= 0:
+            self.dropped += len(data)
+            return
+        if len(data) > room:
+            self.dropped += len(data) - room
+            data = data[:room]
+        self.written += len(data)
         try:
             if self._f is None:
                 self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -133,9 +169,33 @@ class _Spill:
             self.failed = True
         self._f.close()
         if keep and not self.failed:
+            _prune_folder(self.folder, keep=self.path)
             return self.path
         self.path.unlink(missing_ok=True)
         return None
+
+
+def _prune_folder(folder: Path, keep: Path, budget: int | None = None) -> None:
+    """Delete the oldest spill files until the folder's spill files fit `budget` (never `keep`)."""
+    budget = MAX_SPILL_FOLDER_BYTES if budget is None else budget
+    try:
+        files = []
+        for p in folder.glob("bash-*.txt"):
+            st = p.lstat()
+            files.append((st.st_mtime_ns, st.st_size, p))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in files)
+    for _, size, p in sorted(files):
+        if total <= budget:
+            break
+        if p == keep:
+            continue
+        try:
+            p.unlink()
+            total -= size
+        except OSError:
+            pass
 
 
 def _kill_group(pid: int) -> None:
@@ -143,6 +203,29 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)     # start_new_session: the group id is bash's pid
     except (ProcessLookupError, PermissionError):
         pass
+    _running_groups.discard(pid)
+
+
+def _hang_up_group(pid: int) -> None:
+    """The command has ended: hang up what it left in its group, as a closing terminal does
+    (SIGHUP, then SIGCONT so a stopped job sees it). A process that ignores SIGHUP (`nohup`)
+    or left the group (`setsid`) was kept on purpose and lives on."""
+    for sig in (signal.SIGHUP, signal.SIGCONT):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+    _running_groups.discard(pid)
+    _hang_ups_due.discard(pid)
+
+
+def _hang_up_later(pid: int) -> None:
+    _running_groups.discard(pid)
+    _hang_ups_due.add(pid)
+    try:
+        asyncio.get_running_loop().call_later(HANG_UP_DELAY_S, _hang_up_group, pid)
+    except RuntimeError:
+        _hang_up_group(pid)
 
 
 async def _end_spawned(spawn: asyncio.Future) -> None:
@@ -209,6 +292,7 @@ class BashTool(Tool):
             await _end_spawned(spawn)
             raise
         pid = transport.get_pid()
+        _running_groups.add(pid)
         timed_out = held_open = False
         try:
             try:
@@ -228,6 +312,7 @@ class BashTool(Tool):
             raise
         finally:
             transport.close()
+        _hang_up_later(pid)
         code = transport.get_returncode()
         text, omitted = proto.out.finish()
         spilled = proto.spill.finish(keep=omitted > 0) if proto.spill is not None else None
@@ -235,9 +320,13 @@ class BashTool(Tool):
         if spilled is not None:
             parts.append(f"[the full output ({proto.out.total_chars:,} chars) is saved in {ctx.rel(spilled)}; "
                          "search it with grep or read parts of it with read_file]")
+        if spilled is not None and proto.spill.dropped:
+            parts.append(f"[only the first {proto.spill.cap:,} bytes were saved: {proto.spill.dropped:,} more bytes "
+                         "were printed and not kept]")
         if held_open:
-            parts.append("[a background process still holds the output; what it prints later is not "
-                         "captured. Redirect background jobs' output to a file.]")
+            parts.append("[a background process still held the output when the command ended; it was hung up "
+                         "(SIGHUP) with the rest of the command's processes. To keep a server running, start it "
+                         "with nohup or setsid and redirect its output to a file.]")
         if timed_out:
             parts.append(f"[timed out after {_fmt_s(timeout)}: the command and every process it started "
                          f"were killed. Pass a larger `timeout` (max {_fmt_s(ctx.bash_max_timeout)}) or run "
