@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import stat
 from pathlib import Path
 from typing import BinaryIO
@@ -46,12 +47,35 @@ def require_file(path: Path, shown: str, ctx: ToolContext) -> None:
         raise ToolError(f"'{shown}' is a folder, not a file. Use glob (e.g. pattern '{shown}/*') to list it.")
 
 
+class HardLinked(ToolError):
+    """A regular file with more than one name: refused by every tool that reads or writes."""
+
+    def __init__(self, shown: str, links: int) -> None:
+        super().__init__(hard_linked(shown, links))
+        self.links = links
+
+
+def hard_linked(shown: str, links: int) -> str:
+    """Why a file with other hard links is not read, and what to do instead (for the model)."""
+    copy = f"cp {shlex.quote(shown)} {shlex.quote(shown + '.copy')}"
+    return (f"'{shown}' has {links} hard links (other names for the same file). Those names cannot be "
+            f"found and may be outside the workspace, so the file tools do not read it: its content may "
+            f"belong to a file elsewhere on this machine. If you need it, ask the user to check it, or copy "
+            f"it into a file of its own with bash (e.g. `{copy}`) and read the copy.")
+
+
 def open_regular(path: Path | str, shown: str) -> BinaryIO:
     """Open a regular file for reading (agent_core/regular_file.py), never following a symlink
     (paths reach here already resolved, so one is a link swapped in after the check); refusals
-    become messages for the model."""
+    become messages for the model.
+
+    A file with more than one hard link is refused, judged on the open file itself (so a link
+    made after a check cannot slip through): its other names cannot be found and may lie outside
+    the workspace, where the path checks cannot see them (`ln ../../secret.txt x` makes an
+    outside file look like one of the workspace's). write_file and edit_file refuse it too
+    (safe_write.check_target)."""
     try:
-        return open_regular_file(path, follow_symlinks=False)
+        f = open_regular_file(path, follow_symlinks=False)
     except NotRegularFile as e:
         raise ToolError(not_regular(shown, e.kind)) from None
     except OSError as e:
@@ -59,6 +83,11 @@ def open_regular(path: Path | str, shown: str) -> BinaryIO:
             raise ToolError(f"'{shown}' is a symlink (it changed after its path was checked); "
                             f"give the path it points to.") from None
         raise
+    links = os.fstat(f.fileno()).st_nlink
+    if links > 1:
+        f.close()
+        raise HardLinked(shown, links)
+    return f
 
 
 def read_text(path: Path, shown: str) -> str:

@@ -15,11 +15,13 @@ from pathlib import Path
 import re2
 
 from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput, run_in_thread
-from agent_core.tools.files import SNIFF_BYTES, is_regular_file, looks_binary, open_regular
+from agent_core.tools.files import SNIFF_BYTES, HardLinked, is_regular_file, looks_binary, open_regular
 from agent_core.tools.sandbox import is_inside, resolve
 from agent_core.tools.walk import glob_regex, walk
 
 LINE_CHARS = 300
+LINE_WINDOW = 1 << 20        # bytes of a line held at a time (a longer line is searched in windows)
+WINDOW_OVERLAP = 4096        # bytes each window repeats of the one before
 
 _BACKREF = re.compile(r"(?<!\\)(?:\\\\)*\\[1-9]|\(\?P=")
 _LOOKAROUND = re.compile(r"\(\?<?[=!]")
@@ -83,6 +85,8 @@ class GrepTool(Tool):
         by_path = bool(file_glob and "/" in file_glob)
         cap_lines, cap_chars = ctx.list_cap, ctx.output_cap
 
+        linked: list[str] = []       # files left out: more than one hard link (files.open_regular)
+
         def search(stop) -> tuple[list[str], int, bool]:
             rows: list[str] = []
             size = 0
@@ -97,7 +101,13 @@ class GrepTool(Tool):
                     continue
                 if stop.is_set():
                     break
-                hits = _search_file(p, rx, stop)
+                try:
+                    hits = _search_file(p, rx, stop)
+                except HardLinked as e:
+                    if is_file:         # the file asked for: the refusal, with its reason, is the answer
+                        raise HardLinked(rel, e.links) from None
+                    linked.append(rel)
+                    continue
                 if hits is None:
                     continue
                 searched += 1
@@ -111,22 +121,39 @@ class GrepTool(Tool):
 
         rows, searched, capped = await run_in_thread(search)
         meta = {"matches": len(rows), "files_searched": searched, "capped": capped}
+        skipped = _linked_note(linked)
+        if linked:
+            meta["skipped_hard_links"] = len(linked)
         if not rows:
             scope = f" in '{input['path']}'" if input.get("path") else ""
             filt = f" (files matching '{file_glob}')" if file_glob else ""
-            return ToolOutput(f"No matches for /{input['pattern']}/{scope}{filt}; {searched} files searched.",
-                              meta=meta)
+            return ToolOutput(f"No matches for /{input['pattern']}/{scope}{filt}; {searched} files searched."
+                              + skipped, meta=meta)
         text = "\n".join(rows)
         if capped:
             text += (f"\n[stopped after {len(rows)} matching lines; narrow the pattern or pass `path` / `glob` "
                      f"to see the rest]")
-        return ToolOutput(text, meta=meta)
+        return ToolOutput(text + skipped, meta=meta)
+
+
+def _linked_note(linked: list[str]) -> str:
+    """Why some files were not searched, and what to do: empty when none were left out."""
+    if not linked:
+        return ""
+    names = ", ".join(linked[:5]) + (f" and {len(linked) - 5} more" if len(linked) > 5 else "")
+    return (f"\n[{len(linked)} file(s) not searched because they have more than one hard link: {names}. "
+            f"Their other names cannot be found and may be outside the workspace; ask the user, or copy "
+            f"one with bash and search the copy]")
 
 
 def _search_file(path: Path, rx, stop: threading.Event) -> list[tuple[int, str]] | None:
     """Matching (line number, text) pairs; None for a binary, unreadable or special file (a FIFO
     would block the read forever, so only regular files are opened). Stops between lines when the
-    call is cancelled or past its deadline."""
+    call is cancelled or past its deadline. Raises HardLinked for a file with other names.
+
+    Memory stays bounded whatever the file holds: a line is read at most LINE_WINDOW bytes at a
+    time, and a longer one (a minified bundle, a 1 GiB log line) is searched window by window
+    (see `_search_long_line`) instead of being held whole."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
@@ -135,13 +162,53 @@ def _search_file(path: Path, rx, stop: threading.Event) -> list[tuple[int, str]]
                 return None
             f.seek(0)
             hits = []
-            for lineno, raw in enumerate(f, 1):
+            lineno = 0
+            while raw := f.readline(LINE_WINDOW):
+                lineno += 1
                 if stop.is_set():
                     return None
-                raw = raw.rstrip(b"\r\n")
-                if rx.search(raw):
-                    line = raw.decode("utf-8", errors="replace")
-                    hits.append((lineno, line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " …"))
+                if raw.endswith(b"\n") or len(raw) < LINE_WINDOW:
+                    raw = raw.rstrip(b"\r\n")
+                    if rx.search(raw):
+                        line = raw.decode("utf-8", errors="replace")
+                        hits.append((lineno, line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " …"))
+                    continue
+                shown = _search_long_line(f, raw, rx, stop)
+                if stop.is_set():
+                    return None
+                if shown is not None:
+                    hits.append((lineno, shown))
             return hits
+    except HardLinked:
+        raise
     except (OSError, ToolError):
         return None
+
+
+def _search_long_line(f, first: bytes, rx, stop: threading.Event) -> str | None:
+    """Search one line longer than LINE_WINDOW, whose first LINE_WINDOW bytes are `first` and whose
+    rest is still in `f`; reads the line to its end. Each window is the next piece of the line plus
+    the last WINDOW_OVERLAP bytes of the window before, so a match up to WINDOW_OVERLAP - 2 bytes
+    long is found wherever it falls. RE2 reads the bytes around `pos`/`endpos` as context, so `^`
+    never matches inside the line and `$` only at its real end. The row shows the text around the
+    first match (a line is one row, as for a short line)."""
+    window, pos = first, 0
+    found: str | None = None
+    while True:
+        piece = b"" if stop.is_set() else f.readline(LINE_WINDOW)
+        ends = not piece or piece.endswith(b"\n") or len(piece) < LINE_WINDOW    # this piece ends the line
+        if found is None:
+            if ends:
+                window = (window + piece).rstrip(b"\r\n")
+                end = len(window)
+            else:
+                end = len(window) - 1      # the next window sees the last byte again, with what follows it
+            m = rx.search(window, pos, end)
+            if m is not None:
+                lo = max(0, m.start() - LINE_CHARS // 3)
+                text = window[lo:lo + LINE_CHARS].decode("utf-8", errors="replace")
+                found = f"…{text} … [a very long line: the text around the match]"
+        if ends:
+            return found
+        if found is None:
+            window, pos = window[-WINDOW_OVERLAP:] + piece, 1
