@@ -9,6 +9,11 @@ could not be written, a --compact that could not shrink the session); 2 bad usag
 (a session in use by another ctxtui included);
 128+N stopped by signal N during the run: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the turn is
 cancelled, the bash tool's processes killed, the session left valid and resumable).
+
+The model's answer, tool names, inputs and outputs, and error messages are someone else's text:
+the text format passes the answer through `visible` and every note through it too (tool fields
+through `one_line`), so an escape sequence is shown, never obeyed; the JSON formats escape the C0
+controls (json) and DEL, C1 and bidi overrides (`json_escaped`), and keep the exact text.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from agent_core.config import ConfigError, load_config
 from agent_core.loop.factory import build_agent
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.security.trust import remember as remember_trust
+from agent_core.security.visible_text import json_escaped, one_line, visible
 from agent_core.sessions.valid_text import decode_input, valid_text
 
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
@@ -120,8 +126,10 @@ class _Output:
             ev.Notice: lambda e: self._note(f"[note] {e.message}"),
             ev.StreamRetry: lambda e: self._note(
                 f"[retry {e.attempt}/{e.of}] {e.message}; the partial answer above is discarded"),
-            ev.ToolCall: lambda e: self._note(f"[tool] {e.name} {json.dumps(e.input, ensure_ascii=False)[:200]}"),
-            ev.ToolResult: lambda e: self._note(f"[tool error] {e.name}: {e.preview[:300]}") if e.is_error else None,
+            ev.ToolCall: lambda e: self._note(
+                f"[tool] {one_line(e.name)} {one_line(json.dumps(e.input, ensure_ascii=False)[:200])}"),
+            ev.ToolResult: lambda e: self._note(
+                f"[tool error] {one_line(e.name)}: {one_line(e.preview[:300])}") if e.is_error else None,
         }
 
     def _write(self, text: str) -> None:
@@ -140,7 +148,7 @@ class _Output:
         buf.flush()
 
     def _json(self, d: dict) -> None:
-        self._write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+        self._write(json_escaped(json.dumps(d, ensure_ascii=False, default=str)) + "\n")
 
     def load_warnings(self, lines: list[str]) -> None:
         """What resuming found wrong with the log and repaired, one line per kind, on stderr."""
@@ -152,7 +160,7 @@ class _Output:
             self.out.write("\n")
             self.out.flush()
             self._line_open = False
-        self.err.write(line + "\n")
+        self.err.write(visible(line) + "\n")
         self.err.flush()
 
     def event(self, e: ev.Event) -> None:
@@ -172,7 +180,7 @@ class _Output:
         self.cost = d
 
     def _show_text(self, e: ev.TextDelta) -> None:
-        self._write(e.text)
+        self._write(visible(e.text))
         self._line_open = not e.text.endswith("\n")
 
     def finish(self, result: dict) -> None:
@@ -249,14 +257,14 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
         if getattr(args, "trust", None):
             remember_trust(config.workspace, environ)
     except ConfigError as e:
-        stderr.write(f"ctxtui: {e}\n")
+        stderr.write(f"ctxtui: {visible(str(e))}\n")
         return EXIT_USAGE
     except OSError as e:
-        stderr.write(f"ctxtui: --trust: cannot remember the trusted folder ({e.filename or ''}: "
-                     f"{e.strerror or e}); check that your config folder is writable.\n")
+        stderr.write(f"ctxtui: --trust: cannot remember the trusted folder ({one_line(str(e.filename or ''))}: "
+                     f"{one_line(str(e.strerror or e))}); check that your config folder is writable.\n")
         return EXIT_USAGE
     if (ignored := config.ignored_message()):
-        stderr.write(f"ctxtui: {ignored}\n")
+        stderr.write(f"ctxtui: {visible(ignored)}\n")
     if getattr(args, "compact", None) is not None:
         prompt = None     # stdin is not read: --compact sends no prompt
     else:
@@ -278,10 +286,10 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
         agent = build_agent(config, resume=getattr(args, "resume", None),
                             continue_=getattr(args, "continue_", False))
     except ConfigError as e:
-        stderr.write(f"ctxtui: {e}\n")
+        stderr.write(f"ctxtui: {visible(str(e))}\n")
         return EXIT_USAGE
     except SessionWriteError as e:
-        stderr.write(f"ctxtui: {e}\n")
+        stderr.write(f"ctxtui: {visible(str(e))}\n")
         return EXIT_FAILED
     output = _Output(getattr(args, "output_format", "text") or "text", stdout, stderr)
     output.load_warnings(agent.load_warnings())

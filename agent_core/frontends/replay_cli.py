@@ -12,6 +12,7 @@ from typing import Sequence, TextIO
 from agent_core.replay.options import BUILTIN, ReplayOptions, ReplayUsageError, engine_settings, make_options
 from agent_core.replay.report import format_text
 from agent_core.replay.runner import run_replay
+from agent_core.security.visible_text import one_line
 
 DESCRIPTION = """\
 Replay recorded sessions — Claude Code's logs (main and sub-agent logs, each its own trajectory)
@@ -34,14 +35,19 @@ output:
   "cache_write_error_pct"}}, "policies": {{NAME: {{"cost_usd", "cost_by_bucket", "overflows",
   "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
   "references_kept", "references_total", "series": {{"context", "cost_cum", "markers"}}}}}}}}],
-  "totals": {{NAME: {{"cost_usd", "overflows"}}}}, "window", "ttl", "limits"}}
+  "totals": {{NAME: {{"cost_usd", "overflows"}}}}, "window", "ttl", "limits",
+  "skipped_files": [{{"path", "reason"}}]}}
 
 examples:
   ctxtui replay ~/.claude/projects/-home-me-proj/SESSION.jsonl
   ctxtui replay ~/.claude/projects/-home-me-proj --window 60000 --json
   ctxtui replay .ctxtui/sessions --policy ctxtui-1h:CTXTUI_CACHE_TTL=1h --policy nocollapse:CTXTUI_DISABLE_COLLAPSE=1
 
-exit codes: 0 done, 1 nothing to replay or the replay failed, 2 bad arguments"""
+logs that cannot be read (a FIFO, a symlink to a device, a symlink loop, no permission) are
+skipped, each named on stderr, and the others replayed
+
+exit codes: 0 done, 1 nothing to replay (no model request in the logs) or the replay failed,
+2 bad arguments, a path that does not exist, or nothing to replay because logs could not be read"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,29 +76,39 @@ def parse_options(argv: Sequence[str]) -> ReplayOptions | int:
     try:
         return make_options(args.paths, args.policy, args.window, args.ttl, args.json)
     except ReplayUsageError as e:
-        print(f"ctxtui replay: error: {e}\n(see `ctxtui replay --help`)", file=sys.stderr)
+        print(f"ctxtui replay: error: {one_line(str(e))}\n(see `ctxtui replay --help`)", file=sys.stderr)
         return 2
 
 
 def run(options: ReplayOptions, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Replay and print JSON or text; progress goes to stderr when it is a terminal."""
+    """Replay and print JSON or text; progress goes to stderr when it is a terminal. Every path,
+    name and error text printed passes through `one_line`; JSON is escaped by json itself."""
     out = out or sys.stdout
     err = err or sys.stderr
     progress = None
     if err.isatty():
         def progress(label: str, fraction: float) -> None:
-            err.write(f"\r{int(100 * fraction):3d}% {label[-70:]:<70}")
+            err.write(f"\r{int(100 * fraction):3d}% {one_line(label)[-70:]:<70}")
             err.flush()
     try:
         report = run_replay(options, progress)
     except (OSError, ValueError) as e:
-        print(f"ctxtui replay: {e}", file=err)
+        print(f"ctxtui replay: {one_line(str(e))}", file=err)
         return 1
     if progress is not None:
         err.write("\r" + " " * 76 + "\r")
+    skipped = report.get("skipped_files") or []
+    for s in skipped:
+        print(f"ctxtui replay: skipped {one_line(s['path'])}: {one_line(s['reason'])}", file=err)
+    where = ", ".join(one_line(str(p)) for p in options.paths)
+    if not report["sessions"] and skipped:
+        n = len(skipped)
+        print(f"ctxtui replay: error: nothing to replay under {where}: {n} file{'s' if n != 1 else ''} could "
+              "not be read (see above) and no other log holds a model request; give .jsonl session logs that "
+              "are regular files", file=err)
+        return 2
     if not report["sessions"]:
-        print("ctxtui replay: no session log with a model request under " +
-              ", ".join(str(p) for p in options.paths), file=err)
+        print(f"ctxtui replay: no session log with a model request under {where}", file=err)
         return 1
     if options.json:
         json.dump(report, out, separators=(",", ":"))

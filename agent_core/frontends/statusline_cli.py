@@ -23,6 +23,7 @@ from agent_core.reports.block_rule import active_block
 from agent_core.reports.statusline_format import StatusFigures, format_line
 from agent_core.reports.statusline_read import logs_to_read, refresh
 from agent_core.reports.statusline_state import Prices, StatusState, budget_figures, day_of, state_path
+from agent_core.security.visible_text import one_line
 from agent_core.sessions.paths import ensure_state_dir, state_root
 
 MAX_STDIN = 1 << 20
@@ -142,6 +143,6 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
         except Exception as e:  # noqa: BLE001  (a status line must print something whatever went wrong)
             problem = f"{type(e).__name__}: {e}"
     if problem is not None:
-        err.write(f"ctxtui statusline: {problem}\n")
+        err.write(f"ctxtui statusline: {one_line(problem)}\n")
     out.write(format_line(figures) + "\n")
     return 0

@@ -22,6 +22,7 @@ from agent_core.reports.usage_report import UsageReport, project_of
 from agent_core.reports.usage_views import (REPORT_PERIODS, View, blocks_json, notes_for, blocks_of, blocks_table,
                                             period_json, period_table, session_json, session_table, token_cells,
                                             token_columns)
+from agent_core.security.visible_text import one_line
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
 
@@ -53,7 +54,10 @@ prices: genai-prices' data, whose loading takes longer than reading a big log; e
 
 output:
   text: a table with a totals row; under 100 terminal columns a compact table (token counts
-  abbreviated as 1.2M, columns left out to fit are named); corrupt lines: one warning on stderr
+  abbreviated as 1.2M, columns left out to fit are named); corrupt lines: one warning on stderr;
+  a file that cannot be read (a FIFO, a device, a symlink loop) is skipped, one warning each.
+  Names from the logs (models, sessions, project folders) are shown with their control
+  characters made visible (ESC as ␛, C1 as \\x9b): a log cannot drive the terminal
   --json (no report): {"totals": {...}, "by_model": {MODEL: {"input_tokens", "output_tokens",
            "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens", "total_tokens",
            "requests", "cost_usd"}}, "by_day": {DAY: {...}}, "by_purpose": {PURPOSE: {...}}
@@ -150,7 +154,9 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
                  warn: TextIO | None = None, *, until: date | None = None, tz=None, project: str | None = None,
                  keep_responses: bool = False) -> UsageReport:
     """Read every log the paths stand for into one report. Raises FileNotFoundError. Corrupt lines
-    make one warning line on `warn`, summed over every file."""
+    make one warning line on `warn`, summed over every file; a file that cannot be read (a FIFO, a
+    device, a symlink loop) one line each, and it is counted in `report.unreadable`. Paths in
+    these lines come from folders anyone may name: they pass through `one_line`."""
     stamp, cache = rates_cache.prices_stamp(), rates_cache.cache_dir() / rates_cache.FILE_NAME
     known = rates_cache.load(cache, stamp)
     pricer = Pricer(known=known)
@@ -164,15 +170,17 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
         try:
             report.add_all(reader.records(final=True))
         except OSError as e:
+            report.unreadable += 1
             if warn is not None:
-                print(f"ctxtui usage: could not read {f}: {e.strerror or e}", file=warn)
+                print(f"ctxtui usage: could not read {one_line(str(f))}: {one_line(str(e.strerror or e))}",
+                      file=warn)
             continue
         report.files += 1
         st = reader.stats
         if st.corrupt:
             report.skipped_lines += st.corrupt
             bad_files += 1
-            first_bad = first_bad or f"{f}:{st.first_corrupt_line}"
+            first_bad = first_bad or f"{one_line(str(f))}:{st.first_corrupt_line}"
     learned = pricer.learned()
     if learned.keys() - known.keys():
         rates_cache.save(cache, stamp, learned)
@@ -190,10 +198,12 @@ def _count_note(report: UsageReport) -> list[str]:
     notes = [f"{s} session{'s' if s != 1 else ''}, {report.files} file{'s' if report.files != 1 else ''}, "
              f"{n} compaction{'s' if n != 1 else ''}"]
     if not report.files:
-        notes.append("no session logs (*.jsonl) found under the given paths")
+        notes.append(f"no readable session logs (*.jsonl) under the given paths ({report.unreadable} skipped: "
+                     "not a regular file, or unreadable)" if report.unreadable
+                     else "no session logs (*.jsonl) found under the given paths")
     unknown = report.unpriced_models()
     if unknown:
-        notes.append("unknown price (cost shown as unknown or +?): " + ", ".join(unknown))
+        notes.append("unknown price (cost shown as unknown or +?): " + ", ".join(one_line(m) for m in unknown))
     return notes
 
 
@@ -272,7 +282,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     try:
         tz = resolve_timezone("UTC" if args.utc and not args.timezone else args.timezone)
     except BadTimezone as e:
-        print(f"ctxtui usage: error: {e}", file=err)
+        print(f"ctxtui usage: error: {one_line(str(e))}", file=err)
         return 2
     paths = args.paths or [claude_projects_dir()]
     try:
@@ -280,7 +290,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
                               keep_responses=name == "blocks")
     except FileNotFoundError as e:
         hint = "" if args.paths else " (set CLAUDE_CONFIG_DIR or pass a PATH)"
-        print(f"ctxtui usage: no such file or folder: {e.args[0] if e.args else e}{hint}", file=err)
+        print(f"ctxtui usage: no such file or folder: {one_line(str(e.args[0] if e.args else e))}{hint}", file=err)
         return 2
     width = terminal_width()
     view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,

@@ -5,7 +5,9 @@ brings every log below it), streamed line by line through `LogFollower` (a 100 M
 held whole; an over-long, non-JSON or corrupt line is skipped and counted in `skipped_lines`), and
 the format is sniffed from the first record like `LogReader` does. A Claude Code log yields one
 trajectory per agent (its compaction sub-agent becomes the main trajectory's `compaction_calls`);
-a ctxtui session log yields one.
+a ctxtui session log yields one. A file that cannot be read at all (a FIFO, a symlink to a device,
+a symlink loop, no permission) is handed to `on_skip` and the others are still read; only a
+regular file is ever opened, so none of them can hang the reader.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from agent_core.logs.trajectory_claude_code import ClaudeCodeChain, attach_compa
 from agent_core.logs.trajectory_ctxtui import CtxtuiBuilder
 
 Progress = Callable[[int, int], None]     # (bytes read, bytes in all)
+OnSkip = Callable[[Path, OSError], None]  # a file that could not be read, and why
 _DECODER = json.JSONDecoder()
 
 
@@ -109,10 +112,12 @@ def _size(path: Path) -> int:
         return 0
 
 
-def read_trajectories(paths: str | Path | Iterable[str | Path], progress: Progress | None = None
-                      ) -> list[Trajectory]:
+def read_trajectories(paths: str | Path | Iterable[str | Path], progress: Progress | None = None,
+                      on_skip: OnSkip | None = None) -> list[Trajectory]:
     """Every trajectory in these logs or folders, main trajectories before their sub-agents.
-    Raises FileNotFoundError for a path that does not exist."""
+    Raises FileNotFoundError for a path that does not exist. A file that cannot be read (OSError:
+    not a regular file, a symlink loop, permission) is passed to `on_skip` and left out; without
+    `on_skip` the error is raised."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     files = discover([Path(p) for p in paths])
@@ -120,7 +125,12 @@ def read_trajectories(paths: str | Path | Iterable[str | Path], progress: Progre
     done = 0
     found: list[Trajectory] = []
     for f in files:
-        found += read_file(f, progress, done, total)
+        try:
+            found += read_file(f, progress, done, total)
+        except OSError as e:
+            if on_skip is None:
+                raise
+            on_skip(f, e)
         done += _size(f)
     if progress is not None:
         progress(total, total)

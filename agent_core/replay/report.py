@@ -5,7 +5,8 @@ and its compact text form.
       "cache_write_error_pct"}, "policies": {NAME: {"cost_usd", "cost_by_bucket", "overflows",
       "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
       "references_kept", "references_total", "series": {"context", "cost_cum", "markers"}}}}],
-     "totals": {NAME: {"cost_usd", "overflows"}}, "window": N, "ttl": "5m", "limits": [...]}
+     "totals": {NAME: {"cost_usd", "overflows"}}, "window": N, "ttl": "5m", "limits": [...],
+     "skipped_files": [{"path", "reason"}]}        (added by runner.run_replay: logs that could not be read)
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 from agent_core.logs.trajectory import Trajectory
 from agent_core.replay.simulate import PolicyRun
 from agent_core.replay.summary_size import SummarySize
+from agent_core.security.visible_text import one_line
 
 LIMITS = [
     "Replay cannot see how behaviour would change: after another compaction the model might re-read files, "
@@ -73,7 +75,9 @@ def _pct(a: int, b: int) -> str:
 
 
 def format_text(report: dict[str, Any]) -> str:
-    """A compact table per session (under 100 columns), the totals and the limits."""
+    """A compact table per session (under 100 columns), the totals and the limits. Paths, models,
+    agent ids and notes come from the logs: every line passes through `one_line` (an escape
+    sequence is shown, never obeyed) before it is wrapped."""
     lines: list[str] = []
     head = f"  {'policy':<14}{'cost $':>10}{'÷cc':>7}{'over':>6}{'hit%':>6}{'users':>9}{'refs':>11}  compactions"
     for s in report["sessions"]:
@@ -102,7 +106,7 @@ def format_text(report: dict[str, Any]) -> str:
     lines.append("limits:")
     for lim in report["limits"]:
         lines.append(f"  - {lim}")
-    return "\n".join(_wrap(line) for line in lines)
+    return "\n".join(_wrap(one_line(line)) for line in lines)
 
 
 def _wrap(line: str, width: int = 99) -> str:

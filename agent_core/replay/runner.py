@@ -1,6 +1,8 @@
 """`run_replay(options, progress)`: read the logs once, replay every trajectory under every policy,
 and return the report (report.py). Pure computation, no model call; `progress(label, fraction)`
-is called as the work advances so a screen can show it.
+is called as the work advances so a screen can show it. A log that cannot be read (a FIFO, a
+symlink to a device, a symlink loop, no permission) is skipped: the report lists it in
+`skipped_files` ([{"path", "reason"}]) and in its notes, and the other logs are replayed.
 """
 from __future__ import annotations
 
@@ -64,12 +66,26 @@ def validation_of(traj: Trajectory) -> dict[str, float | list[int] | None]:
     return validate(traj).summary()
 
 
-def load(options: ReplayOptions, progress: Progress | None) -> list[Trajectory]:
-    """Every trajectory with at least one request in the options' paths, read once."""
+def skip_reason(error: OSError) -> str:
+    """Why a log was not read, in words: "not a regular file (a FIFO (named pipe))",
+    "Too many levels of symbolic links", "Permission denied"."""
+    reason = str(error.strerror or error)
+    return reason.removesuffix("; skipped")
+
+
+def load(options: ReplayOptions, progress: Progress | None,
+         skipped: list[dict] | None = None) -> list[Trajectory]:
+    """Every trajectory with at least one request in the options' paths, read once; the logs that
+    could not be read are appended to `skipped` ({"path", "reason"}), or raise without it."""
     def on_bytes(done: int, total: int) -> None:
         if progress is not None:
             progress("reading logs", READ_SHARE * (done / total if total else 1.0))
-    return [t for t in read_trajectories(options.paths, on_bytes) if t.requests]
+
+    def on_skip(path: Path, error: OSError) -> None:
+        assert skipped is not None
+        skipped.append({"path": str(path), "reason": skip_reason(error)})
+    return [t for t in read_trajectories(options.paths, on_bytes, None if skipped is None else on_skip)
+            if t.requests]
 
 
 def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
@@ -79,7 +95,8 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
         if progress is not None:
             progress(label, max(0.0, min(1.0, fraction)))
 
-    trajs = list(trajectories) if trajectories is not None else load(options, progress)
+    skipped: list[dict] = []
+    trajs = list(trajectories) if trajectories is not None else load(options, progress, skipped)
     pricer = Pricer()
     sessions = []
     notes: list[str] = []
@@ -103,4 +120,7 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
     tell("done", 1.0)
     if any(p.base == SERVER for p in options.policies):
         notes.append(SERVER_NOTE)
-    return build_report(sessions, options.policy_names(), window=options.window, ttl=options.ttl, notes=notes)
+    notes += [f"{s['path']}: not read ({s['reason']})." for s in skipped]
+    report = build_report(sessions, options.policy_names(), window=options.window, ttl=options.ttl, notes=notes)
+    report["skipped_files"] = skipped
+    return report

@@ -1,11 +1,15 @@
 """The one line `ctxtui statusline` prints, from figures computed elsewhere.
 
 Plain text (Claude Code shows the first line of stdout): short enough for a narrow terminal, and
-every figure that is unknown is left out rather than shown as zero.
+every figure that is unknown is left out rather than shown as zero. The model's name comes from
+Claude Code's stdin or a log: the line passes through `one_line`, so an escape sequence in it is
+shown, never obeyed by the terminal that draws Claude Code's screen.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from agent_core.security.visible_text import one_line
 
 SEP = " · "
 
@@ -61,4 +65,4 @@ def format_line(f: StatusFigures) -> str:
         parts.append(f"today {dollars(f.today_usd)}")
     if f.block_left_s is not None:
         parts.append(f"block {duration(f.block_left_s)} left")
-    return SEP.join(parts) if parts else "ctxtui"
+    return one_line(SEP.join(parts)) if parts else "ctxtui"

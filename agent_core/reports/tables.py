@@ -3,12 +3,16 @@
 The full layout shows exact numbers. Under 100 columns the compact layout abbreviates token counts
 (1.2M) and merges narrow columns. If a row is still wider than the terminal, the least useful
 columns are left out, in the order each column's `drop` gives, and the report says which; a cell
-is never cut.
+is never cut. Every cell is someone's text (a model name, a session id, a project folder from a
+log), so each passes through the one sanitizer (`one_line`) before it is measured: an escape
+sequence in a log is shown, never obeyed, and the columns stay aligned.
 """
 from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+
+from agent_core.security.visible_text import one_line
 
 COMPACT_BELOW = 100      # terminal columns under which the compact layout is used
 _UNITS = ((10 ** 12, "T"), (10 ** 9, "B"), (10 ** 6, "M"), (10 ** 3, "K"))
@@ -84,6 +88,7 @@ def render(columns: list[Column], rows: list[Row], width: int | None = None,
     columns left out to fit `width` (compact layout only: the full one is never narrowed, the caller
     switches to compact when it does not fit). The compact layout has one space between columns."""
     gap = 1 if compact else 2
+    rows = [Row([one_line(c) for c in r.cells], r.kind) for r in rows]
     keep, dropped = fit(columns, rows, width, gap) if compact and width else (list(range(len(columns))), [])
     cols = [columns[i] for i in keep]
     body = [Row([r.cells[i] for i in keep], r.kind) for r in rows]

@@ -113,6 +113,7 @@ class UsageReport:
         self.responses: dict[str, Response] | None = {} if keep_responses else None
         self.files = 0
         self.skipped_lines = 0
+        self.unreadable = 0           # files skipped whole (a FIFO, a device, a symlink loop, no permission)
         self._days: dict[int, str] = {}
         self._since = since.isoformat() if since else None
         self._until = until.isoformat() if until else None

@@ -13,10 +13,16 @@ from typing import Iterable, Mapping
 from agent_core.logs.discover import (claude_projects_dir, is_main_log, newest, newest_log, watch_default_folder,
                                       workspace_sessions)
 from agent_core.logs.files import describe
+from agent_core.security.visible_text import one_line
 
 
 class WatchError(Exception):
-    """A path that cannot be watched; the message says what to do (the CLI exits 2)."""
+    """A path that cannot be watched; the message says what to do (the CLI exits 2). The message
+    names a path anyone may have named (a folder in a shared projects folder): it is kept on one
+    line with its control characters shown (`one_line`), wherever it is printed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 @dataclass(frozen=True)

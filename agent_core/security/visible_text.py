@@ -64,6 +64,20 @@ def one_line(text: str) -> str:
     return visible(text, multiline=False)
 
 
+_JSON_RAW = re.compile("[\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "]")
+
+
+def json_escaped(json_text: str) -> str:
+    """JSON text from `json.dumps(..., ensure_ascii=False)` with DEL, the C1 controls and the bidi
+    overrides written as `\\uXXXX` escapes, as `ensure_ascii=True` would write them (json already
+    escapes the C0 controls): the same JSON value, nothing left for a terminal to obey, and every
+    other character still readable. Such characters can only be inside JSON strings, where the
+    escape means the same character. Returns its argument when there is nothing to escape."""
+    if _JSON_RAW.search(json_text) is None:
+        return json_text
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+
+
 def hidden_characters(text: str) -> list[str]:
     """What a terminal would act on or hide in `text`, in words, for a warning line: control
     characters (with how many), bidi overrides, and long runs of blank space that can push the
