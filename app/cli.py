@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agent_core.security.credentials import shed_from_environment
 from agent_core.security.process_guard import drop_tool_capabilities, make_non_dumpable
 
 EPILOG = """\
@@ -104,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if from_command_line and not (argv and argv[0] in READING_COMMANDS):
         # The commands that run tools: start again without the key in the environment (it stays in
         # memory), and keep every tool process from the capabilities that read our memory.
+        from agent_core.security.credentials import shed_from_environment  # noqa: PLC0415  (start-up time: usage)
         shed_from_environment()
         drop_tool_capabilities()
     if argv and argv[0] == "replay":
