@@ -28,7 +28,8 @@ from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, T
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
 from agent_core.providers.errors import parse_max_tokens_over_window
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
-from agent_core.providers.server_context import COMPACTION_BLOCK, SERVER_COMPACT_LAYER, ServerOutcome, read_outcome
+from agent_core.providers.server_context import (COMPACTION_BLOCK, SERVER_COMPACT_LAYER, ServerOutcome, ignored_notice,
+                                                 read_outcome)
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
 from agent_core.tools.base import ToolContext
@@ -546,6 +547,8 @@ class Agent:
         self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
                                        stop_reason=response.stop_reason))
         self._emit(q, self.cost.event())
+        if outcome is not None and outcome.ignored:
+            self._emit(q, ev.Notice(ignored_notice(outcome.ignored)))
         compacted = self._server_compactions(q, outcome, response) if outcome is not None else False
         self._count_gen += 1
         self._context(q, compacted)

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Coroutine
 
 import anthropic
+import pydantic
 
 from agent_core.providers.errors import TruncatedStream, classify
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
@@ -33,6 +36,19 @@ DEFAULT_MAX_RETRIES = 2
 DEFAULT_CONNECT_TIMEOUT = 10.0        # same defaults as agent_core/config.py
 DEFAULT_IDLE_TIMEOUT = 120.0
 WAITING_EVERY = 10.0                  # seconds between Waiting events (at most a quarter of the idle timeout)
+
+
+
+def quiet_sdk_serializer() -> None:
+    """The SDK builds the answer from the stream without validating it and serializes part of it
+    itself (`to_dict` of message_start's message): a count the server sent as NaN, infinity or a
+    string makes pydantic print "Pydantic serializer warnings" on stderr, over the TUI or into a
+    script's output. Our own reading never serializes (`plain`, `_count`); this filter silences
+    the SDK's, and only that warning. Installed by each client (a filter added at import time
+    would be lost when the import runs inside `warnings.catch_warnings`); adding it again
+    replaces the same filter, so it is never stacked."""
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning,
+                            module=r"pydantic\.main")
 
 
 # ---------------------------------------------------------------- response conversion
@@ -66,26 +82,38 @@ def block_to_dict(block: Any) -> dict:
     return d
 
 
+def _count(v: Any) -> int:
+    """A token count as the API should send it: a whole number >= 0. Anything else (a string,
+    NaN, infinity, a negative or a bool: a broken proxy or server) counts 0 rather than stopping
+    the turn; the answer itself is kept."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0
+    if isinstance(v, float) and not math.isfinite(v):
+        return 0
+    return max(0, int(v))
+
+
 def usage_to_dict(usage: Any) -> dict:
     """Usage with every cache field present; the cache-write split defaults to all 5-minute writes
-    (the TTL our breakpoints ask for) when the API does not report it."""
+    (the TTL our breakpoints ask for) when the API does not report it. A field of the wrong type
+    counts 0 (`_count`)."""
     get = (lambda k: usage.get(k)) if isinstance(usage, dict) else (lambda k: getattr(usage, k, None))
     out = {
-        "input_tokens": int(get("input_tokens") or 0),
-        "output_tokens": int(get("output_tokens") or 0),
-        "cache_creation_input_tokens": int(get("cache_creation_input_tokens") or 0),
-        "cache_read_input_tokens": int(get("cache_read_input_tokens") or 0),
+        "input_tokens": _count(get("input_tokens")),
+        "output_tokens": _count(get("output_tokens")),
+        "cache_creation_input_tokens": _count(get("cache_creation_input_tokens")),
+        "cache_read_input_tokens": _count(get("cache_read_input_tokens")),
     }
     cc = get("cache_creation")
     if cc is not None:
         cget = (lambda k: cc.get(k)) if isinstance(cc, dict) else (lambda k: getattr(cc, k, None))
-        split = {"ephemeral_5m_input_tokens": int(cget("ephemeral_5m_input_tokens") or 0),
-                 "ephemeral_1h_input_tokens": int(cget("ephemeral_1h_input_tokens") or 0)}
+        split = {"ephemeral_5m_input_tokens": _count(cget("ephemeral_5m_input_tokens")),
+                 "ephemeral_1h_input_tokens": _count(cget("ephemeral_1h_input_tokens"))}
     else:
         split = {"ephemeral_5m_input_tokens": out["cache_creation_input_tokens"], "ephemeral_1h_input_tokens": 0}
     out["cache_creation"] = split
     for extra in ("service_tier",):
-        if (v := get(extra)) is not None:
+        if isinstance(v := get(extra), str):
             out[extra] = v
     return out
 
@@ -189,15 +217,46 @@ def _compaction_progress(event: Any, started: list[float]) -> CompactionStarted 
     return None
 
 
+MAX_DEPTH = 32
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """A response field as plain data, read off the SDK's objects without pydantic's serializer.
+
+    The SDK builds a response from the stream without validating it, so a field can hold anything
+    the server sent: a string where an object belongs, NaN where a count does. `model_dump` then
+    fails (`'str' object has no attribute 'model_dump'`) or prints serializer warnings on stderr;
+    this walk does neither. Models become dicts of their fields (extras included), containers
+    stay containers, numbers and strings stay as they came (the reader judges them), anything
+    else, or anything nested deeper than MAX_DEPTH, becomes None."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if depth >= MAX_DEPTH:
+        return None
+    if isinstance(value, dict):
+        return {str(k): plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, depth + 1) for v in value]
+    if isinstance(value, pydantic.BaseModel):
+        fields = {**vars(value), **(value.__pydantic_extra__ or {})}
+        return {str(k): plain(v, depth + 1) for k, v in fields.items() if not str(k).startswith("_")}
+    return None
+
+
 def server_details(message: Any) -> dict | None:
     """What the server did to the context for this answer: `context_management` (the edits it
-    applied) and `iterations` (the usage of each step, the compaction's own included), as plain data."""
+    applied) and `iterations` (the usage of each step, the compaction's own included), as plain
+    data and as the server sent them: `server_context.read_outcome` judges their types."""
     cm = getattr(message, "context_management", None)
     iterations = getattr(getattr(message, "usage", None), "iterations", None)
     if cm is None and not iterations:
         return None
-    return {"context_management": cm.model_dump(mode="json") if cm is not None else None,
-            "iterations": [it.model_dump(mode="json", exclude_none=True) for it in iterations or ()]}
+    if isinstance(iterations, (list, tuple)):
+        iterations = [{k: v for k, v in it.items() if v is not None} if isinstance(it, dict) else it
+                      for it in plain(iterations)]
+    else:
+        iterations = plain(iterations)
+    return {"context_management": plain(cm), "iterations": iterations if iterations is not None else []}
 
 
 # ---------------------------------------------------------------- the client
@@ -211,6 +270,7 @@ class AnthropicClient:
                  idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waiting_every: float | None = None,
                  thinking_budget: int | None = None, cache: bool = True, cache_ttl: str = "5m",
                  server: ServerPlan | None = None) -> None:
+        quiet_sdk_serializer()
         if not api_key:
             raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
         kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries,

@@ -16,6 +16,7 @@ reading of what an answer says the server did. The loop turns the reading into c
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,6 +121,7 @@ class ServerOutcome:
     summary: str = ""                         # the block's readable summary
     compaction_usage: dict | None = None      # the compaction iteration's own usage
     message_usage: dict | None = None         # the last sampling iteration's usage, when reported
+    ignored: list[str] = field(default_factory=list)   # fields of the wrong type, left out (see read_outcome)
 
     @property
     def compacted(self) -> bool:
@@ -130,8 +132,34 @@ class ServerOutcome:
         return bool(self.clears) or self.compaction_index is not None
 
 
+def _what(v: Any) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    return f"a {type(v).__name__}"
+
+
 def _int(v: Any) -> int:
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+    """A count: a whole number >= 0; anything else (None, a string, NaN, infinity, a bool) is 0."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0
+    if isinstance(v, float) and not math.isfinite(v):
+        return 0
+    return max(0, int(v))
+
+
+def _bad_count(v: Any) -> bool:
+    """A value where a count belongs that is present but not one (None is just absent)."""
+    if v is None:
+        return False
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return True
+    return isinstance(v, float) and not math.isfinite(v) or v < 0
+
+
+def _check_counts(d: dict, keys: tuple[str, ...], where: str, ignored: list[str]) -> None:
+    for k in keys:
+        if _bad_count(d.get(k)):
+            ignored.append(f"{where}.{k} ({_what(d.get(k))})")
 
 
 def iteration_usage(it: dict) -> dict:
@@ -157,18 +185,34 @@ def input_total(usage: dict | None) -> int:
 
 def read_outcome(content: list[dict], server: dict | None) -> ServerOutcome:
     """The server's edits and compaction in one answer: `content` its blocks (plain dicts), `server`
-    the answer's `context_management` and `usage.iterations` ({"context_management": ..., "iterations": ...})."""
+    the answer's `context_management` and `usage.iterations` ({"context_management": ..., "iterations": ...}).
+
+    These fields come from the server as it sent them, so any of them can be of the wrong type (a
+    proxy or a broken server: a string, a list of numbers, NaN counts). Such a field is left out —
+    a count of the wrong type counts 0 — and named in `ignored`, so the loop can say so; the answer
+    itself is always kept."""
     out = ServerOutcome()
-    server = server or {}
+    server = server if isinstance(server, dict) else {}
     cm = server.get("context_management")
-    for edit in (cm.get("applied_edits") if isinstance(cm, dict) else None) or ():
+    edits: Any = None
+    if isinstance(cm, dict):
+        edits = cm.get("applied_edits")
+        if edits is not None and not isinstance(edits, list):
+            out.ignored.append(f"context_management.applied_edits ({_what(edits)})")
+            edits = None
+    elif cm is not None:
+        out.ignored.append(f"context_management ({_what(cm)})")
+    for i, edit in enumerate(edits or ()):
         if not isinstance(edit, dict):
+            out.ignored.append(f"context_management.applied_edits[{i}] ({_what(edit)})")
             continue
         layer = LAYER_OF_EDIT.get(str(edit.get("type")))
         if layer is None:
             continue
-        count = edit.get("cleared_tool_uses", edit.get("cleared_thinking_turns"))
-        out.clears.append(ServerClear(layer, _int(edit.get("cleared_input_tokens")), _int(count)))
+        count_key = "cleared_tool_uses" if "cleared_tool_uses" in edit else "cleared_thinking_turns"
+        _check_counts(edit, ("cleared_input_tokens", count_key), f"context_management.applied_edits[{i}]",
+                      out.ignored)
+        out.clears.append(ServerClear(layer, _int(edit.get("cleared_input_tokens")), _int(edit.get(count_key))))
     for i, b in enumerate(content):
         if isinstance(b, dict) and b.get("type") == COMPACTION_BLOCK:
             out.compaction_index = i
@@ -176,14 +220,28 @@ def read_outcome(content: list[dict], server: dict | None) -> ServerOutcome:
             out.compaction_failed = not isinstance(summary, str) or not summary
             out.summary = summary if isinstance(summary, str) else ""
     iterations = server.get("iterations")
-    for it in iterations if isinstance(iterations, list) else ():
+    if iterations is not None and not isinstance(iterations, list):
+        out.ignored.append(f"usage.iterations ({_what(iterations)})")
+        iterations = None
+    for i, it in enumerate(iterations or ()):
         if not isinstance(it, dict):
+            out.ignored.append(f"usage.iterations[{i}] ({_what(it)})")
             continue
+        if it.get("type") not in ("compaction", "message"):
+            continue
+        _check_counts(it, USAGE_KEYS, f"usage.iterations[{i}]", out.ignored)
         if it.get("type") == "compaction":
             out.compaction_usage = iteration_usage(it)
-        elif it.get("type") == "message":
+        else:
             out.message_usage = iteration_usage(it)
     return out
+
+
+def ignored_notice(ignored: list[str]) -> str:
+    """What the loop says when an answer's server fields were of the wrong type."""
+    shown = ", ".join(ignored[:4]) + (f" and {len(ignored) - 4} more" if len(ignored) > 4 else "")
+    return (f"The API's answer reported what it did to the context in fields of an unexpected type, "
+            f"left out: {shown}. The answer itself is kept; its cost and context figures may be low.")
 
 
 def is_beta_rejection(status: int | None, message: str) -> bool:

@@ -8,6 +8,9 @@ driven. Items are the same in Python and in a `--script FILE` JSON file:
            "usage"?: {overrides}, "id"?: str, "compaction_fails"?: bool}
           (`compaction_fails`: when the request's compact_20260112 edit triggers, the server's
           compaction fails and returns a compaction block with null content; see context_management.py)
+          "context_management"?: any — sent as the answer's `context_management` exactly as given,
+          whatever the request asked for (a hostile or broken server: a string, a list, NaN counts);
+          "usage" overrides go out as given too, e.g. {"iterations": "junk"} or NaN (JSON `NaN`)
           blocks: {"type": "text", "text"} | {"type": "thinking", "thinking", "signature"?}
                   | {"type": "tool_use", "name", "input", "id"?}
   fault:  {"fault": kind, ...}  kinds in FAULTS below.
@@ -54,14 +57,21 @@ def tool_use(name: str, input: dict | None = None, id: str | None = None) -> dic
     return b
 
 
+_UNSET: Any = object()
+
+
 def reply(*blocks: dict | str, stop_reason: str | None = None, chunk: int | None = None,
-          delay: float | None = None, usage: dict | None = None, id: str | None = None) -> Item:
+          delay: float | None = None, usage: dict | None = None, id: str | None = None,
+          context_management: Any = _UNSET) -> Item:
     """A model answer; plain strings become text blocks. `chunk` = characters per delta,
-    `delay` = seconds between SSE events (for cancellation and kill tests)."""
+    `delay` = seconds between SSE events (for cancellation and kill tests). `context_management`,
+    when given (None included), replaces what the server reports of its edits, as it is."""
     item: dict[str, Any] = {"content": [text(b) if isinstance(b, str) else dict(b) for b in blocks]}
     for k, v in (("stop_reason", stop_reason), ("chunk", chunk), ("delay", delay), ("usage", usage), ("id", id)):
         if v is not None:
             item[k] = v
+    if context_management is not _UNSET:
+        item["context_management"] = context_management
     return item
 
 

@@ -410,6 +410,8 @@ class _Handler(BaseHTTPRequestHandler):
         if iterations is not None:
             usage["iterations"] = iterations
         edits = {"applied_edits": managed.applied_edits} if "context_management" in body else None
+        if "context_management" in answer:      # a scripted report, sent as it is (a hostile server)
+            edits = answer["context_management"]
         rec.compaction = managed.compaction
         paused = managed.compaction is not None and managed.pause
         stop_reason = "compaction" if paused else answer.get("stop_reason") or (

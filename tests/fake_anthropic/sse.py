@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 Event = tuple[str, dict]
 
@@ -11,12 +12,17 @@ def _chunks(s: str, n: int) -> list[str]:
     return [s[i:i + n] for i in range(0, len(s), n)] or [""]
 
 
+def _copy(v: Any) -> Any:
+    """A dict copied; anything else (a hostile usage override, e.g. a string) sent as it is."""
+    return dict(v) if isinstance(v, dict) else v
+
+
 def start_usage(u: dict) -> dict:
     return {
         "input_tokens": u["input_tokens"],
         "cache_creation_input_tokens": u["cache_creation_input_tokens"],
         "cache_read_input_tokens": u["cache_read_input_tokens"],
-        "cache_creation": dict(u["cache_creation"]),
+        "cache_creation": _copy(u["cache_creation"]),
         "output_tokens": 1,
         "service_tier": "standard",
     }
@@ -36,7 +42,7 @@ def delta_usage(u: dict) -> dict:
 
 
 def message_events(*, msg_id: str, model: str, content: list[dict], usage: dict, stop_reason: str,
-                   chunk: int = 16, context_management: dict | None = None) -> list[Event]:
+                   chunk: int = 16, context_management: Any = None) -> list[Event]:
     events: list[Event] = [("message_start", {"type": "message_start", "message": {
         "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": start_usage(usage)}}),
@@ -99,10 +105,10 @@ def encode(name: str, data: dict) -> bytes:
 
 
 def message_body(*, msg_id: str, model: str, content: list[dict], usage: dict, stop_reason: str,
-                 context_management: dict | None = None) -> dict:
+                 context_management: Any = None) -> dict:
     out = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": content,
            "stop_reason": stop_reason, "stop_sequence": None,
-           "usage": {**delta_usage(usage), "cache_creation": dict(usage["cache_creation"]),
+           "usage": {**delta_usage(usage), "cache_creation": _copy(usage["cache_creation"]),
                      "service_tier": "standard"}}
     if context_management is not None:
         out["context_management"] = context_management
