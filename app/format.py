@@ -4,6 +4,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from agent_core.security.visible_text import one_line as visible_line
+from agent_core.security.visible_text import visible
+
 
 def tokens(n: int | float | None) -> str:
     """12,345 — exact, with thousands separators (the panes show exact numbers)."""
@@ -92,16 +95,18 @@ def size(n: int) -> str:
 
 
 def one_line(s: str, width: int) -> str:
-    """First line, trimmed to width with an ellipsis."""
-    s = " ".join(s.split())
+    """First line, trimmed to width with an ellipsis. Control characters are shown, not obeyed
+    (agent_core.security.visible_text): a carriage return reads ␍ rather than becoming a space."""
+    s = " ".join(visible(s).split())
     return s if len(s) <= width else s[: max(0, width - 1)] + "…"
 
 
 def path(p: str | Path | None) -> str:
-    """A path as a person reads it: ~ for the home folder."""
+    """A path as a person reads it: ~ for the home folder. On one line, every control character
+    in a file or folder name shown (a name is someone else's bytes)."""
     if p is None:
         return "—"
     try:
-        return "~/" + str(Path(p).relative_to(Path.home()))
+        return visible_line("~/" + str(Path(p).relative_to(Path.home())))
     except ValueError:
-        return str(p)
+        return visible_line(str(p))

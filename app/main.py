@@ -20,6 +20,7 @@ from agent_core.loop.factory import build_agent
 from agent_core.sessions.paths import sessions_dir
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.security.trust import remember as remember_trust
+from agent_core.security.visible_text import visible
 
 from .screens.trust import TrustApp
 from .tui import CtxApp
@@ -126,10 +127,10 @@ def run_tui(args: argparse.Namespace) -> int:
         app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)),
                         paced=True)
     except ConfigError as e:
-        print(f"ctxtui: {e}", file=sys.stderr)
+        print(f"ctxtui: {visible(str(e))}", file=sys.stderr)     # a folder's name can be in it
         return 2
     except SessionWriteError as e:
-        print(f"ctxtui: {e}", file=sys.stderr)
+        print(f"ctxtui: {visible(str(e))}", file=sys.stderr)     # a folder's name can be in it
         return 1
     result = app.run()
     return int(result or 0)

@@ -15,6 +15,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import Footer
 
@@ -26,6 +27,7 @@ from agent_core.pricing.cost import usage_buckets
 from agent_core.providers.demo.pause import PauseError, let_time_pass
 from agent_core.providers.demo.pause import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
+from agent_core.security.visible_text import visible
 from agent_core.sessions.session_age import session_started
 
 from . import commands
@@ -311,7 +313,7 @@ class CtxApp(App[int]):
         """One line per wait, updated as the seconds pass (not a new line every few seconds)."""
         if self._waiting is not None and self._waiting.is_attached:
             self._waiting.text = e.message
-            self._waiting.update(e.message)
+            self._waiting.update(Content(visible(e.message)))
             return
         self._waiting = await self.conversation.add_notice(e.message)
 
@@ -441,7 +443,7 @@ class CtxApp(App[int]):
         try:
             cmd = commands.parse(text)
         except commands.CommandError as e:
-            self.notify(str(e), severity="error", markup=False)
+            self.notify(visible(str(e)), severity="error", markup=False)
             return
         handler = getattr(self, f"_cmd_{cmd.name}")
         handler(cmd.arg)
@@ -465,7 +467,7 @@ class CtxApp(App[int]):
         try:        # refused on a real model, during a turn and for a bad duration, with what to do
             pause = let_time_pass(self.agent, arg)
         except PauseError as e:
-            self.notify(str(e), severity="error", markup=False)
+            self.notify(visible(str(e)), severity="error", markup=False)
             return
         self.call_next(self.conversation.add_notice, "⏱ " + describe_pause(pause))
 
@@ -507,7 +509,7 @@ class CtxApp(App[int]):
 
     def _switch(self, what: str, **overrides: Any) -> None:
         if self.agent_factory is None:
-            self.notify(f"Cannot switch to {what} from here: restart with the matching ctxtui flag.",
+            self.notify(visible(f"Cannot switch to {what} from here: restart with the matching ctxtui flag."),
                         severity="error", markup=False)
             return
         if self.busy:
@@ -521,7 +523,7 @@ class CtxApp(App[int]):
             made = self.agent_factory(**overrides)
             new = await made if isinstance(made, Awaitable) else made
         except Exception as e:  # ConfigError, unknown session, ...: say so, keep the current agent
-            self.notify(f"Could not switch to {what}: {e}", severity="error", markup=False)
+            self.notify(visible(f"Could not switch to {what}: {e}"), severity="error", markup=False)
             return
         old, self.agent = self.agent, new
         if "model" in overrides and not cleared:

@@ -9,6 +9,7 @@ from typing import Sequence, TextIO
 
 from agent_core.logs import open_regular
 from agent_core.reports.watch_target import WatchError, WatchTarget, resolve_target
+from agent_core.security.visible_text import visible
 
 MIN_WINDOW = 1_000
 
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None,
         if target.log is not None:
             _check_readable(target)
     except WatchError as e:
-        print(f"ctxtui watch: error: {e}", file=err)
+        print(f"ctxtui watch: error: {visible(str(e))}", file=err)      # the path is the user's, its name anyone's
         return 2
     from .watch_app import WatchApp  # noqa: PLC0415  (start-up time: Textual only once there is something to show)
 

@@ -6,6 +6,11 @@ existing log is read in a thread worker (the screen keeps drawing); then an asyn
 the file with watchfiles and, on each change, reads only the bytes appended since. With no log
 yet (an empty folder, a workspace never run), the screen says so and waits for the first one.
 The activity pane (the last prompt and the tool calls since) is the one part of its own.
+
+Every field of a log is someone else's bytes (a model name, a session id, a prompt, a tool's
+argument, the file's own name): each is shown through `agent_core.security.visible_text`, as
+`Content` (never markup), so `\x1b]0;TITLE\x07` in `message.model` reads `␛]0;TITLE␇` and sets
+no window title.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from agent_core.logs import newest_log
 from agent_core.reports.watch_files import wait_for_log, watch_changes, watch_root
 from agent_core.reports.watch_state import WatchState, WatchUpdate
 from agent_core.reports.watch_target import WatchTarget, switch_candidate
+from agent_core.security.visible_text import one_line, visible
 
 from . import format as fmt
 from .widgets.context_pane import ContextPane, Gauge
@@ -38,10 +44,11 @@ CSS_FILES = ("panes.tcss", "watch.tcss")
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
-    """Relative to the current folder when inside it, else with ~ for the home folder."""
+    """Relative to the current folder when inside it, else with ~ for the home folder; on one
+    line, control characters shown."""
     if cwd is not None:
         try:
-            return str(path.relative_to(cwd))
+            return one_line(str(path.relative_to(cwd)))
         except ValueError:
             pass
     return fmt.path(path)
@@ -59,14 +66,15 @@ class ActivityFeed(Static):
     def show(self, state: WatchState | None) -> None:
         prompt = state.last_prompt if state is not None else None
         calls = list(state.tool_calls)[-self.TOOL_LINES:] if state is not None else []
-        lines: list = [Content.assemble(("› ", "bold $accent"), (prompt.text, "bold")) if prompt is not None
+        lines: list = [Content.assemble(("› ", "bold $accent"), (one_line(prompt.text), "bold")) if prompt is not None
                        else Content.styled("no prompt yet", "$foreground-muted")]
         earlier = (state.tool_count - len(calls)) if state is not None else 0
         if earlier > 0:
             lines.append(Content.styled(f"  … {earlier:,} earlier tool call{'' if earlier == 1 else 's'}",
                                         "$foreground-muted"))
         for item in calls:
-            lines.append(Content.assemble(("  ⚙ ", "$warning"), (item.tool or "?", "bold"), " ", item.text))
+            lines.append(Content.assemble(("  ⚙ ", "$warning"), (one_line(item.tool or "?"), "bold"), " ",
+                                          one_line(item.text)))
         self.update(Content("\n").join(lines))
 
 
@@ -174,7 +182,7 @@ class WatchScreen(Screen):
 
     def _fail(self, error: BaseException) -> None:
         self.phase = "error"
-        self.error = f"{type(error).__name__}: {error}" if not isinstance(error, OSError) else str(error)
+        self.error = visible(f"{type(error).__name__}: {error}" if not isinstance(error, OSError) else str(error))
         self._render_header()
 
     @work(exclusive=True, group="watch")
@@ -204,7 +212,7 @@ class WatchScreen(Screen):
                 if not self.state.path.exists():
                     raise FileNotFoundError(f"{self.state.path.name} was removed; waiting for it to come back")
             except OSError as e:           # removed, or permission changed under us: say so, keep watching
-                if self.error != str(e):
+                if self.error != visible(str(e)):
                     self._fail(e)
                 continue
             if self.phase == "error":
@@ -213,7 +221,7 @@ class WatchScreen(Screen):
             if update.reset:
                 self._reset_panes()
                 self._show_all()
-                self.notify(f"{self.state.path.name} was replaced or rewritten: read again from its start.",
+                self.notify(f"{one_line(self.state.path.name)} was replaced or rewritten: read again from its start.",
                             title="Log re-read", markup=False)
                 continue
             self._apply(update)
@@ -225,7 +233,7 @@ class WatchScreen(Screen):
         self.loaded.clear()
         self._reset_panes()
         self.notify(f"A newer session appeared: now following {display_path(path, self.cwd)} "
-                    f"(was {old.name}).", title="Switched session", markup=False)
+                    f"(was {one_line(old.name)}).", title="Switched session", markup=False)
         await self._load()
 
     # ----- state → widgets -----------------------------------------------------------------------
@@ -284,12 +292,13 @@ class WatchScreen(Screen):
                   "read": ("read once", "$foreground-muted"),
                   "error": (f"✗ {self.error}", "bold $error")}[self.phase]
         sep = ("  ·  ", "dim")
-        line1: list = [(display_path(s.path, self.cwd), "bold"), sep, s.source_name, sep, status]
+        line1: list = [(display_path(s.path, self.cwd), "bold"), sep, one_line(s.source_name), sep, status]
         if s.session_id and s.session_id != s.path.stem:
-            line1[4:4] = [("session ", "dim"), (s.session_id, "bold"), sep]
+            line1[4:4] = [("session ", "dim"), (one_line(s.session_id), "bold"), sep]
         b = s.budget
-        line2 = [("model ", "dim"), (s.model or "—", "bold"), sep,
-                 ("window ", "dim"), fmt.tokens(b.context_window), (f" ({s.info.window_source})", "dim"), sep,
+        line2 = [("model ", "dim"), (one_line(s.model or "—"), "bold"), sep,
+                 ("window ", "dim"), fmt.tokens(b.context_window), (f" ({one_line(s.info.window_source)})", "dim"),
+                 sep,
                  ("auto-compact at ", "dim"), fmt.tokens(b.autocompact_threshold), sep,
                  ("blocking at ", "dim"), fmt.tokens(b.blocking_limit)]
         n = len(s.compactions)

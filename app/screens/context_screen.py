@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 
 from agent_core.context_items import ContextItem
 from agent_core.events import ContextUpdate
+from agent_core.security.visible_text import one_line
 
 from .. import format as fmt
 from ..widgets.context_pane import STATE_VARS, STATE_WORDS, ContextPlot, category_meta, ordered_categories
@@ -75,7 +76,8 @@ class ContextScreen(ModalScreen[None]):
                 return
             state = c.state
             yield Static(Content.assemble(
-                ("● ", STATE_VARS.get(state, "")), (STATE_WORDS.get(state, state), f"bold {STATE_VARS.get(state, '')}"),
+                ("● ", STATE_VARS.get(state, "")),
+                (one_line(STATE_WORDS.get(state, state)), f"bold {STATE_VARS.get(state, '')}"),
                 "   ", (fmt.tokens(c.tokens), "bold"), f" / {fmt.tokens(c.window)} tokens   ",
                 (fmt.percent(c.percent_left, 1), "bold"), " left until auto-compact"), id="context-headline")
             with Horizontal(id="context-body"):
@@ -117,7 +119,9 @@ class ContextScreen(ModalScreen[None]):
             items.add_columns("kind", "item", Text("tokens", justify="right"), Text("of context", justify="right"))
             total = max(1, c.tokens)
             for it in self.items:
-                items.add_row(it.kind, it.label, Text(fmt.tokens(it.tokens), justify="right"),
+                # A DataTable parses a str cell as markup; an item's label is a file name or a command.
+                items.add_row(Text(one_line(str(it.kind))), Text(one_line(str(it.label))),
+                              Text(fmt.tokens(it.tokens), justify="right"),
                               Text(fmt.percent(it.tokens / total * 100, 1), justify="right"))
 
     def action_close(self) -> None:

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Collapsible, DataTable, Static
 
 from agent_core.events import Compaction
+from agent_core.security.visible_text import one_line, visible
 
 from .. import format as fmt
 
@@ -50,12 +51,12 @@ def entry_lines(parts: dict[str, Any]) -> str:
     """One line per removed or cleared entry: its tokens, a short uuid and what it was."""
     lines: list[str] = []
     for uuid, label, tokens in (parts.get("removed") or [])[:ENTRY_ROWS]:
-        lines.append(f"− {fmt.tokens(int(tokens)):>8}  {str(uuid)[:8]}  {fmt.one_line(str(label), 90)}")
+        lines.append(f"− {fmt.tokens(int(tokens)):>8}  {one_line(str(uuid)[:8])}  {fmt.one_line(str(label), 90)}")
     more = int(parts.get("removed_count") or 0) - min(ENTRY_ROWS, len(parts.get("removed") or []))
     if more > 0:
         lines.append(f"  … and {more:,} more removed")
     for uuid, label, before, after in (parts.get("cleared") or [])[:ENTRY_ROWS]:
-        lines.append(f"~ {fmt.tokens(int(before)):>8} → {fmt.tokens(int(after))}  {str(uuid)[:8]}  "
+        lines.append(f"~ {fmt.tokens(int(before)):>8} → {fmt.tokens(int(after))}  {one_line(str(uuid)[:8])}  "
                      f"{fmt.one_line(str(label), 80)}")
     more = int(parts.get("cleared_count") or 0) - min(ENTRY_ROWS, len(parts.get("cleared") or []))
     if more > 0:
@@ -96,7 +97,8 @@ class InspectorScreen(ModalScreen[None]):
         c = self.compaction
         parts = c.parts
         with VerticalScroll(id="inspector-dialog"):
-            head = (f"{c.layer} ({c.trigger}) · {fmt.tokens(c.tokens_before)} → {fmt.tokens(c.tokens_after)} tokens "
+            head = (f"{one_line(str(c.layer))} ({one_line(str(c.trigger))}) · {fmt.tokens(c.tokens_before)} → "
+                    f"{fmt.tokens(c.tokens_after)} tokens "
                     f"· freed {fmt.tokens(max(0, c.tokens_before - c.tokens_after))}")
             if c.duration_s:
                 head += f" · took {fmt.duration(c.duration_s)}"
@@ -104,9 +106,9 @@ class InspectorScreen(ModalScreen[None]):
                 head += f" · at {fmt.clock(c.timestamp)}"
             yield Static(Content.assemble((head, "bold")), id="inspector-headline")
             if c.action:
-                yield Static(Content(c.action), id="inspector-action")
+                yield Static(Content(visible(str(c.action))), id="inspector-action")
             if parts:
-                layers = [str(x) for x in parts.get("layers") or ()]
+                layers = [one_line(str(x)) for x in parts.get("layers") or ()]
                 if len(layers) > 1:
                     yield Static(Content(f"The history changes below are those of the whole run: "
                                          f"{', '.join(layers)}."), classes="inspector-note")
@@ -118,8 +120,10 @@ class InspectorScreen(ModalScreen[None]):
                 for a in parts.get("added") or ():
                     kind = ADDED_KINDS.get(str(a.get("kind")), str(a.get("kind")))
                     where = f" {a['path']}" if a.get("path") else ""
-                    title = f"{kind}{where} · {fmt.tokens(int(a.get('tokens') or 0))} tokens"
-                    yield Collapsible(Static(Content(str(a.get("text") or "(empty)")), classes="inspector-text"),
+                    # A str title is markup to a Collapsible: a file's name goes in as Content.
+                    title = Content(one_line(f"{kind}{where} · {fmt.tokens(int(a.get('tokens') or 0))} tokens"))
+                    yield Collapsible(Static(Content(visible(str(a.get("text") or "(empty)"))),
+                                             classes="inspector-text"),
                                       title=title, collapsed=kind != "summary", classes="inspector-added")
             else:
                 yield Static(Content("Entry-level changes were not recorded for this compaction (an older "
@@ -140,7 +144,8 @@ class InspectorScreen(ModalScreen[None]):
         for key in ("entries", "before", "after"):
             table.add_column(Text(key if key == "entries" else f"tokens {key}", justify="right"), key=key)
         for name, n, before, after in part_rows(self.compaction.parts):
-            table.add_row(name, Text(f"{n:,}", justify="right"), Text(fmt.tokens(before), justify="right"),
+            table.add_row(Text(one_line(name)), Text(f"{n:,}", justify="right"),
+                          Text(fmt.tokens(before), justify="right"),
                           Text(fmt.tokens(after), justify="right"))
 
     def action_close(self) -> None:

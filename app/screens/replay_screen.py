@@ -20,6 +20,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar, Static, Tab, Tabs
 
+from agent_core.security.visible_text import one_line, visible
+
 from .. import format as fmt
 from ..replay_report import ReplayResult, SessionResult, describe_failure, parse_report, totals_parts, validation_text
 from ..widgets.replay_plots import ReplayContextPlot, ReplayCostPlot
@@ -128,7 +130,7 @@ class ReplayScreen(Screen):
         if self.phase != "loading":
             return
         self.query_one("#replay-progress-label", Label).update(
-            Content.assemble(message.label, (f"  {message.fraction * 100:.0f}%", "dim")))
+            Content.assemble(one_line(message.label), (f"  {message.fraction * 100:.0f}%", "dim")))
         self.query_one("#replay-progress", ProgressBar).update(progress=message.fraction * 100)
 
     async def on_replay_screen_loaded(self, message: Loaded) -> None:
@@ -143,7 +145,8 @@ class ReplayScreen(Screen):
         self._render_header()
         tabs = self.query_one("#replay-tabs", Tabs)
         for i, s in enumerate(result.sessions):
-            await tabs.add_tab(Tab(f"{i + 1} {s.label}", id=f"session-{i}"))
+            # A str label is markup to a Tab: the session's label (a log's name) goes in as Content.
+            await tabs.add_tab(Tab(Content(f"{i + 1} {one_line(s.label)}"), id=f"session-{i}"))
         tabs.display = len(result.sessions) > 1
         if result.sessions:
             self.show_session(0)
@@ -163,7 +166,7 @@ class ReplayScreen(Screen):
         self.query_one("#replay-loading").display = False
         self.query_one("#replay-body").display = False
         box = self.query_one("#replay-error", Static)
-        box.update(Content.assemble(("✗ ", "bold $error"), (what, "bold"), "\n\n", todo, "\n\n",
+        box.update(Content.assemble(("✗ ", "bold $error"), (visible(what), "bold"), "\n\n", visible(todo), "\n\n",
                                     ("q quits (exit code 1).", "dim")))
         box.display = True
         self.query_one(ReplayHeader).update(Content.assemble(("ctxtui replay · ", "bold"), ("failed", "bold $error")))
@@ -194,8 +197,8 @@ class ReplayScreen(Screen):
         sep = ("  ·  ", "dim")
         line: list = []                  # one line, cut at the end when narrow: the path goes last
         if s.agent_id:
-            line += [("sub-agent ", "dim"), (s.agent_id, "bold"), sep]
-        line += [("model ", "dim"), s.model or "—", sep, f"{fmt.tokens(s.requests)} requests", sep]
+            line += [("sub-agent ", "dim"), (one_line(s.agent_id), "bold"), sep]
+        line += [("model ", "dim"), one_line(s.model or "—"), sep, f"{fmt.tokens(s.requests)} requests", sep]
         if s.window and s.window != result.window:
             line += [("window ", "dim"), fmt.tokens(s.window), sep]
         if s.skipped_lines:
@@ -203,12 +206,12 @@ class ReplayScreen(Screen):
                       "bold $warning"), sep]
         line.append(fmt.path(s.path))
         self.query_one("#replay-session", Static).update(Content.assemble(*line))
-        notes: list = [validation_text(s)]
+        notes: list = [visible(validation_text(s))]
         if context_plot.glyphs:
             notes += ["\n", ("compactions on the plot: ", "dim"),
-                      "  ".join(f"{g} {layer}" for layer, g in context_plot.glyphs.items())]
+                      "  ".join(f"{g} {one_line(str(layer))}" for layer, g in context_plot.glyphs.items())]
         if result.limits:
-            notes += ["\n\n", ("limits\n", "bold"), *[(f"• {line}\n", "dim") for line in result.limits]]
+            notes += ["\n\n", ("limits\n", "bold"), *[(f"• {visible(str(line))}\n", "dim") for line in result.limits]]
         self.query_one("#replay-notes", Static).update(Content.assemble(*notes))
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
@@ -246,10 +249,10 @@ class ReplayScreen(Screen):
         if r.window:
             line1 += [sep, ("window ", "dim"), fmt.tokens(r.window)]
         if r.ttl:
-            line1 += [sep, ("cache TTL ", "dim"), r.ttl]
+            line1 += [sep, ("cache TTL ", "dim"), one_line(str(r.ttl))]
         line2: list = [("totals ", "dim")]
         for i, (name, text) in enumerate(totals_parts(r)):
             if i:
                 line2.append(sep)
-            line2 += [(name, "bold $accent"), " ", text]
+            line2 += [(one_line(name), "bold $accent"), " ", one_line(text)]
         self.query_one(ReplayHeader).update(Content.assemble(*line1, "\n", *line2))

@@ -3,7 +3,11 @@ when its projects folder exists (`agent_core.logs.discover`); refreshed live wit
 with search, a filter by kind and jumps between compaction boundaries. Big files load in a thread worker in
 batches, so the screen keeps answering keys while a 50 MB log is read.
 
-Also the /resume picker (a list of ctxtui sessions)."""
+Also the /resume picker (a list of ctxtui sessions).
+
+File names, folder names and every field of a log are someone else's bytes: they are shown through
+`agent_core.security.visible_text` (control characters visible, never obeyed) and as Text or
+Content, never as markup (a DataTable parses a plain str cell as Rich markup)."""
 from __future__ import annotations
 
 import asyncio
@@ -14,6 +18,7 @@ from pathlib import Path
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -31,6 +36,7 @@ from textual.worker import get_current_worker
 from watchfiles import awatch
 
 from agent_core.logs.discover import LogFile, list_logs, list_sessions
+from agent_core.security.visible_text import one_line, visible
 
 from .. import format as fmt
 from ..logfiles import KINDS, Record, is_log_path, load
@@ -94,7 +100,7 @@ class TranscriptBrowser(Screen[None]):
             selected = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         table.clear()
         for f in files:
-            table.add_row(KIND_LABELS[f.kind], fmt.one_line(f.group, 40), f.name,
+            table.add_row(KIND_LABELS[f.kind], Text(fmt.one_line(str(f.group), 40)), Text(one_line(f.name)),
                           fmt.size(f.size), _mtime_text(f.mtime), key=str(f.path))
         if selected is not None:
             try:
@@ -209,8 +215,9 @@ class RecordList(ScrollView, can_focus=True):
         r = self.records[self.rows[row]]
         dim = self._fg("records--dim")
         style = self._fg("records--boundary") if r.boundary else Style()
-        segments = [Segment(f"{r.line:>7} ", dim), Segment(f"{r.time:<9}", dim),
-                    Segment(f"{r.kind:<11}", style + Style(bold=True)), Segment(r.summary, style)]
+        # Segments go to the terminal as they are: a log's text must not carry a live escape.
+        segments = [Segment(f"{r.line:>7} ", dim), Segment(f"{one_line(r.time):<9}", dim),
+                    Segment(f"{one_line(r.kind):<11}", style + Style(bold=True)), Segment(one_line(r.summary), style)]
         strip = Strip(segments).crop_extend(scroll_x, scroll_x + width, None).apply_style(base)
         if row == self.cursor:
             cursor = self.get_component_rich_style("records--cursor")
@@ -262,7 +269,8 @@ class TranscriptViewer(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#viewer").border_title = f"{self.path.name} (read-only)"
+        # A border title given as str is markup: the file's name goes in as Content.
+        self.query_one("#viewer").border_title = Content(f"{one_line(self.path.name)} (read-only)")
         try:
             self.total_bytes = self.path.stat().st_size
         except OSError:
@@ -299,7 +307,7 @@ class TranscriptViewer(Screen[None]):
 
     def _failed(self, message: str) -> None:
         self.done = True
-        self.query_one("#viewer-status", Static).update(Content.assemble(("✗ ", "$error"), message))
+        self.query_one("#viewer-status", Static).update(Content.assemble(("✗ ", "$error"), visible(message)))
 
     def _status(self) -> None:
         lst = self.query_one(RecordList)
@@ -313,7 +321,7 @@ class TranscriptViewer(Screen[None]):
             (state, "bold"), f" · {boundaries} compaction boundar{'y' if boundaries == 1 else 'ies'}",
             " · filter: ", (self.kind_filter, "bold $accent"),
             f" · showing {len(lst.rows):,}",
-            (f" · search: {self.query_text}" if self.query_text else "", "dim"),
+            (f" · search: {one_line(self.query_text)}" if self.query_text else "", "dim"),
             (self.match_text(), "bold")))
 
     def matches(self) -> list[int]:
@@ -380,7 +388,7 @@ class TranscriptViewer(Screen[None]):
         found = self._scan(lst, lambda r: q in r.lower, direction, include_current=from_current)
         if found is None:
             further = "further " if not from_current else ""
-            self.notify(f"No {further}match for {self.query_text!r}.", severity="warning")
+            self.notify(f"No {further}match for {one_line(repr(self.query_text))}.", severity="warning", markup=False)
         self._status()
 
     def action_boundary(self, direction: int) -> None:
@@ -408,7 +416,8 @@ class TranscriptViewer(Screen[None]):
             detail.update("")
             return
         text = r.text if len(r.text) <= 4000 else r.text[:4000] + f"\n… {len(r.text) - 4000:,} more characters"
-        detail.update(Content.assemble((f"line {r.line} · {r.kind}{' · ' + r.role if r.role else ''}\n", "bold"), text))
+        head = f"line {r.line} · {one_line(r.kind)}{' · ' + one_line(r.role) if r.role else ''}\n"
+        detail.update(Content.assemble((head, "bold"), visible(text)))
 
     def action_close(self) -> None:
         if isinstance(self.focused, Input):
@@ -435,7 +444,7 @@ class ResumeScreen(ModalScreen[str | None]):
                 yield Static("No other saved sessions yet.")
             else:
                 yield OptionList(*[Option(Content.assemble(
-                    (s.session_id, "bold"), f"  {_mtime_text(s.modified)}  {fmt.size(s.size)}  ",
+                    (one_line(s.session_id), "bold"), f"  {_mtime_text(s.modified)}  {fmt.size(s.size)}  ",
                     (fmt.one_line(s.title or "", 40), "italic")), id=s.session_id) for s in sessions],
                     id="resume-list")
 

@@ -1,6 +1,10 @@
 """The folder-trust question, asked before the agent starts when the workspace's `.env` tries to
 set what only the user may set (API key or endpoint, allowed tools, the state folder). Until the
-user trusts the folder those settings are ignored; the answer "trust" is remembered."""
+user trusts the folder those settings are ignored; the answer "trust" is remembered.
+
+The folder's name is the repository's choice, not the user's: it is shown through
+`agent_core.security.visible_text` as Content, so `ws\x1b]0;T\x07` reads `ws␛]0;T␇` (and sets no
+window title) and `[@click=…]` in it is text, not a link."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,6 +15,8 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from agent_core.security.visible_text import one_line
 
 STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
 WHAT = {"ANTHROPIC_API_KEY": "the API key", "ANTHROPIC_BASE_URL": "where requests (and your key) are sent",
@@ -31,12 +37,13 @@ class TrustScreen(ModalScreen[str]):
         self.workspace, self.dotenv, self.variables = workspace, dotenv, variables
 
     def compose(self) -> ComposeResult:
-        rows = [Content.assemble(("  " + v, "bold"), (f"  {WHAT.get(v, '')}\n", "dim")) for v in self.variables]
+        rows = [Content.assemble(("  " + one_line(v), "bold"), (f"  {WHAT.get(v, '')}\n", "dim"))
+                for v in self.variables]
         with Vertical(id="trust-dialog"):
-            yield Static(Content.assemble("Do you trust ", (str(self.workspace), "bold $accent"), "?"),
+            yield Static(Content.assemble("Do you trust ", (one_line(str(self.workspace)), "bold $accent"), "?"),
                          id="trust-title")
             yield Static(Content.assemble(
-                "Its ", (str(self.dotenv.name), "bold"), " sets:\n", *rows,
+                "Its ", (one_line(str(self.dotenv.name)), "bold"), " sets:\n", *rows,
                 "\nA repository you cloned can use these to send your key elsewhere or run tools without "
                 "asking. Trust the folder only if you wrote that file yourself; the answer is remembered.\n"
                 "Ignoring runs ctxtui here with your own settings instead."), id="trust-body")

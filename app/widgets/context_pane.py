@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent_core.events import ContextUpdate
+from agent_core.security.visible_text import one_line
 
 from .. import format as fmt
 
@@ -51,7 +52,10 @@ CATEGORIES: dict[str, tuple[str, str, str]] = {
 
 
 def category_meta(key: str) -> tuple[str, str, str]:
-    return CATEGORIES.get(key, (key.replace("_", " ").capitalize(), key[:10], "$foreground"))
+    if key in CATEGORIES:
+        return CATEGORIES[key]
+    shown = one_line(str(key))     # a name the event brought (a log's, in watch): shown, never obeyed
+    return shown.replace("_", " ").capitalize(), shown[:10], "$foreground"
 
 
 def ordered_categories(categories: dict[str, int]) -> list[tuple[str, int]]:
@@ -183,7 +187,7 @@ class ContextPane(Vertical):
         state = c.state if c else "ok"
         for s in STATES:
             self.set_class(s == state, f"-{s}")
-        word = STATE_WORDS.get(state, state.upper())
+        word = one_line(STATE_WORDS.get(state, state.upper()))
         self.query_one("#ctx-state", Static).update(
             Content.assemble(("● ", STATE_VARS.get(state, "$foreground")), (word, f"bold {STATE_VARS.get(state, '')}")))
         gauge = self.query_one(Gauge)
@@ -196,7 +200,7 @@ class ContextPane(Vertical):
         plot.window, plot.threshold = c.window, c.threshold
         numbers = Content.assemble(
             (fmt.tokens(c.tokens), "bold"), f" / {fmt.tokens(c.window)} tokens ",
-            (SOURCE_WORDS.get(c.source, c.source), "italic $foreground-muted"), "\n",
+            (one_line(SOURCE_WORDS.get(c.source, c.source)), "italic $foreground-muted"), "\n",
             (fmt.percent(c.percent_left), f"bold {STATE_VARS.get(state, '')}"),
             f" left until auto-compact at {fmt.tokens(c.threshold)}")
         self.query_one("#ctx-numbers", Static).update(numbers)

@@ -1,6 +1,11 @@
 """The conversation: user prompts, streamed assistant text, thinking, tool calls, compaction markers,
 errors. It only renders what the loop reports; it never decides anything.
 
+Everything here is someone else's text (the model's, a tool's, a file name, a resumed log's), so
+every piece passes through `agent_core.security.visible_text` on its way in: an escape sequence
+reads `␛[2K` instead of erasing a line, and it is handed to Textual as `Content` (never parsed as
+markup), so `[bold]` or `[@click=…]` in a file name is shown as written.
+
 Assistant text is streamed through Textual's `MarkdownStream`, which batches fragments and appends
 to the document (only the last block is re-parsed), so a chunk costs the same whether the
 conversation holds 2 messages or 2,000. The view follows the bottom (`anchor`) until the user
@@ -21,6 +26,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from agent_core import events as ev
 from agent_core.loop.agent import CANCELLED_RESULT
+from agent_core.security.visible_text import one_line, visible
 from compaction.entry import Entry
 
 from .. import format as fmt
@@ -55,7 +61,7 @@ class UserMessage(Static):
 
     def __init__(self, text: str) -> None:
         self.text = text
-        super().__init__(Content(text), classes="message")
+        super().__init__(Content(visible(text)), classes="message")
 
     def clone(self) -> "UserMessage":
         return UserMessage(self.text)
@@ -73,7 +79,7 @@ class AssistantMessage(Markdown):
     parser, so streamed, final and resumed text render alike)."""
 
     def __init__(self, markdown: str | None = None) -> None:
-        super().__init__(markdown, parser_factory=text_only_parser)
+        super().__init__(visible(markdown) if markdown else markdown, parser_factory=text_only_parser)
 
     def clone(self) -> "AssistantMessage":
         return AssistantMessage(self.source)
@@ -84,7 +90,7 @@ class ThinkingBlock(Collapsible):
 
     def __init__(self, text: str = "") -> None:
         self.text = text
-        self.body = Static(Content(text), classes="thinking-body")
+        self.body = Static(Content(visible(text)), classes="thinking-body")
         super().__init__(self.body, title=f"Thinking · {len(text):,} chars" if text else "Thinking", collapsed=True)
 
     def clone(self) -> "ThinkingBlock":
@@ -92,7 +98,7 @@ class ThinkingBlock(Collapsible):
 
     def append(self, text: str) -> None:
         self.text += text
-        self.body.update(Content(self.text))
+        self.body.update(Content(visible(self.text)))
         self.title = Content(f"Thinking · {len(self.text):,} chars")
 
 
@@ -104,7 +110,8 @@ class ToolBlock(Collapsible):
         self.tool_name = name
         self.args = args
         self.summary = tool_summary(name, args)
-        self.args_view = Static(Content(json.dumps(args, indent=2, ensure_ascii=False)), classes="tool-args")
+        self.args_view = Static(Content(visible(json.dumps(args, indent=2, ensure_ascii=False))),
+                                classes="tool-args")
         self.result_view = Static(Content("running…"), classes="tool-result")
         super().__init__(self.args_view, self.result_view, title=self._make_title("⚙", ""), collapsed=True,
                          classes="tool -running")
@@ -120,13 +127,13 @@ class ToolBlock(Collapsible):
         return block
 
     def _make_title(self, mark: str, tail: str) -> Content:
-        return Content.assemble((f"{mark} {self.tool_name}", "bold"), "  ", self.summary, (tail, "dim"))
+        return Content.assemble((f"{mark} {one_line(self.tool_name)}", "bold"), "  ", self.summary, (tail, "dim"))
 
     def set_result(self, preview: str, size: int, is_error: bool) -> None:
         self.result = (preview, size, is_error)
         self.remove_class("-running")
         self.add_class("-error" if is_error else "-ok")
-        self.result_view.update(Content(preview if preview else "(no output)"))
+        self.result_view.update(Content(visible(preview) if preview else "(no output)"))
         tail = f"  · {fmt.size(size)}" + ("  · error" if is_error else "")
         self.title = self._make_title("✗" if is_error else "✓", tail)
 
@@ -162,15 +169,16 @@ class CompactionMarker(Static):
         self.action = action
         self.cache = cache
         self.duration_s = duration_s
-        head = (f"── compacted · {layer} ({trigger}) · {fmt.tokens(before)} → {fmt.tokens(after)} tokens "
+        head = (f"── compacted · {one_line(layer)} ({one_line(trigger)}) · {fmt.tokens(before)} → "
+                f"{fmt.tokens(after)} tokens "
                 f"(freed {fmt.tokens(max(0, before - after))})")
         if duration_s:
             head += f" in {fmt.duration(duration_s)}"
         parts: list = [(head, "bold")]
         if action:
             # The layer's own words often repeat the transcript path: name it once, below.
-            parts.append(("\n   " + (action.replace(transcript_path, "the transcript") if transcript_path else action),
-                          ""))
+            said = action.replace(transcript_path, "the transcript") if transcript_path else action
+            parts.append(("\n   " + visible(said), ""))
         clause = fmt.cache_clause(cache)
         if clause and "per call" not in action:   # the layer's action usually says it already
             parts.append(("\n   " + clause, "dim"))
@@ -204,8 +212,8 @@ class LiveCompaction(Collapsible):
     def clone(self) -> "LiveCompaction":
         w = LiveCompaction(self.tokens_before)
         w.text, w.outcome = self.text, self.outcome
-        w.body.update(Content(self.text or "(no text)"))
-        w.title = self.outcome or self._heading()
+        w.body.update(Content(visible(self.text) or "(no text)"))
+        w.title = Content(self.outcome) if self.outcome is not None else self._heading()
         w.collapsed = self.outcome is not None
         return w
 
@@ -213,10 +221,10 @@ class LiveCompaction(Collapsible):
         if self.outcome is None:
             self._ticker = self.set_interval(1.0, self._tick)
 
-    def _heading(self) -> str:
+    def _heading(self) -> Content:
         elapsed = fmt.duration(time.monotonic() - self.started)
         size = f" · {len(self.text):,} chars" if self.text else ""
-        return f"⟳ compacting · summarizing {fmt.tokens(self.tokens_before)} tokens · {elapsed}{size}"
+        return Content(f"⟳ compacting · summarizing {fmt.tokens(self.tokens_before)} tokens · {elapsed}{size}")
 
     def _tick(self) -> None:
         if self.outcome is None:
@@ -224,7 +232,7 @@ class LiveCompaction(Collapsible):
 
     def append(self, text: str) -> None:
         self.text += text
-        self.body.update(Content(self.text))
+        self.body.update(Content(visible(self.text)))
         self.title = self._heading()
 
     def end(self, ok: bool, duration_s: float, message: str = "") -> None:
@@ -234,7 +242,7 @@ class LiveCompaction(Collapsible):
         took = fmt.duration(duration_s)
         self.outcome = (f"✓ summary written in {took} · {len(self.text):,} chars" if ok
                         else f"✗ summary failed after {took}: {fmt.one_line(message, 80)}")
-        self.title = self.outcome
+        self.title = Content(self.outcome)     # the error's words are outside text: never markup
         self.remove_class("-running")
         self.add_class("-ok" if ok else "-error")
         if not self.text:
@@ -248,7 +256,7 @@ class ErrorMessage(Static):
     def __init__(self, kind: str, message: str, retryable: bool = False) -> None:
         self.error_kind, self.message, self.retryable = kind, message, retryable
         hint = ERROR_HINTS.get(kind, "")
-        parts: list = [(f"✗ {kind.replace('_', ' ')}: ", "bold"), message]
+        parts: list = [(f"✗ {one_line(kind.replace('_', ' '))}: ", "bold"), visible(message)]
         if retryable:
             parts.append(("  (retryable)", "dim"))
         if hint:
@@ -264,7 +272,7 @@ class NoticeMessage(Static):
 
     def __init__(self, text: str) -> None:
         self.text = text
-        super().__init__(Content(text), classes="notice")
+        super().__init__(Content(visible(text)), classes="notice")
 
     def clone(self) -> "NoticeMessage":
         return NoticeMessage(self.text)
@@ -275,7 +283,7 @@ class SummaryBlock(Collapsible):
 
     def __init__(self, text: str) -> None:
         self.text = text
-        super().__init__(Static(Content(text)), title=f"Summary · {len(text):,} chars", collapsed=True,
+        super().__init__(Static(Content(visible(text))), title=f"Summary · {len(text):,} chars", collapsed=True,
                          classes="summary")
 
     def clone(self) -> "SummaryBlock":
@@ -401,7 +409,7 @@ class Conversation(VerticalScroll):
             self._current_md = md
             await self._add(md)
             self._stream = Markdown.get_stream(md)
-        await self._stream.write(text)
+        await self._stream.write(visible(text))
 
     async def end_text(self) -> None:
         """Finish the current assistant block (the stream flushes what it still holds)."""

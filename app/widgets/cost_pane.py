@@ -19,6 +19,7 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
 from agent_core.events import CostUpdate
+from agent_core.security.visible_text import one_line
 
 from .. import format as fmt
 
@@ -120,7 +121,7 @@ class CostPane(Vertical):
     def _long(table: DataTable, ev: CostUpdate) -> None:
         total_tokens = 0
         for model, row in ev.by_model.items():
-            table.add_row(Text(model, style="bold"), "", Text(fmt.usd(row.get("cost_usd")), style="bold",
+            table.add_row(Text(one_line(model), style="bold"), "", Text(fmt.usd(row.get("cost_usd")), style="bold",
                                                               justify="right"), key=f"model:{model}")
             for bucket, label in BUCKETS:
                 n = int(row.get(bucket) or 0)
@@ -145,7 +146,7 @@ class CostPane(Vertical):
 
         totals: dict[str, Any] = {b: 0 for b, _ in BUCKETS}
         for model, row in ev.by_model.items():
-            table.add_row(Text(model, style="bold"), *cells(row), key=f"model:{model}")
+            table.add_row(Text(one_line(model), style="bold"), *cells(row), key=f"model:{model}")
             if any(bucket_usd(row, b) is not _MISSING for b, _ in BUCKETS):
                 table.add_row(Text("  dollars", style="dim"),
                               *[Text(fmt.usd(v) if (v := bucket_usd(row, b)) is not _MISSING else "", style="dim",
@@ -154,7 +155,7 @@ class CostPane(Vertical):
                 totals[b] += int(row.get(b) or 0)
         purposes = ev.by_purpose or {}
         for purpose, row in (purposes.items() if len(purposes) > 1 else ()):  # one purpose: the total says it
-            table.add_row(Text(f"  for {purpose}", style="italic"), *cells(row), key=f"purpose:{purpose}")
+            table.add_row(Text(f"  for {one_line(purpose)}", style="italic"), *cells(row), key=f"purpose:{purpose}")
         table.add_row(Text("total", style="bold"), *cells({**totals, "cost_usd": ev.total_usd}, bold=True),
                       key="total")
 
@@ -180,5 +181,5 @@ class CostPane(Vertical):
                       " · wall time ", (fmt.duration(wall_s) if wall_s is not None else "—", "bold")]
         unknown = [m for m, row in ev.by_model.items() if row.get("cost_usd") is None]
         if unknown:
-            parts.append((f"\n? no price data for {', '.join(unknown)}", "dim"))
+            parts.append((f"\n? no price data for {', '.join(one_line(m) for m in unknown)}", "dim"))
         return Content.assemble(*parts)

@@ -10,6 +10,8 @@ import math
 
 from textual_plotext import PlotextPlot
 
+from agent_core.security.visible_text import one_line
+
 from .. import format as fmt
 from ..replay_report import SessionResult
 
@@ -68,7 +70,7 @@ class ReplayPlot(PlotextPlot):
     def _line(self, name: str, ys: list[float], color: str) -> None:
         xs = list(range(1, len(ys) + 1))
         if xs:
-            self.plt.plot(xs, ys, label=name, color=color, marker="braille")
+            self.plt.plot(xs, ys, label=one_line(name), color=color, marker="braille")
         self.lines[name] = ys
 
     def _axes(self, top: float, count: int, label) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from agent_core.security.visible_text import one_line
+
 from ..replay_report import SessionResult, table_rows
 
 
@@ -18,16 +20,20 @@ class PolicyTable(DataTable):
 
     def show(self, session: SessionResult) -> None:
         self.clear(columns=True)
-        self.rows_shown = rows = table_rows(session)
-        names = list(session.policies)
+        # Labels and cells can carry a log's words (a layer's name): shown on one line, control
+        # characters visible, and as Text, since a DataTable parses a str cell as markup.
+        self.rows_shown = rows = [(one_line(label), [one_line(c) for c in cells])
+                                  for label, cells in table_rows(session)]
+        keys = list(session.policies)
+        names = [one_line(n) for n in keys]
         # Every size is set here from the content: DataTable measures `auto` columns and its own
         # `auto` size only once idle, and a screenshot or layout taken before then cuts the table.
         label_width = max((len(label) for label, _ in rows), default=0)
         widths = [max([len(name), *(len(cells[i]) for _, cells in rows)]) for i, name in enumerate(names)]
         self.add_column("", key="figure", width=label_width)
-        for name, width in zip(names, widths):
-            self.add_column(Text(name, style="bold", justify="right"), key=name, width=width)
+        for key, name, width in zip(keys, names, widths):
+            self.add_column(Text(name, style="bold", justify="right"), key=key, width=width)
         for label, cells in rows:
-            self.add_row(label, *(Text(c, justify="right") for c in cells))
+            self.add_row(Text(label), *(Text(c, justify="right") for c in cells))
         self.styles.width = label_width + sum(widths) + 2 * self.cell_padding * (len(widths) + 1) + 1
         self.styles.height = len(rows) + (1 if self.show_header else 0)

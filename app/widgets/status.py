@@ -10,6 +10,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agent_core.events import ContextUpdate
+from agent_core.security.visible_text import one_line
 
 from .. import format as fmt
 
@@ -38,7 +39,8 @@ class StatusBar(Static):
         state = c.state if c is not None else self.state
         style = STATE_STYLES.get(state, "$foreground")
         out: dict[str, list[Content | None]] = {
-            "state": [Content.assemble(("● ", style), (STATE_WORDS.get(state, state.upper()), f"bold {style}"))]}
+            "state": [Content.assemble(("● ", style),
+                                       (one_line(STATE_WORDS.get(state, state.upper())), f"bold {style}"))]}
         if c is not None:
             used = (fmt.short_tokens(c.tokens), "bold")
             out["tokens"] = [Content.assemble(used, f" / {fmt.short_tokens(c.window)} tokens"),
@@ -50,9 +52,9 @@ class StatusBar(Static):
         if self.busy:
             out["running"] = [Content.assemble(("running — Esc cancels", "bold $warning")),
                               Content.assemble(("running", "bold $warning")), None]
-        model = f"{self.model} — offline" if self.offline else self.model
+        model = one_line(f"{self.model} — offline" if self.offline else self.model)   # a log's field in watch
         out["model"] = [Content.assemble(("model ", "dim"), (model, "bold")), Content.assemble((model, "bold")), None]
-        out["session"] = [Content.assemble(("session ", "dim"), (self.session_id or "—", "bold")), None]
+        out["session"] = [Content.assemble(("session ", "dim"), (one_line(self.session_id) or "—", "bold")), None]
         return out
 
     def fit(self, width: int) -> Content:

@@ -18,6 +18,7 @@ from compaction.clock import now as clock_now
 
 from agent_core.events import BreakerTripped, Compaction
 from agent_core.reports.watch_state import CompactionView
+from agent_core.security.visible_text import one_line
 
 from .. import format as fmt
 
@@ -47,7 +48,14 @@ FULL_WIDTH = 10 + 16 + 10 + 7 + 10
 def layer_name(layer: str, short: bool = False) -> str:
     if short and layer in SHORT_NAMES:
         return SHORT_NAMES[layer]
-    return LAYER_NAMES.get(layer, fmt.one_line(layer, 40))
+    return LAYER_NAMES.get(layer, fmt.one_line(str(layer), 40))
+
+
+def cell(text: str) -> Text:
+    """A cell of someone else's words (a Claude Code log's layer or trigger): a DataTable parses a
+    plain str cell as Rich markup, so `[@click=app.quit]` in a log would become a link. As Text,
+    with every control character shown, it is only ever text."""
+    return Text(one_line(text))
 
 
 def _tokens(n: int | None, unknown: str) -> str:
@@ -101,7 +109,7 @@ class Timeline(DataTable):
         self._shown[key] = (at, layer)
         cells = {"time": self._time(at),
                  "layer": self._layer(layer),
-                 "trigger": trigger if isinstance(trigger, Text) else fmt.one_line(trigger, 8),
+                 "trigger": trigger if isinstance(trigger, Text) else cell(fmt.one_line(str(trigger), 8)),
                  "before": Text(_tokens(before, unknown), justify="right"),
                  "after": Text(_tokens(after, unknown), justify="right"),
                  "freed": Text(_tokens(freed, unknown), justify="right"),
@@ -118,7 +126,7 @@ class Timeline(DataTable):
         return fmt.clock(at)[:5] if self.short and at is not None else fmt.clock(at)
 
     def _layer(self, layer: str | Text) -> str | Text:
-        return layer if isinstance(layer, Text) else layer_name(layer, self.short)
+        return layer if isinstance(layer, Text) else cell(layer_name(layer, self.short))
 
     def _fit(self) -> None:
         """Short names when the pane cannot show the widest row whole; full names where it can."""
@@ -160,7 +168,7 @@ class Timeline(DataTable):
         self.breaker_trips += 1
         self.count += 1
         self.show(f"c{self.count}", at=at if at is not None else self.clock(),
-                  layer=Text("breaker", style="bold red"), trigger=Text(fmt.one_line(b.breaker, 8), style="red"),
+                  layer=Text("breaker", style="bold red"), trigger=Text(fmt.one_line(str(b.breaker), 8), style="red"),
                   unknown="—")
 
     def add_view(self, v: CompactionView) -> None:
