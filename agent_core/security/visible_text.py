@@ -83,7 +83,8 @@ def hidden_characters(text: str) -> list[str]:
     characters (with how many), bidi overrides, and long runs of blank space that can push the
     rest of a line out of sight. [] when there is nothing to warn about."""
     found: list[str] = []
-    controls = [ch for ch in _ANY_BUT_LINES.findall(text) if ord(ch) not in _BIDI]
+    # A CR that ends a line (Windows line endings) moves nothing a person reads: not worth a warning.
+    controls = [ch for ch in _ANY_BUT_LINES.findall(text.replace("\r\n", "\n")) if ord(ch) not in _BIDI]
     if controls:
         kinds = sorted({_TABLE[ord(ch)] for ch in controls})
         found.append(f"{len(controls)} control character{'s' if len(controls) != 1 else ''} "

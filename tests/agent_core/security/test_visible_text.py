@@ -43,7 +43,7 @@ def test_warning_names_controls_and_blank_runs():
     warn = hidden_characters(SPOOF)
     assert any("control characters" in w and "␛" in w and "␍" in w for w in warn)
     assert any("200 blank" in w for w in warn)
-    assert hidden_characters("ls -la") == []
+    assert hidden_characters("ls -la") == [] and hidden_characters("line one\r\nline two\r\n") == []
     assert any("bidirectional" in w for w in hidden_characters("a\u202eb"))
 
 
