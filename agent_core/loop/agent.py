@@ -26,7 +26,8 @@ from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
-from agent_core.providers.errors import parse_max_tokens_over_window
+from agent_core.loop import server_window
+from agent_core.providers.errors import parse_max_tokens_over_window, parse_prompt_too_long
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 from agent_core.providers.server_context import (COMPACTION_BLOCK, SERVER_COMPACT_LAYER, ServerOutcome, ignored_notice,
                                                  read_outcome)
@@ -499,22 +500,12 @@ class Agent:
     async def _recovered(self, q: asyncio.Queue, e: ModelError, turn: _Turn) -> bool:
         """After a failed call: True when it is worth sending again (compacted once after "prompt
         too long", or a stream that broke off); otherwise the failure is said as an Error."""
-        if self._refitted(e, turn):
+        if self._refitted(q, e, turn):
             return True
         if e.kind == "prompt_too_long" and not turn.reactive_used:
             turn.reactive_used = True
             self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
-            out = await self.pipeline.compact(self.entries, trigger="reactive")
-            before = self.entries
-            self._adopt(out.entries)
-            if not self._report_events(q, out.reports, before):
-                why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
-                self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
-                                                          "Run /compact with a focus, or /clear."))
-                return False
-            self._context(q, True, tokens=out.tokens, view=out.view)
-            self._confirm_count_later(out.request, out.tokens)
-            return True
+            return await self._compact_to_fit(q, e, turn)
         if e.retryable and e.status is None and not e.already_retried \
                 and turn.stream_retries < MID_STREAM_RETRIES:
             turn.stream_retries += 1
@@ -660,19 +651,69 @@ class Agent:
         margin = math.ceil(ESTIMATE_MARGIN * self._request_tokens)
         return min(room, max(floor, b.context_window - n - margin))
 
-    def _refitted(self, e: ModelError, turn: _Turn) -> bool:
+    def _refitted(self, q: asyncio.Queue, e: ModelError, turn: _Turn) -> bool:
         """The API counted more than the estimate and refused input + max_tokens over the window:
-        send once more with the room it says is left (no compaction) when that room is enough."""
+        send once more with the room it says is left (no compaction) when that room is enough. A
+        window it names that is smaller than ours is ours from now on (server_window.py)."""
         over = parse_max_tokens_over_window(e.message) if e.kind == "prompt_too_long" else None
         if over is None or turn.refit_used:
             return False
         counted, _asked, window = over
         turn.refit_used = True
+        self._adopt_server_window(q, window)
         b = self.pipeline.config.budget
         # What the API counted above the estimate, plus any window it has that is smaller than ours.
         turn.undercount = max(0, counted - self._request_tokens) + max(0, b.context_window - window)
         return output_room(b.context_window, self.client.info.max_output_tokens,
                            self._request_tokens + turn.undercount, min(OUTPUT_FLOOR, b.reserve)) is not None
+
+    def _adopt_server_window(self, q: asyncio.Queue, window: int) -> bool:
+        """Work within the API's smaller window for the rest of the session (said once)."""
+        notice = server_window.adopt(self.pipeline, self.client, self.tool_ctx, window)
+        if notice is None:
+            return False
+        self._emit(q, ev.Notice(notice))
+        return True
+
+    async def _compact_to_fit(self, q: asyncio.Queue, e: ModelError, turn: _Turn) -> bool:
+        """The one compaction after "prompt too long", sized by the numbers the refusal gives
+        ("N tokens > M maximum"): a maximum below our window becomes the session's window first,
+        so the stages keep what fits it; and the compaction aims low by however much the server
+        counted more than the estimate of the same request, so the retry fits once it is counted.
+        A first pass that shrinks but still leaves the retry over the auto-compact threshold is
+        followed by a second one (a summary in place of the notes, say). True: send again."""
+        parsed = parse_prompt_too_long(e.message)
+        ratio = 1.0
+        if parsed is not None:
+            server_tokens, maximum = parsed
+            self._adopt_server_window(q, maximum)
+            ratio = server_window.count_ratio(server_tokens, self._request_tokens)
+        budget = self.pipeline.config.budget
+        self.pipeline.config.budget = server_window.fit_budget(budget, ratio)
+        try:
+            out = await self.pipeline.compact(self.entries, trigger="reactive")
+            before = self.entries
+            self._adopt(out.entries)
+            compacted = self._report_events(q, out.reports, before)
+            if compacted and out.tokens * ratio >= budget.autocompact_threshold:
+                again = await self.pipeline.compact(self.entries, trigger="reactive")
+                before = self.entries
+                self._adopt(again.entries)
+                if self._report_events(q, again.reports, before):
+                    out = again
+        finally:
+            self.pipeline.config.budget = budget
+        if not compacted:
+            why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
+            self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
+                                                      "Run /compact with a focus, or /clear."))
+            return False
+        # The server counts this history higher than the estimate, by the same ratio: the retry's
+        # max_tokens leaves room for that (an earlier refit's figure belonged to the longer request).
+        turn.undercount = math.ceil(out.tokens * (ratio - 1.0))
+        self._context(q, True, tokens=out.tokens, view=out.view)
+        self._confirm_count_later(out.request, out.tokens)
+        return True
 
     async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: _Turn) -> ModelResponse:
         started = time.monotonic()

@@ -38,6 +38,7 @@ from agent_core.loop.summarizer_adapter import ModelSummarizer
 from agent_core.loop.system_prompt import system_prompt
 from agent_core.tools import ToolContext, ToolRegistry, resolve_path
 from agent_core.tools.files import open_regular
+from agent_core.loop import server_window
 from agent_core.security.trust import user_config_dir
 
 
@@ -165,6 +166,10 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
         # A resumed session starts with the breakers reset: a trip stays in the log as an event,
         # but a new run (a script's retry included) may compact automatically again.
         pipeline.reset_breakers()
+        # A smaller window the API named in an earlier run (server_window.py) is the window again.
+        if server_window.restore(pipeline, client, None) is not None:
+            client.info.notes.append(f"context window {pipeline.config.budget.context_window:,} (the API's, "
+                                     f"learned earlier in this session)")
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
                            protected=protected_dirs(config, home), read_max_chars=per_result_chars(pipeline.config))
