@@ -11,7 +11,12 @@ a symlink for ctxtui to follow:
     <state>/sessions/<id>/tool-results/<id>.txt         persisted large tool outputs
 
 Every folder from the root down is created 0700 and must be a real folder owned by this user
-(`ensure_state_dir`); a symlink or someone else's folder is refused, not followed.
+(`ensure_state_dir`); a symlink or someone else's folder is refused, not followed. Above the root
+(`check_root_path`), a symlink in the path is followed only when nothing but root could have made
+it: the link and the folder holding it belong to root and only root can write that folder (and
+when ctxtui runs as root itself, only the links directly in `/`, such as macOS's `/var` and
+`/tmp`). So `CTXTUI_HOME=ws/link/state` with `ws/link -> /elsewhere` is refused, while a system
+link like `/var -> /private/var` still works.
 
 Session ids sort by creation time as plain strings: `20261130T081500-ab12cd` (UTC, then 6 random
 hex digits so two sessions started in the same second never collide).
@@ -22,13 +27,14 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 import time
 from pathlib import Path
 from typing import Mapping
 
 from compaction.transcript import UnsafeDir, check_private_dir, ensure_private_dir
 
-__all__ = ["UnsafeDir", "check_private_dir"]
+__all__ = ["UnsafeDir", "check_private_dir", "check_root_path"]
 
 SESSION_ID_RE = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
 
@@ -66,11 +72,70 @@ def project_state_dir(root: Path, workspace: Path) -> Path:
     return Path(root) / "projects" / project_key(workspace)
 
 
+MAX_LINK_HOPS = 40   # as the kernel's own limit on links followed in one path (ELOOP)
+
+
+def _trusted_link(folder: Path, link_stat: os.stat_result) -> bool:
+    """A symlink in the real folder `folder` that no one but root could have made or can replace:
+    root owns it and the folder, and the folder is writable by its owner only. When ctxtui runs as
+    root, anything it runs could have made such a link too, so then only a link directly in `/`
+    counts (a repository cloned or unpacked by root puts its links deeper)."""
+    try:
+        holder = os.lstat(folder)
+    except OSError:
+        return False
+    if link_stat.st_uid != 0 or holder.st_uid != 0 or holder.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return False
+    running_as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return not running_as_root or folder == Path(folder.anchor)
+
+
+def check_root_path(root: Path) -> None:
+    """Refuse a state root whose path goes through a symlink someone other than root could have
+    planted (`_trusted_link`): each component above the root is looked at without following it,
+    from `/` down, and a trusted link is followed by walking its target the same way. Components
+    that do not exist yet are made by `ensure_state_dir` as real folders. Raises UnsafeDir."""
+    root = Path(root)
+    todo = list(root.parent.parts[1:])
+    here = Path(root.anchor or "/")   # always a real folder: every link on the way is replaced by its target
+    hops = 0
+    while todo:
+        name = todo.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            here = here.parent
+            continue
+        nxt = here / name
+        try:
+            st = os.lstat(nxt)
+        except (FileNotFoundError, NotADirectoryError):
+            return   # made (or refused) by ensure_state_dir
+        if not stat.S_ISLNK(st.st_mode):
+            here = nxt
+            continue
+        target = os.readlink(nxt)
+        if not _trusted_link(here, st):
+            raise UnsafeDir(f"{nxt} is a symlink (to {target}) in the path of ctxtui's state folder {root}; "
+                            "ctxtui follows no link there that someone other than root could have made. "
+                            "Remove the link, or set CTXTUI_HOME to a path without one.")
+        hops += 1
+        if hops > MAX_LINK_HOPS:
+            raise UnsafeDir(f"the path of ctxtui's state folder {root} goes through too many symlinks; "
+                            "set CTXTUI_HOME to a path without them.")
+        parts = Path(target).parts
+        if os.path.isabs(target):
+            here, parts = Path(parts[0]), parts[1:]
+        todo[:0] = list(parts)
+
+
 def ensure_state_dir(root: Path, state: Path) -> Path:
     """Create `state` (below `root`) and every folder between, 0700, checking each one on the way,
-    existing or new (`check_private_dir`). Raises UnsafeDir, or the OSError of a failed mkdir."""
+    existing or new (`check_private_dir`), after checking the path above the root
+    (`check_root_path`). Raises UnsafeDir, or the OSError of a failed mkdir."""
     root, state = Path(root), Path(state)
     parts = state.relative_to(root).parts
+    check_root_path(root)
     for i in range(len(parts) + 1):
         ensure_private_dir(root.joinpath(*parts[:i]))
     return state

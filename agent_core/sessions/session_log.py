@@ -17,11 +17,18 @@ Records (`t` says which):
 
 Replaying the records in order rebuilds the working history exactly (`session_reader.load_session`,
 the one reader of this format; the repairs are in repair.py). A line cut
-off mid-way or otherwise unreadable, or a state part of the wrong type, is skipped with a warning,
-never an exception. Loading also repairs what a crash or an old bug can leave behind, so the next
+off mid-way or otherwise unreadable, an entry that is not a message the API accepts
+(logged_entry.py), a history record that cannot apply (the history stays as the lines before it
+left it), or a state part of the wrong type or with figures no session reaches, is skipped with a
+warning, never an exception; so is a usage figure no model call can report (its entry is kept).
+Loading also repairs what a crash, an old bug or a damaged log can leave behind, so the next
 request is valid: a tool call with no result gets an "Interrupted" error result, a tool result
-whose call is gone is dropped, and invalid Unicode is replaced. `SessionLog.open` logs the repair
-and cuts away a cut-off last line.
+whose call is gone is dropped, and invalid Unicode is replaced (the rest: repair.py).
+`SessionLog.open` logs the repair and cuts away a cut-off last line.
+
+A folder or log that cannot be written (permissions, an immutable flag, a read-only mount) is a
+`StateFolderError` (exit 2) when the session is opened, before anything is sent: a new session's
+folder is tested with a real write, since a lazy log writes nothing until its first content.
 
 A new session made `lazy` writes nothing until it has content: its file (and its private folder
 `<id>/`, 0700) appear with the first record that is not a state snapshot, so a session that never
@@ -44,9 +51,11 @@ import json
 import os
 import threading
 import time
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from secrets import token_hex
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from compaction import clock
 from compaction.entry import Entry
@@ -55,7 +64,7 @@ from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
 
 from agent_core.config_error import ConfigError
 from agent_core.security.credentials import SECRET_ENV_VARS
-from agent_core.sessions.paths import new_session_id, session_log_path
+from agent_core.sessions.paths import UnsafeDir, new_session_id, session_log_path
 from agent_core.sessions.session_reader import LoadedSession, load_session
 
 FORMAT_VERSION = 1
@@ -96,6 +105,51 @@ class SessionWriteError(OSError):
         else:
             what = (f"the session log could not be written ({e.strerror or e}); fix that, then --continue")
         return cls(f"{what} (log {path})", e.errno)
+
+
+class StateFolderError(ConfigError):
+    """The session folder or a log in it cannot be used: not a real folder of ours, or not
+    writable (exit 2 at the CLI, before anything is sent). The message names the folder and
+    says what to do."""
+
+
+def not_writable_message(path: Path, e: OSError) -> str:
+    what = e.strerror or str(e)
+    where = Path(e.filename) if e.filename else Path(path)
+    if e.errno == errno.EROFS:
+        how = "it is on a read-only file system; remount it read-write"
+    elif e.errno == errno.EPERM:
+        how = "make it writable (an immutable flag, `lsattr`, or a security policy can forbid writes even to root)"
+    else:
+        how = "make it writable by you (`ls -ld` shows its owner and mode)"
+    return (f"cannot write ctxtui's session files: {where}: {what}. {how[0].upper()}{how[1:]}, or point "
+            f"CTXTUI_HOME (or --home) at a folder you can write.")
+
+
+@contextmanager
+def state_folder_errors(folder: Path) -> Iterator[None]:
+    """Folder set-up errors as a StateFolderError: an unsafe folder (UnsafeDir) with its own
+    message, any other OSError (EACCES, EPERM, EROFS, ...) as `not_writable_message`."""
+    try:
+        yield
+    except FileExistsError:
+        raise
+    except UnsafeDir as e:
+        raise StateFolderError(str(e)) from None
+    except OSError as e:
+        raise StateFolderError(not_writable_message(folder, e)) from None
+
+
+def check_writable(folder: Path) -> None:
+    """Create and remove a file in `folder`: the one test that sees every reason a write can be
+    refused (permissions, an immutable flag, a read-only mount, a security policy), for root too.
+    Raises an OSError naming the folder."""
+    probe = Path(folder) / f".write-test-{os.getpid()}-{token_hex(4)}"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE))
+        os.unlink(probe)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(folder)) from None
 
 
 def _version() -> str:
@@ -149,9 +203,12 @@ class SessionLog:
         self._lock = threading.Lock()
         self.redactions = 0
         self.loaded: LoadedSession | None = None
-        ensure_private_dir(self.path.parent.parent)   # the workspace's state folder
-        ensure_private_dir(self.path.parent)          # .../sessions
         self._fd: int | None = None
+        with state_folder_errors(self.path.parent):
+            ensure_private_dir(self.path.parent.parent)   # the workspace's state folder
+            ensure_private_dir(self.path.parent)          # .../sessions
+            if lazy and new:
+                check_writable(self.path.parent)          # said now, not at the first write mid-turn
         self._newline_owed = False             # a failed write could not be cut back: start the next on a new line
         # A lazy new log: the meta record and the state snapshots waiting for the first content.
         self._pending: list[Mapping[str, Any]] | None = [] if (lazy and new) else None
@@ -159,13 +216,16 @@ class SessionLog:
             self._open_file(new)
 
     def _open_file(self, new: bool) -> None:
-        """Open (or create) the log and its private folder, and take the writer's lock."""
-        ensure_private_dir(self.path.with_suffix(""))   # <id>/: transcripts, tool results; 0700 before anyone writes
+        """Open (or create) the log and its private folder, and take the writer's lock. A folder
+        or log that cannot be written is a StateFolderError naming it."""
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
-        try:
-            fd = os.open(self.path, flags, FILE_MODE)
-        except FileExistsError:
-            raise FileExistsError(f"session {self.session_id} already exists at {self.path}") from None
+        with state_folder_errors(self.path.parent):
+            ensure_private_dir(self.path.with_suffix(""))   # <id>/: transcripts, tool results; 0700 first
+            check_writable(self.path.with_suffix(""))       # a resumed session writes there too
+            try:
+                fd = os.open(self.path, flags, FILE_MODE)
+            except FileExistsError:
+                raise FileExistsError(f"session {self.session_id} already exists at {self.path}") from None
         os.fchmod(fd, FILE_MODE)
         self._fd = fd
         try:
@@ -325,8 +385,12 @@ class SessionLog:
             if rec.get("t") in ("meta", "state"):
                 self._pending.append(rec)     # no content yet: nothing on disk
                 return
+            try:
+                self._open_file(True)
+            except (StateFolderError, FileExistsError) as e:
+                # Nothing written and the records still pending: the next write tries again.
+                raise SessionWriteError(str(e), getattr(e, "errno", None)) from e
             pending, self._pending = self._pending, None
-            self._open_file(True)
             for r in pending:
                 self._write(r)
         line = self._scrub(_dumps(rec)) + "\n"
@@ -393,4 +457,5 @@ class SessionLog:
             pass
 
 
-__all__ = ["SessionLog", "SessionInUse", "SessionWriteError", "FORMAT_VERSION", "REDACTED", "DIR_MODE", "FILE_MODE"]
+__all__ = ["SessionLog", "SessionInUse", "SessionWriteError", "StateFolderError", "FORMAT_VERSION", "REDACTED",
+           "DIR_MODE", "FILE_MODE"]
