@@ -11,12 +11,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Iterator, Union
 
-from agent_core.pricing.cost import usage_buckets
+from agent_core.pricing.cost import MAX_REQUEST_TOKENS, usage_buckets
 from agent_core.logs.files import MAX_LINE_BYTES, open_regular
 
 CHUNK_SIZE = 1 << 20
 MARK_BYTES = 64       # the bytes before the read offset kept to notice a log rewritten in place
-MAX_TOKENS = 10 ** 12  # per bucket of one response: a thousand times any context window; more is corrupt
+MAX_TOKENS = MAX_REQUEST_TOKENS  # per bucket of one response: ten times any context window; more is corrupt
 
 
 @dataclass(slots=True, eq=False)

@@ -24,6 +24,39 @@ PURPOSES = ("main", "compaction", "memory")
 FREE_MODELS = frozenset({"<synthetic>"})  # entries the loop makes itself: no API call, no cost
 INPUT_BUCKETS = ("input", "cache_write_5m", "cache_write_1h", "cache_read")
 
+# The most tokens one model call can report in any one bucket. A request's input (uncached, cache
+# writes and cache reads together) fits in its context window, the largest of any Claude model
+# being 1,000,000 tokens, and its output is at most the model's max output (128,000 today); ten
+# times the largest window leaves room for bigger ones, and a figure above it cannot come from a
+# real call: it is a damaged or hostile log line, which every reader skips instead of summing it
+# (one 10^30-token line would otherwise price a session at trillions of dollars, or make resume
+# think the context overflowing).
+MAX_REQUEST_TOKENS = 10_000_000
+USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+SPLIT_COUNTS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def usage_problem(usage: Any) -> str | None:
+    """What makes a logged Messages-API usage dict impossible, or None when it is plausible: each
+    token count present must be a whole number from 0 to MAX_REQUEST_TOKENS (the cache-write
+    split too); other keys are not looked at."""
+    if not isinstance(usage, Mapping):
+        return f"usage is not an object ({type(usage).__name__})"
+    split = usage.get("cache_creation")
+    if split is not None and not isinstance(split, Mapping):
+        return "usage.cache_creation is not an object"
+    for where, keys in ((usage, USAGE_COUNTS), (split or {}, SPLIT_COUNTS)):
+        for k in keys:
+            v = where.get(k)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int):
+                return f"{k} is not a whole number ({str(v)[:40]!r})"
+            if not 0 <= v <= MAX_REQUEST_TOKENS:
+                shown = f"{v:,}" if abs(v) < 10 ** 15 else f"about 10^{len(str(abs(v))) - 1}"
+                return f"{k} is {shown}, outside 0..{MAX_REQUEST_TOKENS:,} (no single call reports more)"
+    return None
+
 
 def _int(value: Any) -> int:
     """A token count from whatever an API (or a damaged log) handed us; bad values count as 0."""

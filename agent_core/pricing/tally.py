@@ -11,13 +11,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
-from agent_core.pricing.cost import BUCKETS, INPUT_BUCKETS, price_buckets, usage_buckets
+from agent_core.pricing.cost import BUCKETS, INPUT_BUCKETS, MAX_REQUEST_TOKENS, price_buckets, usage_buckets
 from agent_core.pricing.pricer import Priced, Pricer
 
 if TYPE_CHECKING:
     from agent_core.events import CostUpdate
 
 TOKEN_KEYS = {b: f"{b}_tokens" for b in BUCKETS}
+
+# Bounds on a saved cost book (a session's state snapshot), so a damaged or hostile log cannot
+# restore absurd totals: no row holds more calls than a session can make (ten million: four months
+# of one call a second), more tokens per bucket than its calls can report (MAX_REQUEST_TOKENS
+# each), or more dollars than its tokens can cost at $1,000 per million (over ten times the dearest
+# list price of any model, output included).
+MAX_SESSION_CALLS = 10_000_000
+MAX_USD_PER_TOKEN = 1_000 / 1_000_000
 
 
 def _count(v: Any) -> int:
@@ -141,6 +149,46 @@ class Tally:
         elif t.requests:
             t.unsplit = t.requests
         return t
+
+
+def _row_problem(row: Mapping[str, Any]) -> str | None:
+    calls = _count(row.get("calls"))
+    if calls > MAX_SESSION_CALLS:
+        return f"{calls:,} calls (at most {MAX_SESSION_CALLS:,})"
+    toks = row.get("tokens") if isinstance(row.get("tokens"), Mapping) else {}
+    total = 0
+    for k in BUCKETS:
+        n = _count(toks.get(k))
+        if n > max(calls, 1) * MAX_REQUEST_TOKENS:
+            return (f"{k} tokens above what {calls:,} call{'s' if calls != 1 else ''} can report "
+                    f"({max(calls, 1) * MAX_REQUEST_TOKENS:,})")
+        total += n
+    most = total * MAX_USD_PER_TOKEN + 0.01
+    split = row.get("usd_by_bucket") if isinstance(row.get("usd_by_bucket"), Mapping) else {}
+    for name, v in (("cost_usd", row.get("cost_usd")), ("saved_usd", row.get("saved_usd")),
+                    *((f"usd_by_bucket.{k}", split.get(k)) for k in BUCKETS)):
+        usd = _dollars(v)
+        if usd is not None and abs(usd) > most:
+            return f"{name} ${usd:,.2f} for {total:,} tokens (at most ${most:,.2f})"
+    return None
+
+
+def cost_state_problem(d: Any) -> str | None:
+    """What makes a saved cost book (`CostTally.to_dict`) impossible, or None: a row with more
+    calls, tokens or dollars than a session can reach (MAX_SESSION_CALLS, MAX_REQUEST_TOKENS per
+    call and bucket, MAX_USD_PER_TOKEN). Rows that are not objects are skipped by `from_dict`."""
+    if not isinstance(d, Mapping):
+        return "not an object"
+    for key in ("models", "purposes"):
+        rows = d.get(key)
+        if rows is None:
+            continue
+        if not isinstance(rows, Mapping):
+            return f"{key!r} is not an object"
+        for name, row in rows.items():
+            if isinstance(row, Mapping) and (problem := _row_problem(row)) is not None:
+                return f"{key} {str(name)[:40]!r}: {problem}"
+    return None
 
 
 def burn_rate(total_usd: float | None, start: float | None, end: float | None) -> float | None:

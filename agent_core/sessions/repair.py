@@ -30,24 +30,60 @@ def _interrupted_entry(ids: list[str]) -> Entry:
                  meta={"repaired": "interrupted"})
 
 
+MISSING_START = ("[ctxtui: the start of this conversation could not be read back from its session log; "
+                 "what follows is the part that could.]")
+
+
+def _empty_text(b: Any) -> bool:
+    return isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text", "")).strip()
+
+
+def _without_empty_text(entries: Sequence[Entry]) -> tuple[list[Entry], int]:
+    """Sent entries less their empty text blocks (the API refuses them), and less the entries left
+    with no content at all; the number of entries changed or dropped."""
+    out, n = [], 0
+    for e in entries:
+        if not e.sent or not any(_empty_text(b) for b in e.content) and e.content:
+            out.append(e)
+            continue
+        n += 1
+        keep = [b for b in e.content if not _empty_text(b)]
+        if keep:
+            out.append(e.with_content(keep))
+    return out, n
+
+
+def _opens_with_compaction(e: Entry) -> bool:
+    return e.role == "assistant" and bool(e.content) and isinstance(e.content[0], dict) \
+        and e.content[0].get("type") == "compaction"
+
+
 def repair_history(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
     """The history made valid to send, and a note per repair. A run killed during a tool leaves
     its call without a result (the API then refuses every request with HTTP 400): each such call
     is answered with an "Interrupted" error result, as a cancel does. A tool result whose call is
     gone (a damaged log) is dropped, and invalid Unicode is replaced. Sent entries of one role are
-    one API message (see `compaction.project`), so calls and results are matched per message."""
+    one API message (see `compaction.project`), so calls and results are matched per message.
+    What only a damaged log holds is mended too: empty text blocks and empty messages are dropped,
+    a tool call whose id an earlier call already used is dropped (with its result), and a history
+    whose first message is not the user's (its start was lost) opens with a note saying so."""
     notes: list[str] = []
     fixed = [valid_entry(e) for e in entries]
     n_text = sum(a is not b for a, b in zip(fixed, entries))
     if n_text:
         notes.append(f"{n_text} entr{'y' if n_text == 1 else 'ies'} held text that is not valid Unicode; "
                      "replaced with U+FFFD")
+    fixed, n_empty = _without_empty_text(fixed)
+    if n_empty:
+        notes.append(f"{n_empty} entr{'y' if n_empty == 1 else 'ies'} held empty text or no content; "
+                     "the empty parts dropped")
     out: list[Entry] = []
     calls: list[str] = []        # tool_use ids of the assistant message being answered
     answered: set[str] = set()
     insert_at = 0                # where that message's missing results go (right after it)
     role = None                  # role of the last sent entry
-    interrupted = dropped = 0
+    interrupted = dropped = reused = 0
+    seen_calls: set[str] = set()   # tool_use ids of every earlier assistant message
 
     def answer_missing() -> None:
         nonlocal interrupted
@@ -63,8 +99,24 @@ def repair_history(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
         if e.role == "assistant":
             if role != "assistant":
                 answer_missing()
+                seen_calls.update(calls)
                 calls, answered = [], set()
-            calls += _tool_use_ids(e)
+            ids = _tool_use_ids(e)
+            if any(i in seen_calls or ids.count(i) > 1 or i in calls for i in ids):
+                keep, taken = [], set(calls)
+                for b in e.content:
+                    bid = b.get("id") if isinstance(b, dict) and b.get("type") == "tool_use" else None
+                    if bid is not None and (bid in seen_calls or bid in taken):
+                        reused += 1
+                        continue
+                    if bid is not None:
+                        taken.add(bid)
+                    keep.append(b)
+                if not keep:
+                    continue      # nothing left of it: the role of the last sent entry is unchanged
+                e = e.with_content(keep)
+                ids = _tool_use_ids(e)
+            calls += ids
             out.append(e)
             insert_at = len(out)
         else:
@@ -81,6 +133,13 @@ def repair_history(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
                 out.append(e if len(keep) == len(e.content) else e.with_content(keep))
         role = e.role
     answer_missing()
+    first = next((e for e in out if e.sent), None)
+    if first is not None and first.role != "user" and not _opens_with_compaction(first):
+        out.insert(0, Entry({"role": "user", "content": [{"type": "text", "text": MISSING_START}]},
+                            meta={"repaired": "missing_start"}))
+        notes.append("the history did not start with a user message (its start was lost); a note opens it")
+    if reused:
+        notes.append(f"{reused} tool call{'s' if reused != 1 else ''} reusing an earlier call's id dropped")
     if interrupted:
         notes.append(f"{interrupted} tool call{'s' if interrupted != 1 else ''} left without a result (the run "
                      "stopped during the tool) answered as interrupted")

@@ -15,6 +15,9 @@ from typing import Any, Mapping
 
 from compaction.entry import Entry
 
+from agent_core.pricing.cost import usage_problem
+from agent_core.pricing.tally import cost_state_problem
+from agent_core.sessions.logged_entry import entry_problem
 from agent_core.sessions.repair import repair_history
 
 HEAD_LINES = 200     # the meta line is the first; the first prompt comes within a few lines
@@ -57,6 +60,7 @@ WARNING_KINDS = {
     "line": ("unreadable line skipped", "unreadable lines skipped"),
     "state": ("state part of the wrong type ignored", "state parts of the wrong type ignored"),
     "history": ("entry named by a history record is missing", "entries named by history records are missing"),
+    "usage": ("impossible usage figure skipped", "impossible usage figures skipped"),
     "meta": ("meta line missing", "meta lines missing"),
 }
 _OUTCOME = re.compile(r"; (skipped|ignored|left out)$")
@@ -71,7 +75,7 @@ class LoadedSession:
     events: list[dict]
     warnings: list[str]
     path: Path | None = None
-    skipped: int = 0                 # unreadable lines
+    skipped: int = 0                 # unreadable lines, and impossible usage figures (dropped)
     latest: dict[str, Entry] = field(default_factory=dict, repr=False)  # uuid -> newest version logged
     logged: list[Entry] = field(default_factory=list, repr=False)       # the working history as logged
     kinds: list[str] = field(default_factory=list, repr=False)          # the kind of each warning
@@ -110,9 +114,11 @@ def _is_count(v: Any) -> bool:
 # What each state part read at resume must look like; a part that does not is dropped (the
 # loader's users then fall back to their defaults for it) instead of crashing the resume.
 STATE_CHECKS: dict[str, tuple[str, Any]] = {
-    "pipeline": ("an object with an object 'layers'",
-                 lambda v: isinstance(v, dict) and isinstance(v.get("layers", {}), dict)),
-    "cost": ("an object", lambda v: isinstance(v, dict)),
+    "pipeline": ("an object with an object 'layers' of objects",
+                 lambda v: isinstance(v, dict) and isinstance(v.get("layers", {}), dict)
+                 and all(isinstance(x, dict) for x in v.get("layers", {}).values())),
+    "cost": ("a cost book whose figures one session can reach",
+             lambda v: cost_state_problem(v) is None),
     "permissions": ("an object with a list of tool names 'always'",
                     lambda v: isinstance(v, dict) and isinstance(v.get("always", []), list)
                     and all(isinstance(t, str) for t in v.get("always", []))),
@@ -182,12 +188,32 @@ class SessionReplay:
         self.latest[e.uuid] = e
         self.first.setdefault(e.uuid, e)
 
+    def _usage_ok(self, usage: Any, n: int, what: str) -> bool:
+        """False (a warning, counted as skipped) for a usage figure no model call can report."""
+        if usage is None or (problem := usage_problem(usage)) is None:
+            return True
+        self.skipped += 1
+        self._warn(f"line {n}: {what}: {problem}; skipped", "usage")
+        return False
+
+    def _entry(self, d: Any, n: int) -> Entry:
+        """A logged entry dict as an Entry; ValueError for one that is not a usable message
+        (`entry_problem`). A usage figure out of range is dropped, the entry kept."""
+        if (problem := entry_problem(d)) is not None:
+            raise ValueError(problem)
+        if not self._usage_ok(d.get("usage"), n, f"usage of entry {d['uuid'][:40]}"):
+            d = {k: v for k, v in d.items() if k != "usage"}
+        return Entry.from_dict(dict(d))
+
     def feed(self, rec: Mapping[str, Any], lineno: int | None = None) -> None:
+        """Apply one record. Raises (ValueError and others) for a record that cannot be applied:
+        `feed_line` then skips the line, and the state it left stays as it was."""
         t = rec.get("t")
+        n = lineno or self.lines
         if t == "meta":
             self.meta = {k: v for k, v in rec.items() if k != "t"}
         elif t == "entry":
-            e = Entry.from_dict(rec["entry"])
+            e = self._entry(rec.get("entry"), n)
             self._remember(e)
             i = self._pos.get(e.uuid)
             if i is None:
@@ -196,26 +222,54 @@ class SessionReplay:
             else:
                 self.working[i] = e
         elif t == "history":
-            changed = rec.get("changed") or {}
-            new = {u: Entry.from_dict(d) for u, d in changed.items()}
-            working = []
-            for u in rec["uuids"]:
-                e = new.get(u) or self.latest.get(u)
-                if e is None:
-                    self._warn(f"history record names entry {u} that the log does not hold; left out", "history")
-                    continue
-                working.append(e)
-            for e in new.values():
-                self._remember(e)
-            self.working = working
-            self._pos = {e.uuid: i for i, e in enumerate(working)}
+            self._history(rec, n)
         elif t == "state":
-            self.state.update(self._checked_state(rec, lineno or self.lines))
+            self.state.update(self._checked_state(rec, n))
         elif t == "event":
             ev = rec.get("event")
-            self.events.append(dict(ev) if isinstance(ev, Mapping) else {"value": ev})
+            ev = dict(ev) if isinstance(ev, Mapping) else {"value": ev}
+            if "usage" in ev and not self._usage_ok(ev["usage"], n, f"usage of a {str(ev.get('type'))[:40]} event"):
+                ev.pop("usage")
+            self.events.append(ev)
         else:
             raise ValueError(f"unknown record type {t!r}")
+
+    def _history(self, rec: Mapping[str, Any], n: int) -> None:
+        """A history record: the working history is now exactly the entries it names. A record
+        of the wrong shape, or one carrying an entry that is not a usable message, or naming
+        entries of which the log holds none, is not applied (ValueError: the line is skipped and
+        the history stays as the lines before it left it); its readable entries are still
+        remembered, for the records after it that name them."""
+        uuids, changed = rec.get("uuids"), rec.get("changed") or {}
+        if not isinstance(uuids, list) or not all(isinstance(u, str) for u in uuids):
+            raise ValueError("'uuids' is not a list of entry ids")
+        if len(set(uuids)) != len(uuids):
+            raise ValueError("'uuids' names an entry twice")
+        if not isinstance(changed, Mapping):
+            raise ValueError("'changed' is not an object")
+        new, bad = {}, None
+        for u, d in changed.items():
+            try:
+                e = self._entry(d, n)
+                if e.uuid != u:
+                    raise ValueError(f"entry {str(u)[:40]} carries the uuid {e.uuid[:40]}")
+            except ValueError as err:
+                bad = bad or f"changed entry {str(u)[:40]}: {err}"
+                continue
+            new[u] = e
+        for e in new.values():
+            self._remember(e)
+        if bad is not None:
+            raise ValueError(bad)
+        found = [e for u in uuids if (e := new.get(u) or self.latest.get(u)) is not None]
+        if uuids and not found:
+            raise ValueError(f"it names {len(uuids)} entr{'y' if len(uuids) == 1 else 'ies'}, none of which "
+                             "the log holds")
+        for u in uuids:
+            if u not in new and u not in self.latest:
+                self._warn(f"history record names entry {u[:40]} that the log does not hold; left out", "history")
+        self.working = found
+        self._pos = {e.uuid: i for i, e in enumerate(found)}
 
     def _checked_state(self, rec: Mapping[str, Any], n: int) -> dict:
         """The record's state parts, less those of the wrong type (each one a warning)."""
@@ -225,7 +279,8 @@ class SessionReplay:
                 continue
             check = STATE_CHECKS.get(k)
             if check is not None and not check[1](v):
-                self._warn(f"line {n}: state {k!r} must be {check[0]}, got {_short(v)}; ignored", "state")
+                why = cost_state_problem(v) if k == "cost" else None
+                self._warn(f"line {n}: state {k!r} must be {check[0]}, got {why or _short(v)}; ignored", "state")
                 continue
             out[k] = v
         return out

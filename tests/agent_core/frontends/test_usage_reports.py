@@ -158,8 +158,12 @@ def test_token_limit_max_is_the_biggest_finished_block(tmp_path):
 # ---- tables and warnings --------------------------------------------------------------------------
 
 def test_compact_table_at_80_columns_cuts_no_digit(tmp_path, monkeypatch):
-    log_of(tmp_path, [("2025-06-14T10:00:00Z", 123_456), ("2025-06-15T10:00:00Z", 7)], name="-home-me-a-long"
-           "-project-name/0b1c2d3e-aaaa-bbbb-cccc-0123456789ab.jsonl", read=987_654_321, write=45_678)
+    # 200 responses of 9,876,543 cache-read tokens each (one response can report at most
+    # MAX_REQUEST_TOKENS): the totals are as wide as a real heavy month's
+    stamps = [(f"2025-06-{14 + i // 100}T10:{(i % 100) // 60:02d}:{i % 60:02d}Z", 0) for i in range(200)]
+    stamps[0], stamps[-1] = (stamps[0][0], 123_456), (stamps[-1][0], 7)
+    log_of(tmp_path, stamps, name="-home-me-a-long"
+           "-project-name/0b1c2d3e-aaaa-bbbb-cccc-0123456789ab.jsonl", read=9_876_543, write=45_678)
     root = str(tmp_path / "projects")
     data = run_json("session", root, "--utc")
     monkeypatch.setenv("COLUMNS", "80")
@@ -174,11 +178,11 @@ def test_compact_table_at_80_columns_cuts_no_digit(tmp_path, monkeypatch):
     code, out, _ = run("daily", root, "--utc")
     total = next(ln for ln in out.splitlines() if ln.startswith("Total")).split()
     assert f"${data['totals']['cost_usd']:,.2f}" in total            # dollars exact
-    assert "1.98B" in total                                          # 2 x 987,654,321 cache read
+    assert "1.98B" in total                                          # 200 x 9,876,543 cache read
     assert "123K" in total                                           # 123,463 output
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = run("daily", root, "--utc")
-    assert "1,975,308,642" in out and "abbreviated" not in out       # wide: exact
+    assert "1,975,308,600" in out and "abbreviated" not in out       # wide: exact
 
 
 def test_corrupt_lines_make_one_warning_line(tmp_path):
