@@ -8,7 +8,14 @@ Exit codes: 0 done; 1 the run failed (API error, budget or turn limit, blocking,
 could not be written, a --compact that could not shrink the session); 2 bad usage or configuration
 (a session in use by another ctxtui included);
 128+N stopped by signal N during the run: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the turn is
-cancelled, the bash tool's processes killed, the session left valid and resumable).
+cancelled, the bash tool's processes killed, the session left valid and resumable); 141 (128 +
+SIGPIPE) stdout's reader went away (`ctxtui --headless -p ... | head -1`): the turn is stopped the
+same way, without a traceback, and the session closed whole and resumable.
+
+The json format's `text` is what the completed answers said: the partial text of an answer whose
+stream broke off and was sent again (`StreamRetry`), or that ended in an error, is left out (the
+text format has already printed it, and said that it is discarded). A cancelled answer's partial
+text stays, as it does in the history.
 
 The model's answer, tool names, inputs and outputs, and error messages are someone else's text:
 the text format passes the answer through `visible` and every note through it too (tool fields
@@ -18,7 +25,9 @@ controls (json) and DEL, C1 and bidi overrides (`json_escaped`), and keep the ex
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
 import signal
 import sys
 import threading
@@ -35,6 +44,7 @@ from agent_core.sessions.valid_text import decode_input, valid_text
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
 RECOVER_HINT = "From a script: ctxtui --headless --continue --compact [FOCUS]."
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_PIPE = 128 + signal.SIGPIPE    # 141, what a shell reports for a writer killed by SIGPIPE
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -90,6 +100,17 @@ class StopSignals:
             except RuntimeError:   # the loop closed just now: the run is over anyway
                 pass
 
+    def reader_gone(self) -> None:
+        """stdout's reader went away: as a SIGPIPE would, it stops the run (the same way as the
+        other stop signals: the turn is cancelled and the session left valid)."""
+        if self.received is None:
+            self.received = signal.SIGPIPE
+        if self._cancel is not None and not self._over:
+            try:
+                self._cancel()
+            except RuntimeError:
+                pass
+
     def exit_code(self) -> int | None:
         return None if self.received is None else 128 + self.received
 
@@ -99,7 +120,11 @@ class _Output:
 
     def __init__(self, fmt: str, out: TextIO, err: TextIO) -> None:
         self.fmt, self.out, self.err = fmt, out, err
-        self.text: list[str] = []
+        self.text: list[str] = []         # what the completed answers said (json's `text`)
+        self._answer: list[str] = []      # the answer being streamed, until it completes
+        self.closed = False               # stdout's reader went away (EPIPE): nothing more is written there
+        self.on_closed: Callable[[], None] | None = None
+        self._err_closed = False
         self.compactions: list[dict] = []
         self.errors: list[dict] = []
         self.context: dict | None = None
@@ -107,7 +132,10 @@ class _Output:
         self._line_open = False
         # What the json summary keeps of each kind of event (as its dict).
         self._keep: dict[type[ev.Event], Callable[[ev.Event, dict], None]] = {
-            ev.TextDelta: lambda e, d: self.text.append(e.text),
+            ev.TextDelta: lambda e, d: self._answer.append(e.text),
+            ev.StreamRetry: lambda e, d: self._answer.clear(),      # that answer is sent again
+            ev.AssistantDone: lambda e, d: self._answer_done(),
+            ev.TurnFinished: self._turn_finished,
             ev.Compaction: lambda e, d: self.compactions.append(d),
             ev.Error: lambda e, d: self.errors.append(d),
             ev.ContextUpdate: self._keep_context,
@@ -132,9 +160,36 @@ class _Output:
                 f"[tool error] {one_line(e.name)}: {one_line(e.preview[:300])}") if e.is_error else None,
         }
 
+    def _answer_done(self) -> None:
+        self.text += self._answer
+        self._answer = []
+
+    def _turn_finished(self, e: ev.TurnFinished, d: dict) -> None:
+        if e.stop_reason == "cancelled":
+            self._answer_done()    # the history keeps a cancelled answer's partial text too
+        self._answer = []          # else it was dropped: an error ended that call
+
     def _write(self, text: str) -> None:
-        """Write all of `text` and flush. A signal can cut a large write to a pipe short, and the
-        text layer drops the rest without a word: write the bytes until all are out."""
+        """Write all of `text` and flush, or nothing once stdout's reader has gone away."""
+        if self.closed:
+            return
+        try:
+            self._write_all(text)
+        except OSError as e:
+            if not _is_broken_pipe(e):
+                raise
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        """stdout's reader went away (`| head -1`): write no more there, and stop the run."""
+        self.closed = True
+        _silence(self.out)
+        if self.on_closed is not None:
+            self.on_closed()
+
+    def _write_all(self, text: str) -> None:
+        """A signal can cut a large write to a pipe short, and the text layer drops the rest
+        without a word: write the bytes until all are out."""
         text = valid_text(text)
         buf = getattr(self.out, "buffer", None)
         if buf is None:
@@ -157,11 +212,18 @@ class _Output:
 
     def _note(self, line: str) -> None:
         if self._line_open:
-            self.out.write("\n")
-            self.out.flush()
             self._line_open = False
-        self.err.write(visible(line) + "\n")
-        self.err.flush()
+            self._write("\n")
+        if self._err_closed:
+            return
+        try:
+            self.err.write(visible(line) + "\n")
+            self.err.flush()
+        except OSError as e:
+            if not _is_broken_pipe(e):
+                raise
+            self._err_closed = True   # `2>&1 | head`: stdout goes with it and stops the run
+            _silence(self.err)
 
     def event(self, e: ev.Event) -> None:
         d = e.to_dict()
@@ -197,6 +259,27 @@ class _Output:
                        f"{c.get('tokens', 0):,}/{c.get('window', 0):,} tokens ({c.get('state', '?')}, "
                        f"{c.get('percent_left', 0)}% left before auto-compact) · cost {cost} · "
                        f"session {result['session_id']}")
+
+
+def _is_broken_pipe(e: OSError) -> bool:
+    return isinstance(e, BrokenPipeError) or e.errno in (errno.EPIPE, errno.ECONNRESET)
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a stream whose reader went away at /dev/null, so that what its buffer still holds
+    (flushed at exit) goes nowhere instead of raising again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
+    except OSError:
+        pass
 
 
 async def run_headless(agent: Any, prompt: str | None, output: _Output, signals: StopSignals | None = None,
@@ -292,6 +375,7 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
         stderr.write(f"ctxtui: {visible(str(e))}\n")
         return EXIT_FAILED
     output = _Output(getattr(args, "output_format", "text") or "text", stdout, stderr)
+    output.on_closed = signals.reader_gone
     output.load_warnings(agent.load_warnings())
     if agent.info.offline:
         output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
@@ -299,4 +383,6 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
     output.finish(result)
     if result.pop("interrupted") or result["stop_reason"] == "cancelled":
         return signals.exit_code() or EXIT_INTERRUPTED
+    if output.closed:
+        return EXIT_PIPE     # the result itself could not be written
     return EXIT_FAILED if result["is_error"] else EXIT_OK
