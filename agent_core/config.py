@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from dotenv import dotenv_values
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 from compaction.scrub import redact_url, register_secret
 
 from agent_core.config_error import ConfigError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 
 from agent_core.events import ContextUpdate
 from agent_core.providers.models_info import (DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, DEMO_CONTEXT_WINDOW,

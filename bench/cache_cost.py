@@ -1,5 +1,5 @@
 """Dollars of input a long generated session costs under the compaction pipeline, priced by the
-prefix-cache model (compaction/cache_model.py), with the cache rule on and off.
+prefix-cache model (compaction/accounting/cache_model.py), with the cache rule on and off.
 
 The session: a user prompt every few tool rounds; tool results of 200–8,000 characters; 15 s per
 call; between prompts the user thinks for 30–120 s, and every fifth prompt is a 10-minute break
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compaction import (ContextBudget, Entry, LayerResult, Pipeline, PipelineConfig, project,  # noqa: E402
                         tool_result_block)
-from compaction.cache_model import Block, PrefixCache, Rates, mark_last  # noqa: E402
+from compaction.accounting.cache_model import Block, PrefixCache, Rates, mark_last  # noqa: E402
 from compaction.estimate import estimate_block  # noqa: E402
 from compaction.report import CompactionReport  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Issue 13's headline run: the 20-instruction session of issue 12 through the real loop and the
 fake Messages API server, every request it received priced by the prefix-cache model
-(compaction/cache_model.py; breakpoints where the request put them, calls 15 s apart, so the
+(compaction/accounting/cache_model.py; breakpoints where the request put them, calls 15 s apart, so the
 cache stays warm), under three pipelines: `cache-aware` (the defaults), `token-only`
 (`cache_aware=False`) and `summary-only` (snip, microcompact and collapse off).
 
@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent_core import events as ev  # noqa: E402
-from compaction.cache_model import Block, PrefixCache, Rates  # noqa: E402
+from compaction.accounting.cache_model import Block, PrefixCache, Rates  # noqa: E402
 from tests.agent_core.loop.test_current_round import INSTRUCTIONS, _instruction_session  # noqa: E402
 from tests.agent_helpers import collect, fake_agent, make_workspace, of  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, is_summary_request  # noqa: E402

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compaction import ContextBudget, Entry, Pipeline, PipelineConfig, tool_result_block  # noqa: E402
-from compaction.tokens import count_tokens  # noqa: E402
+from compaction.accounting.tokens import count_tokens  # noqa: E402
 
 SIZES = (200, 2_000, 20_000)
 TOOLS = ("bash", "read_file", "grep", "glob", "edit_file", "write_file")

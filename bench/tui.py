@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.app import App, ComposeResult  # noqa: E402
 
-from app.widgets.conversation import AssistantMessage, Conversation, UserMessage  # noqa: E402
+from app.tui.widgets.conversation import AssistantMessage, Conversation, UserMessage  # noqa: E402
 
 PARAGRAPH = ("The loop compacted the history: **{i}** rounds were summarised, and the `transcript` "
              "kept every entry. See `compaction/pipeline.py` for the order of layers.\n")

@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_core.pricing.cost import BUCKETS, price_buckets, usage_buckets  # noqa: E402
-from agent_core.frontends.usage_cli import main as usage_main  # noqa: E402
+from app.cli.usage import main as usage_main  # noqa: E402
 
 MODELS = ("claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001")
 WORDS = ("def", "return", "self", "import", "value", "result", "error", "path", "line", "token", "cache",
@@ -387,8 +387,8 @@ async def _state_latency(path: Path, appends: int, **watch_kw) -> list[float]:
     """WatchState fed by watch_changes, as the screen's follow worker does, without a screen."""
     import asyncio
 
-    from agent_core.reports.watch_files import watch_changes
-    from agent_core.reports.watch_state import WatchState
+    from agent_core.watch.files import watch_changes
+    from agent_core.watch.state import WatchState
 
     state = WatchState(path)
     state.poll()
@@ -426,8 +426,8 @@ async def _screen_latency(path: Path, appends: int) -> list[float]:
     """The watch screen (headless): from the append until its panes hold the new numbers."""
     import asyncio
 
-    from agent_core.reports.watch_target import WatchTarget
-    from app.watch_app import WatchApp
+    from agent_core.watch.target import WatchTarget
+    from app.watch.app import WatchApp
 
     app = WatchApp(WatchTarget(path))
     out: list[float] = []
@@ -448,7 +448,7 @@ async def _screen_latency(path: Path, appends: int) -> list[float]:
 
 def watch_load(path: Path):
     """What the watch screen's load worker does with an existing log: one WatchState.poll()."""
-    from agent_core.reports.watch_state import WatchState
+    from agent_core.watch.state import WatchState
 
     state = WatchState(path)
     state.poll()
@@ -458,7 +458,7 @@ def watch_load(path: Path):
 def watch_latency(appends: int) -> None:
     import asyncio
 
-    from agent_core.reports.watch_files import DEBOUNCE_MS, POLL_DELAY_MS, STEP_MS
+    from agent_core.watch.files import DEBOUNCE_MS, POLL_DELAY_MS, STEP_MS
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-watch-"))
     try:

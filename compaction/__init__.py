@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "STATES": "budget", "ContextBudget": "budget",
+    "STATES": "accounting.budget", "ContextBudget": "accounting.budget",
     "Entry": "entry", "assistant": "entry", "boundary": "entry", "project": "entry",
     "tool_result_block": "entry", "user": "entry",
     "CompactionStage": "layer_context", "LayerContext": "layer_context", "PipelineConfig": "layer_context",
@@ -18,7 +18,8 @@ _WHERE = {
     "Pipeline": "pipeline", "PipelineResult": "pipeline",
     "CompactionReport": "report", "LayerResult": "report",
     "group_by_api_round": "rounds", "round_starts": "rounds",
-    "breakdown": "tokens", "count_tokens": "tokens", "estimate_message": "tokens", "estimate_text": "tokens",
+    "breakdown": "accounting.tokens", "count_tokens": "accounting.tokens", "estimate_message": "accounting.tokens",
+    "estimate_text": "accounting.tokens",
     "read_transcript": "transcript", "write_transcript": "transcript",
     "validate_history": "validate",
     "default_stages": "stages",

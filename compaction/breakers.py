@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .report import CompactionReport
+from compaction.report import CompactionReport
 
 LAYER = "breaker"
 WHAT_TO_DO = ("Run /compact [focus] to retry now, or /clear to start afresh; a compaction that succeeds, or "

@@ -44,11 +44,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cache_model import LOOKBACK, MIN_CACHEABLE, Rates, ttl_seconds
-from .entry import Entry
-from .layer_context import LayerContext
-from .layerkit import runtime
-from .tokens import anchor_index
+from compaction.accounting.cache_model import LOOKBACK, MIN_CACHEABLE, Rates, ttl_seconds
+from compaction.entry import Entry
+from compaction.layer_context import LayerContext
+from compaction.layerkit import runtime
+from compaction.accounting.tokens import anchor_index
 
 CALLS_AHEAD_CAP = 50      # a saving further out than this is not counted (sessions end, plans change)
 SUMMARY_OUTPUT_SHARE = 0.03   # a summary's output, as a share of the threshold (at least MIN_SUMMARY_OUTPUT) ...

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Iterable
 
-from . import clock
-from .estimate import MESSAGE_CATEGORIES, categorize_message, estimate_message
+from compaction import clock
+from compaction.estimate import MESSAGE_CATEGORIES, categorize_message, estimate_message
 
 KINDS = ("message", "compact_boundary", "summary", "attachment", "snip_marker")
 

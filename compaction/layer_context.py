@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from .budget import ContextBudget
-from .cache_model import Rates
-from .entry import Entry
-from .report import LayerResult
+from compaction.accounting.budget import ContextBudget
+from compaction.accounting.cache_model import Rates
+from compaction.entry import Entry
+from compaction.report import LayerResult
 
 
 @dataclass
@@ -19,7 +19,7 @@ class PipelineConfig:
     """One config for every layer. Layer-specific knobs live here so a session has one place to tune."""
     budget: ContextBudget = field(default_factory=ContextBudget)
     overhead_tokens: int = 0               # system prompt + tool definitions, used before any usage exists
-    # prompt-cache economics (compaction/cache_model.py): the TTL the client asks for and the
+    # prompt-cache economics (compaction/accounting/cache_model.py): the TTL the client asks for and the
     # model's dollars per token (handed in from agent_core.pricing; Sonnet-like list prices otherwise:
     # the rewrite decisions depend only on the ratios between buckets)
     cache_ttl: str = "5m"

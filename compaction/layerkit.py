@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .entry import Entry, append_message
-from .tokens import adjust_anchor, anchor_index, estimate_block
+from compaction.entry import Entry, append_message
+from compaction.accounting.tokens import adjust_anchor, anchor_index, estimate_block
 
 # ----- per-process scratch ---------------------------------------------------------------------
 

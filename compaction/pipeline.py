@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import clock, collapse, microcompact, snip, tool_result_budget
-from .breakers import BreakerConfig, Breakers, rejected_report
-from .entry import Entry
-from .layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
-from .layerkit import Projector
-from .report import CompactionReport, LayerResult
-from .tokens import count_tokens
+from compaction import clock
+from compaction.layers import collapse, microcompact, snip, tool_result_budget
+from compaction.breakers import BreakerConfig, Breakers, rejected_report
+from compaction.entry import Entry
+from compaction.layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
+from compaction.layerkit import Projector
+from compaction.report import CompactionReport, LayerResult
+from compaction.accounting.tokens import count_tokens
 
 
 @dataclass

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Sequence, Union
 
-from .entry import Entry, user
+from compaction.entry import Entry, user
 
 READ_TOOL = "read_file"
 CLEARED_PREFIX = "[Old result of "   # microcompact's placeholder for a cleared result

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .entry import Entry
+from compaction.entry import Entry
 
 
 @dataclass(frozen=True)

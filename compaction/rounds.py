@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .entry import Entry
+from compaction.entry import Entry
 
 
 def round_starts(entries: Sequence[Entry]) -> list[int]:

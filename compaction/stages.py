@@ -1,12 +1,12 @@
 """The summarizing stages in the order the pipeline tries them."""
 from __future__ import annotations
 
-from .autocompact import AutoCompactStage
-from .layer_context import CompactionStage
-from .reinject import ReadFile
-from .session_memory import SessionMemoryStage
-from .summarizer import Summarizer
-from .summarizing import SummarizeConfig
+from compaction.layers.autocompact import AutoCompactStage
+from compaction.layer_context import CompactionStage
+from compaction.reinject import ReadFile
+from compaction.layers.session_memory import SessionMemoryStage
+from compaction.summarizer import Summarizer
+from compaction.summarizing import SummarizeConfig
 
 
 def default_stages(summarizer: Summarizer, config: SummarizeConfig | None = None,

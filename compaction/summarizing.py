@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .budget import REFERENCE_WINDOW
-from .entry import Entry, project
-from .layer_context import LayerContext
-from .report import CompactionReport, LayerResult
-from .tokens import anchor_index, usage_total
-from .transcript import write_transcript
-from .validate import validate_history
+from compaction.accounting.budget import REFERENCE_WINDOW
+from compaction.entry import Entry, project
+from compaction.layer_context import LayerContext
+from compaction.report import CompactionReport, LayerResult
+from compaction.accounting.tokens import anchor_index, usage_total
+from compaction.transcript import write_transcript
+from compaction.validate import validate_history
 
 # Token knobs left at None take CC's default, scaled down for small windows like budget.py does:
 # min(default, default × window / 200,000). An explicit value is used as given.

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from . import clock
-from .entry import Entry
-from .scrub import scrub
+from compaction import clock
+from compaction.entry import Entry
+from compaction.scrub import scrub
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

@@ -73,7 +73,7 @@ small_ratios = st.one_of(st.floats(0.0, 0.3), ratios)
 def configs(draw):
     """Any PipelineConfig a user could set, biased to small windows and usual tool sets so every
     layer gets to act."""
-    from compaction.budget import ContextBudget
+    from compaction.accounting.budget import ContextBudget
     from compaction.layer_context import PipelineConfig
 
     window = draw(st.sampled_from([1_000, 2_000, 5_000, 20_000, 60_000, 200_000]))

@@ -14,7 +14,7 @@ FIXED_TIME = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
 
 
 def context_event(tokens: int, window: int = 200_000, state: str | None = None) -> ev.ContextUpdate:
-    """A ContextUpdate with CC-like thresholds for a 200k window (compaction/budget.py)."""
+    """A ContextUpdate with CC-like thresholds for a 200k window (compaction/accounting/budget.py)."""
     threshold, warning, error, blocking = 167_000, 147_000, 157_000, 177_000
     if state is None:
         state = ("blocking" if tokens >= blocking else "autocompact" if tokens >= threshold else
@@ -191,7 +191,7 @@ def scripted_turn() -> list[ev.Event]:
     out: list[ev.Event] = [ev.TurnStarted(turn=1, prompt="Explore the project and summarise it")]
     out += [ev.ThinkingDelta(text="The user wants an overview; list files first.")]
     out += [ev.ToolCall(id="t1", name="glob", input={"pattern": "**/*.py"}),
-            ev.ToolResult(id="t1", name="glob", preview="app/tui.py\ncompaction/entry.py", size=2_048),
+            ev.ToolResult(id="t1", name="glob", preview="app/tui/app.py\ncompaction/entry.py", size=2_048),
             ev.ToolCall(id="t2", name="bash", input={"command": "pytest -q"}),
             ev.ToolResult(id="t2", name="bash", preview="exit code 1: 2 failed", size=512, is_error=True)]
     out += [ev.TextDelta(text=text[i:i + 17]) for i in range(0, len(text), 17)]

@@ -19,7 +19,7 @@ from compaction.entry import tool_result_block
 from compaction.estimate import estimate_tools
 from compaction.pipeline import PipelineResult
 from compaction.report import CompactionReport
-from compaction.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text
+from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text
 
 from agent_core import events as ev
 from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room

@@ -10,11 +10,11 @@ import math
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
-from compaction.budget import MIN_WINDOW
-from compaction.cache_model import Rates
+from compaction.accounting.budget import MIN_WINDOW
+from compaction.accounting.cache_model import Rates
 from compaction.estimate import estimate_tools
-from compaction.tokens import estimate_text
-from compaction.tool_result_budget import per_result_chars
+from compaction.accounting.tokens import estimate_text
+from compaction.layers.tool_result_budget import per_result_chars
 
 from agent_core import events as ev
 from agent_core.loop.agent import Agent, TurnLimits

@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 from compaction import ContextBudget
-from compaction.budget import MIN_WINDOW
-from compaction.tool_result_budget import per_result_chars
+from compaction.accounting.budget import MIN_WINDOW
+from compaction.layers.tool_result_budget import per_result_chars
 
 from agent_core.providers.server_context import ServerPlan
 

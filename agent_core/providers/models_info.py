@@ -1,4 +1,4 @@
-"""Context window and max output per model: what the thresholds (compaction/budget.py) start from.
+"""Context window and max output per model: what the thresholds (compaction/accounting/budget.py) start from.
 
 The window comes from genai-prices' offline model data (it knows each Claude model's
 `context_window`); it has no max-output figure, so that comes from a small table of Claude

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compaction.cache_model import TTL_SECONDS
+from compaction.accounting.cache_model import TTL_SECONDS
 
 from agent_core.config import SETTINGS, Setting
 from agent_core.replay.policy_server import SERVER

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 
 from agent_core.logs.trajectory import Message, Request
 from agent_core.replay.simulate import Step, SummaryCall

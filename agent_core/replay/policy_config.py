@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from compaction import ContextBudget, PipelineConfig
-from compaction.cache_model import Rates
+from compaction.accounting.cache_model import Rates
 
 from agent_core.config import Config
 from agent_core.context_budget import limits_for, make_budget

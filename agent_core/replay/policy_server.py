@@ -15,7 +15,7 @@ known: the figures are an estimate, and the report says so.
 """
 from __future__ import annotations
 
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 
 from agent_core.context_budget import limits_for
 from agent_core.logs.trajectory import Message, Request, Trajectory

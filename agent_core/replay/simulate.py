@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-from compaction.cache_model import BUCKETS, Block, PrefixCache, chain, mark_last
+from compaction.accounting.cache_model import BUCKETS, Block, PrefixCache, chain, mark_last
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.pricing.pricer import Pricer

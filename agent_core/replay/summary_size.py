@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from compaction.summary_prompt import build_summary_prompt
-from compaction.tokens import estimate_text
+from compaction.accounting.tokens import estimate_text
 
 from agent_core.logs.trajectory import Trajectory
 

@@ -1,5 +1,5 @@
 """The cache simulator checked against a log: replay the RECORDED trajectory (as it happened, with
-the log's own compactions and summary calls) through `compaction.cache_model.PrefixCache` and
+the log's own compactions and summary calls) through `compaction.accounting.cache_model.PrefixCache` and
 compare its cache reads and writes with the logged ones, request by request.
 
 How Claude Code 2.1 caches, as its logs show it (and so what is simulated):
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compaction.cache_model import Block, PrefixCache, chain
+from compaction.accounting.cache_model import Block, PrefixCache, chain
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.logs.trajectory_sizes import input_total

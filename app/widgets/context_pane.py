@@ -20,7 +20,7 @@ from textual.widgets import Static
 from agent_core.events import ContextUpdate
 from agent_core.security.visible_text import one_line
 
-from .. import format as fmt
+from app import format as fmt
 
 STATES = ("ok", "warning", "error", "autocompact", "blocking")
 STATE_WORDS = {"ok": "OK", "warning": "WARNING", "error": "ERROR", "autocompact": "AUTO-COMPACT",

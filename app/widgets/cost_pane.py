@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static
 from agent_core.events import CostUpdate
 from agent_core.security.visible_text import one_line
 
-from .. import format as fmt
+from app import format as fmt
 
 BUCKETS: tuple[tuple[str, str], ...] = (
     ("input", "input"),

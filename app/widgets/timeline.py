@@ -17,10 +17,10 @@ from textual.widgets import DataTable
 from compaction.clock import now as clock_now
 
 from agent_core.events import BreakerTripped, Compaction
-from agent_core.reports.watch_state import CompactionView
+from agent_core.watch.state import CompactionView
 from agent_core.security.visible_text import one_line
 
-from .. import format as fmt
+from app import format as fmt
 
 # The side pane has room for five columns: what the prefix rewrite cost is shown rather than how long
 # the compaction took (the conversation's marker says both).

@@ -9,7 +9,7 @@ import pytest
 from agent_core.config import (DEFAULT_MODEL, DEMO_CONTEXT_WINDOW, SETTINGS, VARIABLES, Config, ConfigError,
                                format_variables, load_config)
 from agent_core.tool_spec import TOOL_NAMES
-from app.cli import build_parser
+from app.cli.main import build_parser
 
 KEY = "sk-ant-test-0123456789abcdef"
 

@@ -8,7 +8,7 @@ import pytest
 from agent_core.config import load_config
 from agent_core.context_budget import BudgetSettings, budget_for, context_update
 from agent_core.loop.factory import build_agent
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 from tests.agent_helpers import SECRET, make_workspace, user_dirs
 
 

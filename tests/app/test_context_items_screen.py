@@ -6,13 +6,13 @@ from textual.widgets import DataTable
 
 from agent_core.context_items import ContextItem
 from agent_core.events import ContextUpdate
-from app.screens.context_screen import ContextScreen
-from app.tui import STYLES
+from app.tui.screens.context_screen import ContextScreen
+from app.stylesheets import stylesheets
 from tests.app.test_tui_app import make_app, send
 
 
 class Host(App):
-    CSS_PATH = [STYLES / "context_screen.tcss", STYLES / "panes.tcss"]
+    CSS_PATH = stylesheets("context_screen.tcss", "panes.tcss")
 
     def __init__(self, screen: ContextScreen) -> None:
         super().__init__()

@@ -4,13 +4,13 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from app.tui import STYLES
+from app.stylesheets import stylesheets
 from app.widgets.cost_pane import CostPane
 from tests.tui_fakes import cost_event
 
 
 class Host(App):
-    CSS_PATH = [STYLES / "panes.tcss"]
+    CSS_PATH = stylesheets("panes.tcss")
 
     def __init__(self, width: int) -> None:
         super().__init__()

@@ -19,15 +19,15 @@ from textual.widgets import Collapsible
 from agent_core import events as ev
 from agent_core.config import ConfigError
 from agent_core.context_items import ContextItem
-from app.main import build_app
-from app.replay_app import ReplayApp
-from app.screens.context_screen import ContextScreen
-from app.screens.inspector import InspectorScreen
-from app.screens.permission import PermissionScreen
-from app.screens.transcripts import TranscriptBrowser, TranscriptViewer
-from app.screens.trust import TrustApp
-from app.tui import CtxApp
-from app.widgets.conversation import SummaryBlock, ToolBlock
+from app.tui.launch import build_app
+from app.replay.app import ReplayApp
+from app.tui.screens.context_screen import ContextScreen
+from app.tui.screens.inspector import InspectorScreen
+from app.tui.screens.permission import PermissionScreen
+from app.tui.screens.transcripts import TranscriptBrowser, TranscriptViewer
+from app.tui.screens.trust import TrustApp
+from app.tui.app import CtxApp
+from app.tui.widgets.conversation import SummaryBlock, ToolBlock
 from tests.agent_core.logs.test_claude_code_logs import assistant, boundary, usage, user, write_log
 from tests.agent_helpers import MODEL, SECRET, user_dirs
 from tests.app.hostile import (BAD_MARKUP, CLEAR, CLICK, ERASE, MARKUP, SPOOF, TITLE, assert_clean, flat,
@@ -139,7 +139,7 @@ async def test_every_tool_preview_shows_controls_and_markup_as_text(name, args, 
 
 
 def test_the_warning_names_what_is_hidden():
-    from app.screens.permission import call_warning
+    from app.tui.screens.permission import call_warning
 
     assert call_warning("bash", {"command": "ls -la"}) == ""
     words = call_warning("bash", {"command": SPOOF})
@@ -241,8 +241,8 @@ async def test_watch_shows_every_hostile_log_field_as_text(tmp_path):
     """A Claude Code log whose `message.model` and `sessionId` hold `\\x1b[2J`, a title sequence or
     markup, with a hostile prompt, tool call and compaction trigger: the header, panes, timeline and
     activity show them visibly; none is obeyed."""
-    from app.watch_app import WatchApp, WatchHeader
-    from agent_core.reports.watch_target import WatchTarget
+    from app.watch.app import WatchApp, WatchHeader
+    from agent_core.watch.target import WatchTarget
 
     session = f"s{TITLE}{CLICK}"
     model = f"claude{CLEAR}{TITLE}{MARKUP}"
@@ -372,8 +372,8 @@ async def test_status_bar_shows_a_hostile_model_and_session_id():
 # ================================================================ plain stderr of the app's commands
 
 def test_set_up_errors_on_stderr_show_controls(monkeypatch, capsys, tmp_path):
-    import app.main as main_module
-    from app.watch import main as watch_main
+    import app.tui.launch as main_module
+    from app.cli.watch import main as watch_main
 
     def refuse(*a, **k):
         raise ConfigError(f"bad folder {TITLE}{CLEAR}")

@@ -1,4 +1,4 @@
-"""The `ctxtui replay` screen (app/replay_app.py): the loading worker and its progress, the plots and
+"""The `ctxtui replay` screen (app/replay/app.py): the loading worker and its progress, the plots and
 table per session, switching sessions, failures shown as messages, and its look at 80×24 and
 120×40 (snapshots). The engine is replaced by loaders injected here (tests/app/replay_fixture.py),
 so nothing depends on real logs. Waits are bounded polls for a condition, never timing checks.
@@ -15,12 +15,12 @@ import pytest
 from textual.widgets import Label, ProgressBar, Static, Tabs
 
 from app import format as fmt
-from app.replay_app import ReplayApp
-from app.screens.replay_screen import ReplayScreen
-from app.replay_report import (ReportError, describe_failure, parse_report, ratio, table_rows, totals_parts,
+from app.replay.app import ReplayApp
+from app.replay.screen import ReplayScreen
+from app.replay.report import (ReportError, describe_failure, parse_report, ratio, table_rows, totals_parts,
                                validation_text)
-from app.widgets.replay_plots import ReplayContextPlot, ReplayCostPlot, nice_ticks, request_ticks
-from app.widgets.replay_table import PolicyTable
+from app.replay.plots import ReplayContextPlot, ReplayCostPlot, nice_ticks, request_ticks
+from app.replay.table import PolicyTable
 from compaction.scrub import register_secret
 from tests.app.replay_fixture import POLICIES, WINDOW, fixture_load, fixture_report
 

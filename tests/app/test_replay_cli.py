@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from agent_core.replay.options import make_options
 from agent_core.replay.runner import run_replay
 from agent_core.replay.synthetic import generate

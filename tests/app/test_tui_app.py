@@ -15,12 +15,12 @@ from agent_core import events as ev
 from agent_core.pricing.cost import BUCKETS
 from agent_core.providers.demo.model import DemoModel
 from app import format as fmt
-from app.main import build_app, run_tui
-from app.screens.context_screen import ContextScreen
-from app.screens.help import HelpScreen
-from app.screens.permission import PermissionScreen
-from app.screens.transcripts import ResumeScreen, TranscriptBrowser, TranscriptViewer
-from app.widgets.conversation import AssistantMessage, CompactionMarker, NoticeMessage, ToolBlock, UserMessage
+from app.tui.launch import build_app, run_tui
+from app.tui.screens.context_screen import ContextScreen
+from app.tui.screens.help import HelpScreen
+from app.tui.screens.permission import PermissionScreen
+from app.tui.screens.transcripts import ResumeScreen, TranscriptBrowser, TranscriptViewer
+from app.tui.widgets.conversation import AssistantMessage, CompactionMarker, NoticeMessage, ToolBlock, UserMessage
 from compaction.transcript import atomic_write_text
 from tests.agent_helpers import record_events
 
@@ -446,7 +446,7 @@ async def test_a_50mb_log_loads_without_blocking_input(workspace, tmp_path):
 async def test_long_conversations_page_out_old_messages():
     from textual.app import App
 
-    from app.widgets.conversation import Conversation, EarlierMessages
+    from app.tui.widgets.conversation import Conversation, EarlierMessages
 
     class One(App):
         def compose(self):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core import events as ev
-from app.main import build_app
-from app.screens.inspector import InspectorScreen
-from app.widgets.conversation import CompactionMarker, LiveCompaction
+from app.tui.launch import build_app
+from app.tui.screens.inspector import InspectorScreen
+from app.tui.widgets.conversation import CompactionMarker, LiveCompaction
 from app.widgets.timeline import Timeline
 from tests.agent_helpers import MODEL, SECRET, make_workspace, record_events, user_dirs
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from textual.widgets.markdown import MarkdownBlock
 
-from app.screens.permission import PermissionScreen
-from app.tui import CtxApp
-from app.widgets.conversation import AssistantMessage
-from app.widgets.status import StatusBar
+from app.tui.screens.permission import PermissionScreen
+from app.tui.app import CtxApp
+from app.tui.widgets.conversation import AssistantMessage
+from app.tui.widgets.status import StatusBar
 from compaction.entry import Entry
 from tests.tui_fakes import FIXED_TIME, FakeAgent, context_event
 

@@ -14,15 +14,15 @@ from textual.widgets import Static
 
 from agent_core import events as ev
 from agent_core.loop.agent import CANCELLED_RESULT
-from app.main import build_app, run_tui
+from app.tui.launch import build_app, run_tui
 from compaction.entry import Entry, tool_result_block
 from app.widgets.context_pane import ContextPlot
-from app.widgets.conversation import ErrorMessage, NoticeMessage, ToolBlock
+from app.tui.widgets.conversation import ErrorMessage, NoticeMessage, ToolBlock
 from app.widgets.timeline import Timeline
-from app.screens.transcripts import TranscriptViewer
+from app.tui.screens.transcripts import TranscriptViewer
 from tests.agent_helpers import SECRET, demo_agent, make_workspace
 from tests.tui_fakes import FakeAgent
-from app.tui import CtxApp
+from app.tui.app import CtxApp
 
 SIZE = (160, 40)   # wide enough for the sidebar at any layout
 

@@ -8,9 +8,11 @@ import threading
 import pytest
 
 from agent_core.logs.discover import list_logs
-from app import commands, format as fmt, logfiles
-from app.screens.permission import call_preview
-from app.widgets.prompt import PromptHistory, _common_prefix
+from app.tui import commands
+from app import format as fmt
+from agent_core.logs import transcript_files as logfiles
+from app.tui.screens.permission import call_preview
+from app.tui.widgets.prompt import PromptHistory, _common_prefix
 
 
 # ----- slash commands ------------------------------------------------------------------------

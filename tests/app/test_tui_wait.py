@@ -6,8 +6,8 @@ from pathlib import Path
 
 from agent_core import events as ev
 from agent_core.providers.demo.tour import TOUR
-from app.main import build_app
-from app.widgets.conversation import CompactionMarker, NoticeMessage
+from app.tui.launch import build_app
+from app.tui.widgets.conversation import CompactionMarker, NoticeMessage
 from compaction import clock
 
 from tests.agent_helpers import SECRET, make_workspace, record_events, user_dirs

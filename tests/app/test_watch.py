@@ -18,11 +18,11 @@ import pytest
 from agent_core import events as ev
 from agent_core.sessions.paths import project_state_dir
 from agent_core.sessions.session_log import SessionLog
-from agent_core.reports.watch_files import watch_changes
-from agent_core.reports.watch_state import WatchState
-from agent_core.reports.watch_target import WatchError, WatchTarget, resolve_target, switch_candidate
-from app.watch import main as watch_main
-from compaction.budget import ContextBudget
+from agent_core.watch.files import watch_changes
+from agent_core.watch.state import WatchState
+from agent_core.watch.target import WatchError, WatchTarget, resolve_target, switch_candidate
+from app.cli.watch import main as watch_main
+from compaction.accounting.budget import ContextBudget
 from compaction.entry import assistant as entry_assistant, user as entry_user
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
 
@@ -338,13 +338,13 @@ def text_of(widget) -> str:
 
 
 def make_app(target: WatchTarget, tmp_path: Path, **kw):
-    from app.watch_app import WatchApp
+    from app.watch.app import WatchApp
 
     return WatchApp(target, cwd=tmp_path, **kw)
 
 
 async def test_claude_code_log_appends_update_the_panes(tmp_path):
-    from app.watch_app import WatchHeader
+    from app.watch.app import WatchHeader
 
     path = tmp_path / f"{SESSION}.jsonl"
     write_log(path, [user("explore", session=SESSION, uuid="u1")])
@@ -468,7 +468,7 @@ async def test_the_activity_feed_shows_a_prompt_and_tool_calls_appended_after_st
 
 
 async def test_an_empty_folder_is_waited_on_until_a_log_appears(tmp_path):
-    from app.watch_app import WatchHeader
+    from app.watch.app import WatchHeader
 
     projects = tmp_path / "projects"
     projects.mkdir()

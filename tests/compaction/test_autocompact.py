@@ -11,7 +11,7 @@ from compaction import (ContextBudget, Entry, Pipeline, PipelineConfig, Summariz
                         assistant, default_stages, project, read_transcript, tool_result_block, user,
                         validate_history)
 from compaction import summarizing
-from compaction.autocompact import AutoCompactStage, recent_user_messages, summary_request
+from compaction.layers.autocompact import AutoCompactStage, recent_user_messages, summary_request
 from compaction.reinject import recent_reads, reinject
 from compaction.summary_prompt import SECTIONS, build_summary_prompt, format_summary, looks_like_error
 

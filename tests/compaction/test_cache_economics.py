@@ -5,9 +5,9 @@ import pytest
 
 from compaction import ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, tool_result_block
 from compaction import cache_economics as ce
-from compaction import collapse, snip
-from compaction import microcompact as mc
-from compaction.cache_model import Rates
+from compaction.layers import collapse, snip
+from compaction.layers import microcompact as mc
+from compaction.accounting.cache_model import Rates
 from compaction.layer_context import LayerContext
 from compaction.layerkit import collapsed_ranges
 from tests.compaction import test_collapse, test_snip

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.cache_model import LOOKBACK, Block, PrefixCache, Rates, chain, mark_last, ttl_seconds, write_bucket
+from compaction.accounting.cache_model import (LOOKBACK, Block, PrefixCache, Rates, chain, mark_last, ttl_seconds,
+                                               write_bucket)
 
 
 def blocks(*sizes: int, prefix: str = "b") -> list[Block]:

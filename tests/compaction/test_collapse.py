@@ -5,9 +5,9 @@ import json
 
 from compaction import (ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, project,
                         tool_result_block, validate_history)
-from compaction import collapse
+from compaction.layers import collapse
 from compaction.layer_context import LayerContext
-from compaction.tokens import usage_total
+from compaction.accounting.tokens import usage_total
 
 T0 = 1_700_000_000.0
 BUDGET = ContextBudget(60_000, 8_000)  # E 54,000: commit at 48,600, target (0.75) 40,500

@@ -11,8 +11,8 @@ import pytest
 from compaction import (ContextBudget, Entry, Pipeline, PipelineConfig, SummarizeConfig, default_stages,
                         tool_result_block)
 from compaction import cache_economics as ce
-from compaction.cache_model import Rates
-from compaction.session_memory import SessionMemoryStage
+from compaction.accounting.cache_model import Rates
+from compaction.layers.session_memory import SessionMemoryStage
 
 from tests.compaction.test_autocompact import ScriptedSummarizer
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 from compaction import (ContextBudget, Entry, assistant, boundary, count_tokens, group_by_api_round, project,
                         read_transcript, tool_result_block, user, validate_history, write_transcript)
-from compaction.tokens import adjust_anchor, breakdown, estimate_text
+from compaction.accounting.tokens import adjust_anchor, breakdown, estimate_text
 
 from tests.strategies import histories
 
@@ -138,7 +138,7 @@ def test_generated_histories_are_valid(es):
 
 
 def test_category_tally_reads_only_appended_entries_and_resums_a_new_list():
-    from compaction.tokens import CategoryTally
+    from compaction.accounting.tokens import CategoryTally
 
     es = [user("hello there"), assistant([tu(1)], response_id="r"), user([tool_result_block("t1", "z" * 400)])]
     tally = CategoryTally()

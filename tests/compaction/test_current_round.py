@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from compaction import (ContextBudget, PipelineConfig, PipelineState, assistant, project, tool_result_block, user,
                         validate_history)
-from compaction import collapse
-from compaction import tool_result_budget as trb
+from compaction.layers import collapse
+from compaction.layers import tool_result_budget as trb
 from compaction.layer_context import LayerContext
-from compaction.session_memory import SessionMemoryStage, current_round
-from compaction.tokens import count_tokens
+from compaction.layers.session_memory import SessionMemoryStage, current_round
+from compaction.accounting.tokens import count_tokens
 
 from tests.strategies import histories, texts
 from tests.compaction.test_autocompact import session

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from compaction import (ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, project,
                         tool_result_block, validate_history)
-from compaction import microcompact as mc
+from compaction.layers import microcompact as mc
 from compaction.layer_context import LayerContext
 
 T0 = 1_700_000_000.0

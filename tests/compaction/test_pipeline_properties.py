@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compaction import Entry, Pipeline, PipelineState, count_tokens, project, validate_history
-from compaction import collapse, microcompact, snip, tool_result_budget
+from compaction.layers import collapse, microcompact, snip, tool_result_budget
 from compaction.layerkit import Projector
 from compaction.layer_context import LayerContext
 from compaction.rounds import round_starts

@@ -3,7 +3,7 @@ edits to what the view hides do not move the count."""
 from __future__ import annotations
 
 from compaction import Entry, Pipeline, PipelineConfig, breakdown, project, validate_history
-from compaction.tokens import count_tokens
+from compaction.accounting.tokens import count_tokens
 
 from tests.compaction.test_collapse import BUDGET, T0, round_, session
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compaction import Entry, Pipeline, breakdown, project, validate_history
-from compaction.tokens import anchor_index, count_tokens, usage_total
+from compaction.accounting.tokens import anchor_index, count_tokens, usage_total
 from compaction.rounds import round_starts
 
 from tests.strategies import configs, histories

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compaction import SummarizeError, assistant, group_by_api_round, project, tool_result_block, user, validate_history
-from compaction.ptl import (RETRY_MARKER, is_retry_marker, parse_prompt_too_long, strip_orphans, token_gap,
+from compaction.layers.ptl import (RETRY_MARKER, is_retry_marker, parse_prompt_too_long, strip_orphans, token_gap,
                             truncate_for_retry)
 
 from tests.strategies import histories

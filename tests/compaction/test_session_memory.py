@@ -7,8 +7,8 @@ import json
 from compaction import (ContextBudget, PipelineConfig, PipelineState, SummarizeConfig, assistant, boundary, project,
                         read_transcript, tool_result_block, user, validate_history)
 from compaction.layer_context import LayerContext
-from compaction.session_memory import SessionMemoryStage, SessionNotes, exit_code, keep_start, safe_cuts
-from compaction.tokens import estimate_text
+from compaction.layers.session_memory import SessionMemoryStage, SessionNotes, exit_code, keep_start, safe_cuts
+from compaction.accounting.tokens import estimate_text
 
 from tests.compaction.test_autocompact import WINDOW, ScriptedSummarizer, make_pipeline, session
 
@@ -179,7 +179,7 @@ def test_keep_start_does_not_pass_the_last_boundary():
 
 def ctx_for(entries, window=WINDOW, trigger="auto", instructions=None, session_dir=None, state=None):
     cfg = PipelineConfig(budget=ContextBudget(context_window=window))
-    from compaction.tokens import count_tokens
+    from compaction.accounting.tokens import count_tokens
     return LayerContext(cfg, state or PipelineState(), session_dir, 1_700_000_000.0, count_tokens(entries),
                         trigger, instructions)
 

@@ -6,7 +6,7 @@ import stat
 
 from compaction import (ContextBudget, Entry, PipelineConfig, PipelineState, count_tokens, project,
                         read_transcript, tool_result_block, validate_history)
-from compaction import snip
+from compaction.layers import snip
 from compaction.layer_context import LayerContext
 
 T0 = 1_700_000_000.0

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from compaction import (SummarizeConfig, SummarizeError, project, read_transcript, round_starts, user,
                         validate_history)
 from compaction.reinject import reinject
-from compaction.session_memory import SessionNotes, keep_start, safe_cuts
+from compaction.layers.session_memory import SessionNotes, keep_start, safe_cuts
 
 from tests.strategies import histories
 from tests.compaction.test_autocompact import SUMMARY, ScriptedSummarizer, make_pipeline

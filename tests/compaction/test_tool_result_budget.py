@@ -9,7 +9,7 @@ import pytest
 
 from compaction import (Entry, PipelineConfig, PipelineState, count_tokens, project, tool_result_block,
                         validate_history)
-from compaction import tool_result_budget as trb
+from compaction.layers import tool_result_budget as trb
 from compaction.layer_context import LayerContext
 
 T0 = 1_700_000_000.0

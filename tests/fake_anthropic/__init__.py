@@ -8,11 +8,11 @@
 Standalone (for subprocess tests): `python -m tests.fake_anthropic --script FILE`; it prints
 `FAKE_ANTHROPIC_URL=http://127.0.0.1:PORT` on its first line.
 """
-from .script import (FAULTS, SUMMARY_SECTIONS, cut, echo_responder, fault, is_summary_request, last_user_text,
-                     load_script, malformed, overloaded, prompt_too_long, rate_limit, reply, server_error, text,
-                     thinking, tool_use)
-from .server import FakeAnthropic, RecordedRequest
-from .usage import PrefixCache, count_input, count_output
+from tests.fake_anthropic.script import (FAULTS, SUMMARY_SECTIONS, cut, echo_responder, fault, is_summary_request,
+                                         last_user_text, load_script, malformed, overloaded, prompt_too_long,
+                                         rate_limit, reply, server_error, text, thinking, tool_use)
+from tests.fake_anthropic.server import FakeAnthropic, RecordedRequest
+from tests.fake_anthropic.usage import PrefixCache, count_input, count_output
 
 __all__ = [
     "FAULTS", "FakeAnthropic", "PrefixCache", "RecordedRequest", "SUMMARY_SECTIONS", "count_input", "count_output",

@@ -11,8 +11,8 @@ import signal
 import sys
 import threading
 
-from .script import echo_responder, load_script
-from .server import FakeAnthropic
+from tests.fake_anthropic.script import echo_responder, load_script
+from tests.fake_anthropic.server import FakeAnthropic
 
 RESPONDERS = {"echo": echo_responder, "none": None}
 

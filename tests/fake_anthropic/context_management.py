@@ -19,8 +19,8 @@ import copy
 import hashlib
 from dataclasses import dataclass, field
 
-from .usage import count_input
-from .validation import RequestError
+from tests.fake_anthropic.usage import count_input
+from tests.fake_anthropic.validation import RequestError
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 COMPACT_BETA = "compact-2026-01-12"

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
-from . import context_management as cm
-from . import sse
-from .script import FAULTS, STATUS_FAULTS, Item, as_item, reply
-from .usage import PrefixCache, count_input, count_output
-from .validation import RequestError, validate_request
+from tests.fake_anthropic import context_management as cm
+from tests.fake_anthropic import sse
+from tests.fake_anthropic.script import FAULTS, STATUS_FAULTS, Item, as_item, reply
+from tests.fake_anthropic.usage import PrefixCache, count_input, count_output
+from tests.fake_anthropic.validation import RequestError, validate_request
 
 SECRET_HEADERS = {"x-api-key", "authorization"}
 

@@ -1,6 +1,6 @@
 """Token counts and a simulated prompt cache for the fake server.
 
-Counts use the project's own estimator (compaction.tokens), so usage the fake server reports
+Counts use the project's own estimator (compaction.accounting.tokens), so usage the fake server reports
 agrees with what the loop estimates. The request is linearised in the API's cache order
 (tools, system, messages) into segments, one per tool / system block / content block. A segment
 carrying `cache_control` is a breakpoint: the prefix up to it is written to the cache. On the
@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 
 from compaction.estimate import estimate_tools
-from compaction.tokens import MESSAGE_OVERHEAD, estimate_block, estimate_text
+from compaction.accounting.tokens import MESSAGE_OVERHEAD, estimate_block, estimate_text
 
 
 @dataclass(frozen=True)

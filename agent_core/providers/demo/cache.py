@@ -1,4 +1,4 @@
-"""The demo's prompt cache: the engine's own model (compaction/cache_model.py), so the demo's usage
+"""The demo's prompt cache: the engine's own model (compaction/accounting/cache_model.py), so the demo's usage
 looks like the real API's and agrees with what the engine and replay assume.
 
 A request becomes blocks in the API's order — each tool definition, the system prompt, each message
@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from compaction.cache_model import Block, PrefixCache as CacheModel, ttl_seconds
+from compaction.accounting.cache_model import Block, PrefixCache as CacheModel, ttl_seconds
 from compaction.estimate import estimate_tools
-from compaction.tokens import estimate_block, estimate_message, estimate_text
+from compaction.accounting.tokens import estimate_block, estimate_message, estimate_text
 
 from agent_core.providers.cache_breakpoints import count_breakpoints, with_cache_breakpoints
 from agent_core.providers.demo.conversation import canon

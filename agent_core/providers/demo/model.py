@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import AsyncIterator
 
 from compaction import clock
-from compaction.tokens import estimate_block
+from compaction.accounting.tokens import estimate_block
 from compaction.validate import validate_history
 
 from agent_core.providers.demo.cache import PrefixCache, request_blocks, request_tokens

@@ -15,7 +15,7 @@ from typing import Any
 
 from compaction import clock
 from compaction.cache_economics import warm_prefix
-from compaction.cache_model import ttl_seconds
+from compaction.accounting.cache_model import ttl_seconds
 
 MAX_SECONDS = 24 * 3600
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s)", re.I)

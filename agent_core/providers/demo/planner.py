@@ -12,7 +12,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from compaction.tokens import estimate_text
+from compaction.accounting.tokens import estimate_text
 
 from agent_core.providers.demo.answer import compose, file_notes, observations
 from agent_core.providers.demo.conversation import Turn, canon, norm_path

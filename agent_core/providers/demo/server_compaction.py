@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
-from compaction.tokens import estimate_text
+from compaction.accounting.tokens import estimate_text
 
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted
 from agent_core.providers.demo.cache import request_tokens

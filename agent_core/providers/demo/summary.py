@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from compaction.tokens import estimate_message, estimate_text
+from compaction.accounting.tokens import estimate_message, estimate_text
 
 from agent_core.providers.demo.conversation import (blocks, canon, is_prompt_text, looks_like_summary, norm_path,
                                                     result_text)

@@ -9,14 +9,14 @@ loop over this repository and prints the state after each (`--check`: and whethe
 holds); the tests run it over a fixed project (tests/demo_project.py). What the demo reads depends
 on the files it finds, so the figures move with the workspace. Snip and collapse are the engine's
 fallbacks for when summarizing cannot run: the demo started with `FALLBACK_ENV` shows them
-(compaction/snip.py, compaction/collapse.py).
+(compaction/layers/snip.py, compaction/layers/collapse.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 
 from agent_core import events as ev
 from agent_core.providers.demo.pause import describe, let_time_pass

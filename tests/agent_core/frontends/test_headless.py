@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.frontends.headless import main as headless_main
+from app.cli.headless import main as headless_main
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_reader import load_session
-from app.cli import build_parser, main as cli_main
+from app.cli.main import build_parser, main as cli_main
 from compaction import project, validate_history
 from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use
 
@@ -240,7 +240,7 @@ def test_headless_never_imports_textual(tmp_path):
     ws = make_workspace(tmp_path)
     code = ("import sys, runpy\n"
             "sys.argv = ['ctxtui', '--headless', '-p', 'hi', '--workspace', sys.argv[1], '--output-format', 'json']\n"
-            "from app.cli import main\n"
+            "from app.cli.main import main\n"
             "rc = main()\n"
             "assert 'textual' not in sys.modules, 'textual was imported'\n"
             "assert 'rich' not in sys.modules, 'rich was imported'\n"

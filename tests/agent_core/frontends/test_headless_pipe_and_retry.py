@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.frontends.headless import EXIT_PIPE, main as headless_main
+from app.cli.headless import EXIT_PIPE, main as headless_main
 from agent_core.logs.discover import latest_session
 from agent_core.loop.agent import MID_STREAM_RETRIES
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.sessions.session_reader import load_session
-from app.cli import build_parser
+from app.cli.main import build_parser
 from compaction import project, validate_history
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.fake_anthropic import FakeAnthropic, cut, echo_responder, reply, tool_use

@@ -3,7 +3,7 @@ terminal through ctxtui's plain-stdout commands: `usage` (every report), `replay
 status line and headless text output. Each field shows up in its visible form (`␛[2J`, `␛]0;TITLE␇`,
 `\\x9b2J`, `⟨U+202E⟩`, markup literally) and the JSON outputs keep the exact text, escaped.
 
-Every test runs the real CLI entry (`app.cli.main`) or the headless front-end on tmp_path logs.
+Every test runs the real CLI entry (`app.cli.main.main`) or the headless front-end on tmp_path logs.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.frontends.headless import main as headless_main
-from app.cli import build_parser, main
+from app.cli.headless import main as headless_main
+from app.cli.main import build_parser, main
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.fake_anthropic import FakeAnthropic, reply, tool_use
 

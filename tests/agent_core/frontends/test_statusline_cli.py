@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.frontends.statusline_cli import compute, main
-from agent_core.reports.statusline_state import StatusState
+from app.cli.statusline import compute, main
+from agent_core.statusline.state import StatusState
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, user, write_log
 
 NOW = datetime(2025, 6, 14, 12, 30, tzinfo=timezone.utc).timestamp()
@@ -159,7 +159,7 @@ def test_a_missing_transcript_shows_what_stdin_says(tmp_path):
 
 def test_the_command_loads_no_textual_and_prints_one_line(tmp_path):
     log = make_projects(tmp_path)
-    code = ("import sys; from app.cli import main; rc = main(['statusline']); "
+    code = ("import sys; from app.cli.main import main; rc = main(['statusline']); "
             "bad = [m for m in ('textual', 'rich', 'anthropic', 'genai_prices') if m in sys.modules]; "
             "print(bad, file=sys.stderr); sys.exit(rc or (3 if bad else 0))")
     env = {**os.environ, **env_for(tmp_path)}

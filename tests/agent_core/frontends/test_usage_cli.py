@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agent_core.pricing.cost import price_buckets
-from agent_core.frontends.usage_cli import main
-from app.cli import main as ctxtui_main
+from app.cli.usage import main
+from app.cli.main import main as ctxtui_main
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
 
 BUCKET_KEYS = {"input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens"}
@@ -216,7 +216,7 @@ def test_usage_never_loads_textual_or_the_sdk(projects):
     import subprocess
     import sys
 
-    code = ("import sys, io; from app.cli import main; "
+    code = ("import sys, io; from app.cli.main import main; "
             f"rc = main(['usage', {str(projects)!r}, '--json']); "
             "bad = [m for m in ('textual', 'rich', 'anthropic') if m in sys.modules]; "
             "sys.exit(rc or (3 if bad else 0))")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core.frontends.usage_cli import main
+from app.cli.usage import main
 from agent_core.pricing.cost import price_buckets, usage_buckets
 from tests.agent_core.frontends.test_usage_cli import run, run_json as usage_json
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, write_log
@@ -225,7 +225,7 @@ def test_start_up_loads_only_what_the_report_uses(tmp_path):
 
     log_of(tmp_path, [("2025-06-14T10:00:00Z", 1)])
     heavy = ("textual", "rich", "anthropic", "asyncio", "compaction", "agent_core.sessions", "agent_core.config")
-    code = ("import sys, io, contextlib; from app.cli import main\n"
+    code = ("import sys, io, contextlib; from app.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()): rc = main(sys.argv[1:])\n"
             f"print(rc, *[m for m in {heavy + ('genai_prices',)!r} if m in sys.modules])")
     root = Path(__file__).resolve().parents[3]

@@ -15,7 +15,7 @@ from agent_core.logs import (CompactionRecord, Deduper, LogFollower, LogReader, 
                              newest_log)
 from agent_core.logs.records import MARK_BYTES, MAX_TOKENS, CorruptRecord
 from agent_core.pricing.pricer import Pricer
-from agent_core.reports.usage_report import UsageReport
+from agent_core.usage.report import UsageReport
 
 MODEL = "claude-sonnet-4-5-20250929"
 

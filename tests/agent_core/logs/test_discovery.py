@@ -11,11 +11,11 @@ import pytest
 
 from agent_core.logs.discover import (claude_projects_dir, claude_projects_root, latest_session, list_logs,
                                       list_sessions, watch_default_folder, workspace_sessions)
-from agent_core.frontends.usage_cli import main as usage_main
-from agent_core.reports.watch_target import resolve_target
+from app.cli.usage import main as usage_main
+from agent_core.watch.target import resolve_target
 from agent_core.sessions.paths import project_state_dir, sessions_dir, state_root
 from agent_core.sessions.session_log import SessionLog
-from app.main import build_app
+from app.tui.launch import build_app
 from tests.agent_core.logs.test_claude_code_logs import assistant, user, write_log
 
 

@@ -18,11 +18,11 @@ import pytest
 
 from agent_core.logs import LogFollower, LogReader, UsageRecord, discover
 from agent_core.logs.discover import list_logs
-from agent_core.frontends.usage_cli import main as usage_main
-from agent_core.reports.watch_state import WatchState
-from agent_core.reports.watch_target import resolve_target
-from app import logfiles
-from app.watch import main as watch_main
+from app.cli.usage import main as usage_main
+from agent_core.watch.state import WatchState
+from agent_core.watch.target import resolve_target
+from agent_core.logs import transcript_files as logfiles
+from app.cli.watch import main as watch_main
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,7 +69,7 @@ def strict_json(text: str):
 @needs_dev_zero
 def test_usage_skips_a_fifo_a_device_symlink_and_a_symlink_loop_with_a_warning(tmp_path):
     folder = hostile_folder(tmp_path)
-    done = run_child("import sys; from app.cli import main; sys.exit(main(sys.argv[1:]))",
+    done = run_child("import sys; from app.cli.main import main; sys.exit(main(sys.argv[1:]))",
                      "usage", str(folder), "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     data = strict_json(done.stdout)
@@ -103,7 +103,7 @@ def test_watch_state_and_the_transcript_browser_refuse_a_fifo_or_device_promptly
     code = """if True:
         import sys
         from pathlib import Path
-        from agent_core.reports.watch_state import WatchState
+        from agent_core.watch.state import WatchState
         from app import logfiles
         for name in sys.argv[1:]:
             p = Path(name)
@@ -339,7 +339,7 @@ def test_appending_never_resets(tmp_path):
 
 async def test_the_watch_screen_starts_over_when_the_log_is_replaced(tmp_path):
     from tests.app.test_watch import SIZE, make_app, until
-    from agent_core.reports.watch_target import WatchTarget
+    from agent_core.watch.target import WatchTarget
 
     path = write_log(tmp_path / f"{SESSION}.jsonl", [*_first(2, inp=500), boundary(80_000, session=SESSION)])
     app = make_app(WatchTarget(path), tmp_path)

@@ -5,7 +5,7 @@ than with summary-only compaction (microcompact, snip and collapse off) — the 
 spend more on cache rewrites than they save."""
 from __future__ import annotations
 
-from compaction.cache_model import Rates
+from compaction.accounting.cache_model import Rates
 from compaction.layer_context import PipelineConfig
 from agent_core import events as ev
 from agent_core.pricing.cost import INPUT_BUCKETS, usage_buckets

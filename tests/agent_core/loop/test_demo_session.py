@@ -7,7 +7,7 @@ from agent_core import events as ev
 from agent_core.config import load_config
 from agent_core.loop.factory import build_agent
 from agent_core.providers.demo.tour import Step, promises, walk
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 from compaction import project, validate_history
 
 from tests.agent_helpers import collect, demo_agent, of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_core import events as ev
 from compaction import project, validate_history
-from compaction.tokens import estimate_message
+from compaction.accounting.tokens import estimate_message
 from tests.fake_anthropic import FakeAnthropic, is_summary_request
 
 from tests.agent_helpers import collect, fake_agent, heavy_tool_session, make_workspace, of

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import json
 
-from agent_core.frontends.headless import main as headless_main
-from app.cli import build_parser
+from app.cli.headless import main as headless_main
+from app.cli.main import build_parser
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.fake_anthropic import FakeAnthropic, reply, tool_use
 

@@ -23,7 +23,7 @@ from agent_core.config import ConfigError, load_config
 from agent_core.providers.errors import classify
 from agent_core.loop.factory import make_client
 from agent_core.providers.model import ModelError
-from app.cli import build_parser
+from app.cli.main import build_parser
 from tests.fake_anthropic import reply
 
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs

@@ -23,9 +23,9 @@ from agent_core.providers.demo.planner import FOLDER_FULL, FOLDER_ROUND, MIN_PAR
 from agent_core.events import TextDelta
 from agent_core.providers.model import ModelError, ModelResponse
 from agent_core.tool_spec import TOOL_NAMES
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 from compaction.estimate import estimate_tools
-from compaction.tokens import estimate_block, estimate_message, estimate_text
+from compaction.accounting.tokens import estimate_block, estimate_message, estimate_text
 from compaction.validate import validate_history
 
 REPO = Path(__file__).resolve().parents[3]

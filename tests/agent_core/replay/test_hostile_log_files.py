@@ -3,7 +3,7 @@ folder given to `ctxtui replay`, `ctxtui usage` or `ctxtui watch`. It is skipped
 naming it, the other logs still make the report, and when nothing is left the command says so and
 exits 2 (a set-up error) — never a hang, never a traceback.
 
-Each runs the real CLI entry (`app.cli.main`, and once `python -m app.cli` in a subprocess)."""
+Each runs the real CLI entry (`app.cli.main.main`, and once `python -m app.cli` in a subprocess)."""
 from __future__ import annotations
 
 import json
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.reports.watch_target import first_log, resolve_target
-from app.cli import main
+from agent_core.watch.target import first_log, resolve_target
+from app.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[3]
 KINDS = ("dev-zero", "fifo", "symlink-loop")

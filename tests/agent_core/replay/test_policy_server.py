@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.budget import ContextBudget
+from compaction.accounting.budget import ContextBudget
 
 from agent_core.pricing.pricer import Pricer
 from agent_core.replay.options import ReplayUsageError, make_options, parse_policy

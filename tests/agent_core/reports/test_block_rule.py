@@ -1,9 +1,9 @@
-"""The 5-hour block rule (agent_core/reports/block_rule.py) the status line and `usage blocks` share."""
+"""The 5-hour block rule (agent_core/usage/block_rule.py) the status line and `usage blocks` share."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from agent_core.reports.block_rule import BLOCK_S, active_block, blocks
+from agent_core.usage.block_rule import BLOCK_S, active_block, blocks
 
 
 def at(day: int, hh: int, mm: int = 0) -> float:

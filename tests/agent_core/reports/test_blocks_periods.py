@@ -1,4 +1,4 @@
-"""5-hour blocks and calendar periods as pure functions (agent_core/reports/blocks.py, periods.py)."""
+"""5-hour blocks and calendar periods as pure functions (agent_core/usage/blocks.py, periods.py)."""
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
@@ -6,9 +6,9 @@ from datetime import date, datetime, timezone
 import pytest
 
 from agent_core.pricing.pricer import Priced
-from agent_core.reports.blocks import BLOCK_SECONDS, Gap, active_block, build_blocks, project, token_limit, with_gaps
-from agent_core.reports.periods import BadTimezone, period_of, resolve_timezone, week_start
-from agent_core.reports.usage_report import Response, UsageReport
+from agent_core.usage.blocks import BLOCK_SECONDS, Gap, active_block, build_blocks, project, token_limit, with_gaps
+from agent_core.usage.periods import BadTimezone, period_of, resolve_timezone, week_start
+from agent_core.usage.report import Response, UsageReport
 from agent_core.logs import UsageRecord
 
 

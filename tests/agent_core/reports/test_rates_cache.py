@@ -1,4 +1,4 @@
-"""The learned-rates cache of `ctxtui usage` (agent_core/reports/rates_cache.py): used only when its
+"""The learned-rates cache of `ctxtui usage` (agent_core/usage/rates_cache.py): used only when its
 stamp matches, malformed content ignored, and a second run prices without loading genai-prices."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agent_core.pricing.cost import BUCKETS, price_buckets
 from agent_core.pricing.pricer import Pricer
-from agent_core.reports import rates_cache
+from agent_core.usage import rates_cache
 from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, write_log
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -52,7 +52,7 @@ def test_cache_dir_follows_ctxtui_home_then_xdg_then_home(tmp_path):
 def test_a_second_report_prices_without_loading_genai_prices(tmp_path):
     log = write_log(tmp_path / "projects" / "p" / "s.jsonl", [assistant("m", "r", u=usage(inp=1000, out=50))])
     env = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "CTXTUI_HOME": str(tmp_path / "state")}
-    code = ("import sys, io, json, contextlib; from app.cli import main\n"
+    code = ("import sys, io, json, contextlib; from app.cli.main import main\n"
             "out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out): rc = main(sys.argv[1:])\n"
             "print(json.dumps([rc, 'genai_prices' in sys.modules, json.loads(out.getvalue())['totals']['cost_usd']]))")

@@ -1,9 +1,9 @@
-"""Compact token counts and fitting a table to the terminal (agent_core/reports/tables.py)."""
+"""Compact token counts and fitting a table to the terminal (agent_core/usage/tables.py)."""
 from __future__ import annotations
 
 import pytest
 
-from agent_core.reports.tables import Column, Row, render, tokens
+from agent_core.usage.tables import Column, Row, render, tokens
 
 
 @pytest.mark.parametrize("n, text", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_core.reports.watch_activity import ActivityReader, prompt_text, tool_summary
+from agent_core.watch.activity import ActivityReader, prompt_text, tool_summary
 from tests.agent_core.logs.test_claude_code_logs import assistant, usage, user, write_log
 
 SESSION = "5f1e2d3c-0000-4000-8000-000000000001"

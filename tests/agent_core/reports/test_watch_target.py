@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.logs.discover import workspace_sessions
-from agent_core.reports.watch_files import wait_for_log
-from agent_core.reports.watch_target import WatchError, claude_project_folder, first_log, resolve_target
+from agent_core.watch.files import wait_for_log
+from agent_core.watch.target import WatchError, claude_project_folder, first_log, resolve_target
 
 
 def touch(path: Path, age: float = 0.0) -> Path:

@@ -20,13 +20,13 @@ import pytest
 from agent_core import events as ev
 from agent_core.config import load_config
 from agent_core.loop.factory import build_agent
-from agent_core.frontends.headless import main as headless_main
+from app.cli.headless import main as headless_main
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_reader import load_session
 from agent_core.security.trust import is_trusted, trust_file
-from app.cli import build_parser
-from app.main import settle_trust
+from app.cli.main import build_parser
+from app.tui.launch import settle_trust
 from compaction.entry import Entry, user
 from compaction.scrub import forget_secrets, register_secret
 from compaction.transcript import write_transcript
@@ -152,7 +152,7 @@ def test_tui_asks_before_using_a_sensitive_env_and_remembers_trust(hostile_repo)
 
 
 async def test_trust_screen_answers(tmp_path):
-    from app.screens.trust import TrustApp
+    from app.tui.screens.trust import TrustApp
 
     for key, answer in (("t", "trust"), ("i", "ignore"), ("escape", "ignore"), ("q", "quit")):
         app = TrustApp(tmp_path, tmp_path / ".env", ("ANTHROPIC_BASE_URL", "CTXTUI_ALLOW"))
@@ -248,7 +248,8 @@ def test_base_url_password_never_reaches_the_log(tmp_path):
 
 
 def test_ctxtui_makes_itself_non_dumpable():
-    code = ("import ctypes\nfrom app.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+    code = ("import ctypes\nfrom app.cli.main import main\ntry:\n    main(['--version'])\n"
+            "except SystemExit:\n    pass\n"
             "print('dumpable', ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().endswith("dumpable 0"), out.stdout + out.stderr

@@ -18,15 +18,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_core.frontends.headless import main as headless_main
-from agent_core.frontends.usage_cli import main as usage_main
+from app.cli.headless import main as headless_main
+from app.cli.usage import main as usage_main
 from agent_core.logs.discover import latest_session
 from agent_core.pricing.cost import MAX_REQUEST_TOKENS, usage_problem
 from agent_core.pricing.tally import CostTally, cost_state_problem
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.sessions.session_log import SessionLog
 from agent_core.sessions.session_reader import load_session
-from app.cli import build_parser
+from app.cli.main import build_parser
 from compaction import project, validate_history
 from compaction.entry import Entry, assistant, tool_result_block, user
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs

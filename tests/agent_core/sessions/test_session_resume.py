@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from agent_core.sessions import paths
-from agent_core.frontends.headless import main as headless_main
+from app.cli.headless import main as headless_main
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_log import SessionInUse, SessionLog, SessionWriteError
 from agent_core.sessions.session_reader import load_session
 from agent_core.tools import ToolContext, ToolRegistry
-from app.cli import build_parser
+from app.cli.main import build_parser
 from compaction import project, validate_history
 from compaction.entry import assistant, user
 from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, tool_use
@@ -423,7 +423,7 @@ def test_sigint_while_the_final_result_prints(tmp_path):
 TUI_CHILD = """
 import os, sys
 from pathlib import Path
-from app.main import build_app
+from app.tui.launch import build_app
 app = build_app({"allow": ["bash"]}, environ=dict(os.environ), workspace=Path(sys.argv[1]), claude_root=None)
 
 async def start(pilot):

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.frontends.headless import main as headless_main
+from app.cli.headless import main as headless_main
 from agent_core.logs.discover import latest_session
 from agent_core.sessions import session_log
 from agent_core.sessions.paths import UnsafeDir, check_root_path, project_state_dir, sessions_dir, state_root
-from app.cli import build_parser
+from app.cli.main import build_parser
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.fake_anthropic import FakeAnthropic, echo_responder
 
@@ -123,7 +123,7 @@ def test_new_session_in_an_unwritable_folder_is_refused_before_the_first_request
 
 @pytest.mark.parametrize("continue_", [False, True], ids=["new", "continue"])
 def test_tui_start_says_it_before_textual_starts(tmp_path, monkeypatch, capsys, continue_):
-    import app.main as app_main
+    import app.tui.launch as app_main
 
     class NoApp:
         def __init__(self, *a, **k):

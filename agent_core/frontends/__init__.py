@@ -1,1 +1,0 @@
-"""Front-ends that never load Textual: headless runs and usage reports."""

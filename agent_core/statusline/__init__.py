@@ -1,0 +1,1 @@
+"""`ctxtui statusline`: one line for Claude Code's statusLine setting."""

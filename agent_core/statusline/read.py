@@ -1,0 +1,145 @@
+"""Bringing a `StatusState` up to date: read only what was appended to the logs it covers.
+
+The logs covered: the session's transcript and its sub-agent logs, plus every other log of the
+projects folder written in the last day (for today's dollars and the active 5-hour block). A log
+whose identity changed, that shrank, or whose bytes before the saved offset changed is counted
+again from its start. Records go through the one log layer (`agent_core.logs`); a response seen
+in an earlier call is seeded into the reader's `Deduper`, so a later copy of it comes back with
+`replaces=` set, exactly as within one read.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from agent_core.logs import Deduper, LogReader, UsageRecord
+from agent_core.pricing.cost import BUCKETS
+from agent_core.logs.discover import expand, subagent_logs
+from agent_core.statusline.state import (ACTIVITY_S, MARK_BYTES, RECENT_KEYS, LogState, Prices,
+                                                 StatusState, day_of)
+
+
+def logs_to_read(transcript: Path, projects: Path | None, now: float) -> list[Path]:
+    """The transcript and its sub-agent logs first, then the projects folder's other logs written
+    in the last day (a folder that does not exist gives none)."""
+    own = [transcript, *subagent_logs(transcript)]
+    out = list(own)
+    if projects is not None and projects.is_dir():
+        seen = {str(p) for p in own}
+        for f in expand(projects):
+            if str(f) in seen:
+                continue
+            try:
+                if now - f.stat().st_mtime <= ACTIVITY_S:
+                    out.append(f)
+            except OSError:
+                continue
+    return out
+
+
+def _mark(path: Path, offset: int) -> str:
+    """Hex of the bytes just before `offset`: if they change, the log was rewritten."""
+    if offset <= 0:
+        return ""
+    with open(path, "rb") as f:
+        f.seek(max(0, offset - MARK_BYTES))
+        return f.read(min(offset, MARK_BYTES)).hex()
+
+
+def _unchanged_or_reset(st: os.stat_result, log: LogState, path: Path) -> tuple[bool, LogState]:
+    """(nothing new to read, the log state to continue from)."""
+    ident = [st.st_dev, st.st_ino]
+    if log.ident == ident and st.st_size == log.offset:
+        return True, log
+    if log.ident and (log.ident != ident or st.st_size < log.offset or _mark(path, log.offset) != log.mark):
+        log = LogState()
+    log.ident = ident
+    return False, log
+
+
+def _seeded(state: StatusState) -> Deduper:
+    dedup = Deduper()
+    for key, (path, model, counts, sidechain, ts) in state.recent.items():
+        dedup.admit(UsageRecord(session_id="", model=model, timestamp=ts, request_key=key,
+                                buckets=dict(zip(BUCKETS, counts)),
+                                is_sidechain=sidechain, path=path,
+                                purpose="subagent" if sidechain else "main"))
+    return dedup
+
+
+def _book(state: StatusState, rec: UsageRecord, prices: Prices, sign: int) -> None:
+    log = state.logs.get(rec.path)
+    if log is None:
+        return
+    usd = prices(rec.model, rec.buckets)
+    if usd is None:
+        log.unpriced += sign
+        return
+    log.usd += sign * usd
+    if rec.timestamp is not None:
+        day = day_of(rec.timestamp)
+        log.days[day] = log.days.get(day, 0.0) + sign * usd
+
+
+def _apply(state: StatusState, rec: UsageRecord, prices: Prices) -> None:
+    if rec.replaces is not None:
+        _book(state, rec.replaces, prices, -1)
+    _book(state, rec, prices, +1)
+    state.recent.pop(rec.request_key, None)
+    state.recent[rec.request_key] = [rec.path, rec.model, [rec.buckets.get(k, 0) for k in BUCKETS],
+                                     rec.is_sidechain, rec.timestamp]
+    log = state.logs.get(rec.path)
+    if log is None:
+        return
+    if rec.timestamp is not None:
+        minute = int(rec.timestamp // 60)
+        if not log.minutes or log.minutes[-1] != minute:
+            log.minutes.append(minute)
+    if not rec.is_sidechain and rec.purpose == "main":
+        last = log.last
+        if last is None or (rec.timestamp or 0) >= (last.get("ts") or 0):
+            log.last = {"model": rec.model, "buckets": rec.buckets, "ts": rec.timestamp}
+
+
+def refresh(state: StatusState, paths: Iterable[Path], prices: Prices, now: float) -> None:
+    """Read what was appended to each log since the state was saved; forget old activity."""
+    state.reads = 0
+    dedup: Deduper | None = None
+    for path in paths:
+        key = str(path)
+        try:
+            st = path.stat()
+            unchanged, log = _unchanged_or_reset(st, state.logs.get(key) or LogState(), path)
+        except OSError:
+            continue
+        state.logs[key] = log
+        if unchanged:
+            continue
+        if dedup is None:
+            dedup = _seeded(state)
+        reader = LogReader(path, dedup=dedup, fmt=log.fmt, offset=log.offset)
+        try:
+            for rec in reader.records():
+                if isinstance(rec, UsageRecord):
+                    rec.path = key
+                    _apply(state, rec, prices)
+            log.fmt = reader.format
+            state.reads += reader.follower.line_offset - log.offset
+            log.offset = reader.follower.line_offset
+            log.mark = _mark(path, log.offset)
+        except OSError:
+            continue
+    _trim(state, now)
+
+
+def _trim(state: StatusState, now: float) -> None:
+    oldest = int((now - ACTIVITY_S) // 60)
+    for log in state.logs.values():
+        if log.minutes and log.minutes[0] < oldest:
+            log.minutes = [m for m in log.minutes if m >= oldest]
+        if len(log.days) > 2:
+            keep = sorted(log.days)[-2:]
+            log.days = {d: log.days[d] for d in keep}
+    while len(state.recent) > RECENT_KEYS:
+        del state.recent[next(iter(state.recent))]

@@ -1,0 +1,1 @@
+"""`ctxtui usage`: token and cost reports over session logs."""

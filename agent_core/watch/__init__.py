@@ -1,0 +1,1 @@
+"""`ctxtui watch`'s core: the session state followed from a log."""

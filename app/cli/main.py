@@ -1,0 +1,150 @@
+"""The `ctxtui` command. Parses arguments and dispatches; imports Textual only for screens, so
+`--headless` and `usage` never load it (docs/architecture.md, "Import rules")."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from agent_core.security.process_guard import drop_tool_capabilities, make_non_dumpable
+
+EPILOG = """\
+commands:
+  ctxtui [options]                 open the TUI (the demo model when no ANTHROPIC_API_KEY is set)
+  ctxtui --headless -p PROMPT      run the agent without a screen (prompt may also come on stdin)
+  ctxtui --headless --continue --compact [FOCUS]
+                                   compact the latest session (e.g. after a breaker stopped auto-compaction)
+  ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
+  ctxtui usage [PATH ...]          token and cost report over session logs
+  ctxtui replay PATH... [--json]   what a session would have cost under other compaction policies
+  ctxtui statusline                one status line for Claude Code's statusLine setting (JSON on stdin)
+
+environment (flags win over environment, then .env in the workspace, then the user config file):
+{variables}
+
+exit codes: 0 done, 1 run failed, 2 bad usage or configuration (or the session is in use),
+            130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (the session stays resumable)
+"""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415  (start-up time: statusline)
+
+    try:
+        return version("ctxtui")
+    except PackageNotFoundError:
+        return "0.0.0+local"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # Loaded here, not at the top, so `ctxtui statusline` (run on every Claude Code refresh) starts fast.
+    from agent_core.config import format_variables  # noqa: PLC0415  (start-up time)
+
+    p = argparse.ArgumentParser(
+        prog="ctxtui", description="Run a Claude coding agent while seeing and controlling its context window.",
+        epilog=EPILOG.format(variables=format_variables()), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"ctxtui {_version()}")
+    p.add_argument("--headless", action="store_true", help="run without a screen (for scripts and CI)")
+    p.add_argument("-p", "--prompt", help="the prompt (headless); '-' or omitted reads stdin")
+    p.add_argument("--model", help="model id, or 'demo' for the offline demo model (env CTXTUI_MODEL)")
+    p.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text",
+                   help="headless output: text (default), json (one object at the end), stream-json (events)")
+    p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model calls in a run")
+    p.add_argument("--max-budget-usd", type=float, metavar="X", help="stop when the session cost reaches X dollars")
+    p.add_argument("--allow", metavar="TOOL[,TOOL]", action="append", default=[],
+                   help="allow these tools without asking (headless denies write/edit/bash unless allowed)")
+    p.add_argument("--resume", metavar="ID", help="resume the session with this id")
+    p.add_argument("--continue", dest="continue_", action="store_true", help="resume the most recent session")
+    p.add_argument("--compact", nargs="?", const="", metavar="FOCUS",
+                   help="headless: compact the session that --continue or --resume names (optionally with a "
+                        "focus), print the compaction and exit; no prompt is sent")
+    p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
+    p.add_argument("--context-window", type=int, metavar="N",
+                   help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")
+    p.add_argument("--max-output-tokens", type=int, metavar="N",
+                   help="max tokens per answer (env CTXTUI_MAX_OUTPUT_TOKENS)")
+    p.add_argument("--autocompact-pct", type=float, metavar="P",
+                   help="auto-compact at P%% of the effective window at the latest (env CTXTUI_AUTOCOMPACT_PCT)")
+    p.add_argument("--disable-autocompact", action="store_true", default=None,
+                   help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
+    p.add_argument("--disable-collapse", action="store_true", default=None,
+                   help="no context collapse: summaries take over at the threshold (env CTXTUI_DISABLE_COLLAPSE)")
+    p.add_argument("--cache-ttl", metavar="5m|1h",
+                   help="how long the prompt cache keeps the conversation: 5m (default) or 1h, whose writes cost "
+                        "2x input instead of 1.25x (env CTXTUI_CACHE_TTL)")
+    p.add_argument("--engine", metavar="MODE",
+                   help="who manages the context: local (default), server (the API's context editing and "
+                        "compaction) or hybrid (ctxtui's cheap layers, then the API's compaction) (env CTXTUI_ENGINE)")
+    p.add_argument("--home", metavar="DIR",
+                   help="ctxtui's state folder: sessions, transcripts, tool results, one folder per workspace "
+                        "(default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui; env CTXTUI_HOME)")
+    p.add_argument("--trust", action="store_true", default=None,
+                   help="trust this workspace: its .env may then set the API key and endpoint, allowed tools and "
+                        "the state folder (remembered; the TUI asks instead)")
+    p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
+    p.add_argument("--tool-timeout", type=float, metavar="SECONDS",
+                   help="deadline of every tool call but bash (env CTXTUI_TOOL_TIMEOUT, default 120)")
+    p.add_argument("--bash-timeout", type=float, metavar="SECONDS",
+                   help="default timeout of the bash tool (env CTXTUI_BASH_TIMEOUT)")
+    p.add_argument("--api-connect-timeout", type=float, metavar="SECONDS",
+                   help="give up connecting to the API after this long (env CTXTUI_API_CONNECT_TIMEOUT)")
+    p.add_argument("--api-idle-timeout", type=float, metavar="SECONDS",
+                   help="give up when the API is silent this long (env CTXTUI_API_IDLE_TIMEOUT)")
+    p.add_argument("--theme", metavar="NAME", help="a Textual theme name (TUI)")
+    return p
+
+
+READING_COMMANDS = ("replay", "statusline", "watch", "usage")   # they run no tools and read no key
+
+
+def main(argv: list[str] | None = None) -> int:
+    make_non_dumpable()       # before any key is read: no same-user process may read our memory or environ
+    from_command_line = argv is None
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if from_command_line and not (argv and argv[0] in READING_COMMANDS):
+        # The commands that run tools: start again without the key in the environment (it stays in
+        # memory), and keep every tool process from the capabilities that read our memory.
+        from agent_core.security.credentials import shed_from_environment  # noqa: PLC0415  (start-up time: usage)
+        shed_from_environment()
+        drop_tool_capabilities()
+    if argv and argv[0] == "replay":
+        return _replay(argv[1:])
+    if argv and argv[0] == "statusline":
+        from app.cli.statusline import main as statusline_main  # noqa: PLC0415  (start-up time)
+        return statusline_main(argv[1:])
+    if argv and argv[0] in ("watch", "usage"):
+        cmd, rest = argv[0], argv[1:]
+        # Each front-end is imported only when chosen, so usage and headless never load Textual
+        # (or the model client) and start fast.
+        if cmd == "usage":
+            from app.cli.usage import main as usage_main  # noqa: PLC0415  (start-up time)
+            return usage_main(rest)
+        from app.cli.watch import main as watch_main  # noqa: PLC0415  (start-up time)
+        return watch_main(rest)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.compact is not None and not args.headless:
+        parser.error("--compact is for --headless (in the TUI, type /compact [focus])")
+    if args.headless:
+        from app.cli.headless import main as headless_main  # noqa: PLC0415  (start-up time: no Textual)
+        return headless_main(args)
+    from app.tui.launch import run_tui  # noqa: PLC0415  (start-up time)
+    return run_tui(args)
+
+
+def _replay(argv: list[str]) -> int:
+    """`ctxtui replay`: the screen in a terminal, else text or --json (without loading Textual)."""
+    from app.cli.replay import parse_options, run  # noqa: PLC0415  (start-up time)
+    options = parse_options(argv)
+    if isinstance(options, int):
+        return options
+    if not options.json and sys.stdout.isatty():
+        try:
+            from app.replay.app import run_app  # noqa: PLC0415  (start-up time: Textual only for the screen)
+        except ImportError:   # a build without the screen: the text report instead
+            return run(options)
+        return run_app(options)
+    return run(options)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""`ctxtui statusline`: one line for Claude Code's `statusLine` setting.
+
+Claude Code pipes a JSON object on stdin (session_id, transcript_path, model {id, display_name},
+workspace, cost, context_window, ...) and shows the first line of stdout. This prints the context
+used by the last main-chain request (input + cache read + cache write, as Claude Code counts it)
+with the share left until ctxtui's auto-compact threshold, the session's dollars, today's dollars
+and the time left in the active 5-hour block. State is kept between calls (statusline_state.py),
+so a refresh reads only what the logs gained since the last one.
+
+A status line must never break Claude Code's screen: any failure still prints a line (what stdin
+said, at least) and exits 0; the reason goes to stderr as one line, never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence, TextIO
+
+from agent_core.usage.block_rule import active_block
+from agent_core.statusline.format import StatusFigures, format_line
+from agent_core.statusline.read import logs_to_read, refresh
+from agent_core.statusline.state import Prices, StatusState, budget_figures, day_of, state_path
+from agent_core.security.visible_text import one_line
+from agent_core.sessions.paths import ensure_state_dir, state_root
+
+MAX_STDIN = 1 << 20
+USAGE = """\
+usage: ctxtui statusline
+
+For Claude Code's settings.json:  {"statusLine": {"type": "command", "command": "ctxtui statusline"}}
+Reads Claude Code's status JSON on stdin and prints one line: context used and %% left until
+auto-compact, the session's dollars, today's dollars, the active 5-hour block's time left.
+State between calls: <ctxtui state folder>/statusline/ (CTXTUI_HOME moves it). Always exits 0.
+"""
+
+
+def _dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v.strip() else None
+
+
+def read_input(stdin: TextIO) -> tuple[dict, str | None]:
+    """(the status JSON, or {}; why it was not usable, or None)."""
+    try:
+        text = stdin.read(MAX_STDIN + 1)
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        return {}, f"cannot read stdin: {e}"
+    if len(text) > MAX_STDIN:
+        return {}, "stdin is over 1 MiB: not Claude Code's status JSON"
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}, "stdin is not JSON"
+    if not isinstance(data, dict):
+        return {}, "stdin is not a JSON object"
+    return data, None
+
+
+def minimal_figures(data: Mapping[str, Any]) -> StatusFigures:
+    """What stdin alone says: the model and Claude Code's own session cost."""
+    model = _dict(data.get("model"))
+    cost = _dict(data.get("cost")).get("total_cost_usd")
+    usd = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    return StatusFigures(model=_str(model.get("display_name")) or _str(model.get("id")), session_usd=usd)
+
+
+def _transcript(data: Mapping[str, Any]) -> Path:
+    raw = _str(data.get("transcript_path"))
+    if raw is None:
+        raise ValueError("no transcript_path in the status JSON")
+    p = Path(raw).expanduser()
+    if not p.is_absolute() or p.suffix != ".jsonl":
+        raise ValueError(f"transcript_path is not an absolute .jsonl path: {raw!r}")
+    return p
+
+
+def _window(data: Mapping[str, Any]) -> int | None:
+    size = _dict(data.get("context_window")).get("context_window_size")
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 1_000 else None
+
+
+def compute(data: Mapping[str, Any], env: Mapping[str, str], now: float) -> StatusFigures:
+    """Every figure of the line (reads and updates the state file). Raises on a bad transcript path."""
+    transcript = _transcript(data)
+    projects = transcript.parent.parent if transcript.parent.parent.name == "projects" else None
+    root = state_root(env)
+    where = state_path(ensure_state_dir(root, root / "statusline"), projects or transcript)
+    state = StatusState.load(where)
+    paths = logs_to_read(transcript, projects, now)
+    prices = Prices(state)
+    refresh(state, paths, prices, now)
+
+    base = minimal_figures(data)
+    own = [str(p) for p in paths if p == transcript or _is_subagent_of(p, transcript)]
+    logs = [state.logs[k] for k in own if k in state.logs]
+    main = state.logs.get(str(transcript))
+    last = main.last if main is not None else None
+    model_id = _str(_dict(data.get("model")).get("id")) or (last or {}).get("model")
+    context = window = threshold = None
+    if last is not None:
+        b = last["buckets"]
+        context = b.get("input", 0) + b.get("cache_read", 0) + b.get("cache_write_5m", 0) + b.get("cache_write_1h", 0)
+    if model_id:
+        key = f"{model_id}|{_window(data)}"
+        if key not in state.budgets:
+            state.budgets[key] = budget_figures(model_id, _window(data))
+        window, threshold = state.budgets[key]
+    today = day_of(now)
+    today_usd = sum(log.days.get(today, 0.0) for log in state.logs.values())
+    times = [m * 60.0 for log in state.logs.values() for m in log.minutes]
+    block = active_block(times, now)
+    state.save(where)
+    return StatusFigures(model=base.model or model_id, context=context, window=window, threshold=threshold,
+                         session_usd=sum(log.usd for log in logs) if logs else base.session_usd,
+                         session_unpriced=any(log.unpriced > 0 for log in logs),
+                         today_usd=today_usd, block_left_s=block.left(now) if block else None)
+
+
+def _is_subagent_of(path: Path, transcript: Path) -> bool:
+    return path.parent.name == "subagents" and path.parent.parent == transcript.with_suffix("")
+
+
+def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
+         stderr: TextIO | None = None, env: Mapping[str, str] | None = None, now: float | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    args = list(sys.argv[2:] if argv is None else argv)
+    if args and args[0] in ("-h", "--help"):
+        out.write(USAGE.replace("%%", "%"))
+        return 0
+    data, problem = read_input(stdin or sys.stdin)
+    figures = minimal_figures(data)
+    if problem is None and args:
+        problem = f"unexpected arguments: {' '.join(args)} (ctxtui statusline takes none)"
+    if problem is None:
+        try:
+            figures = compute(data, os.environ if env is None else env, time.time() if now is None else now)
+        except Exception as e:  # noqa: BLE001  (a status line must print something whatever went wrong)
+            problem = f"{type(e).__name__}: {e}"
+    if problem is not None:
+        err.write(f"ctxtui statusline: {one_line(problem)}\n")
+    out.write(format_line(figures) + "\n")
+    return 0

@@ -1,0 +1,314 @@
+"""`ctxtui usage [REPORT] [PATH ...]`: token and cost reports over Claude Code's and ctxtui's session logs."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence, TextIO
+
+from agent_core.logs import Deduper, LogReader, claude_projects_dir, discover
+from agent_core.pricing.pricer import Pricer
+from agent_core.usage import rates_cache
+from agent_core.usage.blocks import token_limit
+from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
+from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width
+from agent_core.usage.report import UsageReport, project_of
+from agent_core.usage.views import (REPORT_PERIODS, View, blocks_json, notes_for, blocks_of, blocks_table,
+                                            period_json, period_table, session_json, session_table, token_cells,
+                                            token_columns)
+from agent_core.security.visible_text import one_line
+
+REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
+
+DESCRIPTION = """\
+Token and cost reports over session logs: Claude Code's (~/.claude/projects/<project>/<session>.jsonl,
+with their sub-agent logs) and ctxtui's own (.ctxtui/sessions/<id>.jsonl). Each response is counted
+once, with its final usage (Claude Code repeats a response's usage on every content block and only
+the last copy holds the final output count), sub-agent calls included. Tokens are split into input,
+output, cache write 5m, cache write 1h and cache read; dollars come from genai-prices' offline price
+data (a model it does not know shows its tokens and an unknown cost)."""
+
+EPILOG = """\
+reports (ctxtui usage REPORT [PATH ...] [options]):
+  daily, weekly, monthly   one row per day, week (from --start-of-week, default Monday) or month
+  session                  one row per session: project, models, first and last activity
+  blocks                   5-hour billing windows as Claude's plans count them: a block starts at its
+                           first activity floored to the hour and lasts 5 h; a gap of more than 5 h
+                           starts a new one (gaps shown). The active block: time left, burn rate
+                           and a projection to its end; --token-limit N|max compares with a limit
+  (no report)              the summary grouped by --by (model, session or day)
+
+paths:
+  a .jsonl log file (its <session>/ folder of sub-agent logs is read too), or a folder searched for
+  *.jsonl; default $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects
+
+prices: genai-prices' data, whose loading takes longer than reading a big log; each model's learned
+  per-token rates are kept in $XDG_CACHE_HOME/ctxtui/usage-rates.json (~/.cache/ctxtui, or
+  $CTXTUI_HOME/cache) so later runs load it only for a new model; safe to delete
+
+output:
+  text: a table with a totals row; under 100 terminal columns a compact table (token counts
+  abbreviated as 1.2M, columns left out to fit are named); corrupt lines: one warning on stderr;
+  a file that cannot be read (a FIFO, a device, a symlink loop) is skipped, one warning each.
+  Names from the logs (models, sessions, project folders) are shown with their control
+  characters made visible (ESC as ␛, C1 as \\x9b): a log cannot drive the terminal
+  --json (no report): {"totals": {...}, "by_model": {MODEL: {"input_tokens", "output_tokens",
+           "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens", "total_tokens",
+           "requests", "cost_usd"}}, "by_day": {DAY: {...}}, "by_purpose": {PURPOSE: {...}}
+           (main, subagent, compaction, memory), "sessions": [{"session_id", "project",
+           "models", ..., "cost_usd", "compactions": [...]}], "unpriced_models", "files",
+           "skipped_lines"}; cost_usd is null when a model's price is unknown
+           (then "priced_cost_usd" holds the part that is known); --json always holds every
+           grouping, --by only picks the table's
+  --json with a report: {"report", "timezone", "totals", "unpriced_models", "files", "skipped_lines"}
+           and "rows" [{"period", "models", <token fields>, "breakdown": {MODEL: {...}}}]
+           (daily/weekly/monthly), "sessions" [...] (session), or "blocks" [{"start", "end",
+           "first_activity", "last_activity", "active", "gap", <token fields>}], "active"
+           {"seconds_left", "tokens_per_minute", "cost_per_hour", "projected_tokens",
+           "projected_cost_usd"} and "token_limit" (blocks); times in UTC (ISO 8601)
+  days, --since and --until are dates in --timezone (default: local time; --utc is --timezone UTC)
+
+examples:
+  ctxtui usage daily                             every Claude Code session on this machine, per day
+  ctxtui usage monthly --breakdown --timezone Asia/Tokyo
+  ctxtui usage session --project myapp --since 2025-06-01 --until 2025-06-30
+  ctxtui usage blocks --token-limit max
+  ctxtui usage ~/.claude/projects/-home-me-proj --by session --json
+  ctxtui usage .ctxtui/sessions
+
+exit codes: 0 done, 2 bad usage (unknown flag, bad date or time zone, a path that does not exist)"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's exit code 2, with a hint
+        self.print_usage(sys.stderr)
+        self.exit(2, f"ctxtui usage: error: {message}\n(see `ctxtui usage --help`)\n")
+
+
+def _date(value: str) -> date:
+    for v in (value, f"{value[:4]}-{value[4:6]}-{value[6:]}" if len(value) == 8 and value.isdigit() else None):
+        if v:
+            try:
+                return date.fromisoformat(v)
+            except ValueError:
+                pass
+    raise argparse.ArgumentTypeError(f"not a date: {value!r} (expected YYYY-MM-DD, e.g. 2025-06-01)")
+
+
+def _weekday(value: str) -> int:
+    v = value.lower()
+    for i, name in enumerate(WEEKDAYS):
+        if len(v) >= 2 and name.startswith(v):
+            return i
+    raise argparse.ArgumentTypeError(f"not a weekday: {value!r} (expected monday ... sunday)")
+
+
+def _limit(value: str) -> str:
+    if value == "max" or (value.isdigit() and int(value) > 0):
+        return value
+    raise argparse.ArgumentTypeError(f"not a token limit: {value!r} (expected a positive number or 'max')")
+
+
+def _instant(value: str) -> float:
+    try:
+        d = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date and time: {value!r} (e.g. 2025-06-14T10:00:00Z)") from None
+    return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def build_parser(report: str | None = None) -> argparse.ArgumentParser:
+    prog = f"ctxtui usage {report}" if report else "ctxtui usage"
+    p = _Parser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="*", metavar="PATH", type=Path,
+                   help="log files or folders (default: Claude Code's projects folder)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    if report is None:
+        p.add_argument("--by", choices=("model", "session", "day"), default="model",
+                       help="group the table by model (default), session or day")
+    p.add_argument("--since", type=_date, metavar="DATE", help="only count records from this day on (YYYY-MM-DD)")
+    p.add_argument("--until", type=_date, metavar="DATE", help="only count records up to this day, inclusive")
+    p.add_argument("--timezone", metavar="TZ", help="IANA zone for days and times, e.g. Europe/Paris (default: local)")
+    p.add_argument("--utc", action="store_true", help="the same as --timezone UTC")
+    p.add_argument("--project", metavar="NAME", help="only the projects whose folder name contains NAME")
+    if report is not None:
+        p.add_argument("--breakdown", action="store_true", help="per-model rows inside each period, session or block")
+    if report == "weekly":
+        p.add_argument("--start-of-week", type=_weekday, default=0, metavar="DAY",
+                       help="the first day of a week (default monday)")
+    if report == "blocks":
+        p.add_argument("--token-limit", type=_limit, metavar="N|max",
+                       help="show each block against N tokens, or the most any finished block used")
+        p.add_argument("--now", type=_instant, metavar="TIME", help=argparse.SUPPRESS)   # tests and what-ifs
+    return p
+
+
+def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = False,
+                 warn: TextIO | None = None, *, until: date | None = None, tz=None, project: str | None = None,
+                 keep_responses: bool = False) -> UsageReport:
+    """Read every log the paths stand for into one report. Raises FileNotFoundError. Corrupt lines
+    make one warning line on `warn`, summed over every file; a file that cannot be read (a FIFO, a
+    device, a symlink loop) one line each, and it is counted in `report.unreadable`. Paths in
+    these lines come from folders anyone may name: they pass through `one_line`."""
+    stamp, cache = rates_cache.prices_stamp(), rates_cache.cache_dir() / rates_cache.FILE_NAME
+    known = rates_cache.load(cache, stamp)
+    pricer = Pricer(known=known)
+    report = UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses, pricer=pricer)
+    dedup = Deduper()
+    bad_files, first_bad = 0, ""
+    for f in discover(list(paths)):
+        if project is not None and project not in project_of(str(f)):
+            continue
+        reader = LogReader(f, dedup=dedup)
+        try:
+            report.add_all(reader.records(final=True))
+        except OSError as e:
+            report.unreadable += 1
+            if warn is not None:
+                print(f"ctxtui usage: could not read {one_line(str(f))}: {one_line(str(e.strerror or e))}",
+                      file=warn)
+            continue
+        report.files += 1
+        st = reader.stats
+        if st.corrupt:
+            report.skipped_lines += st.corrupt
+            bad_files += 1
+            first_bad = first_bad or f"{one_line(str(f))}:{st.first_corrupt_line}"
+    learned = pricer.learned()
+    if learned.keys() - known.keys():
+        rates_cache.save(cache, stamp, learned)
+    if warn is not None and report.skipped_lines:
+        n = report.skipped_lines
+        print(f"ctxtui usage: skipped {n} corrupt line{'s' if n != 1 else ''} in {bad_files} "
+              f"file{'s' if bad_files != 1 else ''}; first: {first_bad}", file=warn)
+    return report
+
+
+# ---- text output -------------------------------------------------------------------------------
+
+def _count_note(report: UsageReport) -> list[str]:
+    n, s = report.compaction_count(), len(report.sessions)
+    notes = [f"{s} session{'s' if s != 1 else ''}, {report.files} file{'s' if report.files != 1 else ''}, "
+             f"{n} compaction{'s' if n != 1 else ''}"]
+    if not report.files:
+        notes.append(f"no readable session logs (*.jsonl) under the given paths ({report.unreadable} skipped: "
+                     "not a regular file, or unreadable)" if report.unreadable
+                     else "no session logs (*.jsonl) found under the given paths")
+    unknown = report.unpriced_models()
+    if unknown:
+        notes.append("unknown price (cost shown as unknown or +?): " + ", ".join(one_line(m) for m in unknown))
+    return notes
+
+
+def render_table(report: UsageReport, by: str, view: View | None = None) -> str:
+    """The summary table (no report named): one row per model, day or session."""
+    view = view or View()
+    if by == "model":
+        items = sorted(report.by_model.items(), key=lambda kv: -kv[1].cost)
+        first = "Model"
+    elif by == "day":
+        items = sorted(report.by_day.items())
+        first = "Day"
+    else:
+        items = [(s.session_id, s.tally) for s in report.session_list()]
+        first = "Session"
+    cols = [Column(first, "<"), *token_columns(view.compact)]
+    rows = [Row([label, *token_cells(t, view.compact)]) for label, t in items]
+    rows.append(Row(["Total", *token_cells(report.totals, view.compact)], "total"))
+    lines, dropped = render(cols, rows, view.width, view.compact)
+    return "\n".join(lines + [""] + notes_for(view, dropped) + _count_note(report))
+
+
+def render_report(report: UsageReport, name: str, view: View, now: float, limit_arg: str | None) -> str:
+    if name in REPORT_PERIODS:
+        lines, notes = period_table(report, REPORT_PERIODS[name], view)
+    elif name == "session":
+        lines, notes = session_table(report, view)
+    else:
+        blocks = blocks_of(report)
+        limit = token_limit(limit_arg, blocks, now) if limit_arg else None
+        lines, notes = blocks_table(blocks, now, limit, view)
+    return "\n".join(lines + [""] + notes + _count_note(report))
+
+
+def report_json(report: UsageReport, name: str, view: View, tz_name: str, now: float,
+                limit_arg: str | None) -> dict:
+    out: dict = {"report": name, "timezone": tz_name}
+    if name in REPORT_PERIODS:
+        out["rows"] = period_json(report, REPORT_PERIODS[name], view)
+    elif name == "session":
+        out["sessions"] = [session_json(s, view) for s in report.session_list()]
+    else:
+        blocks = blocks_of(report)
+        out.update(blocks_json(blocks, now, token_limit(limit_arg, blocks, now) if limit_arg else None, view))
+    out["totals"] = {**report.totals.report_dict(), "sessions": len(report.sessions),
+                     "compactions": report.compaction_count()}
+    out.update(unpriced_models=report.unpriced_models(), files=report.files, skipped_lines=report.skipped_lines)
+    return out
+
+
+def _fitted(text_of: Callable[[View], str], view: View) -> str:
+    """The full layout when it fits the terminal, else the compact one."""
+    text = text_of(view)
+    table = text.split("\n\n", 1)[0]           # the notes under it may wrap
+    if view.compact or view.width is None or max(map(len, table.splitlines()), default=0) <= view.width:
+        return text
+    return text_of(replace(view, compact=True))
+
+
+def _split_report(argv: list[str]) -> tuple[str | None, list[str]]:
+    """`usage daily ...` names a report; a path that happens to be called `daily` is `./daily`."""
+    if argv and argv[0] in REPORTS:
+        return argv[0], argv[1:]
+    return None, argv
+
+
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    name, rest = _split_report(list(sys.argv[1:] if argv is None else argv))
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = build_parser(name).parse_args(rest)
+    except SystemExit as e:  # --help (0) or a bad flag (2, message already printed)
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        tz = resolve_timezone("UTC" if args.utc and not args.timezone else args.timezone)
+    except BadTimezone as e:
+        print(f"ctxtui usage: error: {one_line(str(e))}", file=err)
+        return 2
+    paths = args.paths or [claude_projects_dir()]
+    try:
+        report = build_report(paths, since=args.since, until=args.until, tz=tz, project=args.project, warn=err,
+                              keep_responses=name == "blocks")
+    except FileNotFoundError as e:
+        hint = "" if args.paths else " (set CLAUDE_CONFIG_DIR or pass a PATH)"
+        print(f"ctxtui usage: no such file or folder: {one_line(str(e.args[0] if e.args else e))}{hint}", file=err)
+        return 2
+    width = terminal_width()
+    view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,
+                first_weekday=getattr(args, "start_of_week", 0))
+    now = getattr(args, "now", None) or time.time()
+    limit_arg = getattr(args, "token_limit", None)
+    try:
+        if args.json:
+            data = report.to_json() if name is None else report_json(
+                report, name, view, args.timezone or ("UTC" if args.utc else "local"), now, limit_arg)
+            json.dump(data, out, indent=2, allow_nan=False)   # never Infinity/NaN: not JSON
+            out.write("\n")
+        else:
+            out.write(_fitted(lambda v: render_table(report, args.by, v) if name is None
+                              else render_report(report, name, v, now, limit_arg), view) + "\n")
+        out.flush()
+    except BrokenPipeError:  # `ctxtui usage | head`: the reader left, which is fine
+        if out is sys.stdout:  # keep Python's exit-time flush from failing again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return 0

@@ -1,0 +1,1 @@
+"""`ctxtui replay`'s screen: progress, plots and the policy table."""

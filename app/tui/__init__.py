@@ -1,0 +1,1 @@
+"""The Textual TUI: the app, its slash commands, screens and widgets."""

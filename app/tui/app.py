@@ -1,0 +1,553 @@
+"""The Textual app. The agent loop runs in a worker; each event it yields is handed to the widget
+that shows it (attributes down: panes get the event, the conversation gets a method call). The
+app owns no accounting: numbers come from the loop's events and the agent's own state.
+
+Slash commands, the command palette and key bindings all end in the same `run_slash`.
+"""
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.css.query import NoMatches
+from textual.widgets import Footer
+
+from app.stylesheets import stylesheets
+from compaction.clock import now as clock_now
+
+from agent_core import events as ev
+from agent_core.context_items import largest_items
+from agent_core.pricing.cost import usage_buckets
+from agent_core.providers.demo.pause import PauseError, let_time_pass
+from agent_core.providers.demo.pause import describe as describe_pause
+from agent_core.pricing.tally import burn_rate
+from agent_core.security.visible_text import visible
+from agent_core.sessions.session_age import session_started
+
+from app.tui import commands
+from app.tui.screens.context_screen import ContextScreen
+from app.tui.screens.help import HelpScreen
+from app.tui.screens.inspector import InspectorScreen
+from app.tui.screens.permission import PermissionScreen
+from app.tui.screens.transcripts import ResumeScreen, TranscriptBrowser
+from app.widgets.context_pane import ContextPane, history_points
+from app.tui.widgets.conversation import CompactionMarker, Conversation, NoticeMessage, ToolBlock
+from app.widgets.cost_pane import CostPane
+from app.tui.widgets.prompt import PromptInput
+from app.tui.widgets.status import StatusBar
+from app.widgets.timeline import Timeline
+
+CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "permission.tcss",
+             "context_screen.tcss", "transcripts.tcss", "help.tcss", "inspector.tcss")
+
+# Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+DEMO_BANNER = "Demo model, offline: nothing leaves this machine. /model NAME switches to a Claude model."
+DEMO_TIP = ("Tour: the README lists a dozen prompts that show each compaction layer; /wait lets time pass "
+            "on the demo's clock, as a pause would, so the prompt cache goes cold.")
+SWITCHED_BANNER = ("Demo model, offline (switched with /model demo): nothing leaves this machine. /model NAME "
+                   "switches back to a Claude model.")
+
+# Builds a replacement agent for /model and /resume: keyword overrides of the CLI config
+# (model=..., resume=...). Provided by app.tui.launch; None disables those commands.
+AgentFactory = Callable[..., Any]
+
+
+class CtxApp(App[int]):
+    """ctxtui's screen. `agent` follows the Agent API (agent_core.loop.agent)."""
+
+    TITLE = "ctxtui"
+    CSS_PATH = stylesheets(*CSS_FILES)
+    COMMANDS = App.COMMANDS | {commands.SlashCommandProvider}
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel turn", id="app.cancel"),
+        Binding("ctrl+o", "slash('/context')", "Context", id="app.context"),
+        Binding("ctrl+t", "slash('/transcripts')", "Transcripts", id="app.transcripts"),
+        Binding("f1", "slash('/help')", "Help", id="app.help"),
+        Binding("f2,ctrl+b", "toggle_sidebar", "Panes", id="app.sidebar"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+    ]
+
+    # Width and height classes on the screen (styles/app.tcss, panes.tcss): under 120 columns the
+    # conversation would get less than 70 beside the sidebar, which collapses there.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (160, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-medium-height"), (50, "-tall")]
+
+    def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
+                 agent_factory: AgentFactory | None = None, clock: Callable[[], float] = clock_now,
+                 theme: str | None = None, keymap: dict[str, str] | None = None,
+                 notices: tuple[str, ...] = (), banner: str | None = None) -> None:
+        super().__init__()
+        self.banner = banner or DEMO_BANNER   # said when the model is the offline demo: how it came to be
+        self.agent = agent
+        self.notices = tuple(n for n in notices if n)   # said once, at start (e.g. ignored .env settings)
+        self.sessions_root = sessions_root
+        self.claude_root = claude_root
+        self.agent_factory = agent_factory
+        self.clock = clock
+        self.theme_name = theme
+        self._user_keymap = dict(keymap or {})
+        self._started_at: float | None = None
+        self._streamed = False                         # answer text shown since the model call began
+        self._waiting: NoticeMessage | None = None     # the "Waiting for the API" line, updated in place
+        self._focus_before_max: Any = None
+        self._signals: list[int] = []
+        self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
+            ev.TextDelta: self._on_text,
+            ev.ThinkingDelta: lambda e: self.conversation.append_thinking(e.text),
+            ev.ToolCall: lambda e: self.conversation.add_tool_call(e.id, e.name, e.input),
+            ev.ToolResult: lambda e: self.conversation.set_tool_result(e.id, e.preview, e.size, e.is_error),
+            ev.AssistantDone: self._on_answer_done,
+            ev.ContextUpdate: self._update_context,
+            ev.CostUpdate: self._update_cost,
+            ev.Compaction: self._on_compaction,
+            ev.CompactionStarted: lambda e: self.conversation.start_compaction(e),
+            ev.CompactionDelta: lambda e: self.conversation.append_compaction(e.text),
+            ev.CompactionEnded: lambda e: self.conversation.end_compaction(e),
+            ev.BreakerTripped: self._on_breaker,
+            ev.Error: lambda e: self.conversation.add_error(e),
+            ev.Notice: lambda e: self.conversation.add_notice(e.message),
+            ev.StreamRetry: self._on_stream_retry,
+            ev.Waiting: self._on_waiting,
+            ev.PermissionRequest: self._on_permission,
+            ev.TurnFinished: self._on_turn_finished,
+            ev.TurnStarted: lambda e: None,   # the prompt is already shown (run_prompt); _drive marks the app busy
+        }
+
+    # ----- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Conversation(id="conversation")
+                yield PromptInput(id="prompt")
+            with Vertical(id="side"):
+                yield ContextPane(id="context-pane")
+                yield CostPane(id="cost-pane")
+                yield Timeline(id="timeline", clock=self.clock, selectable=True)
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one(Conversation)
+
+    @property
+    def prompt_input(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def context_pane(self) -> ContextPane:
+        return self.query_one(ContextPane)
+
+    @property
+    def cost_pane(self) -> CostPane:
+        return self.query_one(CostPane)
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.status.busy)
+
+    async def on_mount(self) -> None:
+        self._catch_stop_signals()
+        if self.theme_name:
+            self.theme = self.theme_name
+        if self._user_keymap:
+            self.set_keymap(self._user_keymap)
+        await self._show_agent(resumed=bool(self.agent.entries))
+        self.prompt_input.focus()
+        self.watch(self.screen, "maximized", self._maximized_changed, init=False)
+
+    def _maximized_changed(self, maximized: Any) -> None:
+        """Maximizing a pane (/cost) hides the prompt and Textual moves the focus to the next
+        visible widget; when the pane is restored the prompt gets it back, or typing goes nowhere
+        (unless the user had focused something else before)."""
+        if maximized is not None:
+            self._focus_before_max = self.screen.focused
+        elif self._focus_before_max in (None, self.prompt_input):
+            self.prompt_input.focus()
+
+    async def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)
+        self._signals.clear()
+        if self.agent is not None:
+            try:
+                await self.agent.aclose()
+            except Exception:  # closing must not hide the real exit
+                pass
+
+    def _catch_stop_signals(self) -> None:
+        """Without this SIGTERM or SIGHUP kill the process mid-turn: the session is left with a
+        tool call and no result, and the bash tool's processes run on."""
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self._stop_signal, sig)
+            except (ValueError, RuntimeError, NotImplementedError):
+                continue   # not the main thread's loop: signals never reach it
+            self._signals.append(sig)
+
+    def _stop_signal(self, sig: int) -> None:
+        """Cancel the running turn (history repaired, tools killed) and exit; closing the agent on
+        unmount waits for the cancel and closes the session."""
+        if self.agent is not None:
+            self.agent.cancel()
+        self.exit(128 + sig, return_code=128 + sig)
+
+    # ----- agent state → panes -------------------------------------------------------------------
+    async def _show_agent(self, resumed: bool) -> None:
+        """Render the agent's current state: status line, conversation (on resume), panes, timeline."""
+        a = self.agent
+        a.on_context = self._update_context   # a figure confirmed by count_tokens while no turn runs
+        info = a.info
+        self.status.model = info.model
+        self.status.offline = info.offline
+        self.status.session_id = a.session_id
+        conv = self.conversation
+        await conv.clear()
+        self.timeline.reset()
+        if self.status.offline:
+            await conv.add_notice(f"{self.banner}\n{DEMO_TIP}")
+        for notice in self.notices:
+            await conv.add_notice(notice)
+        if resumed:
+            await conv.load_entries(a.entries)
+            await conv.add_notice(f"Resumed session {a.session_id}: {len(a.entries):,} entries.")
+            for line in a.load_warnings():
+                await conv.add_notice(f"Session log: {line}")
+            for c in a.compactions:
+                self.timeline.add_compaction(c, resumed=True)
+        self._update_context(a.context_event())
+        self._update_cost(a.cost_event())
+
+    def _update_context(self, c: ev.ContextUpdate) -> None:
+        pane = self.context_pane
+        pane.history = history_points(self.agent.context_history)
+        pane.compactions = len(getattr(self.agent, "compactions", ()))
+        pane.context = c
+        self.status.state = c.state
+        self.status.context = c
+
+    def _update_cost(self, c: ev.CostUpdate) -> None:
+        pane = self.cost_pane
+        pane.extras = self._cost_extras(c)
+        pane.cost = c
+        self.status.cost_usd = c.total_usd
+
+    def _cost_extras(self, c: ev.CostUpdate) -> dict[str, Any]:
+        """The burn rate (the event carries every other figure): dollars over the session's active
+        time when the agent keeps it (a resumed session shows what it showed), else over this run."""
+        out: dict[str, Any] = {}
+        if c.total_usd is not None and c.by_model:
+            active = getattr(self.agent, "active_seconds", None)
+            if active is not None:
+                burn = burn_rate(c.total_usd, 0.0, active())
+            else:
+                now = self.clock()
+                if self._started_at is None:
+                    self._started_at = now
+                burn = burn_rate(c.total_usd, self._started_at, now)
+            if burn is not None:
+                out["burn_usd_per_hour"] = burn
+        return {**out, **self._times()}
+
+    def _times(self) -> dict[str, float]:
+        """/cost's API time (the agent's model calls added up, when it keeps them) and wall time
+        (the session's age: its log's creation, else its id's stamp)."""
+        out: dict[str, float] = {}
+        api = getattr(self.agent, "api_seconds", None)
+        if callable(api):
+            out["api_s"] = float(api())
+        loaded = getattr(getattr(self.agent, "session", None), "loaded", None)
+        created = loaded.meta.get("created") if loaded is not None else None
+        started = session_started(str(getattr(self.agent, "session_id", "") or ""), created)
+        if started is not None:
+            out["wall_s"] = max(0.0, self.clock() - started)
+        return out
+
+    # ----- the loop, in a worker ---------------------------------------------------------------
+    async def handle_event(self, e: ev.Event) -> None:
+        """One loop event → the widget that shows it: the handler of its type, or of the nearest
+        type it derives from (a Waiting is shown as the Notice it is). Other events are not shown."""
+        handler = ev.handler_for(self._handlers, e)
+        if not isinstance(e, ev.Waiting):
+            self._waiting = None    # the next wait gets a line of its own, below what came since
+        shown = handler(e) if handler is not None else None
+        if shown is not None:
+            await shown
+
+    async def _on_compaction(self, e: ev.Compaction) -> None:
+        await self.conversation.add_compaction(e)
+        self.timeline.add_compaction(e)
+
+    async def _on_breaker(self, e: ev.BreakerTripped) -> None:
+        self.timeline.add_breaker(e)
+        await self.conversation.add_notice(f"Auto-compaction stopped by the {e.breaker} breaker: {e.reason}")
+
+    async def _on_text(self, e: ev.TextDelta) -> None:
+        self._streamed = True
+        await self.conversation.append_text(e.text)
+
+    async def _on_answer_done(self, e: ev.AssistantDone) -> None:
+        self._streamed = False
+        await self.conversation.end_text()
+
+    async def _on_waiting(self, e: ev.Waiting) -> None:
+        """One line per wait, updated as the seconds pass (not a new line every few seconds)."""
+        if self._waiting is not None and self._waiting.is_attached:
+            self._waiting.text = e.message
+            self._waiting.update(Content(visible(e.message)))
+            return
+        self._waiting = await self.conversation.add_notice(e.message)
+
+    async def _on_stream_retry(self, e: ev.StreamRetry) -> None:
+        await self.conversation.end_text()
+        partial = " The partial answer above is discarded." if self._streamed else ""
+        self._streamed = False
+        await self.conversation.add_notice(f"{e.message}.{partial} Sending it again ({e.attempt} of {e.of}).")
+
+    async def _on_turn_finished(self, e: ev.TurnFinished) -> None:
+        await self.conversation.end_text()
+        if e.stop_reason == "cancelled":
+            for block in self.conversation.query(ToolBlock):
+                if block.result is None:     # still running when the turn was cancelled
+                    mark_cancelled(block)
+            await self.conversation.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
+
+    @on(CompactionMarker.Selected)
+    def _marker_selected(self, event: CompactionMarker.Selected) -> None:
+        event.stop()
+        self.inspect(event.marker.event or self._logged_compaction(event.marker))
+
+    @on(Timeline.CompactionSelected)
+    def _timeline_selected(self, event: Timeline.CompactionSelected) -> None:
+        event.stop()
+        self.inspect(event.compaction)
+
+    def _logged_compaction(self, m: CompactionMarker) -> ev.Compaction:
+        """A resumed boundary's compaction: the logged event with the same figures, when there is one."""
+        for c in reversed(getattr(self.agent, "compactions", ())):
+            if (c.layer, c.tokens_before, c.tokens_after) == (m.compaction_layer, m.tokens_before, m.tokens_after):
+                return c
+        return ev.Compaction(layer=m.compaction_layer, trigger=m.trigger, tokens_before=m.tokens_before,
+                             tokens_after=m.tokens_after, transcript_path=m.transcript_path, action=m.action)
+
+    def inspect(self, c: ev.Compaction) -> None:
+        """Open the compaction inspector; the summary call is priced with the session's rates."""
+        model, cost = self.agent.info.model, getattr(self.agent, "cost", None)
+
+        def price(usage: dict) -> float | None:
+            return cost.price(model, usage_buckets(usage)) if cost is not None else None
+
+        self.push_screen(InspectorScreen(c, price))
+
+    def _on_permission(self, request: ev.PermissionRequest) -> None:
+        """The modal answers on the request (allow / always / deny), which the loop awaits. A turn
+        cancelled while asking cancels the request, and the modal closes with it."""
+        screen = PermissionScreen(request)
+
+        def closed(answer: str | None) -> None:
+            request.answer(answer or "deny")
+
+        def abandoned(reply: asyncio.Future) -> None:
+            if reply.cancelled() and self.screen is screen:
+                screen.dismiss("deny")
+
+        self.push_screen(screen, callback=closed)
+        request.reply.add_done_callback(abandoned)
+
+    async def _drive(self, stream) -> None:
+        self.status.busy = True
+        self._streamed = False
+        self.refresh_bindings()
+        try:
+            async for e in stream:
+                await self.handle_event(e)
+        finally:
+            try:
+                self.status.busy = False
+                self.refresh_bindings()
+                await self.conversation.end_text()
+            except NoMatches:  # the app is closing and the widgets are gone
+                pass
+
+    @work(group="agent")
+    async def run_prompt(self, text: str) -> None:
+        await self.conversation.add_user(text)
+        await self._drive(self.agent.run(text))
+
+    @work(group="agent")
+    async def run_compact(self, focus: str | None) -> None:
+        await self._drive(self.agent.compact(focus or None))
+
+    # ----- input ----------------------------------------------------------------------------------
+    @on(PromptInput.Submitted)
+    def _submitted(self, event: PromptInput.Submitted) -> None:
+        text = event.text
+        if commands.is_command(text):
+            self.run_slash(text)
+            return
+        if self.busy:
+            self.notify("A turn is running: press Esc to cancel it, or wait.", severity="warning")
+            self.fill_prompt(text)
+            return
+        self.run_prompt(text)
+
+    def fill_prompt(self, text: str) -> None:
+        p = self.prompt_input
+        p.load_text(text)
+        p.move_cursor(p.document.end)
+        p.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc shows as "Cancel turn" only while a turn runs (greyed out otherwise)."""
+        if action == "cancel_turn" and self.is_mounted:
+            try:
+                return True if self.busy else None
+            except Exception:  # status bar not there yet
+                return None
+        return True
+
+    def action_cancel_turn(self) -> None:
+        if self.busy:
+            self.agent.cancel()
+
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the side panes whatever the width (the width's choice is the default)."""
+        main = self.screen_stack[0]
+        shown = main.query_one("#side").display
+        main.set_class(not shown, "-side-shown")
+        main.set_class(shown, "-side-hidden")
+
+    def action_slash(self, text: str) -> None:
+        self.run_slash(text)
+
+    def run_slash(self, text: str) -> None:
+        try:
+            cmd = commands.parse(text)
+        except commands.CommandError as e:
+            self.notify(visible(str(e)), severity="error", markup=False)
+            return
+        handler = getattr(self, f"_cmd_{cmd.name}")
+        handler(cmd.arg)
+
+    def _cmd_compact(self, arg: str) -> None:
+        self.run_compact(arg or None)
+
+    def _cmd_context(self, arg: str) -> None:
+        pane = self.context_pane
+        pipeline = getattr(self.agent, "pipeline", None)
+        items = largest_items(pipeline.view(self.agent.entries)[0]) if pipeline is not None else []
+        self.push_screen(ContextScreen(pane.context, tuple(pane.history), items))
+
+    def _cmd_cost(self, arg: str) -> None:
+        if self.screen.maximized is self.cost_pane:
+            self.screen.minimize()
+        else:
+            self.screen.maximize(self.cost_pane, container=False)
+
+    def _cmd_wait(self, arg: str) -> None:
+        try:        # refused on a real model, during a turn and for a bad duration, with what to do
+            pause = let_time_pass(self.agent, arg)
+        except PauseError as e:
+            self.notify(visible(str(e)), severity="error", markup=False)
+            return
+        self.call_next(self.conversation.add_notice, "⏱ " + describe_pause(pause))
+
+    def _cmd_help(self, arg: str) -> None:
+        self.push_screen(HelpScreen())
+
+    def _cmd_transcripts(self, arg: str) -> None:
+        self.push_screen(TranscriptBrowser(self.sessions_root, self.claude_root))
+
+    def _cmd_clear(self, arg: str) -> None:
+        """A new session on the same model: new id, new log, cost from zero (the old one can be
+        resumed). Without a factory (an embedded agent) the context is emptied in place."""
+        if self.busy:
+            self.notify("A turn is running: press Esc first, then /clear.", severity="warning")
+            return
+        if self.agent_factory is not None:
+            self.switch_agent("a new session", {"model": self.agent.info.model}, cleared=True)
+            return
+        self.agent.clear()
+        self.call_next(self._after_clear)
+
+    async def _after_clear(self) -> None:
+        await self._show_agent(resumed=False)
+        await self.conversation.add_notice("Context cleared. The session log still holds everything.")
+
+    def _cmd_model(self, arg: str) -> None:
+        self._switch(f"model {arg}", model=arg)
+
+    def _cmd_resume(self, arg: str) -> None:
+        if arg:
+            self._switch(f"session {arg}", resume=arg)
+            return
+
+        def picked(session_id: str | None) -> None:
+            if session_id:
+                self._switch(f"session {session_id}", resume=session_id)
+
+        self.push_screen(ResumeScreen(self.sessions_root, current=self.agent.session_id), callback=picked)
+
+    def _switch(self, what: str, **overrides: Any) -> None:
+        if self.agent_factory is None:
+            self.notify(visible(f"Cannot switch to {what} from here: restart with the matching ctxtui flag."),
+                        severity="error", markup=False)
+            return
+        if self.busy:
+            self.notify("A turn is running: press Esc first.", severity="warning")
+            return
+        self.switch_agent(what, overrides)
+
+    @work(group="agent", exclusive=True)
+    async def switch_agent(self, what: str, overrides: dict[str, Any], cleared: bool = False) -> None:
+        try:
+            made = self.agent_factory(**overrides)
+            new = await made if isinstance(made, Awaitable) else made
+        except Exception as e:  # ConfigError, unknown session, ...: say so, keep the current agent
+            self.notify(visible(f"Could not switch to {what}: {e}"), severity="error", markup=False)
+            return
+        old, self.agent = self.agent, new
+        if "model" in overrides and not cleared:
+            self.banner = SWITCHED_BANNER
+        self._started_at = None
+        try:
+            await old.aclose()
+        except Exception:
+            pass
+        await self._show_agent(resumed="resume" in overrides)
+        back = (f" The previous session can be resumed with /resume {old.session_id}."
+                if _has_log(old) else "")
+        if cleared:
+            await self.conversation.add_notice(f"Context cleared: new session {new.session_id}, cost from $0.{back}")
+        elif "model" in overrides:
+            await self.conversation.add_notice(f"Now on {new.info.model} in a new session {new.session_id}.{back}")
+
+
+def _has_log(agent: Any) -> bool:
+    """Whether the agent's session was written to disk (a session with no content leaves no log)."""
+    path = getattr(getattr(agent, "session", None), "path", None)
+    return isinstance(path, Path) and path.is_file()
+
+
+def mark_cancelled(block: ToolBlock) -> None:
+    """A tool call the cancel stopped: ⊘ and "cancelled" instead of the running ⚙ for good."""
+    block.set_cancelled()

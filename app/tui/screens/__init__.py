@@ -1,0 +1,1 @@
+"""Screens the TUI pushes over its main screen."""

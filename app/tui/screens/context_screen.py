@@ -1,0 +1,128 @@
+"""/context: the full breakdown (like Claude Code's /context) — a grid where each cell is 1% of
+the window coloured by category, the categories with tokens and share of the window, the
+thresholds (warning, error, auto-compact, blocking) with the current state, and the largest items
+in the context (tool results, files read, messages) with their estimated tokens."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.color import Color
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from agent_core.context_items import ContextItem
+from agent_core.events import ContextUpdate
+from agent_core.security.visible_text import one_line
+
+from app import format as fmt
+from app.widgets.context_pane import STATE_VARS, STATE_WORDS, ContextPlot, category_meta, ordered_categories
+
+GRID_CELLS = 100  # one cell per percent of the window
+GRID_WIDTH = 10
+
+
+def grid(c: ContextUpdate) -> Content:
+    """10×10 cells; each category gets cells in proportion to its tokens (largest remainder)."""
+    items = [(k, v) for k, v in ordered_categories(c.categories) if v > 0]
+    window = max(1, c.window)
+    raw = [(k, v * GRID_CELLS / window) for k, v in items]
+    cells = {k: int(x) for k, x in raw}
+    spare = GRID_CELLS - sum(cells.values())
+    for k, _x in sorted(raw, key=lambda kx: kx[1] - int(kx[1]), reverse=True)[:max(0, spare)]:
+        cells[k] += 1
+    seq: list[str] = []
+    for k, _ in items:
+        seq += [k] * cells[k]
+    seq = (seq + ["free"] * GRID_CELLS)[:GRID_CELLS]
+    parts: list = []
+    for i, k in enumerate(seq):
+        glyph = "□ " if k in ("free", "autocompact_buffer") else "■ "
+        parts.append((glyph, category_meta(k)[2]))
+        if i % GRID_WIDTH == GRID_WIDTH - 1 and i != GRID_CELLS - 1:
+            parts.append("\n")
+    return Content.assemble(*parts)
+
+
+def _solid(variables: dict[str, str], var: str) -> str:
+    """A theme variable as an opaque hex colour (translucent ones blended over the surface),
+    for Rich text, which has no alpha."""
+    try:
+        colour = Color.parse(variables[var.lstrip("$")])
+        if colour.a < 1:
+            colour = Color.parse(variables["surface"]) + colour
+        return colour.hex6
+    except Exception:
+        return ""
+
+
+class ContextScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q", "close", "Close", id="context.close")]
+
+    def __init__(self, context: ContextUpdate | None, history: tuple = (),
+                 items: tuple[ContextItem, ...] | list[ContextItem] = ()) -> None:
+        super().__init__()
+        self.context = context
+        self.history = history
+        self.items = tuple(items)
+
+    def compose(self) -> ComposeResult:
+        c = self.context
+        with VerticalScroll(id="context-dialog"):
+            if c is None:
+                yield Static("No context yet: send a prompt first.")
+                return
+            state = c.state
+            yield Static(Content.assemble(
+                ("● ", STATE_VARS.get(state, "")),
+                (one_line(STATE_WORDS.get(state, state)), f"bold {STATE_VARS.get(state, '')}"),
+                "   ", (fmt.tokens(c.tokens), "bold"), f" / {fmt.tokens(c.window)} tokens   ",
+                (fmt.percent(c.percent_left, 1), "bold"), " left until auto-compact"), id="context-headline")
+            with Horizontal(id="context-body"):
+                yield Static(grid(c), id="context-grid")
+                yield DataTable(id="context-table", show_cursor=False)
+            yield DataTable(id="context-thresholds", show_cursor=False)
+            yield ContextPlot(id="context-plot")
+            if self.items:
+                yield Static(Content.assemble(("Largest items", "bold"),
+                                              ("  (estimated tokens; what /compact or /clear would free)", "dim")),
+                             id="context-items-title")
+                yield DataTable(id="context-items", show_cursor=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#context-dialog").border_title = "Context window"
+        c = self.context
+        if c is None:
+            return
+        table = self.query_one("#context-table", DataTable)
+        table.add_columns("category", "tokens", "of window")
+        window = max(1, c.window)
+        variables = self.app.get_css_variables()  # DataTable cells are Rich text: concrete colours
+        for key, n in ordered_categories(c.categories):
+            label, _short, colour = category_meta(key)
+            square = Text("■ ", style=_solid(variables, colour))
+            table.add_row(Text.assemble(square, label), Text(fmt.tokens(n), justify="right"),
+                          Text(fmt.percent(n / window * 100, 1), justify="right"))
+        thr = self.query_one("#context-thresholds", DataTable)
+        thr.add_columns("level", "at tokens", "state now")
+        for name, value in (("warning", c.warning), ("error", c.error), ("auto-compact", c.threshold),
+                            ("blocking", c.blocking), ("window", c.window)):
+            reached = bool(value) and c.tokens >= value
+            thr.add_row(name, fmt.tokens(value) if value else "—", "reached" if reached else "")
+        plot = self.query_one(ContextPlot)
+        plot.window, plot.threshold = c.window, c.threshold
+        plot.points = tuple(self.history)
+        if self.items:
+            items = self.query_one("#context-items", DataTable)
+            items.add_columns("kind", "item", Text("tokens", justify="right"), Text("of context", justify="right"))
+            total = max(1, c.tokens)
+            for it in self.items:
+                # A DataTable parses a str cell as markup; an item's label is a file name or a command.
+                items.add_row(Text(one_line(str(it.kind))), Text(one_line(str(it.label))),
+                              Text(fmt.tokens(it.tokens), justify="right"),
+                              Text(fmt.percent(it.tokens / total * 100, 1), justify="right"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,140 @@
+"""The multi-line prompt: Enter sends, Shift+Enter or Ctrl+J inserts a newline, Up/Down walk the
+history (at the first/last line, so moving inside a multi-line draft still works), Tab completes
+slash commands. Esc is not handled here: it bubbles to the app, which cancels the running turn."""
+from __future__ import annotations
+
+from textual import events
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import TextArea
+
+from app.tui import commands
+
+NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j"})
+# Fits the prompt beside the sidebar at 120 columns (Esc and the rest are in the footer).
+PLACEHOLDER = "Ask the agent…  Enter sends · Ctrl+J new line · / commands"
+
+
+class PromptHistory:
+    """Sent prompts, newest last, with a cursor; the draft being typed is kept while browsing."""
+
+    def __init__(self, items: list[str] | None = None, limit: int = 500) -> None:
+        self.items: list[str] = list(items or [])
+        self.limit = limit
+        self.index: int | None = None   # None = editing the draft
+        self.draft = ""
+
+    def add(self, text: str) -> None:
+        if text and (not self.items or self.items[-1] != text):
+            self.items.append(text)
+            del self.items[:-self.limit]
+        self.index = None
+
+    def previous(self, current: str) -> str | None:
+        if not self.items:
+            return None
+        if self.index is None:
+            self.draft = current
+            self.index = len(self.items) - 1
+        elif self.index > 0:
+            self.index -= 1
+        else:
+            return None
+        return self.items[self.index]
+
+    def next(self) -> str | None:
+        if self.index is None:
+            return None
+        if self.index < len(self.items) - 1:
+            self.index += 1
+            return self.items[self.index]
+        self.index = None
+        return self.draft
+
+
+class PromptInput(TextArea):
+    """See module docstring."""
+
+    class Submitted(Message):
+        def __init__(self, prompt: "PromptInput", text: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.text = text
+
+        @property
+        def control(self) -> "PromptInput":
+            return self.prompt
+
+    def __init__(self, *, id: str | None = None, history: list[str] | None = None) -> None:
+        super().__init__("", id=id, soft_wrap=True, tab_behavior="focus", show_line_numbers=False,
+                         highlight_cursor_line=False,
+                         placeholder=PLACEHOLDER)
+        self.prompt_history = PromptHistory(history)
+
+    def _set_text(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if key == "enter":
+            self._stop(event)
+            text = self.text
+            if text.strip():
+                self.prompt_history.add(text)
+                self._set_text("")
+                self.post_message(self.Submitted(self, text))
+            return
+        if key in NEWLINE_KEYS:
+            self._stop(event)
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
+            return
+        if key == "tab":
+            done = self.complete()
+            if done:
+                self._stop(event)
+                return
+        if key == "up" and self.cursor_at_first_line:
+            text = self.prompt_history.previous(self.text)
+            if text is not None:
+                self._stop(event)
+                self._set_text(text)
+                return
+        if key == "down" and self.cursor_at_last_line and self.prompt_history.index is not None:
+            text = self.prompt_history.next()
+            if text is not None:
+                self._stop(event)
+                self._set_text(text)
+                return
+        await super()._on_key(event)
+
+    @staticmethod
+    def _stop(event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+
+    def complete(self) -> bool:
+        """Complete a slash command: to the single match, or to the longest common prefix."""
+        matches = commands.complete(self.text)
+        if not matches:
+            return False
+        if len(matches) == 1:
+            new = matches[0]
+        else:
+            new = _common_prefix(matches)
+        if new == self.text:
+            return len(matches) > 1   # several: keep focus here; the hint lists them
+        self._set_text(new)
+        return True
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.border_subtitle = Content(commands.hint(self.text))
+
+
+def _common_prefix(items: list[str]) -> str:
+    first, last = min(items), max(items)
+    i = 0
+    while i < min(len(first), len(last)) and first[i] == last[i]:
+        i += 1
+    return first[:i]

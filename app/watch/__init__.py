@@ -1,0 +1,1 @@
+"""`ctxtui watch`'s screen: the TUI's panes over a session log, live."""

@@ -1,0 +1,1 @@
+"""Counting against the window: the budget and its thresholds, the token count, the prompt-cache model."""

@@ -1,0 +1,130 @@
+"""Token accounting: cheap estimates cached per entry, anchored on real usage.
+
+A turn costs O(entries since the last response): the count walks back only to the latest
+assistant entry that carries `usage`.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from compaction.entry import Entry
+# The per-message estimates live in estimate.py (entries use them); callers get them here too.
+from compaction.estimate import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+from compaction.estimate import MEDIA_TOKENS as MEDIA_TOKENS
+from compaction.estimate import MESSAGE_OVERHEAD as MESSAGE_OVERHEAD
+from compaction.estimate import estimate_block as estimate_block
+from compaction.estimate import estimate_message as estimate_message
+from compaction.estimate import estimate_text as estimate_text
+
+CATEGORIES = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_results",
+              "summaries", "free", "autocompact_buffer")
+
+
+def estimate_entries(entries: Sequence[Entry]) -> int:
+    return sum(e.tokens for e in entries)
+
+
+def usage_total(usage: dict) -> int:
+    """Tokens a response's usage says the context held, output included."""
+    return (int(usage.get("input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)
+            + int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("output_tokens") or 0))
+
+
+def anchor_index(entries: Sequence[Entry]) -> int | None:
+    """The latest entry whose usage anchors the count, or None."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].usage is not None and entries[i].sent:
+            return i
+    return None
+
+
+def count_tokens(entries: Sequence[Entry], overhead: int = 0) -> int:
+    """The count that drives thresholds (CC `tokenCountWithEstimation`).
+
+    The latest usage (which already includes system prompt and tools) plus its `usage_adjust`
+    (what layers freed before it since) plus estimates of the entries after it. With no usage yet,
+    `overhead` (system prompt + tool definitions estimate) plus every entry's estimate.
+    """
+    i = anchor_index(entries)
+    if i is None:
+        return overhead + estimate_entries(entries)
+    a = entries[i]
+    return max(0, usage_total(a.usage) + int(a.meta.get("usage_adjust", 0))) + estimate_entries(entries[i + 1:])
+
+
+def adjust_anchor(entries: list[Entry], delta: int, upto: int) -> list[Entry]:
+    """Shift the usage anchor by `delta` tokens when entries at or before it changed (index <= upto).
+
+    Layers call this so the count stays truthful between a rewrite and the next response.
+    Returns a new list (the input is not mutated)."""
+    i = anchor_index(entries)
+    if i is None or delta == 0 or upto > i:
+        return list(entries)
+    a = entries[i]
+    out = list(entries)
+    out[i] = a.with_meta(usage_adjust=int(a.meta.get("usage_adjust", 0)) + delta)
+    return out
+
+
+class CategoryTally:
+    """Running per-category sums over a history that grows by appends, so the context pane costs
+    O(new entries) per turn. A different list (a compaction swapped the history) or a shorter one
+    is summed again, once."""
+
+    def __init__(self) -> None:
+        self._list: Sequence[Entry] | None = None
+        self._n = 0
+        self._sums: dict[str, int] = {}
+
+    def sums(self, entries: Sequence[Entry]) -> dict[str, int]:
+        if entries is not self._list or len(entries) < self._n:
+            self._list, self._n, self._sums = entries, 0, {}
+        for e in entries[self._n:]:
+            for k, v in e.category_tokens.items():
+                self._sums[k] = self._sums.get(k, 0) + v
+        self._n = len(entries)
+        return dict(self._sums)
+
+
+def breakdown(entries: Sequence[Entry], *, system_tokens: int, tools_tokens: int, window: int,
+              threshold: int, autocompact_enabled: bool = True, tally: CategoryTally | None = None,
+              total: int | None = None) -> dict[str, int]:
+    """Category breakdown for the context pane (like CC `/context`). Uses cached per-entry figures;
+    with a `tally` only the entries appended since its last call are read.
+
+    `entries` should be the projected view (what the next request holds). With `total` (the count
+    shown beside the breakdown) the used categories are scaled to sum to it exactly — the estimates
+    split the count, real usage sets it — and the buffer then shrinks before free space goes
+    negative, so used + free + buffer is the window whenever the count fits in it."""
+    cats = {c: 0 for c in CATEGORIES}
+    cats["system"] = system_tokens
+    cats["tools"] = tools_tokens
+    for k, v in (tally or CategoryTally()).sums(entries).items():
+        cats[k] += v
+    if total is not None:
+        _scale_to(cats, max(0, total))
+    used = sum(cats.values())
+    buffer = max(0, window - threshold) if autocompact_enabled else 0
+    buffer = max(0, min(buffer, window - used))
+    cats["autocompact_buffer"] = buffer
+    cats["free"] = max(0, window - used - buffer)
+    return cats
+
+
+def _scale_to(cats: dict[str, int], total: int) -> None:
+    """Scale the used categories (in place) so they sum to `total` exactly (largest remainder)."""
+    keys = [k for k in CATEGORIES if k not in ("free", "autocompact_buffer")]
+    est = sum(cats[k] for k in keys)
+    if est == total:
+        return
+    if est <= 0:
+        for k in keys:
+            cats[k] = 0
+        cats["system"] = total
+        return
+    exact = {k: cats[k] * total / est for k in keys}
+    floors = {k: int(v) for k, v in exact.items()}
+    short = total - sum(floors.values())
+    for k in sorted(keys, key=lambda k: exact[k] - floors[k], reverse=True)[:short]:
+        floors[k] += 1
+    cats.update(floors)

@@ -1,0 +1,1 @@
+"""The compaction layers, one module each, in the order the pipeline runs them."""
