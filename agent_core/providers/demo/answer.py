@@ -103,89 +103,140 @@ def _title(prompt: str) -> str:
     return first if len(first) <= 70 else first[:69] + "…"
 
 
-def compose(ws: Workspace, turn: Turn, words: list[str], intent: str, arg: dict) -> str:
+def _reads(calls: list[Call]) -> list[Call]:
+    return [c for c in calls if c.name == "read_file" and c.ok]
+
+
+# ----- the heading, one handler per intent ---------------------------------------------------------
+def _compact_head(ws: Workspace, turn: Turn, intent: str, arg: dict) -> list[str]:
+    done = any(c.name == "compact" and c.ok for c in turn.calls) or turn.after_compaction
+    if not done:
+        return ["## Compaction not done", "", "I could not compact the conversation."]
+    focus = f" with the focus “{arg.get('focus')}”" if arg.get("focus") else ""
+    return ["## Context compacted", "",
+            f"The conversation was summarised{focus}; the full transcript stays on disk, and I can keep "
+            "working from the summary."]
+
+
+def _tool_outcome(mine: list[Call], ok: bool) -> list[str]:
+    """What the write or edit tool said: its last success, each failure, or that it never ran."""
+    out = [f"- {first_line(mine[-1].result)}"] if ok else []
+    out += [f"- the tool failed: {first_line(c.result)}" for c in mine if c.is_error]
+    return out if mine else ["- the tool was not available"]
+
+
+def _change_head(ws: Workspace, turn: Turn, intent: str, arg: dict) -> list[str]:
+    """A write or an edit: what the tool said, or why nothing changed."""
+    mine = [c for c in turn.calls if c.name == ("write_file" if intent == "write" else "edit_file")]
+    ok = any(c.ok for c in mine)
+    path = arg.get("path", "")
+    verb = "Wrote" if intent == "write" else "Edited"
+    out = [f"## {verb} `{path}`" if ok else f"## Could not {intent} `{path}`", "", *_tool_outcome(mine, ok)]
+    if intent == "edit":
+        out += ["", f"Replaced `{arg.get('old', '')[:60]}` with `{arg.get('new', '')[:60]}`." if ok else
+                "Nothing was changed."]
+    return out
+
+
+def _explore_head(ws: Workspace, turn: Turn, intent: str, arg: dict) -> list[str]:
+    """Any other intent: the prompt as a title and what was explored (a glance at the workspace
+    when no tool ran)."""
     calls = turn.calls
-    reads = [c for c in calls if c.name == "read_file" and c.ok]
     errors = [c for c in calls if c.is_error]
-    out: list[str] = []
+    n_rounds = len({c.round for c in calls})
+    failed = f"; {len(errors)} {'call' if len(errors) == 1 else 'calls'} failed." if errors else "."
+    out = [f"## {_title(turn.prompt)}", "",
+           f"I explored the workspace for this request with {len(calls)} tool calls over {n_rounds} "
+           f"rounds and read {len(_reads(calls))} files" + failed]
+    if not calls:
+        files = ws.files
+        top = sorted({f.split('/')[0] for f in files})
+        out += ["", "No tools were available, so this comes from a quick look at the workspace:", "",
+                f"- {len(files)} files; top level: {_names(top, 10)}"]
+    return out
 
-    if intent == "compact":
-        done = any(c.name == "compact" and c.ok for c in calls) or turn.after_compaction
-        focus = f" with the focus “{arg.get('focus')}”" if arg.get("focus") else ""
-        out += ["## Context compacted" if done else "## Compaction not done", "",
-                (f"The conversation was summarised{focus}; the full transcript stays on disk, and I can keep "
-                 "working from the summary.") if done else "I could not compact the conversation."]
-    elif intent in ("write", "edit"):
-        name = "write_file" if intent == "write" else "edit_file"
-        mine = [c for c in calls if c.name == name]
-        ok = any(c.ok for c in mine)
-        path = arg.get("path", "")
-        verb = "Wrote" if intent == "write" else "Edited"
-        out += [f"## {verb} `{path}`" if ok else f"## Could not {intent} `{path}`", ""]
-        if ok:
-            out.append(f"- {first_line(mine[-1].result)}")
-        for c in [c for c in mine if c.is_error] or ([] if mine else [None]):
-            out.append(f"- {'the tool failed: ' + first_line(c.result) if c else 'the tool was not available'}")
-        if intent == "edit":
-            out += ["", f"Replaced `{arg.get('old', '')[:60]}` with `{arg.get('new', '')[:60]}`." if ok else
-                    "Nothing was changed."]
-    else:
-        n_rounds = len({c.round for c in calls})
-        out += [f"## {_title(turn.prompt)}", "",
-                f"I explored the workspace for this request with {len(calls)} tool calls over {n_rounds} "
-                f"rounds and read {len(reads)} files" +
-                (f"; {len(errors)} {'call' if len(errors) == 1 else 'calls'} failed." if errors else ".")]
-        if not calls:
-            files = ws.files
-            top = sorted({f.split('/')[0] for f in files})
-            out += ["", "No tools were available, so this comes from a quick look at the workspace:", "",
-                    f"- {len(files)} files; top level: {_names(top, 10)}"]
 
-    if reads:
-        out += ["", "### Files examined", ""]
-        for c in reads:
-            path = norm_path(c.input.get("path"))
-            start, text = read_range(ws, c)
-            defs = definitions(text, ext_of(path))
-            label = "sections" if ext_of(path) == "md" else "defines"
-            out.append(f"- `{path}` — {ws.line_count(path)} lines" + (f"; {label} {_names(defs, 8)}" if defs else ""))
-            gist = purpose_line(text)
-            if gist:
-                out.append(f"  - {gist}")
-    hits = [h for c in calls if c.name == "grep" and c.ok for h in grep_hits(ws, c.result)]
-    if hits:
-        pat = next(c.input.get("pattern") for c in calls if c.name == "grep" and c.ok)
-        out += ["", f"### Where `{pat}` appears", ""]
-        out += [f"- `{p}:{n}` — {t[:100]}" for p, n, t in hits[:8]]
-        if len(hits) > 8:
-            out.append(f"- … and {len(hits) - 8} more matches")
+HEADS = {"compact": _compact_head, "write": _change_head, "edit": _change_head}
+
+
+# ----- the sections after it -------------------------------------------------------------------------
+def _files_examined(ws: Workspace, reads: list[Call]) -> list[str]:
+    if not reads:
+        return []
+    out = ["", "### Files examined", ""]
+    for c in reads:
+        path = norm_path(c.input.get("path"))
+        text = read_range(ws, c)[1]
+        defs = definitions(text, ext_of(path))
+        label = "sections" if ext_of(path) == "md" else "defines"
+        out.append(f"- `{path}` — {ws.line_count(path)} lines" + (f"; {label} {_names(defs, 8)}" if defs else ""))
+        gist = purpose_line(text)
+        if gist:
+            out.append(f"  - {gist}")
+    return out
+
+
+def _grep_section(ws: Workspace, calls: list[Call]) -> list[str]:
+    greps = [c for c in calls if c.name == "grep" and c.ok]
+    hits = [h for c in greps for h in grep_hits(ws, c.result)]
+    if not hits:
+        return []
+    out = ["", f"### Where `{greps[0].input.get('pattern')}` appears", ""]
+    out += [f"- `{p}:{n}` — {t[:100]}" for p, n, t in hits[:8]]
+    if len(hits) > 8:
+        out.append(f"- … and {len(hits) - 8} more matches")
+    return out
+
+
+def _commands(calls: list[Call]) -> list[str]:
     cmds = [c for c in calls if c.name == "bash" and c.ok]
-    if cmds:
-        out += ["", "### Commands", ""]
-        for c in cmds:
-            lines = [ln.rstrip() for ln in (c.result or "").splitlines() if ln.strip()][:4]
-            out.append(f"- `{c.input.get('command')}`" + (":" if lines else " (no output)"))
-            out += [f"  - `{ln[:100]}`" for ln in lines]
-    if errors:
-        out += ["", "### Problems along the way", ""]
-        out += [f"- `{c.name}` on `{target(c)}`: {first_line(c.result)}" for c in errors]
-    if reads and intent == "explore":
-        out += ["", "### Key passage"]
-        for c in reads[:MAX_EXCERPTS]:
-            path = norm_path(c.input.get("path"))
-            start, text = read_range(ws, c)
-            first, lines = excerpt(text, words, EXCERPT_LINES)
-            if not lines:
-                continue
+    if not cmds:
+        return []
+    out = ["", "### Commands", ""]
+    for c in cmds:
+        lines = [ln.rstrip() for ln in (c.result or "").splitlines() if ln.strip()][:4]
+        out.append(f"- `{c.input.get('command')}`" + (":" if lines else " (no output)"))
+        out += [f"  - `{ln[:100]}`" for ln in lines]
+    return out
+
+
+def _problems(calls: list[Call]) -> list[str]:
+    errors = [c for c in calls if c.is_error]
+    if not errors:
+        return []
+    return ["", "### Problems along the way", "",
+            *(f"- `{c.name}` on `{target(c)}`: {first_line(c.result)}" for c in errors)]
+
+
+def _key_passages(ws: Workspace, reads: list[Call], words: list[str]) -> list[str]:
+    if not reads:
+        return []
+    out = ["", "### Key passage"]
+    for c in reads[:MAX_EXCERPTS]:
+        path = norm_path(c.input.get("path"))
+        start, text = read_range(ws, c)
+        first, lines = excerpt(text, words, EXCERPT_LINES)
+        if lines:
             a = start + first - 1
             out += ["", f"`{path}`, lines {a}–{a + len(lines) - 1}:", "",
                     f"```{LANG.get(ext_of(path), '')}", *lines, "```"]
+    return out
+
+
+def _next_steps(ws: Workspace, turn: Turn, reads: list[Call], words: list[str]) -> list[str]:
+    seen = {norm_path(c.input.get('path')) for c in reads} | turn.read_before
+    unread = ws.rank([f for f in ws.files if f not in seen], words, turn.prompt)[:2]
+    steps = [f"Read `{p}` next." for p in unread]
+    steps.append("Ask me to search for a specific name, or to write these notes to a file.")
+    return ["", "### Next steps", "", *(f"{i}. {s}" for i, s in enumerate(steps, 1))]
+
+
+def compose(ws: Workspace, turn: Turn, words: list[str], intent: str, arg: dict) -> str:
+    """The final markdown answer: a heading for the intent, then what was read, found, run and
+    what failed; an exploration also quotes key passages and suggests next steps."""
+    reads = _reads(turn.calls)
+    out = HEADS.get(intent, _explore_head)(ws, turn, intent, arg)
+    out += _files_examined(ws, reads) + _grep_section(ws, turn.calls) + _commands(turn.calls) + _problems(turn.calls)
     if intent == "explore":
-        out += ["", "### Next steps", ""]
-        unread = [p for p in ws.rank([f for f in ws.files if f not in
-                                      {norm_path(c.input.get('path')) for c in reads} | turn.read_before],
-                                     words, turn.prompt)[:2]]
-        steps = [f"Read `{p}` next." for p in unread]
-        steps.append("Ask me to search for a specific name, or to write these notes to a file.")
-        out += [f"{i}. {s}" for i, s in enumerate(steps, 1)]
+        out += _key_passages(ws, reads, words) + _next_steps(ws, turn, reads, words)
     return "\n".join(out).strip() + "\n"
