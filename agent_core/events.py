@@ -10,6 +10,9 @@ from typing import Any, ClassVar, Mapping, TypeVar
 @dataclass
 class Event:
     type: ClassVar[str] = "event"
+    # Whether the session log keeps this event as a record of what happened (the loop writes each
+    # one it emits); the others (deltas, figures, permission requests) are for the screen only.
+    logged: ClassVar[bool] = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, **asdict(self)}
@@ -37,6 +40,7 @@ class ThinkingDelta(Event):
 @dataclass
 class ToolCall(Event):
     type: ClassVar[str] = "tool_call"
+    logged: ClassVar[bool] = True
     id: str
     name: str
     input: dict
@@ -45,6 +49,7 @@ class ToolCall(Event):
 @dataclass
 class ToolResult(Event):
     type: ClassVar[str] = "tool_result"
+    logged: ClassVar[bool] = True
     id: str
     name: str
     preview: str
@@ -83,6 +88,7 @@ class PermissionRequest(Event):
 @dataclass
 class AssistantDone(Event):
     type: ClassVar[str] = "assistant_done"
+    logged: ClassVar[bool] = True
     message_id: str
     model: str
     usage: dict
@@ -95,6 +101,7 @@ class ModelCall(Event):
     book is fed from these, and the session log keeps each as its own record, so a report can
     price every call without rebuilding any from the totals."""
     type: ClassVar[str] = "model_call"
+    logged: ClassVar[bool] = True   # written by the agent's record_call, as it books the call
     message_id: str
     model: str
     purpose: str
@@ -122,6 +129,7 @@ class ContextUpdate(Event):
 @dataclass
 class Compaction(Event):
     type: ClassVar[str] = "compaction"
+    logged: ClassVar[bool] = True
     layer: str
     trigger: str
     tokens_before: int
@@ -168,6 +176,7 @@ class CompactionEnded(Event):
 @dataclass
 class BreakerTripped(Event):
     type: ClassVar[str] = "breaker"
+    logged: ClassVar[bool] = True
     breaker: str          # failures | thrash | ...
     reason: str
 
@@ -185,6 +194,7 @@ class CostUpdate(Event):
 @dataclass
 class Error(Event):
     type: ClassVar[str] = "error"
+    logged: ClassVar[bool] = True
     # auth | rate_limit | overloaded | prompt_too_long | connection | server | tool | blocking | internal
     kind: str
     message: str
@@ -204,6 +214,7 @@ class StreamRetry(Event):
 @dataclass
 class Notice(Event):
     type: ClassVar[str] = "notice"
+    logged: ClassVar[bool] = True
     message: str
 
 
@@ -212,6 +223,7 @@ class Waiting(Notice):
     """No byte of the answer yet: said every few seconds so a silent API is never a blank screen.
     A Notice, so every consumer that shows notices shows it; `type` tells scripts it is progress."""
     type: ClassVar[str] = "waiting"
+    logged: ClassVar[bool] = False   # progress, not a record
     elapsed_s: float = 0.0
     attempt: int = 1      # the SDK's attempt at this request (it retries a timeout itself)
     of: int = 1
@@ -220,6 +232,7 @@ class Waiting(Notice):
 @dataclass
 class TurnFinished(Event):
     type: ClassVar[str] = "turn_finished"
+    logged: ClassVar[bool] = True
     stop_reason: str      # end_turn | max_turns | budget | cancelled | error | blocking
     turns: int
 

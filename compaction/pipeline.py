@@ -12,7 +12,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from compaction import clock
 from compaction.layers import collapse, microcompact, snip, tool_result_budget
@@ -21,6 +21,7 @@ from compaction.entry import Entry
 from compaction.layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
 from compaction.layerkit import Projector
 from compaction.report import CompactionReport, LayerResult
+from compaction.accounting.budget import ContextBudget
 from compaction.accounting.tokens import count_tokens
 
 
@@ -53,6 +54,53 @@ class Pipeline:
         # told the count the summarizing stages are about to see at the auto-compact threshold
         # (after the cheap layers), so a front-end can show it before the compaction lands
         self.before_summary: Callable[[PipelineResult], None] | None = None
+
+    # How a caller (the agent loop) drives the engine: these methods, never a write to `config`
+    # or `state` of its own.
+    server_edits = False   # True: the server may shrink the request before the model reads it
+
+    @property
+    def budget(self) -> ContextBudget:
+        return self.config.budget
+
+    @property
+    def overhead_tokens(self) -> int:
+        return self.config.overhead_tokens
+
+    def set_budget(self, budget: ContextBudget) -> None:
+        """Work within `budget` from now on (a smaller window the API named; the budget a
+        compaction after a refusal aims for, put back afterwards)."""
+        self.config.budget = budget
+
+    def set_overhead(self, tokens: int) -> None:
+        """What the system prompt and the tool definitions take, counted into every request."""
+        self.config.overhead_tokens = tokens
+
+    def use_stages(self, stages: Sequence[CompactionStage]) -> None:
+        """The summarizing stages, when they can only be built once the pipeline exists (they
+        report to the agent that holds it)."""
+        self.stages = list(stages)
+
+    def on_before_summary(self, callback: Callable[[PipelineResult], None] | None) -> None:
+        """Told the count the summarizing stages are about to see at the auto-compact threshold."""
+        self.before_summary = callback
+
+    def snapshot(self) -> dict[str, Any]:
+        """The state that survives a resume, JSON-serialisable (the session log keeps it)."""
+        return self.state.to_dict()
+
+    def recalled(self, key: str) -> dict[str, Any] | None:
+        """A part of the saved state a caller keeps with the engine's own (`remember`), or None."""
+        part = self.state.layers.get(key)
+        return part if isinstance(part, dict) else None
+
+    def remember(self, key: str, values: Mapping[str, Any]) -> None:
+        """Keep `values` under `key` in the state that survives a resume (merged into what is
+        there); `key` must not be a layer's."""
+        self.state.of(key).update(values)
+
+    def forget(self, key: str) -> None:
+        self.state.layers.pop(key, None)
 
     def count(self, entries: Sequence[Entry]) -> int:
         return count_tokens(entries, self.config.overhead_tokens)

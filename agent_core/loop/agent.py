@@ -83,7 +83,7 @@ class Agent:
                  compactions: list[ev.Compaction] | None = None) -> None:
         self.client = client
         self.pipeline = pipeline
-        pipeline.before_summary = self._say_summary_figure
+        pipeline.on_before_summary(self._say_summary_figure)
         self.tools = tools
         self.tool_ctx = tool_ctx
         self.permissions = permissions
@@ -107,7 +107,8 @@ class Agent:
         self.clock: Callable[[], float] = clock.now
         self.turns = 0
         self._task: asyncio.Task | None = None
-        self._pending_compact: tuple[bool, str | None] | None = None
+        self._compact_after_tools = False   # /compact while busy, or the compact tool: run once the batch is done
+        self._compact_focus: str | None = None
         self._state_digests: dict[str, bytes] = {}
         self._log_failed = False        # a session log write failed: the next write first catches the log up
         self._log_paused = False        # while a failed write is being reported: write nothing
@@ -123,9 +124,9 @@ class Agent:
         self.count_confirmation: asyncio.Task | None = None
         self.on_context: Callable[[ev.ContextUpdate], object] | None = None   # a confirmed figure while idle
         self._queue: asyncio.Queue | None = None
-        counted = self.pipeline.state.layers.get(COUNTED, {}).get("overhead_adjust", 0)
-        self.pipeline.config.overhead_tokens = self._system_tokens + self._tools_tokens + (
-            counted if isinstance(counted, int) else 0)
+        counted = (self.pipeline.recalled(COUNTED) or {}).get("overhead_adjust", 0)
+        self.pipeline.set_overhead(self._system_tokens + self._tools_tokens + (
+            counted if isinstance(counted, int) else 0))
 
     # ----- state for front-ends -------------------------------------------------------------
     @property
@@ -144,7 +145,7 @@ class Agent:
         """The context numbers now, from one projected view: the count and the categories (which sum
         to it exactly). `tokens` and `view` are the pipeline's own when it just ran; otherwise the
         view of the current history is replayed."""
-        b = self.pipeline.config.budget
+        b = self.pipeline.budget
         if view is None or tokens is None:
             view, tokens = self.pipeline.view(self.entries)
         cats = breakdown(view, tally=self._tally, system_tokens=self._system_tokens,
@@ -194,7 +195,7 @@ class Agent:
     async def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]:
         """Manual `/compact [focus]`. While a turn runs it is queued until after the tool batch."""
         if self.busy:
-            self._pending_compact = (True, focus)
+            self._compact_after_tools, self._compact_focus = True, focus
             yield ev.Notice("Compaction queued: it runs after the current tool batch.")
             return
         async for e in self._drive(self._manual_compact(focus)):
@@ -261,8 +262,7 @@ class Agent:
                 pass
 
     def _emit(self, q: asyncio.Queue, e: ev.Event) -> None:
-        if e.type in ("compaction", "breaker", "error", "turn_finished", "assistant_done", "tool_call",
-                      "tool_result", "notice"):
+        if e.logged:
             self._log(lambda log: log.append_event(e.to_dict()))
         q.put_nowait(e)
 
@@ -305,7 +305,7 @@ class Agent:
     def _log_state(self) -> None:
         """Snapshot what resume needs; only the parts that changed since the last snapshot are
         written (the log merges snapshots by key), so a quiet turn writes nothing."""
-        parts = {"pipeline": self.pipeline.state.to_dict(), "cost": self.cost.to_dict(),
+        parts = {"pipeline": self.pipeline.snapshot(), "cost": self.cost.to_dict(),
                  "permissions": self.permissions.to_dict(), "turns": self.turns,
                  "context_history": [list(p) for p in self.context_history[-PLOT_POINTS:]],
                  "active_s": round(self.active_seconds(), 3)}
@@ -350,7 +350,7 @@ class Agent:
         before the pipeline acts on it (and return it): the gauge, the status line and the plot then
         show the tool results landing — the context reaching WARNING, ERROR or AUTO-COMPACT — and the
         drop when a compaction lands."""
-        budget = self.pipeline.config.budget
+        budget = self.pipeline.budget
         # the stored history counts at least what its projection does: below the warning, no view
         if self.pipeline.count(self.entries) < budget.warning_threshold:
             return None
@@ -361,13 +361,13 @@ class Agent:
         """The pipeline is about to summarize at the auto-compact threshold: say the count it acts on
         (after the cheap layers), so the gauge shows AUTO-COMPACT while the summary is written."""
         if self._queue is not None:
-            self._say_early(self._queue, res.tokens, res.view, self.pipeline.config.budget.autocompact_threshold)
+            self._say_early(self._queue, res.tokens, res.view, self.pipeline.budget.autocompact_threshold)
 
     def _say_early(self, q: asyncio.Queue, tokens: int, view: list[Entry], low: int) -> bool:
         """Say a figure before the pipeline's result when it is at least `low`, below the blocking
         limit (blocking means nothing is sent, which only the figure after the pipeline can tell) and
         not the figure said last. True when said."""
-        if not low <= tokens < self.pipeline.config.budget.blocking_limit:
+        if not low <= tokens < self.pipeline.budget.blocking_limit:
             return False
         if self.context_history and self.context_history[-1][1] == tokens:
             return False
@@ -461,9 +461,8 @@ class Agent:
                 return self._finish(q, response.stop_reason or "end_turn")
             await self._run_tools(tool_uses, q, turn)
             self._log_state()
-            if self._pending_compact is not None:
-                _, focus = self._pending_compact
-                self._pending_compact = None
+            if self._compact_after_tools:
+                focus, self._compact_after_tools, self._compact_focus = self._compact_focus, False, None
                 await self._compact_now(q, focus)
 
     def _over_limit(self, q: asyncio.Queue, turn: _Turn) -> str | None:
@@ -594,7 +593,7 @@ class Agent:
                 return "estimate"
             # `server`: the usage of an answer the server's own edits or compaction shaped.
             return "server" if view[i].meta.get("server_edits") else "usage"
-        end = self.pipeline.state.layers.get(COUNTED, {}).get("view_end")
+        end = (self.pipeline.recalled(COUNTED) or {}).get("view_end")
         return "counted" if end is not None and any(e.uuid == end for e in view) else "estimate"
 
     def _confirm_count_later(self, request: list[dict], tokens: int) -> None:
@@ -620,10 +619,10 @@ class Agent:
                 entries[i] = a.with_meta(counted_adjust=int(a.meta.get("usage_adjust", 0)))
                 self._adopt(entries)
             else:                  # no response since: what the estimate missed sits with the overhead
-                st = self.pipeline.state.of(COUNTED)
-                st["overhead_adjust"] = int(st.get("overhead_adjust", 0)) + delta
-                st["view_end"] = self.entries[-1].uuid if self.entries else None
-                self.pipeline.config.overhead_tokens += delta
+                adjust = int((self.pipeline.recalled(COUNTED) or {}).get("overhead_adjust", 0)) + delta
+                self.pipeline.remember(COUNTED, {"overhead_adjust": adjust,
+                                                 "view_end": self.entries[-1].uuid if self.entries else None})
+                self.pipeline.set_overhead(self.pipeline.overhead_tokens + delta)
             c = self.context_event()
             if self.busy and self._queue is not None:
                 self._queue.put_nowait(c)
@@ -637,11 +636,11 @@ class Agent:
     def _max_tokens(self, turn: _Turn) -> int:
         """The model's max output, lowered so the request's count + max_tokens fits the window; when
         not even a small floor fits, the request is too long (raised as the API would say it)."""
-        b = self.pipeline.config.budget
+        b = self.pipeline.budget
         n = self._request_tokens + turn.undercount
         floor = min(OUTPUT_FLOOR, b.reserve)
         room = output_room(b.context_window, self.client.info.max_output_tokens, n, floor)
-        if room is None and getattr(self.pipeline, "server_edits", False):
+        if room is None and self.pipeline.server_edits:
             return floor   # the server shrinks the request before the model reads it; the API judges the rest
         if room is None:
             raise ModelError("prompt_too_long", f"The request (about {n:,} tokens) leaves no room for an answer "
@@ -661,7 +660,7 @@ class Agent:
         counted, _asked, window = over
         turn.refit_used = True
         self._adopt_server_window(q, window)
-        b = self.pipeline.config.budget
+        b = self.pipeline.budget
         # What the API counted above the estimate, plus any window it has that is smaller than ours.
         turn.undercount = max(0, counted - self._request_tokens) + max(0, b.context_window - window)
         return output_room(b.context_window, self.client.info.max_output_tokens,
@@ -688,8 +687,8 @@ class Agent:
             server_tokens, maximum = parsed
             self._adopt_server_window(q, maximum)
             ratio = server_window.count_ratio(server_tokens, self._request_tokens)
-        budget = self.pipeline.config.budget
-        self.pipeline.config.budget = server_window.fit_budget(budget, ratio)
+        budget = self.pipeline.budget
+        self.pipeline.set_budget(server_window.fit_budget(budget, ratio))
         try:
             out = await self.pipeline.compact(self.entries, trigger="reactive")
             before = self.entries
@@ -702,7 +701,7 @@ class Agent:
                 if self._report_events(q, again.reports, before):
                     out = again
         finally:
-            self.pipeline.config.budget = budget
+            self.pipeline.set_budget(budget)
         if not compacted:
             why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
             self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
@@ -758,7 +757,7 @@ class Agent:
             self._emit(q, ev.ToolResult(id=tu["id"], name=tu["name"], preview=content[:500],
                                         size=len(content), is_error=out.is_error))
             if out.meta.get("compact_requested"):
-                self._pending_compact = (False, out.meta.get("focus"))
+                self._compact_after_tools, self._compact_focus = True, out.meta.get("focus")
 
         await asyncio.gather(*(one(tu) for tu in allowed))
         blocks = [turn.done_results[tu["id"]] for tu in tool_uses]

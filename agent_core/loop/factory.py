@@ -168,7 +168,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
         pipeline.reset_breakers()
         # A smaller window the API named in an earlier run (server_window.py) is the window again.
         if server_window.restore(pipeline, client, None) is not None:
-            client.info.notes.append(f"context window {pipeline.config.budget.context_window:,} (the API's, "
+            client.info.notes.append(f"context window {pipeline.budget.context_window:,} (the API's, "
                                      f"learned earlier in this session)")
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
@@ -179,9 +179,9 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
-    pipeline.stages = default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
-                                                     system=prompt, emit=agent.live),
-                                     read_file=_file_reader(tool_ctx))
+    pipeline.use_stages(default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
+                                                       system=prompt, emit=agent.live),
+                                       read_file=_file_reader(tool_ctx)))
     if loaded:
         if client.info.offline:
             catch_up(agent.entries)      # a /wait of an earlier run still counts

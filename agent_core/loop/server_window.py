@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from compaction import ContextBudget
+from compaction import ContextBudget, Pipeline
 from compaction.accounting.budget import MIN_WINDOW
 from compaction.layers.tool_result_budget import per_result_chars
 
 from agent_core.providers.server_context import ServerPlan
+from agent_core.tools.base import ToolContext
 
 STATE_KEY = "server_window"
 MAX_RATIO = 2.0        # an estimate is never trusted to be off by more than this
@@ -46,36 +47,37 @@ def scaled_plan(plan: ServerPlan, old: ContextBudget, new: ContextBudget) -> Ser
                    clear_at_least=int(plan.clear_at_least * share))
 
 
-def adopt(pipeline: Any, client: Any, tool_ctx: Any, window: int) -> str | None:
+def adopt(pipeline: Pipeline, client: Any, tool_ctx: ToolContext | None, window: int) -> str | None:
     """Work within the server's `window` from now on; a notice for the user, or None when the
     window is not smaller than the one in use (or unusable)."""
-    old = pipeline.config.budget
+    old = pipeline.budget
     new = smaller_budget(old, window)
     if new is None:
         return None
-    pipeline.config.budget = new
+    pipeline.set_budget(new)
     plan = getattr(client, "server", None)
     if isinstance(plan, ServerPlan):
         client.server = scaled_plan(plan, old, new)
     if tool_ctx is not None:
         tool_ctx.read_max_chars = min(tool_ctx.read_max_chars, per_result_chars(pipeline.config))
-    state = pipeline.state.of(STATE_KEY)
-    state.update({"window": window, "configured": int(state.get("configured") or old.context_window),
-                  "model": client.info.model})
+    learned = pipeline.recalled(STATE_KEY) or {}
+    pipeline.remember(STATE_KEY, {"window": window,
+                                  "configured": int(learned.get("configured") or old.context_window),
+                                  "model": client.info.model})
     return (f"The API's context window is {window:,} tokens, smaller than the {old.context_window:,} ctxtui was "
             f"using (the model's, or --context-window / CTXTUI_CONTEXT_WINDOW); the rest of this session works "
             f"within {window:,}.")
 
 
-def restore(pipeline: Any, client: Any, tool_ctx: Any) -> str | None:
+def restore(pipeline: Pipeline, client: Any, tool_ctx: ToolContext | None) -> str | None:
     """On resume: the smaller window an earlier run learned, when the model and the configured
     window are still the ones it was learned with (a new setting starts afresh)."""
-    state = pipeline.state.layers.get(STATE_KEY)
-    if not isinstance(state, dict):
+    state = pipeline.recalled(STATE_KEY)
+    if state is None:
         return None
     window, configured = state.get("window"), state.get("configured")
-    if state.get("model") != client.info.model or configured != pipeline.config.budget.context_window:
-        pipeline.state.layers.pop(STATE_KEY, None)
+    if state.get("model") != client.info.model or configured != pipeline.budget.context_window:
+        pipeline.forget(STATE_KEY)
         return None
     return adopt(pipeline, client, tool_ctx, window) if isinstance(window, int) else None
 
