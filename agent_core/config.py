@@ -31,7 +31,7 @@ from compaction.scrub import redact_url, register_secret
 from agent_core.config_error import ConfigError
 from agent_core.context_budget import BudgetSettings, budget_for, limits_for
 from agent_core.regular_file import NotRegularFile, open_regular
-from agent_core.providers.models_info import DEMO_CONTEXT_WINDOW, DEMO_MODEL
+from agent_core.providers.models_info import DEFAULT_MODEL, DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.providers.server_context import ENGINES
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.tool_spec import TOOL_NAMES
@@ -39,7 +39,6 @@ from agent_core.security.credentials import SECRET_ENV_VARS, looks_like_credenti
 from agent_core.security.visible_text import one_line
 from agent_core.security.trust import SENSITIVE, how_to_trust, is_trusted
 
-DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet in genai-prices' bundled data
 MIN_CONTEXT_WINDOW = 1_000
 MAX_USER_FILE = 1 << 20              # a config file larger than this is not a config file
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "grep", "compact")
-READ_ONLY_TOOLS = frozenset({"read_file", "glob", "grep"})
 # bash {command: str, timeout?: float seconds}
 # read_file {path: str, offset?: int (1-based line), limit?: int lines}
 # write_file {path: str, content: str}

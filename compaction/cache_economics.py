@@ -1,6 +1,6 @@
 """When rewriting the cached prefix pays: the one decision rule of every prefix-rewriting layer.
 
-The model (DESIGN §5.1). The last request left its prefix in the prompt cache; it stays warm
+The model of the prompt cache. The last request left its prefix in the prompt cache; it stays warm
 until `ttl` after that request (refreshed by each hit). A layer that changes the history at a
 point inside that prefix makes the next call read less and write more. Let
 

@@ -1,6 +1,6 @@
 """The one clock that timestamps and cache decisions read, so that time can be made to pass.
 
-Whether the prompt cache is warm is a question of time (DESIGN §5.1): a cached prefix lives until
+Whether the prompt cache is warm is a question of time: a cached prefix lives until
 its TTL after the request that last read or wrote it. Entry timestamps, the pipeline's `now`, the
 session log, compaction transcripts and the demo model's cache all read `now()`, so they agree on
 how long ago anything happened.

@@ -21,11 +21,6 @@ def input_total(usage: dict[str, int]) -> int:
     return sum(int(usage.get(k, 0)) for k in INPUT_BUCKETS)
 
 
-def cached_prefix(usage: dict[str, int]) -> int:
-    """The tokens up to the request's last cache breakpoint (read + written)."""
-    return sum(int(usage.get(k, 0)) for k in INPUT_BUCKETS[1:])
-
-
 def split(total: int, weights: Sequence[int]) -> list[int]:
     """`total` split in proportion to `weights` (whole numbers, summing exactly to `total`;
     equal parts when every weight is zero)."""

@@ -20,7 +20,6 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 BUCKETS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
-PURPOSES = ("main", "compaction", "memory")
 FREE_MODELS = frozenset({"<synthetic>"})  # entries the loop makes itself: no API call, no cost
 INPUT_BUCKETS = ("input", "cache_write_5m", "cache_write_1h", "cache_read")
 

@@ -27,11 +27,10 @@ import pydantic
 from agent_core.providers.errors import TruncatedStream, classify
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
 from agent_core.providers.model import ModelError, ModelInfo, ModelResponse, StreamItem
-from agent_core.providers.models_info import model_limits
+from agent_core.providers.models_info import DEFAULT_MODEL, model_limits
 from agent_core.providers.cache_breakpoints import cache_control, with_cache_breakpoints
 from agent_core.providers.server_context import COMPACT_BETA, COMPACTION_BLOCK, ServerPlan, is_beta_rejection
 
-DEFAULT_MODEL = "claude-sonnet-5-5"   # same default as agent_core/config.py
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_CONNECT_TIMEOUT = 10.0        # same defaults as agent_core/config.py
 DEFAULT_IDLE_TIMEOUT = 120.0
@@ -267,8 +266,7 @@ class AnthropicClient:
     def __init__(self, api_key: str, base_url: str | None = None, model: str = DEFAULT_MODEL,
                  max_output_tokens: int | None = None, context_window: int | None = None,
                  max_retries: int = DEFAULT_MAX_RETRIES, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waiting_every: float | None = None,
-                 thinking_budget: int | None = None, cache: bool = True, cache_ttl: str = "5m",
+                 idle_timeout: float = DEFAULT_IDLE_TIMEOUT, cache_ttl: str = "5m",
                  server: ServerPlan | None = None) -> None:
         quiet_sdk_serializer()
         if not api_key:
@@ -282,9 +280,7 @@ class AnthropicClient:
         self._secrets = (api_key,)
         self.max_retries = max_retries
         self.connect_timeout, self.idle_timeout = connect_timeout, idle_timeout
-        self.waiting_every = waiting_every if waiting_every is not None else min(WAITING_EVERY, idle_timeout / 4)
-        self.thinking_budget = thinking_budget
-        self.cache = cache
+        self.waiting_every = min(WAITING_EVERY, idle_timeout / 4)   # seconds between Waiting events
         cache_control(cache_ttl)                   # refuse a TTL the API would reject, here and clearly
         self.cache_ttl = cache_ttl
         self.server = server                       # the server / hybrid engine's edits; None: local engine
@@ -316,12 +312,7 @@ class AnthropicClient:
     def request_params(self, *, system: str | list[dict] | None, messages: list[dict], tools: list[dict],
                        max_tokens: int, purpose: str = "main") -> dict[str, Any]:
         """The keyword arguments for `messages.stream` (public so tests and the log can see them)."""
-        if self.cache:
-            sys_blocks, msgs, tls = with_cache_breakpoints(system, messages, tools, self.cache_ttl)
-        else:
-            sys_blocks = [{"type": "text", "text": system}] if isinstance(system, str) and system.strip() \
-                else (list(system) if isinstance(system, list) and system else None)
-            msgs, tls = list(messages), list(tools)
+        sys_blocks, msgs, tls = with_cache_breakpoints(system, messages, tools, self.cache_ttl)
         params: dict[str, Any] = {"model": self.info.model, "max_tokens": int(max_tokens), "messages": msgs}
         if sys_blocks:
             params["system"] = sys_blocks
@@ -331,8 +322,6 @@ class AnthropicClient:
             # own would invalidate the cached messages). A summary that calls a tool is refused by
             # the caller instead.
             params["tools"] = tls
-        if self.thinking_budget:
-            params["thinking"] = {"type": "enabled", "budget_tokens": int(self.thinking_budget)}
         if self.server is not None:
             # The betas always: a history holding a compaction block needs the compaction beta.
             params["betas"] = self.server.betas()

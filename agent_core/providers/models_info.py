@@ -13,6 +13,8 @@ from agent_core.pricing.cost import context_window as data_window
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_OUTPUT = 32_000
+DEFAULT_MODEL = "claude-sonnet-5-5"  # the model run with an API key and no setting: the newest Sonnet in
+                                     # genai-prices' bundled data
 DEMO_MODEL = "demo"                  # the offline demo model (providers/demo)
 DEMO_CONTEXT_WINDOW = 30_000         # small, so compaction shows within a few prompts
 DEMO_MAX_OUTPUT = 4_000

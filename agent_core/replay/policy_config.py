@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from compaction import ContextBudget, PipelineConfig
+from compaction import PipelineConfig
 from compaction.accounting.cache_model import Rates
 
 from agent_core.config import Config
@@ -27,13 +27,6 @@ def policy_settings_config(spec: PolicySpec, model: str, window: int | None) -> 
     if window is not None and "context_window" not in values:
         values["context_window"] = window
     return Config(model=model, sources={k: "flag" for k in values}, **values)
-
-
-def budget_for_policy(spec: PolicySpec, model: str, window: int | None) -> ContextBudget:
-    """The thresholds the loop would use for this model, window and settings."""
-    config = policy_settings_config(spec, model, window)
-    limits = limits_for(model, config.budget_settings())
-    return make_budget(limits.context_window, limits.max_output_tokens, config.budget_settings())
 
 
 def rates_for(model: str, pricer: Pricer) -> Rates | None:

@@ -15,7 +15,6 @@ from agent_core.tool_spec import TOOL_NAMES
 from agent_core.tools.base import ToolOutput
 
 MODES = ("allow", "ask", "deny")
-ANSWERS = ("allow", "always", "deny")
 DEFAULT_POLICY: dict[str, str] = {
     "read_file": "allow", "glob": "allow", "grep": "allow", "compact": "allow",
     "write_file": "ask", "edit_file": "ask", "bash": "ask",

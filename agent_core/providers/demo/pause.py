@@ -1,6 +1,6 @@
 """`/wait`: on the offline demo, let time pass so the prompt cache goes cold, as after a real pause.
 
-The engine decides in dollars (DESIGN §5.1): on a warm cache a rewrite of old context must pay for
+The engine decides in dollars (compaction/cache_economics.py): on a warm cache a rewrite of old context must pay for
 itself, so a demo answered within seconds never shows the layers that wait for a cold cache
 (microcompact's time trigger; collapse and session memory when the rewrite is free). A real user
 who steps away for five minutes sees them; the demo lets one ask for it. The one clock

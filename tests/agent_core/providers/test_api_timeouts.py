@@ -110,7 +110,8 @@ async def test_a_server_that_never_answers_ends_in_a_clear_timeout(silent):
 
 async def test_waiting_for_the_first_byte_is_shown(silent):
     client = AnthropicClient(api_key=SECRET, base_url=silent.base_url, model=MODEL, max_retries=1,
-                             connect_timeout=0.5, idle_timeout=0.6, waiting_every=0.1)
+                             connect_timeout=0.5, idle_timeout=0.6)
+    client.waiting_every = 0.1
     _, seen = await drain(client)
     waits = [x for x in seen if isinstance(x, ev.Waiting)]
     assert waits and all(isinstance(w, ev.Notice) for w in waits)     # shown wherever notices are
