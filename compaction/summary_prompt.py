@@ -1,4 +1,5 @@
-"""The summary request and what is done with its answer (layer 6, LLM compaction). Our own wording.
+"""The summary request and what is done with its answer (layer 6, LLM compaction). Our own wording,
+in compaction/prompts/summary.txt.
 
 The model drafts in an <analysis> block (it improves the summary) and writes the result in a
 <summary> block; only the summary survives. Nine sections, so nothing the next turn needs — above
@@ -9,48 +10,23 @@ the prompt cache.
 from __future__ import annotations
 
 import re
+from importlib import resources
 
-SECTIONS = (
-    ("Primary request and intent", "what the user asked for, in full, including later changes of mind"),
-    ("Key technical concepts", "languages, frameworks, libraries, tools and ideas the work relies on"),
-    ("Files and code sections", "every file read, created or changed: its path, why it matters, and the "
-                                "exact code of the important parts (signatures, snippets, edits)"),
-    ("Errors and fixes", "each error met, what caused it and how it was fixed; note any correction "
-                         "the user gave"),
-    ("Problem solving", "problems solved so far and any investigation still open"),
-    ("All user messages", "every message the user wrote (not tool results), in order, quoted or "
-                          "closely paraphrased"),
-    ("Pending tasks", "what the user asked for that is not done yet"),
-    ("Current work", "precisely what was being done just before this request, with file names and code"),
-    ("Next step", "the single next action, only if it follows directly from the user's latest request "
-                  "and the current work; quote the latest request to show it. If the last task was "
-                  "finished, name no new task unless the user asked for it"),
-)
+# The prompt's wording is package data (compaction/prompts/summary.txt): its numbered lines are the
+# sections, and the line `{focus}` is where a manual /compact focus goes (dropped when there is none).
+_TEMPLATE = resources.files("compaction").joinpath("prompts", "summary.txt").read_text(encoding="utf-8").rstrip("\n")
+_FOCUS = "{focus}\n"
+_SECTION = re.compile(r"^\d+\. (.+?): (.+)\.$", re.M)
 
-_PREAMBLE = """Write a summary of the conversation so far. Answer in plain text only.
-Do not call any tool: every tool call will be refused and this is your only turn. Everything you
-need is in the conversation above.
-
-First think it through inside <analysis> … </analysis>: go through the conversation in order and
-note, for each part, what the user asked, what you did, the decisions taken, file names, code,
-commands, errors and how they were fixed, and any feedback from the user. Check that nothing
-important is missing or wrong.
-
-Then write the summary inside <summary> … </summary> with these nine numbered sections:
-"""
-
-_CLOSING = """
-Be specific and complete: the summary replaces the conversation, and only it and the recent
-user messages will remain. Reply with the <analysis> block followed by the <summary> block."""
+SECTIONS: tuple[tuple[str, str], ...] = tuple((m.group(1), m.group(2)) for m in _SECTION.finditer(_TEMPLATE))
 
 
 def build_summary_prompt(instructions: str | None = None) -> str:
     """The final user turn of the summary request; `instructions` is a manual /compact focus."""
-    lines = [f"{i}. {name}: {what}." for i, (name, what) in enumerate(SECTIONS, 1)]
-    prompt = _PREAMBLE + "\n".join(lines) + "\n"
+    focus = ""
     if instructions and instructions.strip():
-        prompt += f"\nThe user asked this summary to focus on: {instructions.strip()}\n"
-    return prompt + _CLOSING
+        focus = f"\nThe user asked this summary to focus on: {instructions.strip()}\n"
+    return _TEMPLATE.replace(_FOCUS, focus, 1)
 
 
 _ANALYSIS = re.compile(r"<analysis>.*?(</analysis>|$)", re.S | re.I)
