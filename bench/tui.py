@@ -20,7 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.app import App, ComposeResult  # noqa: E402
 
-from app.tui.widgets.conversation import AssistantMessage, Conversation, UserMessage  # noqa: E402
+from app.tui.widgets.conversation.assistant_message import AssistantMessage  # noqa: E402
+from app.tui.widgets.conversation.container import Conversation  # noqa: E402
+from app.tui.widgets.conversation.user_message import UserMessage  # noqa: E402
 
 PARAGRAPH = ("The loop compacted the history: **{i}** rounds were summarised, and the `transcript` "
              "kept every entry. See `compaction/pipeline.py` for the order of layers.\n")

@@ -19,7 +19,7 @@ from textual.worker import WorkerState
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from app.tui.launch import build_app  # noqa: E402 - the repository's app, wherever this is run from
-from app.tui.widgets.conversation import CompactionMarker  # noqa: E402
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker  # noqa: E402
 PROMPTS = (
     "Explore the project and tell me what each module does",
     "How does the compaction pipeline decide what to drop?",

@@ -38,7 +38,10 @@ from app.tui.screens.inspector import InspectorScreen
 from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.transcripts import ResumeScreen, TranscriptBrowser
 from app.widgets.context_pane import ContextPane, history_points
-from app.tui.widgets.conversation import CompactionMarker, Conversation, NoticeMessage, ToolBlock
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker
+from app.tui.widgets.conversation.container import Conversation
+from app.tui.widgets.conversation.notice_message import NoticeMessage
+from app.tui.widgets.conversation.tool_block import ToolBlock
 from app.widgets.cost_pane import CostPane
 from app.tui.widgets.prompt import PromptInput
 from app.tui.widgets.status import StatusBar

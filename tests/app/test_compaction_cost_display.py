@@ -7,7 +7,7 @@ from textual.app import App, ComposeResult
 
 from agent_core import events as ev
 from app import format as fmt
-from app.tui.widgets.conversation import CompactionMarker
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.widgets.cost_pane import CostPane
 from app.widgets.timeline import Timeline
 

@@ -19,6 +19,7 @@ from textual.widgets import Collapsible
 from agent_core import events as ev
 from agent_core.config import ConfigError
 from agent_core.context_items import ContextItem
+from agent_core.replay.report_model import ReplayReport
 from app.tui.launch import build_app
 from app.replay.app import ReplayApp
 from app.tui.screens.context_screen import ContextScreen
@@ -27,8 +28,9 @@ from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.transcripts import TranscriptBrowser, TranscriptViewer
 from app.tui.screens.trust import TrustApp
 from app.tui.app import CtxApp
-from app.tui.widgets.conversation import SummaryBlock, ToolBlock
-from tests.agent_core.logs.test_claude_code_logs import assistant, boundary, usage, user, write_log
+from app.tui.widgets.conversation.summary_block import SummaryBlock
+from app.tui.widgets.conversation.tool_block import ToolBlock
+from tests.log_helpers import assistant, boundary, usage, user, write_log
 from tests.agent_helpers import MODEL, SECRET, user_dirs
 from tests.app.hostile import (BAD_MARKUP, CLEAR, CLICK, ERASE, MARKUP, SPOOF, TITLE, assert_clean, flat,
                                terminal_text)
@@ -287,7 +289,7 @@ async def test_replay_screen_shows_hostile_log_fields_as_text():
 
     def load(options, progress):
         progress(f"reading evil{TITLE}.jsonl", 0.5)
-        return report
+        return ReplayReport.from_json(report)
 
     app = ReplayApp({"paths": []}, load)
     async with app.run_test(size=(160, 60)) as pilot:

@@ -7,12 +7,12 @@ from textual.widgets import Collapsible, DataTable, Static
 from agent_core import events as ev
 from agent_core.loop.compaction_parts import compaction_parts
 from app.tui.screens.inspector import InspectorScreen, entry_lines, part_rows
-from app.tui.widgets.conversation import CompactionMarker
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.widgets.timeline import Timeline
 from compaction.entry import assistant, user
 from app.tui.launch import build_app
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
-from tests.app.test_tui_compaction_live import SUMMARY, fake_app, prompt, wait_idle
+from tests.app.tui_helpers import SUMMARY, fake_app, prompt, wait_idle
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
 
 SIZE = (120, 40)

@@ -9,20 +9,22 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList
-from textual.worker import WorkerState
 
 from agent_core import events as ev
 from agent_core.pricing.cost import BUCKETS
-from agent_core.providers.demo.model import DemoModel
 from app import format as fmt
 from app.tui.launch import build_app, run_tui
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.transcripts import ResumeScreen, TranscriptBrowser, TranscriptViewer
-from app.tui.widgets.conversation import AssistantMessage, CompactionMarker, NoticeMessage, ToolBlock, UserMessage
+from app.tui.widgets.conversation.assistant_message import AssistantMessage
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker
+from app.tui.widgets.conversation.notice_message import NoticeMessage
+from app.tui.widgets.conversation.tool_block import ToolBlock
+from app.tui.widgets.conversation.user_message import UserMessage
 from compaction.transcript import atomic_write_text
-from tests.agent_helpers import record_events
+from tests.app.tui_helpers import agent_running, make_app, send
 
 SIZE = (120, 40)
 
@@ -37,41 +39,6 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "README.md").write_text("# demo\n\nWords about ctxtui, context and compaction.\n" * 20)
     return ws
 
-
-def make_app(workspace: Path, *, window: int | None = None, allow_all: bool = True, chunk_delay: float = 0.0,
-             **kw):
-    cli: dict = {"model": "demo"}
-    if allow_all:
-        cli["allow"] = ["all"]
-    env = {"CTXTUI_CONTEXT_WINDOW": str(window)} if window else {}
-    client = None
-    if chunk_delay:
-        client = DemoModel(workspace, context_window=window or 30_000, chunk_delay=chunk_delay)
-    kw.setdefault("claude_root", None)
-    app = build_app(cli, environ=env, workspace=workspace, client=client, **kw)
-    events = record_events(app.agent)
-    return app, events
-
-
-def agent_running(app) -> bool:
-    return any(w.group == "agent" and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
-
-
-async def send(app, pilot, text: str, answer: str | None = None) -> list[ev.PermissionRequest]:
-    """Type `text`, press Enter, wait for the turn to end; answer permission modals with `answer`."""
-    app.prompt_input.focus()
-    app.fill_prompt(text)
-    await pilot.press("enter")
-    asked: list[ev.PermissionRequest] = []
-    await pilot.pause()
-    while agent_running(app):
-        if isinstance(app.screen, PermissionScreen):
-            assert answer is not None, f"unexpected permission request for {app.screen.request.name}"
-            asked.append(app.screen.request)
-            await pilot.press(answer)
-        await pilot.pause(0.01)
-    await pilot.pause()
-    return asked
 
 
 def last(events, cls):
@@ -446,7 +413,8 @@ async def test_a_50mb_log_loads_without_blocking_input(workspace, tmp_path):
 async def test_long_conversations_page_out_old_messages():
     from textual.app import App
 
-    from app.tui.widgets.conversation import Conversation, EarlierMessages
+    from app.tui.widgets.conversation.container import Conversation
+    from app.tui.widgets.conversation.earlier_messages import EarlierMessages
 
     class One(App):
         def compose(self):

@@ -3,19 +3,16 @@ slowly streamed summary shows in the conversation while it is written — a live
 partial text — before the compaction lands; then the block closes and the gauge moves."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from agent_core import events as ev
-from app.tui.launch import build_app
 from app.tui.screens.inspector import InspectorScreen
-from app.tui.widgets.conversation import CompactionMarker, LiveCompaction
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker
+from app.tui.widgets.conversation.live_compaction import LiveCompaction
 from app.widgets.timeline import Timeline
-from tests.agent_helpers import MODEL, SECRET, make_workspace, record_events, user_dirs
+from tests.agent_helpers import make_workspace
+from tests.app.tui_helpers import SUMMARY, fake_app, prompt, wait_idle
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
 
 SIZE = (120, 40)
-SUMMARY = ("<analysis>what happened</analysis>\n<summary>\n1. Primary Request and Intent: "
-           + "the user explored the sample project and asked about its modules. " * 12 + "\n</summary>")
 
 
 def slow_summary_responder(body: dict):
@@ -24,26 +21,6 @@ def slow_summary_responder(body: dict):
         return reply(SUMMARY, chunk=12, delay=0.03)
     return reply("noted: " + "details " * 600)
 
-
-def fake_app(ws: Path, base_url: str):
-    env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": base_url}
-    app = build_app({"model": MODEL, "allow": ["all"]}, environ=env, workspace=ws, claude_root=None)
-    events = record_events(app.agent)
-    return app, events
-
-
-async def wait_idle(app, pilot) -> None:
-    await pilot.pause()
-    while app.busy:
-        await pilot.pause(0.02)
-    await pilot.pause()
-
-
-async def prompt(app, pilot, text: str) -> None:
-    app.prompt_input.focus()
-    app.fill_prompt(text)
-    await pilot.press("enter")
-    await wait_idle(app, pilot)
 
 
 async def compact_and_watch(app, pilot, events) -> tuple[str, bool]:

@@ -8,7 +8,7 @@ from textual.widgets.markdown import MarkdownBlock
 
 from app.tui.screens.permission import PermissionScreen
 from app.tui.app import CtxApp
-from app.tui.widgets.conversation import AssistantMessage
+from app.tui.widgets.conversation.assistant_message import AssistantMessage
 from app.tui.widgets.status import StatusBar
 from compaction.entry import Entry
 from tests.tui_fakes import FIXED_TIME, FakeAgent, context_event

@@ -17,7 +17,9 @@ from agent_core.loop.agent import CANCELLED_RESULT
 from app.tui.launch import build_app, run_tui
 from compaction.entry import Entry, tool_result_block
 from app.widgets.context_pane import ContextPlot
-from app.tui.widgets.conversation import ErrorMessage, NoticeMessage, ToolBlock
+from app.tui.widgets.conversation.error_message import ErrorMessage
+from app.tui.widgets.conversation.notice_message import NoticeMessage
+from app.tui.widgets.conversation.tool_block import ToolBlock
 from app.widgets.timeline import Timeline
 from app.tui.screens.transcripts import TranscriptViewer
 from tests.agent_helpers import SECRET, demo_agent, make_workspace

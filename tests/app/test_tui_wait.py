@@ -7,11 +7,12 @@ from pathlib import Path
 from agent_core import events as ev
 from agent_core.providers.demo.tour import TOUR
 from app.tui.launch import build_app
-from app.tui.widgets.conversation import CompactionMarker, NoticeMessage
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker
+from app.tui.widgets.conversation.notice_message import NoticeMessage
 from compaction import clock
 
 from tests.agent_helpers import SECRET, make_workspace, record_events, user_dirs
-from tests.app.test_tui_compaction_live import prompt as send
+from tests.app.tui_helpers import prompt as send
 from tests.demo_project import build, fixed_place
 
 ROOT = Path(__file__).resolve().parents[2]
