@@ -1,18 +1,10 @@
-"""The replay report: one JSON-ready dict (the shape `--json` prints and the replay screen plots)
-and its compact text form.
-
-    {"sessions": [{"path", "model", "requests", "validation": {"cache_read_error_pct",
-      "cache_write_error_pct"}, "policies": {NAME: {"cost_usd", "cost_by_bucket", "overflows",
-      "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
-      "references_kept", "references_total", "series": {"context", "cost_cum", "markers"}}}}],
-     "totals": {NAME: {"cost_usd", "overflows"}}, "window": N, "ttl": "5m", "limits": [...],
-     "skipped_files": [{"path", "reason"}]}        (added by runner.run_replay: logs that could not be read)
+"""The replay report built from the runs (report_model.py holds its dataclasses and their JSON
+form) and its compact text form, the table `ctxtui replay` prints without --json.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from agent_core.logs.trajectory import Trajectory
+from agent_core.replay.report_model import CacheCheck, Marker, PolicyResult, ReplayReport, SessionResult, Total
 from agent_core.replay.simulate import PolicyRun
 from agent_core.replay.summary_size import SummarySize
 from agent_core.security.visible_text import one_line
@@ -33,78 +25,82 @@ def _r(x: float, n: int = 6) -> float:
     return round(float(x), n)
 
 
-def policy_report(run: PolicyRun) -> dict[str, Any]:
-    return {
-        "cost_usd": _r(run.cost_usd),
-        "cost_by_bucket": {k: _r(v) for k, v in run.cost_by_bucket.items()},
-        "compaction_cost_usd": _r(run.compaction_cost_usd),
-        "tokens_by_bucket": dict(run.tokens_by_bucket),
-        "overflows": run.overflows,
-        "compactions": dict(sorted(run.compactions.items())),
-        "cache_hit_rate": _r(run.cache_hit_rate, 4),
-        "user_messages_kept": run.user_messages_kept,
-        "user_messages_total": run.user_messages_total,
-        "references_kept": run.references_kept,
-        "references_total": run.references_total,
-        "unpriced_models": sorted(run.unpriced_models),
-        "series": {"context": list(run.context), "cost_cum": [_r(c) for c in run.cost_cum],
-                   "markers": [list(m) for m in run.markers]},
-    }
+def policy_result(run: PolicyRun) -> PolicyResult:
+    """One policy's run as the report states it: dollars to 6 places, the hit rate to 4."""
+    return PolicyResult(
+        cost_usd=_r(run.cost_usd),
+        cost_by_bucket={k: _r(v) for k, v in run.cost_by_bucket.items()},
+        compaction_cost_usd=_r(run.compaction_cost_usd),
+        tokens_by_bucket=dict(run.tokens_by_bucket),
+        overflows=run.overflows,
+        compactions=dict(sorted(run.compactions.items())),
+        cache_hit_rate=_r(run.cache_hit_rate, 4),
+        user_messages_kept=run.user_messages_kept,
+        user_messages_total=run.user_messages_total,
+        references_kept=run.references_kept,
+        references_total=run.references_total,
+        unpriced_models=tuple(sorted(run.unpriced_models)),
+        context=tuple(run.context),
+        cost_cum=tuple(_r(c) for c in run.cost_cum),
+        markers=tuple(Marker(index, layer) for index, layer in run.markers),
+    )
 
 
-def session_report(traj: Trajectory, runs: dict[str, PolicyRun], *, window: int, size: SummarySize,
-                   validation: dict[str, float | None]) -> dict[str, Any]:
-    return {
-        "path": traj.path, "model": traj.model, "session_id": traj.session_id, "agent_id": traj.agent_id,
-        "source": traj.source, "requests": len(traj.requests), "window": window,
-        "skipped_lines": traj.skipped_lines, "summary_tokens": size.tokens, "summary_source": size.source,
-        "validation": validation,
-        "policies": {name: policy_report(run) for name, run in runs.items()},
-    }
+def session_result(traj: Trajectory, runs: dict[str, PolicyRun], *, window: int, size: SummarySize,
+                   validation: CacheCheck) -> SessionResult:
+    return SessionResult(
+        path=traj.path, model=traj.model, session_id=traj.session_id, agent_id=traj.agent_id,
+        source=traj.source, requests=len(traj.requests), window=window,
+        skipped_lines=traj.skipped_lines, summary_tokens=size.tokens, summary_source=size.source,
+        validation=validation,
+        policies={name: policy_result(run) for name, run in runs.items()},
+    )
 
 
-def build_report(sessions: list[dict], names: list[str], *, window: int | None, ttl: str,
-                 notes: list[str]) -> dict[str, Any]:
-    totals = {n: {"cost_usd": _r(sum(s["policies"][n]["cost_usd"] for s in sessions)),
-                  "overflows": sum(s["policies"][n]["overflows"] for s in sessions)} for n in names}
-    return {"sessions": sessions, "totals": totals, "window": window, "ttl": ttl, "limits": LIMITS + notes}
+def build_report(sessions: list[SessionResult], names: list[str], *, window: int | None, ttl: str,
+                 notes: list[str], skipped_files: tuple = ()) -> ReplayReport:
+    """The report over `sessions`, with each policy's totals and the limits (LIMITS, then `notes`)."""
+    totals = {n: Total(_r(sum(s.policies[n].cost_usd for s in sessions)),
+                       sum(s.policies[n].overflows for s in sessions)) for n in names}
+    return ReplayReport(sessions=tuple(sessions), totals=totals, window=window, ttl=ttl,
+                        limits=tuple(LIMITS + notes), skipped_files=tuple(skipped_files))
 
 
 def _pct(a: int, b: int) -> str:
     return f"{a}/{b}" if b else "-"
 
 
-def format_text(report: dict[str, Any]) -> str:
+def format_text(report: ReplayReport) -> str:
     """A compact table per session (under 100 columns), the totals and the limits. Paths, models,
     agent ids and notes come from the logs: every line passes through `one_line` (an escape
     sequence is shown, never obeyed) before it is wrapped."""
     lines: list[str] = []
     head = f"  {'policy':<14}{'cost $':>10}{'÷cc':>7}{'over':>6}{'hit%':>6}{'users':>9}{'refs':>11}  compactions"
-    for s in report["sessions"]:
-        v = s["validation"]
-        valid = ("" if v.get("cache_read_error_pct") is None else
-                 f"; validation read {v['cache_read_error_pct']:.1f}% write {v['cache_write_error_pct']:.1f}%")
-        if v.get("unexplained_misses"):
-            valid += (f" ({len(v['unexplained_misses'])} unexplained cache misses; without them read "
-                      f"{v['cache_read_error_pct_without_misses']:.1f}% write "
-                      f"{v['cache_write_error_pct_without_misses']:.1f}%)")
-        lines.append(f"{s['path']}" + (f" [{s['agent_id']}]" if s.get("agent_id") else ""))
-        lines.append(f"  {s['model']}, {s['requests']} requests, window {s['window']:,}{valid}")
+    for s in report.sessions:
+        v = s.validation
+        valid = ("" if v.cache_read_error_pct is None else
+                 f"; validation read {v.cache_read_error_pct:.1f}% write {v.cache_write_error_pct:.1f}%")
+        if v.unexplained_misses:
+            valid += (f" ({len(v.unexplained_misses)} unexplained cache misses; without them read "
+                      f"{v.cache_read_error_pct_without_misses:.1f}% write "
+                      f"{v.cache_write_error_pct_without_misses:.1f}%)")
+        lines.append(f"{s.path}" + (f" [{s.agent_id}]" if s.agent_id else ""))
+        lines.append(f"  {s.model}, {s.requests} requests, window {s.window:,}{valid}")
         lines.append(head)
-        cc = s["policies"].get("cc", {}).get("cost_usd") or 0.0
-        for name, p in s["policies"].items():
-            ratio = f"{p['cost_usd'] / cc:.2f}" if cc else "-"
-            comp = ", ".join(f"{k} {n}" for k, n in p["compactions"].items()) or "-"
-            lines.append(f"  {name[:14]:<14}{p['cost_usd']:>10.4f}{ratio:>7}{p['overflows']:>6}"
-                         f"{100 * p['cache_hit_rate']:>6.1f}"
-                         f"{_pct(p['user_messages_kept'], p['user_messages_total']):>9}"
-                         f"{_pct(p['references_kept'], p['references_total']):>11}  {comp[:40]}")
+        cc = (s.policies["cc"].cost_usd if "cc" in s.policies else None) or 0.0
+        for name, p in s.policies.items():
+            ratio = f"{p.cost_usd / cc:.2f}" if cc else "-"
+            comp = ", ".join(f"{k} {n}" for k, n in p.compactions.items()) or "-"
+            lines.append(f"  {name[:14]:<14}{p.cost_usd:>10.4f}{ratio:>7}{p.overflows:>6}"
+                         f"{100 * p.cache_hit_rate:>6.1f}"
+                         f"{_pct(p.user_messages_kept, p.user_messages_total):>9}"
+                         f"{_pct(p.references_kept, p.references_total):>11}  {comp[:40]}")
         lines.append("")
-    lines.append("totals: " + "; ".join(f"{n} ${t['cost_usd']:.4f}, {t['overflows']} over"
-                                        for n, t in report["totals"].items()))
+    lines.append("totals: " + "; ".join(f"{n} ${t.cost_usd:.4f}, {t.overflows} over"
+                                        for n, t in report.totals.items()))
     lines.append("")
     lines.append("limits:")
-    for lim in report["limits"]:
+    for lim in report.limits:
         lines.append(f"  - {lim}")
     return "\n".join(_wrap(one_line(line)) for line in lines)
 

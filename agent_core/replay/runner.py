@@ -1,8 +1,8 @@
 """`run_replay(options, progress)`: read the logs once, replay every trajectory under every policy,
-and return the report (report.py). Pure computation, no model call; `progress(label, fraction)`
+and return the report (a `ReplayReport`, report_model.py). Pure computation, no model call; `progress(label, fraction)`
 is called as the work advances so a screen can show it. A log that cannot be read (a FIFO, a
 symlink to a device, a symlink loop, no permission) is skipped: the report lists it in
-`skipped_files` ([{"path", "reason"}]) and in its notes, and the other logs are replayed.
+`skipped_files` (path, reason) and in its notes, and the other logs are replayed.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from agent_core.replay.policies import ClaudeCodeLike, NoCompaction
 from agent_core.replay.policy_config import engine_config
 from agent_core.replay.policy_server import NOTE as SERVER_NOTE, SERVER, server_policy
 from agent_core.replay.references import ReferenceIndex
-from agent_core.replay.report import build_report, session_report
+from agent_core.replay.report import build_report, session_result
+from agent_core.replay.report_model import CacheCheck, ReplayReport, SkippedFile
 from agent_core.replay.simulate import Policy, PolicyRun, simulate
 from agent_core.replay.validate import validate
 from agent_core.replay.summary_size import SummarySize, summary_prompt_tokens, summary_size
@@ -58,12 +59,12 @@ def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
     return runs, window, size
 
 
-def validation_of(traj: Trajectory) -> dict[str, float | list[int] | None]:
+def validation_of(traj: Trajectory) -> CacheCheck:
     """The cache simulator checked against the log's own cache reads and writes (validate.py); a
     synthetic trajectory has nothing logged to check against."""
     if traj.source == "synthetic":
-        return {"cache_read_error_pct": None, "cache_write_error_pct": None}
-    return validate(traj).summary()
+        return CacheCheck()
+    return validate(traj).check()
 
 
 def skip_reason(error: OSError) -> str:
@@ -74,28 +75,28 @@ def skip_reason(error: OSError) -> str:
 
 
 def load(options: ReplayOptions, progress: Progress | None,
-         skipped: list[dict] | None = None) -> list[Trajectory]:
+         skipped: list[SkippedFile] | None = None) -> list[Trajectory]:
     """Every trajectory with at least one request in the options' paths, read once; the logs that
-    could not be read are appended to `skipped` ({"path", "reason"}), or raise without it."""
+    could not be read are appended to `skipped`, or raise without it."""
     def on_bytes(done: int, total: int) -> None:
         if progress is not None:
             progress("reading logs", READ_SHARE * (done / total if total else 1.0))
 
     def on_skip(path: Path, error: OSError) -> None:
         assert skipped is not None
-        skipped.append({"path": str(path), "reason": skip_reason(error)})
+        skipped.append(SkippedFile(str(path), skip_reason(error)))
     return [t for t in read_trajectories(options.paths, on_bytes, None if skipped is None else on_skip)
             if t.requests]
 
 
 def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
-               trajectories: Sequence[Trajectory] | None = None) -> dict:
+               trajectories: Sequence[Trajectory] | None = None) -> ReplayReport:
     """The report for `options`; `trajectories` replaces reading `options.paths` (tests, bench)."""
     def tell(label: str, fraction: float) -> None:
         if progress is not None:
             progress(label, max(0.0, min(1.0, fraction)))
 
-    skipped: list[dict] = []
+    skipped: list[SkippedFile] = []
     trajs = list(trajectories) if trajectories is not None else load(options, progress, skipped)
     pricer = Pricer()
     sessions = []
@@ -108,7 +109,7 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
             tell(f"{traj.path}: {name}", READ_SHARE + (1 - READ_SHARE) * done / total)
             done += 1
         runs, window, size = replay_trajectory(traj, options, pricer, on_policy)
-        sessions.append(session_report(traj, runs, window=window, size=size, validation=validation_of(traj)))
+        sessions.append(session_result(traj, runs, window=window, size=size, validation=validation_of(traj)))
         name = Path(traj.path).name + (f" [{traj.agent_id}]" if traj.agent_id else "")
         note = f"{name}: {size.describe()}."
         if traj.skipped_lines:
@@ -120,7 +121,6 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
     tell("done", 1.0)
     if any(p.base == SERVER for p in options.policies):
         notes.append(SERVER_NOTE)
-    notes += [f"{s['path']}: not read ({s['reason']})." for s in skipped]
-    report = build_report(sessions, options.policy_names(), window=options.window, ttl=options.ttl, notes=notes)
-    report["skipped_files"] = skipped
-    return report
+    notes += [f"{s.path}: not read ({s.reason})." for s in skipped]
+    return build_report(sessions, options.policy_names(), window=options.window, ttl=options.ttl, notes=notes,
+                        skipped_files=tuple(skipped))

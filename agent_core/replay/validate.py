@@ -27,6 +27,7 @@ from compaction.accounting.cache_model import Block, PrefixCache, chain
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.logs.trajectory_sizes import input_total
+from agent_core.replay.report_model import CacheCheck
 
 
 @dataclass(frozen=True)
@@ -61,17 +62,22 @@ class Validation:
         record)."""
         return [c for c in self.checked if c.sim_read - c.log_read > max(1_024, c.sim_read // 10)]
 
-    def summary(self) -> dict[str, float | list[int]]:
-        """The `validation` object of `ctxtui replay --json`: the error figures over every request,
-        the requests the log shows missing the cache for no reason it records, and the figures
-        without those (what the simulator gets wrong on what the log does explain)."""
+    def check(self) -> CacheCheck:
+        """The report's `validation`: the error figures over every request, the requests the log
+        shows missing the cache for no reason it records, and the figures without those (what the
+        simulator gets wrong on what the log does explain)."""
         misses = self.misses
         rest = [c for c in self.checked if c not in misses]
-        return {"cache_read_error_pct": round(self.cache_read_error_pct, 3),
-                "cache_write_error_pct": round(self.cache_write_error_pct, 3),
-                "unexplained_misses": [c.index for c in misses],
-                "cache_read_error_pct_without_misses": round(_error([(c.sim_read, c.log_read) for c in rest]), 3),
-                "cache_write_error_pct_without_misses": round(_error([(c.sim_write, c.log_write) for c in rest]), 3)}
+        read_rest = _error([(c.sim_read, c.log_read) for c in rest])
+        write_rest = _error([(c.sim_write, c.log_write) for c in rest])
+        return CacheCheck(round(self.cache_read_error_pct, 3), round(self.cache_write_error_pct, 3),
+                          unexplained_misses=tuple(c.index for c in misses),
+                          cache_read_error_pct_without_misses=round(read_rest, 3),
+                          cache_write_error_pct_without_misses=round(write_rest, 3))
+
+    def summary(self) -> dict[str, float | list[int]]:
+        """`check()` as the `validation` object of `ctxtui replay --json`."""
+        return self.check().to_json()
 
 
 def _error(pairs: list[tuple[int, int]]) -> float:

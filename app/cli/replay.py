@@ -97,21 +97,21 @@ def run(options: ReplayOptions, out: TextIO | None = None, err: TextIO | None = 
         return 1
     if progress is not None:
         err.write("\r" + " " * 76 + "\r")
-    skipped = report.get("skipped_files") or []
+    skipped = report.skipped_files
     for s in skipped:
-        print(f"ctxtui replay: skipped {one_line(s['path'])}: {one_line(s['reason'])}", file=err)
+        print(f"ctxtui replay: skipped {one_line(s.path)}: {one_line(s.reason)}", file=err)
     where = ", ".join(one_line(str(p)) for p in options.paths)
-    if not report["sessions"] and skipped:
+    if not report.sessions and skipped:
         n = len(skipped)
         print(f"ctxtui replay: error: nothing to replay under {where}: {n} file{'s' if n != 1 else ''} could "
               "not be read (see above) and no other log holds a model request; give .jsonl session logs that "
               "are regular files", file=err)
         return 2
-    if not report["sessions"]:
+    if not report.sessions:
         print(f"ctxtui replay: no session log with a model request under {where}", file=err)
         return 1
     if options.json:
-        json.dump(report, out, separators=(",", ":"))
+        json.dump(report.to_json(), out, separators=(",", ":"))
         out.write("\n")
     else:
         out.write(format_text(report) + "\n")

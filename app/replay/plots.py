@@ -10,10 +10,10 @@ import math
 
 from textual_plotext import PlotextPlot
 
+from agent_core.replay.report_model import SessionResult
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
-from app.replay.report import SessionResult
 
 COLORS = ("red", "blue+", "green+", "magenta+", "cyan", "orange", "yellow")
 WINDOW_COLOR = "gray"

@@ -20,15 +20,16 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar, Static, Tab, Tabs
 
+from agent_core.replay.report_model import ReplayReport, SessionResult
 from agent_core.security.visible_text import one_line, visible
 
 from app import format as fmt
-from app.replay.report import ReplayResult, SessionResult, describe_failure, parse_report, totals_parts, validation_text
+from app.replay.report import describe_failure, session_label, totals_parts, validation_text
 from app.replay.plots import ReplayContextPlot, ReplayCostPlot
 from app.replay.table import PolicyTable
 
 Progress = Callable[[str, float], None]
-Loader = Callable[[Any, Progress], dict]
+Loader = Callable[[Any, Progress], ReplayReport]
 
 HELP = Content.assemble(
     ("keys  ", "bold $accent"), ("tab", "bold"), "/", ("j", "bold"), " next session  ",
@@ -63,7 +64,7 @@ class ReplayScreen(Screen):
             self.label, self.fraction = label, fraction
 
     class Loaded(Message, bubble=False):
-        def __init__(self, report: dict) -> None:
+        def __init__(self, report: ReplayReport) -> None:
             super().__init__()
             self.report = report
 
@@ -77,7 +78,7 @@ class ReplayScreen(Screen):
         self.options = options
         self.load = load
         self.phase = "loading"               # loading | loaded | error
-        self.result: ReplayResult | None = None
+        self.result: ReplayReport | None = None
         self.error: tuple[str, str] | None = None   # (what went wrong, what to do)
         self.index = 0                       # the session shown
         self.done = asyncio.Event()          # set once loaded or failed: tests wait on it
@@ -134,19 +135,15 @@ class ReplayScreen(Screen):
         self.query_one("#replay-progress", ProgressBar).update(progress=message.fraction * 100)
 
     async def on_replay_screen_loaded(self, message: Loaded) -> None:
-        try:
-            result = parse_report(message.report)
-        except ValueError as e:
-            self._fail(e)
-            return
-        self.result, self.phase = result, "loaded"
+        result = self.result = message.report
+        self.phase = "loaded"
         self.query_one("#replay-loading").display = False
         self.query_one("#replay-body").display = True
         self._render_header()
         tabs = self.query_one("#replay-tabs", Tabs)
         for i, s in enumerate(result.sessions):
             # A str label is markup to a Tab: the session's label (a log's name) goes in as Content.
-            await tabs.add_tab(Tab(Content(f"{i + 1} {one_line(s.label)}"), id=f"session-{i}"))
+            await tabs.add_tab(Tab(Content(f"{i + 1} {one_line(session_label(s))}"), id=f"session-{i}"))
         tabs.display = len(result.sessions) > 1
         if result.sessions:
             self.show_session(0)

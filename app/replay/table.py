@@ -5,9 +5,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from agent_core.replay.report_model import SessionResult
 from agent_core.security.visible_text import one_line
 
-from app.replay.report import SessionResult, table_rows
+from app.replay.report import table_rows
 
 
 class PolicyTable(DataTable):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 
+from agent_core.replay.report_model import ReplayReport
+
 WINDOW = 80_000
 RATE = 3e-6           # $ per input token
 POLICIES = ("none", "cc", "ctxtui")
@@ -98,8 +100,8 @@ def fixture_report() -> dict:
     return copy.deepcopy(_REPORT)
 
 
-def fixture_load(options, progress) -> dict:
+def fixture_load(options, progress) -> ReplayReport:
     """A loader like `run_replay`: reports progress, then returns the fixture."""
     progress("reading 5f1e2d3c-aaaa-4000-8000-000000000001.jsonl", 0.5)
     progress("replaying 2 sessions", 1.0)
-    return fixture_report()
+    return ReplayReport.from_json(fixture_report())

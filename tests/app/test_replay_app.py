@@ -17,8 +17,8 @@ from textual.widgets import Label, ProgressBar, Static, Tabs
 from app import format as fmt
 from app.replay.app import ReplayApp
 from app.replay.screen import ReplayScreen
-from app.replay.report import (ReportError, describe_failure, parse_report, ratio, table_rows, totals_parts,
-                               validation_text)
+from agent_core.replay.report_model import ReplayReport, ReportError
+from app.replay.report import describe_failure, ratio, table_rows, totals_parts, validation_text
 from app.replay.plots import ReplayContextPlot, ReplayCostPlot, nice_ticks, request_ticks
 from app.replay.table import PolicyTable
 from compaction.scrub import register_secret
@@ -55,7 +55,7 @@ async def test_worker_shows_progress_then_the_report():
         calls.append((options, threading.current_thread() is threading.main_thread()))
         progress("reading big.jsonl", 0.25)
         assert release.wait(DEADLINE)
-        return fixture_report()
+        return ReplayReport.from_json(fixture_report())
 
     app = ReplayApp({"paths": ["big.jsonl"]}, slow_load)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -80,7 +80,7 @@ async def test_progress_posts_only_changes_and_clamps():
             progress("reading", 0.5)       # the same step fifty times: posted once
         progress("reading", 7.0)           # out of range: shown as 100%
         progress("replaying", -1)          # and 0%
-        return fixture_report()
+        return ReplayReport.from_json(fixture_report())
 
     seen = []
 
@@ -122,7 +122,7 @@ async def test_a_policy_far_over_the_window_does_not_flatten_the_others():
     report = fixture_report()
     none = report["sessions"][0]["policies"]["none"]["series"]
     none["context"] = [v * 10 for v in none["context"]]           # up to ~13 windows
-    app = ReplayApp(None, lambda options, progress: report)
+    app = ReplayApp(None, lambda options, progress: ReplayReport.from_json(report))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
         ctx = app.screen.query_one(ReplayContextPlot)
@@ -136,7 +136,7 @@ async def test_a_policy_far_over_the_window_does_not_flatten_the_others():
 async def test_a_window_far_above_the_context_is_left_off_the_chart():
     report = fixture_report()
     report["window"] = report["sessions"][0]["window"] = 1_000_000      # a 1M model, sessions of ~100k
-    app = ReplayApp(None, lambda options, progress: report)
+    app = ReplayApp(None, lambda options, progress: ReplayReport.from_json(report))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
         ctx = app.screen.query_one(ReplayContextPlot)
@@ -193,7 +193,7 @@ async def test_sub_agent_session_and_per_session_window():
     report = fixture_report()
     report["window"] = None                  # each log's own window (the engine's default)
     report["sessions"][1]["window"] = 50_000
-    app = ReplayApp(None, lambda options, progress: report)
+    app = ReplayApp(None, lambda options, progress: ReplayReport.from_json(report))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
         ctx = app.screen.query_one(ReplayContextPlot)
@@ -212,14 +212,14 @@ async def test_sub_agent_session_and_per_session_window():
 async def test_a_single_session_hides_the_tabs_and_none_says_so():
     one = fixture_report()
     one["sessions"] = one["sessions"][:1]
-    app = ReplayApp(None, lambda options, progress: one)
+    app = ReplayApp(None, lambda options, progress: ReplayReport.from_json(one))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(app, pilot)
         assert not app.screen.query_one(Tabs).display
         assert app.replay_screen.session is not None
 
     empty = {"sessions": [], "totals": {}, "window": 1000, "ttl": "5m", "limits": []}
-    app = ReplayApp(None, lambda options, progress: empty)
+    app = ReplayApp(None, lambda options, progress: ReplayReport.from_json(empty))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(app, pilot)
         assert app.replay_screen.phase == "loaded"
@@ -269,7 +269,8 @@ async def test_a_loader_that_raises_shows_what_to_do(error, expect):
 
 
 async def test_a_malformed_report_is_an_error_not_a_crash():
-    app = ReplayApp(None, lambda options, progress: {"sessions": [{"policies": {"cc": {"overflows": "many"}}}]})
+    app = ReplayApp(None, lambda options, progress: ReplayReport.from_json(
+        {"sessions": [{"policies": {"cc": {"overflows": "many"}}}]}))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(app, pilot)
         assert app.replay_screen.phase == "error"
@@ -287,7 +288,7 @@ async def test_success_exits_zero():
 # ----- the report as the screen reads it (no screen) ----------------------------------------------
 def test_parse_report_keeps_the_figures():
     report = fixture_report()
-    result = parse_report(report)
+    result = ReplayReport.from_json(report)
     assert len(result.sessions) == 2 and result.window == WINDOW and result.ttl == "5m"
     cc = result.sessions[1].policies["cc"]
     raw = report["sessions"][1]["policies"]["cc"]
@@ -310,13 +311,13 @@ def test_parse_report_names_the_bad_field(mutate, where):
     report = fixture_report()
     mutate(report)
     with pytest.raises(ReportError, match=None) as e:
-        parse_report(report)
+        ReplayReport.from_json(report)
     assert where in str(e.value)
-    assert parse_report(fixture_report())       # the fixture itself is fine
+    assert ReplayReport.from_json(fixture_report())       # the fixture itself is fine
 
 
 def test_table_rows_compare_with_cc():
-    result = parse_report(fixture_report())
+    result = ReplayReport.from_json(fixture_report())
     s = result.sessions[0]
     rows = dict(table_rows(s))
     costs = [s.policies[n].cost_usd for n in POLICIES]
@@ -327,14 +328,14 @@ def test_table_rows_compare_with_cc():
 
 
 def test_totals_and_validation_text():
-    result = parse_report(fixture_report())
+    result = ReplayReport.from_json(fixture_report())
     parts = dict(totals_parts(result))
     assert list(parts) == list(POLICIES)
     assert "× cc" not in parts["cc"] and "× cc" in parts["ctxtui"]
     assert "17 overflows" in parts["none"]
     s = result.sessions[1]
     assert "0.6%" in validation_text(s) and "2.1%" in validation_text(s)
-    bare = parse_report({"sessions": [{"path": "a.jsonl", "policies": {}}]})
+    bare = ReplayReport.from_json({"sessions": [{"path": "a.jsonl", "policies": {}}]})
     assert "no cache usage" in validation_text(bare.sessions[0])
 
 
@@ -412,5 +413,5 @@ def test_validation_text_names_unexplained_misses():
     data["sessions"][1]["validation"].update({"unexplained_misses": [31, 149],
                                               "cache_read_error_pct_without_misses": 0.1,
                                               "cache_write_error_pct_without_misses": 0.3})
-    text = validation_text(parse_report(data).sessions[1])
+    text = validation_text(ReplayReport.from_json(data).sessions[1])
     assert "2 request(s) missed the cache" in text and "0.1% / 0.3%" in text

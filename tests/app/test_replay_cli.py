@@ -70,7 +70,7 @@ def check_schema(report: dict, names=("none", "cc", "ctxtui")) -> None:
 def test_json_schema_on_a_generated_session(tmp_path):
     options = make_options([str(tmp_path)], ["nocollapse:CTXTUI_DISABLE_COLLAPSE=1"], window=40_000)
     seen = []
-    report = run_replay(options, lambda label, f: seen.append(f), trajectories=[generate(150, seed=9)])
+    report = run_replay(options, lambda label, f: seen.append(f), trajectories=[generate(150, seed=9)]).to_json()
     check_schema(report, ("none", "cc", "ctxtui", "nocollapse"))
     assert report["window"] == 40_000 and report["ttl"] == "5m"
     none = report["sessions"][0]["policies"]["none"]

@@ -65,5 +65,5 @@ def test_the_policy_is_asked_for_by_name_and_labelled_an_estimate(tmp_path):
     log.write_text("")
     options = make_options([str(log)], ["server"])
     assert SERVER in options.policy_names()
-    report = run_replay(options, trajectories=[generate(120, seed=4, overhead=3_000)])
+    report = run_replay(options, trajectories=[generate(120, seed=4, overhead=3_000)]).to_json()
     assert NOTE in report["limits"] and "estimate" in NOTE

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(not LONG.is_file(), reason="shared real sessions
 
 
 def test_a_real_session_at_a_60k_window():
-    report = run_replay(make_options([str(LONG)], window=60_000))
+    report = run_replay(make_options([str(LONG)], window=60_000)).to_json()
     main = next(s for s in report["sessions"] if s["agent_id"] is None)
     assert main["summary_source"] == "log"                      # sized from the log's own compaction
     v = main["validation"]
