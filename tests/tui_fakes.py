@@ -6,7 +6,9 @@ import asyncio
 from typing import AsyncIterator
 
 from agent_core import events as ev
+from agent_core.providers.demo.pause import Pause, PauseError
 from agent_core.providers.model import ModelInfo
+from agent_core.sessions.session_age import session_started
 from compaction.entry import Entry
 
 SESSION_ID = "20260101T000000-abcdef"
@@ -47,8 +49,9 @@ def cost_event() -> ev.CostUpdate:
 
 
 class FakeAgent:
-    """Scripted agent: each run streams `chunks` text pieces, keeps a token count that grows by
-    `growth` per turn and compacts (layer autocompact) when it passes the threshold."""
+    """Scripted agent (an `app.tui.agent_port.AgentHandle`): each run streams `chunks` text pieces,
+    keeps a token count that grows by `growth` per turn and compacts (layer autocompact) when it
+    passes the threshold. It keeps no times, no prices and no log."""
 
     def __init__(self, *, window: int = 8_000, chunks: int = 20, growth: int = 2_500,
                  chunk_delay: float = 0.0, gate: asyncio.Event | None = None) -> None:
@@ -68,6 +71,7 @@ class FakeAgent:
         self.cost_usd = 0.0
         self.emitted: list[ev.Event] = []
         self.closed = False
+        self.on_context = None
         self._task: asyncio.Task | None = None
         self._cancelled = False
 
@@ -88,6 +92,24 @@ class FakeAgent:
                                 warning=warning, error=error, blocking=blocking)
 
     def load_warnings(self) -> list[str]:
+        return []
+
+    def active_seconds(self) -> float | None:
+        return None
+
+    def api_seconds(self) -> float | None:
+        return None
+
+    def started_at(self) -> float | None:
+        return session_started(self.session_id)    # the stamp its id is made of
+
+    def has_log(self) -> bool:
+        return False
+
+    def price(self, model: str, usage: dict) -> float | None:
+        return None
+
+    def view(self) -> list[Entry]:
         return []
 
     def cost_event(self) -> ev.CostUpdate:
@@ -170,6 +192,9 @@ class FakeAgent:
         yield await self._emit(ctx)
         yield await self._emit(ev.TurnFinished(stop_reason="compacted", turns=self.turns))
 
+    def let_time_pass(self, text: str = "") -> Pause:
+        raise PauseError("/wait moves only the demo model's clock")
+
     def cancel(self) -> None:
         self._cancelled = True
         if self.gate is not None:
@@ -191,7 +216,7 @@ def scripted_turn() -> list[ev.Event]:
     out: list[ev.Event] = [ev.TurnStarted(turn=1, prompt="Explore the project and summarise it")]
     out += [ev.ThinkingDelta(text="The user wants an overview; list files first.")]
     out += [ev.ToolCall(id="t1", name="glob", input={"pattern": "**/*.py"}),
-            ev.ToolResult(id="t1", name="glob", preview="app/tui/app.py\ncompaction/entry.py", size=2_048),
+            ev.ToolResult(id="t1", name="glob", preview="app/tui.py\ncompaction/entry.py", size=2_048),
             ev.ToolCall(id="t2", name="bash", input={"command": "pytest -q"}),
             ev.ToolResult(id="t2", name="bash", preview="exit code 1: 2 failed", size=512, is_error=True)]
     out += [ev.TextDelta(text=text[i:i + 17]) for i in range(0, len(text), 17)]

@@ -89,7 +89,7 @@ def test_cost_pane_maximized(snap_compare, utc):
 def test_permission_modal(snap_compare, utc):
     app = make_app()
     request = ev.PermissionRequest(id="t9", name="edit_file", input={
-        "path": "app/tui/app.py", "old_string": "def hello():\n    return 'world'\n",
+        "path": "app/tui.py", "old_string": "def hello():\n    return 'world'\n",
         "new_string": "def hello(name):\n    return f'hello {name}'\n"})
 
     async def run_before(pilot):

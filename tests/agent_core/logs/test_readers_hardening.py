@@ -23,7 +23,7 @@ from agent_core.watch.state import WatchState
 from agent_core.watch.target import resolve_target
 from agent_core.logs import transcript_files as logfiles
 from app.cli.watch import main as watch_main
-from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
+from tests.log_helpers import MODEL, assistant, boundary, usage, user, write_log
 
 ROOT = Path(__file__).resolve().parents[3]
 CHILD_MEMORY = 2 << 30            # the old readers took 4.8 GB in 8 s from /dev/zero
@@ -104,7 +104,7 @@ def test_watch_state_and_the_transcript_browser_refuse_a_fifo_or_device_promptly
         import sys
         from pathlib import Path
         from agent_core.watch.state import WatchState
-        from app import logfiles
+        from agent_core.logs import transcript_files as logfiles
         for name in sys.argv[1:]:
             p = Path(name)
             for what, read in (("watch", lambda: WatchState(p).poll()),
@@ -338,7 +338,7 @@ def test_appending_never_resets(tmp_path):
 
 
 async def test_the_watch_screen_starts_over_when_the_log_is_replaced(tmp_path):
-    from tests.app.test_watch import SIZE, make_app, until
+    from tests.app.watch_helpers import SIZE, make_app, until
     from agent_core.watch.target import WatchTarget
 
     path = write_log(tmp_path / f"{SESSION}.jsonl", [*_first(2, inp=500), boundary(80_000, session=SESSION)])
