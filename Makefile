@@ -15,10 +15,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/ctxtui $(ARGS)
 
-# ruff (style and imports inside functions), import-linter (the layering in pyproject.toml), then pytest.
+# ruff (style and imports inside functions), import-linter (the layering in pyproject.toml), mypy (strict
+# types in compaction/), then pytest.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy compaction
 	$(PY) -m pytest
 
 bench: $(STAMP)
@@ -31,4 +33,4 @@ bench: $(STAMP)
 	$(PY) bench/cache_fake_server.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache

@@ -15,6 +15,7 @@ what to do. State lives in `PipelineState.of("breakers")` as plain JSON values.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from compaction.report import CompactionReport
 
@@ -30,7 +31,7 @@ class BreakerConfig:
     thrash_repeats: int = 3      # ... this many compactions in a row
 
 
-def _report(kind: str, reason: str, trigger: str, tokens: int, **details) -> CompactionReport:
+def _report(kind: str, reason: str, trigger: str, tokens: int, **details: Any) -> CompactionReport:
     """A breaker report. `trigger` holds the breaker's name (failures | thrash | rejected), which is
     what the loop's BreakerTripped event shows; the compaction trigger is in details["trigger"]."""
     return CompactionReport(layer=LAYER, trigger=kind, action=reason, tokens_before=tokens,
@@ -40,7 +41,7 @@ def _report(kind: str, reason: str, trigger: str, tokens: int, **details) -> Com
 class Breakers:
     """A view over the JSON state dict; every method mutates it in place."""
 
-    def __init__(self, state: dict, config: BreakerConfig | None = None) -> None:
+    def __init__(self, state: dict[str, Any], config: BreakerConfig | None = None) -> None:
         self.s = state
         self.config = config or BreakerConfig()
         for k, v in (("turn", 0), ("failures", 0), ("tripped", None), ("tripped_by", None),
@@ -51,7 +52,8 @@ class Breakers:
     @property
     def tripped(self) -> str | None:
         """The reason automatic compaction is stopped, or None."""
-        return self.s["tripped"]
+        reason: str | None = self.s["tripped"]
+        return reason
 
     def allows(self, trigger: str) -> bool:
         """Manual compaction is always allowed; automatic and reactive ones stop after a trip."""

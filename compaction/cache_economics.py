@@ -42,7 +42,7 @@ are read), and the growth is a running mean kept per process. O(new entries) per
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from compaction.accounting.cache_model import LOOKBACK, MIN_CACHEABLE, Rates, ttl_seconds
 from compaction.entry import Entry
@@ -73,7 +73,7 @@ class Verdict:
     payback_calls: float | None  # later calls until the saving covers the cost; None: never (nothing saved)
     calls_ahead: int = 0        # calls the prefix is expected to live
 
-    def details(self) -> dict:
+    def details(self) -> dict[str, Any]:
         """The `details["cache"]` of a compaction report (plain JSON)."""
         return {"reason": self.reason, "rewrite_tokens": self.rewrite_tokens, "cost_usd": round(self.cost_usd, 6),
                 "saves_per_call_usd": round(self.saves_per_call_usd, 6),

@@ -23,7 +23,7 @@ def new_uuid() -> str:
     return _uuid.uuid4().hex
 
 
-def _blocks(content: Any) -> list[dict]:
+def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return list(content)
@@ -31,13 +31,13 @@ def _blocks(content: Any) -> list[dict]:
 
 @dataclass(frozen=True, eq=False)
 class Entry:
-    message: dict
+    message: dict[str, Any]
     kind: str = "message"
     uuid: str = field(default_factory=new_uuid)
     timestamp: float = field(default_factory=clock.now)
     response_id: str | None = None
-    usage: dict | None = None
-    meta: dict = field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -47,11 +47,13 @@ class Entry:
 
     @property
     def role(self) -> str:
-        return self.message["role"]
+        role: str = self.message["role"]
+        return role
 
     @property
-    def content(self) -> list[dict]:
-        return self.message["content"]
+    def content(self) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = self.message["content"]   # always blocks (see __post_init__)
+        return content
 
     @property
     def sent(self) -> bool:
@@ -76,14 +78,14 @@ class Entry:
     def text(self) -> str:
         return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
 
-    def with_content(self, content: list[dict], **meta: Any) -> "Entry":
+    def with_content(self, content: list[dict[str, Any]], **meta: Any) -> "Entry":
         """Same entry (same uuid) with new content; metadata keys given are merged in."""
         return replace(self, message={**self.message, "content": content}, meta={**self.meta, **meta})
 
     def with_meta(self, **meta: Any) -> "Entry":
         return replace(self, meta={**self.meta, **meta})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = {"uuid": self.uuid, "kind": self.kind, "timestamp": self.timestamp, "message": self.message}
         if self.response_id is not None:
             d["response_id"] = self.response_id
@@ -94,7 +96,7 @@ class Entry:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Entry":
+    def from_dict(cls, d: dict[str, Any]) -> "Entry":
         return cls(
             message=d["message"],
             kind=d.get("kind", "message"),
@@ -106,17 +108,17 @@ class Entry:
         )
 
 
-def user(content: str | list[dict], kind: str = "message", **meta: Any) -> Entry:
+def user(content: str | list[dict[str, Any]], kind: str = "message", **meta: Any) -> Entry:
     return Entry({"role": "user", "content": _blocks(content)}, kind=kind, meta=meta)
 
 
-def assistant(content: str | list[dict], response_id: str | None = None, usage: dict | None = None,
+def assistant(content: str | list[dict[str, Any]], response_id: str | None = None, usage: dict[str, Any] | None = None,
               **meta: Any) -> Entry:
     return Entry({"role": "assistant", "content": _blocks(content)}, response_id=response_id, usage=usage, meta=meta)
 
 
-def tool_result_block(tool_use_id: str, content: str | list[dict], is_error: bool = False) -> dict:
-    block: dict = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+def tool_result_block(tool_use_id: str, content: str | list[dict[str, Any]], is_error: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True
     return block
@@ -132,20 +134,20 @@ def boundary(trigger: str, tokens_before: int, tokens_after: int, transcript_pat
     )
 
 
-def project(entries: Iterable[Entry]) -> list[dict]:
+def project(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     """The API request messages for these entries.
 
     Bookkeeping entries are dropped and adjacent messages of one role are merged (the API
     joins them anyway); in a merged user message tool results come first, as the API requires.
     """
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for e in entries:
         if e.sent:
             append_message(out, e)
     return out
 
 
-def append_message(out: list[dict], e: Entry) -> None:
+def append_message(out: list[dict[str, Any]], e: Entry) -> None:
     """Add one sent entry to a request being built, merging it into the previous message of the
     same role (tool results first in a merged user message)."""
     if out and out[-1]["role"] == e.role:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 CHARS_PER_TOKEN = 4
 JSON_CHARS_PER_TOKEN = 2
@@ -26,14 +27,14 @@ def estimate_text(s: str) -> int:
     return math.ceil(len(s) / per)
 
 
-def estimate_tools(tools: list[dict]) -> int:
+def estimate_tools(tools: list[dict[str, Any]]) -> int:
     """Tool definitions as the JSON they are sent as: compact, at the ratio of a tool call's JSON
     input (estimating `str(dict)` as JSON-looking text, 2 characters a token, put the first call
     59% over an independent count)."""
     return sum(math.ceil(len(json.dumps(t, separators=(",", ":"))) / CHARS_PER_TOKEN) for t in tools)
 
 
-def estimate_block(b: dict) -> int:
+def estimate_block(b: dict[str, Any]) -> int:
     t = b.get("type")
     if t == "text":
         return estimate_text(b.get("text", ""))
@@ -54,14 +55,14 @@ def estimate_block(b: dict) -> int:
     return estimate_text(json.dumps(b))
 
 
-def estimate_message(message: dict) -> int:
+def estimate_message(message: dict[str, Any]) -> int:
     c = message.get("content", "")
     if isinstance(c, str):
         return estimate_text(c) + MESSAGE_OVERHEAD
     return sum(estimate_block(b) for b in c) + MESSAGE_OVERHEAD
 
 
-def categorize_message(message: dict, kind: str, tokens: int) -> dict[str, int]:
+def categorize_message(message: dict[str, Any], kind: str, tokens: int) -> dict[str, int]:
     """One sent message's estimate per context-pane category; summary-like kinds count whole
     (`tokens`, the message's estimate) as summaries."""
     cats = dict.fromkeys(MESSAGE_CATEGORIES, 0)

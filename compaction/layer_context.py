@@ -75,16 +75,16 @@ class PipelineState:
     """Per-layer state that must survive a resume (frozen decisions, collapse store, breakers).
 
     Each layer owns `layers[name]`; values are JSON-serialisable so the session log can store them."""
-    layers: dict[str, dict] = field(default_factory=dict)
+    layers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def of(self, name: str) -> dict:
+    def of(self, name: str) -> dict[str, Any]:
         return self.layers.setdefault(name, {})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"layers": self.layers}
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "PipelineState":
+    def from_dict(cls, d: dict[str, Any] | None) -> "PipelineState":
         return cls(layers=dict((d or {}).get("layers", {})))
 
 

@@ -15,15 +15,15 @@ from compaction.accounting.tokens import adjust_anchor, anchor_index, estimate_b
 # ----- per-process scratch ---------------------------------------------------------------------
 
 
-def runtime(state: Any, layer: str) -> dict:
+def runtime(state: Any, layer: str) -> dict[str, Any]:
     """Scratch space for `layer` that lives on the PipelineState object but outside `layers`, so it
     is never serialised: it describes list objects of this process (scan marks, caches). After a
     resume it is empty and each layer rescans once."""
-    rt = state.__dict__.setdefault("_runtime", {})
+    rt: dict[str, dict[str, Any]] = state.__dict__.setdefault("_runtime", {})
     return rt.setdefault(layer, {})
 
 
-def mark_get(rt: dict, key: str, entries: Sequence[Entry]) -> int:
+def mark_get(rt: dict[str, Any], key: str, entries: Sequence[Entry]) -> int:
     """Index of the last entry processed by an earlier run on this same list lineage, or -1.
 
     The mark holds the entry object itself: if that exact object is still at that index, the
@@ -35,7 +35,7 @@ def mark_get(rt: dict, key: str, entries: Sequence[Entry]) -> int:
     return i if i < len(entries) and entries[i] is obj else -1
 
 
-def mark_set(rt: dict, key: str, entries: Sequence[Entry]) -> None:
+def mark_set(rt: dict[str, Any], key: str, entries: Sequence[Entry]) -> None:
     rt[key] = (len(entries) - 1, entries[-1]) if entries else None
 
 
@@ -77,18 +77,18 @@ def hidden_from_anchor(entries: Sequence[Entry], state: Any, anchor: int | None 
             if sp.get("anchor") != anchor_uuid and not h <= a < e]
 
 
-def _span_ranges(entries: Sequence[Entry], spans: list[dict]) -> list[tuple[dict, tuple[int, int]]]:
+def _span_ranges(entries: Sequence[Entry], spans: list[dict[str, Any]]) -> list[tuple[dict[str, Any], tuple[int, int]]]:
     """Each committed span still in `entries` with its index range (start, end exclusive): from
     its stored index hint when that still holds (O(1)), else from one index of the entries."""
     index: dict[str, int] | None = None
-    out: list[tuple[dict, tuple[int, int]]] = []
+    out: list[tuple[dict[str, Any], tuple[int, int]]] = []
     for sp in spans:
         h, n = sp.get("hint", -1), sp.get("n", 0)
         if not (0 <= h and n > 0 and h + n <= len(entries) and entries[h].uuid == sp.get("first")
                 and entries[h + n - 1].uuid == sp.get("last")):
             if index is None:
                 index = {e.uuid: i for i, e in enumerate(entries)}
-            x, y = index.get(sp.get("first")), index.get(sp.get("last"))
+            x, y = index.get(sp.get("first", "")), index.get(sp.get("last", ""))
             if x is None or y is None or y < x:
                 continue
             h, n = x, y - x + 1
@@ -109,10 +109,10 @@ def collapsed_ranges(entries: Sequence[Entry], state: Any) -> list[tuple[int, in
 # ----- tool names ------------------------------------------------------------------------------
 
 
-def tool_uses_before(entries: Sequence[Entry], i: int) -> dict[str, dict]:
+def tool_uses_before(entries: Sequence[Entry], i: int) -> dict[str, dict[str, Any]]:
     """The tool_use blocks (by id) of the assistant entries right before entry i: the calls that
     the tool_results in entry i answer. Walks back over at most one assistant run."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     seen_assistant = False
     k = i - 1
     while k >= 0:
@@ -121,8 +121,8 @@ def tool_uses_before(entries: Sequence[Entry], i: int) -> dict[str, dict]:
             if e.role == "assistant":
                 seen_assistant = True
                 for b in e.content:
-                    if b.get("type") == "tool_use":
-                        out[b.get("id")] = b
+                    if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                        out[b["id"]] = b
             elif seen_assistant:
                 break
         k -= 1
@@ -133,7 +133,7 @@ def has_tool_results(e: Entry) -> bool:
     return e.role == "user" and e.sent and any(b.get("type") == "tool_result" for b in e.content)
 
 
-def result_text(block: dict) -> str | None:
+def result_text(block: dict[str, Any]) -> str | None:
     """The text of a tool_result, or None when it holds images/documents (those are not text)."""
     c = block.get("content", "")
     if isinstance(c, str):
@@ -143,14 +143,14 @@ def result_text(block: dict) -> str | None:
     return None
 
 
-def result_chars(block: dict) -> int:
+def result_chars(block: dict[str, Any]) -> int:
     c = block.get("content", "")
     if isinstance(c, str):
         return len(c)
     return sum(len(x.get("text", "")) if x.get("type") == "text" else 10_000 for x in c if isinstance(x, dict))
 
 
-def block_tokens(block: dict) -> int:
+def block_tokens(block: dict[str, Any]) -> int:
     return estimate_block(block)
 
 
@@ -190,9 +190,9 @@ class Projector:
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
-        self.msgs: list[dict] = []
+        self.msgs: list[dict[str, Any]] = []
         self.ends: list[int] = []
-        self.lasts: list[dict | None] = []
+        self.lasts: list[dict[str, Any] | None] = []
         self.src: Sequence[Entry] | None = None
 
     def _common_prefix(self, view: Sequence[Entry]) -> int:
@@ -214,13 +214,15 @@ class Projector:
                 hi = mid - 1
         return lo
 
-    def project(self, view: Sequence[Entry]) -> list[dict]:
+    def project(self, view: Sequence[Entry]) -> list[dict[str, Any]]:
         k = self._common_prefix(view)
         if k < len(self.entries):
             n = self.ends[k - 1] if k else 0
             del self.entries[k:], self.ends[k:], self.lasts[k:], self.msgs[n:]
             if n:
-                self.msgs[n - 1] = self.lasts[k - 1]
+                last = self.lasts[k - 1]
+                assert last is not None   # n > 0: a message ended at entry k - 1
+                self.msgs[n - 1] = last
         out = self.msgs
         for e in view[k:]:
             if e.sent:

@@ -28,7 +28,7 @@ from compaction.accounting.tokens import count_tokens
 @dataclass
 class PipelineResult:
     entries: list[Entry]            # the working history to adopt
-    request: list[dict]             # the messages to send (collapse applied)
+    request: list[dict[str, Any]]             # the messages to send (collapse applied)
     reports: list[CompactionReport]
     tokens: int                     # count of what will be sent
     state: str                      # ok | warning | error | autocompact | blocking
@@ -36,9 +36,9 @@ class PipelineResult:
 
 
 def default_layers() -> tuple[list[tuple[str, Layer]], list[tuple[str, Layer]]]:
-    rewriting = [("tool_result_budget", tool_result_budget.apply), ("snip", snip.apply),
-                 ("microcompact", microcompact.apply)]
-    projecting = [("collapse", collapse.apply)]
+    rewriting: list[tuple[str, Layer]] = [("tool_result_budget", tool_result_budget.apply), ("snip", snip.apply),
+                                          ("microcompact", microcompact.apply)]
+    projecting: list[tuple[str, Layer]] = [("collapse", collapse.apply)]
     return rewriting, projecting
 
 

@@ -12,7 +12,7 @@ import inspect
 import os
 import re
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Sequence, Union
+from typing import Any, Awaitable, Callable, Sequence, Union
 
 from compaction.entry import Entry, user
 
@@ -29,7 +29,7 @@ def _key(path: str) -> str:
     return os.path.normpath(path)
 
 
-def _result_text(block: dict) -> str:
+def _result_text(block: dict[str, Any]) -> str:
     c = block.get("content", "")
     if isinstance(c, str):
         return c
@@ -47,7 +47,7 @@ class ReadRecord:
 def recent_reads(entries: Sequence[Entry]) -> list[ReadRecord]:
     """One record per file, newest read first: successful read_file results and earlier
     re-attachments."""
-    pending: dict[str, dict] = {}
+    pending: dict[str, dict[str, Any]] = {}
     latest: dict[str, ReadRecord] = {}
     for i, e in enumerate(entries):
         if e.kind == "attachment" and e.meta.get("path"):
@@ -67,9 +67,9 @@ def recent_reads(entries: Sequence[Entry]) -> list[ReadRecord]:
                 if b.get("is_error"):
                     continue
                 partial = inp.get("offset") is not None or inp.get("limit") is not None
-                text = _result_text(b)
-                if text.startswith(CLEARED_PREFIX):     # microcompact cleared it: only a re-read can help
-                    text = None
+                raw = _result_text(b)
+                # microcompact cleared it: only a re-read can help
+                text = None if raw.startswith(CLEARED_PREFIX) else raw
                 latest[_key(inp["path"])] = ReadRecord(inp["path"], text, i, partial)
     return sorted(latest.values(), key=lambda r: r.order, reverse=True)
 

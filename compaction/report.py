@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from compaction.entry import Entry
 
@@ -15,13 +16,13 @@ class CompactionReport:
     tokens_after: int
     duration_s: float = 0.0
     transcript_path: str | None = None
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def freed(self) -> int:
         return self.tokens_before - self.tokens_after
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -10,13 +10,13 @@ prompt-too-long answer (trim and retry) from a transport error (counts towards t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
 class SummaryResult:
     text: str                                   # the model's raw answer (analysis block included)
-    usage: dict = field(default_factory=dict)   # Messages-API usage of the summary call, for cost
+    usage: dict[str, Any] = field(default_factory=dict)   # Messages-API usage of the summary call, for cost
     model: str = ""
 
 
@@ -36,7 +36,7 @@ class SummarizeError(Exception):
 
 
 class Summarizer(Protocol):
-    async def summarize(self, messages: list[dict], *, instructions: str | None) -> SummaryResult:
+    async def summarize(self, messages: list[dict[str, Any]], *, instructions: str | None) -> SummaryResult:
         """Answer `messages` with a text summary.
 
         `messages` is a complete, valid request: the conversation as the main call sends it,

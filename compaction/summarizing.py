@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from compaction.accounting.budget import REFERENCE_WINDOW
 from compaction.entry import Entry, project
@@ -58,7 +58,7 @@ class SummarizeConfig:
         return int(min(default, default * window / REFERENCE_WINDOW))
 
 
-def failed(stage: str, ctx: LayerContext, why: str, entries: list[Entry], t0: float, **details) -> LayerResult:
+def failed(stage: str, ctx: LayerContext, why: str, entries: list[Entry], t0: float, **details: Any) -> LayerResult:
     """A failed attempt: the history is returned untouched (same list) and the report says why."""
     report = CompactionReport(layer=stage, trigger=ctx.trigger,
                               action=f"Compaction failed: {why}. The history is unchanged.",

@@ -2,15 +2,16 @@
 docs/architecture.md, "The history")."""
 from __future__ import annotations
 
+from typing import Any
 
-def _blocks(msg: dict) -> list:
+def _blocks(msg: dict[str, Any]) -> list[Any]:
     c = msg.get("content")
     if isinstance(c, str):
         return [{"type": "text", "text": c}]
     return c if isinstance(c, list) else []
 
 
-def _opens_with_compaction(msg: dict) -> bool:
+def _opens_with_compaction(msg: dict[str, Any]) -> bool:
     """An assistant message whose first block is a server compaction block: the API accepts it
     first, in place of the messages it summarizes."""
     blocks = _blocks(msg)
@@ -18,14 +19,14 @@ def _opens_with_compaction(msg: dict) -> bool:
         and blocks[0].get("type") == "compaction"
 
 
-def validate_history(messages: list[dict]) -> list[str]:
+def validate_history(messages: list[dict[str, Any]]) -> list[str]:
     """Every invariant violation in a Messages-API message list; an empty list means valid."""
     errors: list[str] = []
     if not messages:
         return ["messages: at least one message is required"]
     if messages[0].get("role") != "user" and not _opens_with_compaction(messages[0]):
         errors.append(f"messages.0: the first message must be a user message, got {messages[0].get('role')!r}")
-    seen_ids: set[str] = set()
+    seen_ids: set[str | None] = set()
     for i, msg in enumerate(messages):
         role = msg.get("role")
         if role not in ("user", "assistant"):

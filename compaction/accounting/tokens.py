@@ -5,7 +5,7 @@ assistant entry that carries `usage`.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from compaction.entry import Entry
 # The per-message estimates live in estimate.py (entries use them); callers get them here too.
@@ -24,8 +24,10 @@ def estimate_entries(entries: Sequence[Entry]) -> int:
     return sum(e.tokens for e in entries)
 
 
-def usage_total(usage: dict) -> int:
-    """Tokens a response's usage says the context held, output included."""
+def usage_total(usage: dict[str, Any] | None) -> int:
+    """Tokens a response's usage says the context held, output included (0 without a usage)."""
+    if usage is None:
+        return 0
     return (int(usage.get("input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)
             + int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("output_tokens") or 0))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from compaction.breakers import rejected_report
 from compaction.entry import Entry, boundary, project, tool_result_block, user
@@ -20,7 +20,7 @@ from compaction.layer_context import LayerContext
 from compaction.layers.ptl import is_prompt_too_long, is_retry_marker, token_gap, truncate_for_retry
 from compaction.reinject import ReadFile, reinject
 from compaction.report import CompactionReport, LayerResult
-from compaction.summarizer import SummarizeError, Summarizer
+from compaction.summarizer import SummarizeError, Summarizer, SummaryResult
 from compaction.summarizing import SummarizeConfig, check_new_history, failed, save_transcript
 from compaction.summary_prompt import build_summary_prompt, format_summary, looks_like_error, summary_message
 from compaction.accounting.tokens import count_tokens
@@ -28,7 +28,7 @@ from compaction.accounting.tokens import count_tokens
 
 # --- the summary request -----------------------------------------------------------------------
 
-def summary_request(entries: Sequence[Entry], instructions: str | None) -> list[dict]:
+def summary_request(entries: Sequence[Entry], instructions: str | None) -> list[dict[str, Any]]:
     """The conversation exactly as the main call sends it (so the summary call reads it from the
     prompt cache), then the summary prompt as the last user message: merged into a trailing user
     message, else a new one. Calls the last assistant left unanswered get a placeholder result, so
@@ -162,6 +162,7 @@ class AutoCompactStage:
         return LayerResult(new, report)
 
 
-def _rejected(stage: str, why: str, ctx: LayerContext, proposed: int, path: str | None, result) -> CompactionReport:
+def _rejected(stage: str, why: str, ctx: LayerContext, proposed: int, path: str | None,
+              result: SummaryResult) -> CompactionReport:
     r = rejected_report(stage, why, ctx.trigger, ctx.tokens, proposed)
     return replace(r, transcript_path=path, details={**r.details, "usage": dict(result.usage), "model": result.model})

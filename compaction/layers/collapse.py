@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Sequence
+from typing import Any, Sequence
 
 from compaction import cache_economics as ce
 from compaction.entry import Entry
@@ -45,6 +45,8 @@ from compaction.layer_context import LayerContext
 from compaction.report import CompactionReport, LayerResult
 from compaction.rounds import round_starts
 from compaction.accounting.tokens import adjust_anchor, anchor_index, count_tokens, usage_total
+
+Located = tuple[int, int, dict[str, Any]]   # a committed span found in the history: (start, end, span)
 
 NAME = "collapse"
 LONG_USER_CHARS = 4_000     # a user message longer than this is kept by its head and tail
@@ -62,7 +64,7 @@ def _short(s: str, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _result_status(b: dict) -> str:
+def _result_status(b: dict[str, Any]) -> str:
     c = b.get("content", "")
     text = c if isinstance(c, str) else " ".join(x.get("text", "") for x in c if isinstance(x, dict))
     m = _EXIT.findall(text[-300:])
@@ -88,7 +90,7 @@ def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: 
     verbatim (a very long one by its head and tail), then the files read / written / edited, the
     commands run and how they ended, and what the assistant said first — that part cut to
     `max_chars`; the user's words never are."""
-    status: dict[str, str] = {}
+    status: dict[str | None, str] = {}   # by tool_use_id (None: a result that names none)
     for e in span:
         for b in e.content:
             if b.get("type") == "tool_result":
@@ -139,7 +141,7 @@ def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: 
     return f"{head}: {body}]" if body else head + "]"
 
 
-def digest_entry(span: dict) -> Entry:
+def digest_entry(span: dict[str, Any]) -> Entry:
     return Entry({"role": "user", "content": [{"type": "text", "text": span["digest"]}]}, kind="summary",
                  uuid=f"collapse-{span['first']}", timestamp=span.get("ts", 0.0),
                  meta={"collapse": True, "first": span["first"], "last": span["last"]})
@@ -148,12 +150,12 @@ def digest_entry(span: dict) -> Entry:
 # ----- locating committed spans -------------------------------------------------------------------
 
 
-def _locate(entries: list[Entry], spans: list[dict]) -> list[tuple[int, int, dict]]:
+def _locate(entries: list[Entry], spans: list[dict[str, Any]]) -> list[Located]:
     """(start, end exclusive, span) for each stored span still present; spans that are gone are
     removed from the store. Index hints make this O(spans); a miss rebuilds them once."""
-    located: list[tuple[int, int, dict]] = []
+    located: list[Located] = []
     index: dict[str, int] | None = None
-    keep: list[dict] = []
+    keep: list[dict[str, Any]] = []
     for sp in spans:
         h, n = sp.get("hint", -1), sp.get("n", 0)
         if not (0 <= h and h + n <= len(entries) and n > 0 and entries[h].uuid == sp["first"]
@@ -169,7 +171,7 @@ def _locate(entries: list[Entry], spans: list[dict]) -> list[tuple[int, int, dic
     if len(keep) != len(spans):
         spans[:] = keep
     located.sort(key=lambda x: x[0])
-    out: list[tuple[int, int, dict]] = []
+    out: list[Located] = []
     for a, b, sp in located:  # overlapping spans cannot be both applied: keep the earlier
         if out and a < out[-1][1]:
             continue
@@ -177,8 +179,8 @@ def _locate(entries: list[Entry], spans: list[dict]) -> list[tuple[int, int, dic
     return out
 
 
-def _view(entries: list[Entry], located: list[tuple[int, int, dict]], rt: dict) -> list[Entry]:
-    cache: dict = rt.setdefault("digests", {})
+def _view(entries: list[Entry], located: list[Located], rt: dict[str, Any]) -> list[Entry]:
+    cache: dict[str, Any] = rt.setdefault("digests", {})
     view: list[Entry] = []
     pos = 0
     for a, b, sp in located:
@@ -192,7 +194,8 @@ def _view(entries: list[Entry], located: list[tuple[int, int, dict]], rt: dict) 
     return view
 
 
-def _applicable(entries: list[Entry], x: tuple[int, int, dict], ai: int | None, anchor_uuid: str | None) -> bool:
+def _applicable(entries: list[Entry], x: Located, ai: int | None,
+                anchor_uuid: str | None) -> bool:
     """A located span is shown collapsed unless it would hide the usage anchor, or — when the count
     is estimated for it (no anchor, or an anchor older than the commit) — its digest is no longer
     smaller than what it hides. Older spans cost nothing to check."""
@@ -204,7 +207,7 @@ def _applicable(entries: list[Entry], x: tuple[int, int, dict], ai: int | None, 
     return True
 
 
-def _shift_for_new(entries: list[Entry], view: list[Entry], located, anchor_uuid: str | None,
+def _shift_for_new(entries: list[Entry], view: list[Entry], located: list[Located], anchor_uuid: str | None,
                    overhead: int = 0) -> list[Entry]:
     """Shift the view's anchor for spans committed since that anchor's response (see module doc).
     The anchor holds real tokens and the spans are estimated, so the shift is scaled by how the
@@ -239,8 +242,8 @@ def _real_per_estimate(view: list[Entry], overhead: int, delta: int) -> float:
 # ----- committing ---------------------------------------------------------------------------------
 
 
-def _commit(entries: list[Entry], located, ctx: LayerContext, view_tokens: int, anchor_uuid: str | None,
-            now: float, target_ratio: float) -> list[dict]:
+def _commit(entries: list[Entry], located: list[Located], ctx: LayerContext, view_tokens: int, anchor_uuid: str | None,
+            now: float, target_ratio: float) -> list[dict[str, Any]]:
     cfg = ctx.config
     e_win = ctx.budget.effective_window
     starts = round_starts(entries)
@@ -252,7 +255,7 @@ def _commit(entries: list[Entry], located, ctx: LayerContext, view_tokens: int, 
     target = target_ratio * e_win
     size = max(1, cfg.collapse_span_rounds)
     bounds = starts + [len(entries)]
-    new: list[dict] = []
+    new: list[dict[str, Any]] = []
     run: list[int] = []  # consecutive eligible round numbers
 
     def inside(r: int) -> bool:
@@ -291,7 +294,7 @@ def _commit(entries: list[Entry], located, ctx: LayerContext, view_tokens: int, 
     return new
 
 
-def _cached_view(rt: dict, entries: list[Entry], spans: list[dict]) -> list[Entry] | None:
+def _cached_view(rt: dict[str, Any], entries: list[Entry], spans: list[dict[str, Any]]) -> list[Entry] | None:
     """The previous view grown by the entries appended since, when the working history is the same
     list object grown by appends (the loop's contract) and the store did not change; else None."""
     c = rt.get("view")
@@ -300,13 +303,13 @@ def _cached_view(rt: dict, entries: list[Entry], spans: list[dict]) -> list[Entr
     n = c["src_len"]
     if len(entries) < n or entries[n - 1] is not c["src_last"]:
         return None
-    view = c["view"]
+    view: list[Entry] = c["view"]
     view += entries[n:]
     c["src_len"], c["src_last"] = len(entries), entries[-1]
     return view
 
 
-def _build_view(entries: list[Entry], spans: list[dict], rt: dict, ai: int | None,
+def _build_view(entries: list[Entry], spans: list[dict[str, Any]], rt: dict[str, Any], ai: int | None,
                 anchor_uuid: str | None, overhead: int = 0) -> list[Entry]:
     located = [x for x in _locate(entries, spans) if _applicable(entries, x, ai, anchor_uuid)]
     if not located:
@@ -328,7 +331,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if not cfg.collapse_enabled or not entries:
         return LayerResult(entries)
     st = ctx.state.of(NAME)
-    spans: list[dict] = st.setdefault("spans", [])
+    spans: list[dict[str, Any]] = st.setdefault("spans", [])
     e_win = ctx.budget.effective_window
     commit_at = cfg.collapse_commit_ratio * e_win
     if not spans and (ctx.tokens < commit_at or ctx.replay_only):
@@ -340,9 +343,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     anchor_uuid = entries[ai].uuid if ai is not None else None
     view = entries
     if spans:
-        view = _cached_view(rt, entries, spans)
-        if view is None:
-            view = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens)
+        cached = _cached_view(rt, entries, spans)
+        view = cached if cached is not None else _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens)
     tokens = count_tokens(view, cfg.overhead_tokens) if spans else ctx.tokens
     if tokens < commit_at:
         st.pop("retry_at", None)

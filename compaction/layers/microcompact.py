@@ -32,6 +32,7 @@ dropped from the front, so a turn costs O(new entries) amortized.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from compaction import cache_economics as ce
 from compaction.accounting.cache_model import ttl_seconds
@@ -72,7 +73,7 @@ def placeholder(tool: str) -> str:
     return f"[Old result of {tool} cleared]"
 
 
-def _freeable(b: dict, tool: str, min_chars: int) -> int:
+def _freeable(b: dict[str, Any], tool: str, min_chars: int) -> int:
     if result_chars(b) <= min_chars:
         return 0
     return max(0, block_tokens(b) - block_tokens({**b, "content": placeholder(tool)}))
@@ -117,6 +118,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     action = f"cleared {n} old tool result(s) the model had already seen (about {freed_est:,} tokens)"
     if trigger == "time":
         action += f"; {int((ctx.now - entries[la].timestamp) // 60)} min since the last response"
+    assert verdict is not None   # targets were chosen, so they were judged
     action += f"; {ce.describe(verdict)}"
     report = CompactionReport(layer=NAME, trigger=trigger, action=action, tokens_before=ctx.tokens,
                               tokens_after=count_tokens(out, cfg.overhead_tokens),
@@ -136,8 +138,10 @@ def _register(book: Book, entries: list[Entry], start: int, tools: set[str] | fr
             if b.get("type") != "tool_result":
                 continue
             tid = b.get("tool_use_id")
+            if not isinstance(tid, str):
+                continue
             tool = uses.get(tid, {}).get("name")
-            if tool not in tools:
+            if not isinstance(tool, str) or tool not in tools:
                 continue
             done = b.get("content") == placeholder(tool)
             book.seen.append(Seen(tid, i, e.uuid, tool, 0 if done else _freeable(b, tool, min_chars), done))
@@ -199,10 +203,11 @@ def _judge(entries: list[Entry], ctx: LayerContext, targets: list[Seen]) -> ce.V
     return ce.judge(entries, ctx, shown[0].index, sum(r.free for r in shown))
 
 
-def _clear(entries: list[Entry], targets: list[Seen]) -> tuple[dict[int, list[dict]], dict[int, int], int, bool]:
+def _clear(entries: list[Entry],
+           targets: list[Seen]) -> tuple[dict[int, list[dict[str, Any]]], dict[int, int], int, bool]:
     """Put placeholders in: the new content per entry index, the token delta per index, the
     tokens freed, and whether a record no longer matched the history (stale)."""
-    replaced: dict[int, list[dict]] = {}
+    replaced: dict[int, list[dict[str, Any]]] = {}
     deltas: dict[int, int] = {}
     freed = 0
     stale = False

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 from compaction import cache_economics as ce
 from compaction.layers.collapse import LONG_USER_CHARS, USER_HEAD_CHARS, USER_TAIL_CHARS
 from compaction.entry import Entry, boundary, user
-from compaction.layer_context import LayerContext
+from compaction.layer_context import LayerContext, PipelineState
 from compaction.layerkit import runtime
 from compaction.layers.ptl import is_retry_marker
 from compaction.report import CompactionReport, LayerResult
@@ -80,7 +80,7 @@ def _verbatim(text: str) -> str:
             f"transcript…] {text[-USER_TAIL_CHARS:]}")
 
 
-def _result_text(block: dict) -> str:
+def _result_text(block: dict[str, Any]) -> str:
     c = block.get("content", "")
     if isinstance(c, str):
         return c
@@ -100,7 +100,7 @@ def exit_code(text: str, is_error: bool) -> str:
     return "error" if is_error else "ok"
 
 
-def _what(name: str, inp: dict) -> str:
+def _what(name: str, inp: dict[str, Any]) -> str:
     if not isinstance(inp, dict):
         return ""
     for k in ("path", "command", "pattern", "focus"):
@@ -112,7 +112,7 @@ def _what(name: str, inp: dict) -> str:
 class SessionNotes:
     """A view over the JSON dict holding the notes; methods mutate it in place."""
 
-    def __init__(self, state: dict) -> None:
+    def __init__(self, state: dict[str, Any]) -> None:
         self.s = state
         for k, v in (("seq", 0), ("recent", []), ("last_ts", None), ("pending", {}), ("requests", []),
                      ("files_read", {}), ("files_changed", {}), ("commands", []), ("searches", []), ("errors", []),
@@ -146,7 +146,7 @@ class SessionNotes:
             del self.s["recent"][:-RECENT_UUIDS]
         return n
 
-    def _push(self, key: str, item) -> None:
+    def _push(self, key: str, item: Any) -> None:
         lst = self.s[key]
         lst.append(item)
         cap = CAPS[key]
@@ -173,7 +173,8 @@ class SessionNotes:
         if e.role == "assistant":
             for b in e.content:
                 if b.get("type") == "tool_use":
-                    inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                    raw = b.get("input")
+                    inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
                     self.s["pending"][b["id"]] = {"name": b.get("name", "?"), "what": _what(b.get("name", ""), inp)}
                     if len(self.s["pending"]) > PENDING_CAP:
                         del self.s["pending"][next(iter(self.s["pending"]))]
@@ -221,7 +222,9 @@ class SessionNotes:
 
     def _sections(self) -> list[tuple[str, list[str]]]:
         s = self.s
-        by_recent = lambda d: sorted(d, key=lambda p: d[p]["last"])  # noqa: E731
+
+        def by_recent(d: dict[str, dict[str, Any]]) -> list[str]:
+            return sorted(d, key=lambda p: d[p]["last"])
         return [
             ("User requests, oldest first", [f"- {r}" for r in s["requests"]]),
             ("Files read", [f"- {p} (read {s['files_read'][p]['count']}×)" for p in by_recent(s["files_read"])]),
@@ -366,10 +369,10 @@ class SessionMemoryStage:
         self.config = config or SummarizeConfig()
 
     @staticmethod
-    def notes(state) -> SessionNotes:
+    def notes(state: PipelineState) -> SessionNotes:
         return SessionNotes(state.of(STATE_KEY))
 
-    def observe(self, entries: Sequence[Entry], state) -> None:
+    def observe(self, entries: Sequence[Entry], state: PipelineState) -> None:
         self.notes(state).update(entries)
 
     def _tail_limits(self, ctx: LayerContext) -> tuple[int, int]:

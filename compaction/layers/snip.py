@@ -22,6 +22,7 @@ Cost: O(1) per turn unless it fires; firing is O(history) and rare (hysteresis).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from compaction import cache_economics as ce
 from compaction.entry import Entry
@@ -55,7 +56,7 @@ def marker_text(rounds: int, messages: int, tokens: int, path: str, earlier: lis
     return text + ". Read it if you need details from that part.]"
 
 
-def _noop(entries: list[Entry], st: dict, tokens: int) -> LayerResult:
+def _noop(entries: list[Entry], st: dict[str, Any], tokens: int) -> LayerResult:
     low = st.get("low_water")
     if low is not None and tokens < low:
         st["low_water"] = tokens

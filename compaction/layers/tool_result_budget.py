@@ -29,6 +29,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from compaction.entry import Entry
 from compaction.layerkit import (block_tokens, has_tool_results, mark_get, mark_set, result_text, rewrite, runtime,
@@ -111,7 +112,7 @@ def truncated_text(chars: int, preview: str, why: str) -> str:
             f"{len(preview.encode('utf-8')):,} bytes are kept.\n\n{preview}\n...\n</truncated-output>")
 
 
-def _decide_persist(tid: str, block: dict, text: str, ctx: LayerContext) -> dict | None:
+def _decide_persist(tid: str, block: dict[str, Any], text: str, ctx: LayerContext) -> dict[str, Any] | None:
     """Write the result (or fall back to truncation) and return the decision, or None when the
     replacement would not be smaller than the original (then the result is kept)."""
     preview = _preview(text, ctx.config.preview_bytes)
@@ -137,7 +138,7 @@ def _decide_persist(tid: str, block: dict, text: str, ctx: LayerContext) -> dict
     return {"text": rep, "path": path, "chars": len(text)}
 
 
-def _restore_file(d: dict, text: str) -> None:
+def _restore_file(d: dict[str, Any], text: str) -> None:
     """A trusted path whose file went missing: write it again from the original (best effort)."""
     p = Path(d["path"])
     if not p.exists():
@@ -147,8 +148,8 @@ def _restore_file(d: dict, text: str) -> None:
             pass
 
 
-def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
-             seen_before: bool) -> tuple[Entry | None, int, dict]:
+def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict[str, Any],
+             seen_before: bool) -> tuple[Entry | None, int, dict[str, Any]]:
     """Decide/re-apply for the results of entry i. `seen_before`: the entry was decided by an
     earlier run, so its results not in `replaced` are frozen as kept. Returns (new entry or None,
     token change against what was sent before, counters)."""
@@ -161,7 +162,7 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
     fresh: list[tuple[int, str, str]] = []  # (block index, id, text) of undecided, persistable results
     bounded: list[tuple[int, str, str]] = []  # the same for self-bounded tools (message total only)
 
-    def put(j: int, d: dict, sent_tokens: int) -> None:
+    def put(j: int, d: dict[str, Any], sent_tokens: int) -> None:
         nonlocal sent_delta
         blocks[j] = {**blocks[j], "content": d["text"]}
         sent_delta += block_tokens(blocks[j]) - sent_tokens
@@ -174,7 +175,7 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
         if tid in replaced:
             d = replaced[tid]
             original = d is not None and text is not None and len(text) == d["chars"] and text != d["text"]
-            if d is None or not original:
+            if d is None or text is None or not original:
                 continue  # kept, already applied, or cleared since by a later layer
             if d.get("path") and not path_trusted(d["path"], ctx.session_dir, tid):
                 nd = _decide_persist(tid, b, text, ctx)
@@ -199,7 +200,7 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
         fresh.append((j, tid, text))
 
     per_result, per_message = limits(ctx)
-    decided: dict[str, dict] = {}
+    decided: dict[str, dict[str, Any]] = {}
     for j, tid, text in fresh:
         if len(text) > per_result:
             d = _decide_persist(tid, blocks[j], text, ctx)
@@ -229,7 +230,7 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict,
 
 def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st = ctx.state.of(NAME)
-    replaced: dict = st.setdefault("replaced", {})
+    replaced: dict[str, Any] = st.setdefault("replaced", {})
     rt = runtime(ctx.state, NAME)
     start = mark_get(rt, "scanned", entries) + 1
     # Results up to the last entry an earlier run decided are frozen as kept unless replaced.
