@@ -27,10 +27,13 @@ from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
 from agent_core.loop import server_window
+from agent_core.pricing.cost import usage_buckets
+from agent_core.providers.demo.pause import Pause, let_time_pass
 from agent_core.providers.errors import parse_max_tokens_over_window, parse_prompt_too_long
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 from agent_core.providers.server_context import (COMPACTION_BLOCK, SERVER_COMPACT_LAYER, ServerOutcome, ignored_notice,
                                                  read_outcome)
+from agent_core.sessions.session_age import session_started
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
 from agent_core.tools.base import ToolContext
@@ -185,6 +188,28 @@ class Agent:
         """What resuming found wrong with the session log and repaired, one line per kind."""
         loaded = self.session.loaded
         return loaded.summary() if loaded is not None else []
+
+    def started_at(self) -> float | None:
+        """When the session began (/cost's wall time): its log's `created` on resume, else its id's stamp."""
+        loaded = self.session.loaded
+        return session_started(self.session_id, loaded.meta.get("created") if loaded is not None else None)
+
+    def has_log(self) -> bool:
+        """Whether the session was written to disk (a session with no content leaves no log)."""
+        return self.session.path.is_file()
+
+    def price(self, model: str, usage: dict) -> float | None:
+        """Dollars of one call's `usage` at the session's rates (the demo borrows a real model's)."""
+        return self.cost.price(model, usage_buckets(usage))
+
+    def view(self) -> list[Entry]:
+        """What the next request would hold: the projected view of the history (collapse replayed)."""
+        return self.pipeline.view(self.entries)[0]
+
+    def let_time_pass(self, text: str = "") -> Pause:
+        """`/wait`: on the demo model, move the clock on (agent_core.providers.demo.pause). Raises
+        PauseError, and moves nothing, on a real model, during a turn or for a bad duration."""
+        return let_time_pass(self, text)
 
     # ----- public actions --------------------------------------------------------------------
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:

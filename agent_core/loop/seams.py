@@ -2,6 +2,7 @@
 (or a test) plugs in the real pieces. The model client's seam is `providers.model.ModelClient`."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
 from compaction import Entry
@@ -39,6 +40,8 @@ class CostBook(Protocol):
 
     def event(self) -> CostUpdate: ...
 
+    def price(self, model: str, buckets: Mapping[str, int]) -> float | None: ...
+
     def to_dict(self) -> dict[str, Any]: ...
 
 
@@ -46,6 +49,7 @@ class SessionRecorder(Protocol):
     """The session log the loop writes as it goes; a failed write raises SessionWriteError."""
 
     session_id: str
+    path: Path                       # the log file (written once the session has content)
     loaded: LoadedSession | None     # what resuming replayed and repaired, None for a new session
 
     def append_entry(self, entry: Entry) -> None: ...

@@ -1,6 +1,8 @@
 """The Textual app. The agent loop runs in a worker; each event it yields is handed to the widget
 that shows it (attributes down: panes get the event, the conversation gets a method call). The
-app owns no accounting: numbers come from the loop's events and the agent's own state.
+app owns no accounting: numbers come from the loop's events and the agent's own state. It holds
+the agent as an `AgentHandle` (app/tui/agent_port.py): the members it uses, nothing else. The app
+owns its own state (whether a turn runs: `busy`) and hands it down to the widgets that show it.
 
 Slash commands, the command palette and key bindings all end in the same `run_slash`.
 """
@@ -9,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.reactive import reactive
 from textual.css.query import NoMatches
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from app.stylesheets import stylesheets
@@ -24,14 +28,13 @@ from compaction.clock import now as clock_now
 
 from agent_core import events as ev
 from agent_core.context_items import largest_items
-from agent_core.pricing.cost import usage_buckets
-from agent_core.providers.demo.pause import PauseError, let_time_pass
+from agent_core.providers.demo.pause import PauseError
 from agent_core.providers.demo.pause import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
 from agent_core.security.visible_text import visible
-from agent_core.sessions.session_age import session_started
 
 from app.tui import commands
+from app.tui.agent_port import AgentHandle
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.inspector import InspectorScreen
@@ -61,11 +64,11 @@ SWITCHED_BANNER = ("Demo model, offline (switched with /model demo): nothing lea
 
 # Builds a replacement agent for /model and /resume: keyword overrides of the CLI config
 # (model=..., resume=...). Provided by app.tui.launch; None disables those commands.
-AgentFactory = Callable[..., Any]
+AgentFactory = Callable[..., AgentHandle | Awaitable[AgentHandle]]
 
 
 class CtxApp(App[int]):
-    """ctxtui's screen. `agent` follows the Agent API (agent_core.loop.agent)."""
+    """ctxtui's screen. `agent` is what the TUI uses of the Agent (agent_port.AgentHandle)."""
 
     TITLE = "ctxtui"
     CSS_PATH = stylesheets(*CSS_FILES)
@@ -84,13 +87,16 @@ class CtxApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (160, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-medium-height"), (50, "-tall")]
 
-    def __init__(self, agent: Any, *, sessions_root: Path | None = None, claude_root: Path | None = None,
+    # A turn (or /compact) runs in the agent worker: set by `_drive`, shown by the status bar.
+    busy: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self, agent: AgentHandle, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = clock_now,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
                  notices: tuple[str, ...] = (), banner: str | None = None) -> None:
         super().__init__()
         self.banner = banner or DEMO_BANNER   # said when the model is the offline demo: how it came to be
-        self.agent = agent
+        self.agent: AgentHandle = agent
         self.notices = tuple(n for n in notices if n)   # said once, at start (e.g. ignored .env settings)
         self.sessions_root = sessions_root
         self.claude_root = claude_root
@@ -101,7 +107,7 @@ class CtxApp(App[int]):
         self._started_at: float | None = None
         self._streamed = False                         # answer text shown since the model call began
         self._waiting: NoticeMessage | None = None     # the "Waiting for the API" line, updated in place
-        self._focus_before_max: Any = None
+        self._focus_before_max: Widget | None = None
         self._signals: list[int] = []
         self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
             ev.TextDelta: self._on_text,
@@ -162,9 +168,12 @@ class CtxApp(App[int]):
     def status(self) -> StatusBar:
         return self.query_one(StatusBar)
 
-    @property
-    def busy(self) -> bool:
-        return bool(self.status.busy)
+    def watch_busy(self, busy: bool) -> None:
+        try:
+            self.status.busy = busy
+        except NoMatches:  # the app is closing and the widgets are gone
+            return
+        self.refresh_bindings()
 
     async def on_mount(self) -> None:
         self._catch_stop_signals()
@@ -176,7 +185,7 @@ class CtxApp(App[int]):
         self.prompt_input.focus()
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
 
-    def _maximized_changed(self, maximized: Any) -> None:
+    def _maximized_changed(self, maximized: Widget | None) -> None:
         """Maximizing a pane (/cost) hides the prompt and Textual moves the focus to the next
         visible widget; when the pane is restored the prompt gets it back, or typing goes nowhere
         (unless the user had focused something else before)."""
@@ -190,11 +199,10 @@ class CtxApp(App[int]):
         for sig in self._signals:
             loop.remove_signal_handler(sig)
         self._signals.clear()
-        if self.agent is not None:
-            try:
-                await self.agent.aclose()
-            except Exception:  # closing must not hide the real exit
-                pass
+        try:
+            await self.agent.aclose()
+        except Exception:  # closing must not hide the real exit
+            pass
 
     def _catch_stop_signals(self) -> None:
         """Without this SIGTERM or SIGHUP kill the process mid-turn: the session is left with a
@@ -210,8 +218,7 @@ class CtxApp(App[int]):
     def _stop_signal(self, sig: int) -> None:
         """Cancel the running turn (history repaired, tools killed) and exit; closing the agent on
         unmount waits for the cancel and closes the session."""
-        if self.agent is not None:
-            self.agent.cancel()
+        self.agent.cancel()
         self.exit(128 + sig, return_code=128 + sig)
 
     # ----- agent state → panes -------------------------------------------------------------------
@@ -243,7 +250,7 @@ class CtxApp(App[int]):
     def _update_context(self, c: ev.ContextUpdate) -> None:
         pane = self.context_pane
         pane.history = history_points(self.agent.context_history)
-        pane.compactions = len(getattr(self.agent, "compactions", ()))
+        pane.compactions = len(self.agent.compactions)
         pane.context = c
         self.status.state = c.state
         self.status.context = c
@@ -259,9 +266,9 @@ class CtxApp(App[int]):
         time when the agent keeps it (a resumed session shows what it showed), else over this run."""
         out: dict[str, Any] = {}
         if c.total_usd is not None and c.by_model:
-            active = getattr(self.agent, "active_seconds", None)
+            active = self.agent.active_seconds()
             if active is not None:
-                burn = burn_rate(c.total_usd, 0.0, active())
+                burn = burn_rate(c.total_usd, 0.0, active)
             else:
                 now = self.clock()
                 if self._started_at is None:
@@ -275,12 +282,10 @@ class CtxApp(App[int]):
         """/cost's API time (the agent's model calls added up, when it keeps them) and wall time
         (the session's age: its log's creation, else its id's stamp)."""
         out: dict[str, float] = {}
-        api = getattr(self.agent, "api_seconds", None)
-        if callable(api):
-            out["api_s"] = float(api())
-        loaded = getattr(getattr(self.agent, "session", None), "loaded", None)
-        created = loaded.meta.get("created") if loaded is not None else None
-        started = session_started(str(getattr(self.agent, "session_id", "") or ""), created)
+        api = self.agent.api_seconds()
+        if api is not None:
+            out["api_s"] = float(api)
+        started = self.agent.started_at()
         if started is not None:
             out["wall_s"] = max(0.0, self.clock() - started)
         return out
@@ -346,7 +351,7 @@ class CtxApp(App[int]):
 
     def _logged_compaction(self, m: CompactionMarker) -> ev.Compaction:
         """A resumed boundary's compaction: the logged event with the same figures, when there is one."""
-        for c in reversed(getattr(self.agent, "compactions", ())):
+        for c in reversed(self.agent.compactions):
             if (c.layer, c.tokens_before, c.tokens_after) == (m.compaction_layer, m.tokens_before, m.tokens_after):
                 return c
         return ev.Compaction(layer=m.compaction_layer, trigger=m.trigger, tokens_before=m.tokens_before,
@@ -354,10 +359,10 @@ class CtxApp(App[int]):
 
     def inspect(self, c: ev.Compaction) -> None:
         """Open the compaction inspector; the summary call is priced with the session's rates."""
-        model, cost = self.agent.info.model, getattr(self.agent, "cost", None)
+        agent, model = self.agent, self.agent.info.model
 
         def price(usage: dict) -> float | None:
-            return cost.price(model, usage_buckets(usage)) if cost is not None else None
+            return agent.price(model, usage)
 
         self.push_screen(InspectorScreen(c, price))
 
@@ -376,17 +381,15 @@ class CtxApp(App[int]):
         self.push_screen(screen, callback=closed)
         request.reply.add_done_callback(abandoned)
 
-    async def _drive(self, stream) -> None:
-        self.status.busy = True
+    async def _drive(self, stream: AsyncIterator[ev.Event]) -> None:
+        self.busy = True
         self._streamed = False
-        self.refresh_bindings()
         try:
             async for e in stream:
                 await self.handle_event(e)
         finally:
             try:
-                self.status.busy = False
-                self.refresh_bindings()
+                self.busy = False
                 await self.conversation.end_text()
             except NoMatches:  # the app is closing and the widgets are gone
                 pass
@@ -422,10 +425,7 @@ class CtxApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Esc shows as "Cancel turn" only while a turn runs (greyed out otherwise)."""
         if action == "cancel_turn" and self.is_mounted:
-            try:
-                return True if self.busy else None
-            except Exception:  # status bar not there yet
-                return None
+            return True if self.busy else None
         return True
 
     def action_cancel_turn(self) -> None:
@@ -456,8 +456,7 @@ class CtxApp(App[int]):
 
     def _cmd_context(self, arg: str) -> None:
         pane = self.context_pane
-        pipeline = getattr(self.agent, "pipeline", None)
-        items = largest_items(pipeline.view(self.agent.entries)[0]) if pipeline is not None else []
+        items = largest_items(self.agent.view())
         self.push_screen(ContextScreen(pane.context, tuple(pane.history), items))
 
     def _cmd_cost(self, arg: str) -> None:
@@ -468,7 +467,7 @@ class CtxApp(App[int]):
 
     def _cmd_wait(self, arg: str) -> None:
         try:        # refused on a real model, during a turn and for a bad duration, with what to do
-            pause = let_time_pass(self.agent, arg)
+            pause = self.agent.let_time_pass(arg)
         except PauseError as e:
             self.notify(visible(str(e)), severity="error", markup=False)
             return
@@ -510,7 +509,7 @@ class CtxApp(App[int]):
 
         self.push_screen(ResumeScreen(self.sessions_root, current=self.agent.session_id), callback=picked)
 
-    def _switch(self, what: str, **overrides: Any) -> None:
+    def _switch(self, what: str, **overrides: str) -> None:
         if self.agent_factory is None:
             self.notify(visible(f"Cannot switch to {what} from here: restart with the matching ctxtui flag."),
                         severity="error", markup=False)
@@ -521,7 +520,9 @@ class CtxApp(App[int]):
         self.switch_agent(what, overrides)
 
     @work(group="agent", exclusive=True)
-    async def switch_agent(self, what: str, overrides: dict[str, Any], cleared: bool = False) -> None:
+    async def switch_agent(self, what: str, overrides: dict[str, str], cleared: bool = False) -> None:
+        if self.agent_factory is None:   # _switch and /clear say so before they get here
+            return
         try:
             made = self.agent_factory(**overrides)
             new = await made if isinstance(made, Awaitable) else made
@@ -538,17 +539,11 @@ class CtxApp(App[int]):
             pass
         await self._show_agent(resumed="resume" in overrides)
         back = (f" The previous session can be resumed with /resume {old.session_id}."
-                if _has_log(old) else "")
+                if old.has_log() else "")
         if cleared:
             await self.conversation.add_notice(f"Context cleared: new session {new.session_id}, cost from $0.{back}")
         elif "model" in overrides:
             await self.conversation.add_notice(f"Now on {new.info.model} in a new session {new.session_id}.{back}")
-
-
-def _has_log(agent: Any) -> bool:
-    """Whether the agent's session was written to disk (a session with no content leaves no log)."""
-    path = getattr(getattr(agent, "session", None), "path", None)
-    return isinstance(path, Path) and path.is_file()
 
 
 def mark_cancelled(block: ToolBlock) -> None:

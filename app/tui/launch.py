@@ -16,6 +16,7 @@ from textual.theme import BUILTIN_THEMES
 from agent_core.config import Config, ConfigError, load_config
 from agent_core.logs.discover import claude_projects_root
 from agent_core.providers.demo.model import DemoModel
+from agent_core.loop.agent import Agent
 from agent_core.loop.factory import build_agent
 from agent_core.sessions.paths import sessions_dir
 from agent_core.sessions.session_log import SessionWriteError
@@ -32,7 +33,7 @@ DEMO_LATENCY_S = 0.8
 DEMO_CHUNK_DELAY_S = 0.04
 
 
-def pace(agent: Any) -> Any:
+def pace(agent: Agent) -> Agent:
     """Give an agent on the demo model a real model's pace (see DEMO_LATENCY_S)."""
     if isinstance(agent.client, DemoModel):
         agent.client.pace(DEMO_CHUNK_DELAY_S, DEMO_LATENCY_S)
@@ -66,7 +67,7 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
     if paced:
         pace(agent)
 
-    def factory(**overrides: Any):
+    def factory(**overrides: str) -> Agent:
         """A new agent for /model NAME (new session) or /resume ID, from the same CLI settings."""
         over = dict(cli_dict)
         if "model" in overrides:

@@ -1,0 +1,74 @@
+"""What the TUI uses of the agent, as a Protocol: `CtxApp` holds its agent as an `AgentHandle` and
+uses these members only, by plain attribute access. `agent_core.loop.agent.Agent` provides them
+all (tests/app/test_agent_port.py checks it, with the TUI tests' scripted agent); a member a
+model may lack has a default answer on the Agent (e.g. `let_time_pass` refuses on a real model).
+
+Read-only members are properties here, so the Agent's plain list attributes satisfy them."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Protocol, Sequence, runtime_checkable
+
+from agent_core import events as ev
+from agent_core.providers.demo.pause import Pause
+from agent_core.providers.model import ModelInfo
+from compaction.entry import Entry
+
+
+@runtime_checkable
+class AgentHandle(Protocol):
+    # Set by the app: a context figure the API confirmed while no turn runs (count_tokens).
+    on_context: Callable[[ev.ContextUpdate], object] | None
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def entries(self) -> Sequence[Entry]: ...         # the working history (shown on resume)
+
+    @property
+    def compactions(self) -> Sequence[ev.Compaction]: ...     # the session's, oldest first
+
+    @property
+    def context_history(self) -> Sequence[tuple[int, int, bool]]: ...   # (turn, tokens, compacted)
+
+    # ----- figures ---------------------------------------------------------------------------------
+    def context_event(self) -> ev.ContextUpdate: ...
+
+    def cost_event(self) -> ev.CostUpdate: ...
+
+    def load_warnings(self) -> list[str]: ...          # what resuming repaired in the log
+
+    def active_seconds(self) -> float | None: ...      # model activity, for the burn rate; None: not kept
+
+    def api_seconds(self) -> float | None: ...         # the model calls added up; None: not kept
+
+    def started_at(self) -> float | None: ...          # when the session began (epoch seconds)
+
+    def has_log(self) -> bool: ...                     # the session was written to disk
+
+    def price(self, model: str, usage: dict[str, Any]) -> float | None: ...   # a call's dollars at the session's rates
+
+    def view(self) -> Sequence[Entry]: ...             # what the next request would hold
+
+    # ----- actions ---------------------------------------------------------------------------------
+    def run(self, prompt: str) -> AsyncIterator[ev.Event]: ...
+
+    def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]: ...
+
+    def let_time_pass(self, text: str = "") -> Pause: ...   # /wait; raises PauseError
+
+    def cancel(self) -> None: ...
+
+    def clear(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+if TYPE_CHECKING:   # mypy checks that the Agent is a handle: mypy --follow-imports=silent app/tui/agent_port.py
+    from agent_core.loop.agent import Agent
+
+    def _the_agent_is_a_handle(agent: Agent) -> AgentHandle:
+        return agent
