@@ -8,7 +8,7 @@ from agent_core.context_items import ContextItem
 from agent_core.events import ContextUpdate
 from app.tui.screens.context_screen import ContextScreen
 from app.stylesheets import stylesheets
-from tests.app.test_tui_app import make_app, send
+from tests.app.tui_helpers import make_app, send
 
 
 class Host(App):

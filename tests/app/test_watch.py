@@ -1,6 +1,6 @@
 """`ctxtui watch`: the state over appended records (no screen), the CLI, the live screen (Pilot)
 and its look (snapshot). Every log is written here: Claude Code's shape with the writers of
-test_claude_code_logs.py, ctxtui's with the real SessionLog writer.
+tests/log_helpers.py, ctxtui's with the real SessionLog writer.
 
 Waits are bounded polls for a condition (a generous deadline for correctness, never a timing check).
 """
@@ -24,12 +24,11 @@ from agent_core.watch.target import WatchError, WatchTarget, resolve_target, swi
 from app.cli.watch import main as watch_main
 from compaction.accounting.budget import ContextBudget
 from compaction.entry import assistant as entry_assistant, user as entry_user
-from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
+from tests.app.watch_helpers import DEADLINE, SIZE, make_app, until
+from tests.log_helpers import MODEL, assistant, boundary, usage, user, write_log
 
-SIZE = (120, 40)
 SESSION = "5f1e2d3c-0000-4000-8000-000000000001"
 CTX_SESSION = "20250614T100000-abcdef"
-DEADLINE = 10.0
 
 
 def append(path: Path, *records, raw: str = "") -> None:
@@ -325,22 +324,8 @@ def test_bad_usage_exits_2_with_a_message(argv, needle, capsys):
 
 # ================================================================== the screen (Pilot)
 
-async def until(pilot, cond, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the watch screen never showed {what}")
-        await pilot.pause(0.02)
-
-
 def text_of(widget) -> str:
     return str(widget.render())
-
-
-def make_app(target: WatchTarget, tmp_path: Path, **kw):
-    from app.watch.app import WatchApp
-
-    return WatchApp(target, cwd=tmp_path, **kw)
 
 
 async def test_claude_code_log_appends_update_the_panes(tmp_path):

@@ -7,7 +7,7 @@ from compaction import (BreakerConfig, CompactionReport, ContextBudget, LayerRes
                         PipelineState, SummarizeError, boundary, user)
 from compaction.breakers import Breakers
 
-from tests.compaction.test_autocompact import SUMMARY, WINDOW, ScriptedSummarizer, make_pipeline, session
+from tests.compaction.autocompact_helpers import SUMMARY, WINDOW, ScriptedSummarizer, make_pipeline, session
 
 BIG = session(32)        # above the threshold of WINDOW
 SMALL = session(2)

@@ -10,7 +10,7 @@ from compaction.layers import microcompact as mc
 from compaction.accounting.cache_model import Rates
 from compaction.layer_context import LayerContext
 from compaction.layerkit import collapsed_ranges
-from tests.compaction import test_collapse, test_snip
+from tests.compaction import collapse_helpers, snip_helpers
 
 RATES = Rates.from_input(1.0, 5.0)   # $1 per million input tokens: read $0.1/M, 5m write $1.25/M, 1h $2/M
 T0 = 1_700_000_000.0
@@ -179,7 +179,7 @@ def test_at_the_threshold_it_rewrites_to_prevent_a_summary_only_when_that_is_che
 # ----- the rule applied: context collapse -----------------------------------------------------------
 
 def collapse_session(usage: int) -> list[Entry]:
-    return test_collapse.session(40, usage=usage)   # BUDGET too: commit at 48,600, threshold 50,100
+    return collapse_helpers.session(40, usage=usage)   # BUDGET too: commit at 48,600, threshold 50,100
 
 
 def collapse_ctx(es: list[Entry], state: PipelineState, gap: float) -> LayerContext:
@@ -216,7 +216,7 @@ def test_collapse_commits_at_the_threshold_to_prevent_a_summary():
 # ----- snip: not held back, but priced ----------------------------------------------------------------
 
 def test_snip_reports_what_its_rewrite_cost(tmp_path):
-    es = test_snip.session(80)
+    es = snip_helpers.session(80)
     warm = LayerContext(PipelineConfig(budget=BUDGET), PipelineState(), tmp_path, es[-2].timestamp + 5,
                         count_tokens(es))
     res = snip.apply(es, warm)

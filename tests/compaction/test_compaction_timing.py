@@ -14,7 +14,7 @@ from compaction import cache_economics as ce
 from compaction.accounting.cache_model import Rates
 from compaction.layers.session_memory import SessionMemoryStage
 
-from tests.compaction.test_autocompact import ScriptedSummarizer
+from tests.compaction.autocompact_helpers import ScriptedSummarizer
 
 RATES = Rates.from_input(3.0, 15.0)     # read $0.30/M, 5m write $3.75/M
 R, W = 0.3e-6, 3.75e-6

@@ -19,8 +19,8 @@ from compaction.layers.session_memory import SessionMemoryStage, current_round
 from compaction.accounting.tokens import count_tokens
 
 from tests.strategies import histories, texts
-from tests.compaction.test_autocompact import session
-from tests.compaction.test_tool_result_budget import ctx as trb_ctx, history
+from tests.compaction.autocompact_helpers import session
+from tests.compaction.tool_result_helpers import ctx as trb_ctx, history
 
 
 def ctx_for(entries, window, session_dir, trigger="auto"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from compaction import Entry, Pipeline, PipelineConfig, breakdown, project, validate_history
 from compaction.accounting.tokens import count_tokens
 
-from tests.compaction.test_collapse import BUDGET, T0, round_, session
+from tests.compaction.collapse_helpers import BUDGET, T0, round_, session
 
 USED = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_results", "summaries")
 

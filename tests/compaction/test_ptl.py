@@ -10,7 +10,7 @@ from compaction.layers.ptl import (RETRY_MARKER, is_retry_marker, parse_prompt_t
                             truncate_for_retry)
 
 from tests.strategies import histories
-from tests.compaction.test_autocompact import SUMMARY, ScriptedSummarizer, make_pipeline, session
+from tests.compaction.autocompact_helpers import SUMMARY, ScriptedSummarizer, make_pipeline, session
 
 
 def ptl(actual: int, limit: int = 200_000) -> SummarizeError:

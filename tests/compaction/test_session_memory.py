@@ -10,7 +10,7 @@ from compaction.layer_context import LayerContext
 from compaction.layers.session_memory import SessionMemoryStage, SessionNotes, exit_code, keep_start, safe_cuts
 from compaction.accounting.tokens import estimate_text
 
-from tests.compaction.test_autocompact import WINDOW, ScriptedSummarizer, make_pipeline, session
+from tests.compaction.autocompact_helpers import WINDOW, ScriptedSummarizer, make_pipeline, session
 
 
 def call(tid: str, name: str, **inp) -> dict:

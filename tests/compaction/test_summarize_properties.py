@@ -16,7 +16,7 @@ from compaction.reinject import reinject
 from compaction.layers.session_memory import SessionNotes, keep_start, safe_cuts
 
 from tests.strategies import histories
-from tests.compaction.test_autocompact import SUMMARY, ScriptedSummarizer, make_pipeline
+from tests.compaction.autocompact_helpers import SUMMARY, ScriptedSummarizer, make_pipeline
 
 windows = st.sampled_from([2_000, 8_000, 20_000, 200_000])
 scripts = st.sampled_from([

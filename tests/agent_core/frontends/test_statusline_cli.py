@@ -17,7 +17,7 @@ import pytest
 
 from app.cli.statusline import compute, main
 from agent_core.statusline.state import StatusState
-from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, user, write_log
+from tests.log_helpers import MODEL, assistant, usage, user, write_log
 
 NOW = datetime(2025, 6, 14, 12, 30, tzinfo=timezone.utc).timestamp()
 

@@ -1,7 +1,6 @@
 """`ctxtui usage`: the report, its JSON shape, grouping, pricing by bucket, paths and errors."""
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -9,21 +8,10 @@ import pytest
 from agent_core.pricing.cost import price_buckets
 from app.cli.usage import main
 from app.cli.main import main as ctxtui_main
-from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, boundary, usage, user, write_log
+from tests.agent_core.frontends.usage_helpers import run, run_json
+from tests.log_helpers import MODEL, assistant, boundary, usage, user, write_log
 
 BUCKET_KEYS = {"input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens"}
-
-
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def run_json(*argv):
-    code, out, err = run(*argv, "--json")
-    assert code == 0, err
-    return json.loads(out), err
 
 
 @pytest.fixture

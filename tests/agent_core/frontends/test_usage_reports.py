@@ -8,8 +8,8 @@ import pytest
 
 from app.cli.usage import main
 from agent_core.pricing.cost import price_buckets, usage_buckets
-from tests.agent_core.frontends.test_usage_cli import run, run_json as usage_json
-from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, write_log
+from tests.agent_core.frontends.usage_helpers import run, run_json as usage_json
+from tests.log_helpers import MODEL, assistant, usage, write_log
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
                 "cache_read_tokens", "total_tokens", "requests")

@@ -1,7 +1,7 @@
 """The session-log readers (agent_core/logs): Claude Code's format, ctxtui's, and the follower.
 
-Every fixture log is written here, by hand, in the shape Claude Code writes (described in
-agent_core/logs/claude_code.py)."""
+Every fixture log is written by hand, in the shape Claude Code writes, with the writers in
+tests/log_helpers.py."""
 from __future__ import annotations
 
 import json
@@ -11,71 +11,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from agent_core.pricing.cost import BUCKETS, price_buckets
-from agent_core.logs import (CompactionRecord, Deduper, LogFollower, LogReader, UsageRecord, discover, expand,
-                             newest_log)
+from agent_core.logs import CompactionRecord, LogFollower, LogReader, discover, expand, newest_log
 from agent_core.logs.records import MARK_BYTES, MAX_TOKENS, CorruptRecord
 from agent_core.pricing.pricer import Pricer
 from agent_core.usage.report import UsageReport
-
-MODEL = "claude-sonnet-4-5-20250929"
-
-
-# ---- fixture writers (also used by test_usage_cli.py) ---------------------------------------------
-
-def usage(inp=100, out=20, write=0, read=0, w1h=0):
-    u = {"input_tokens": inp, "output_tokens": out, "cache_creation_input_tokens": write + w1h,
-         "cache_read_input_tokens": read}
-    if w1h:
-        u["cache_creation"] = {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": w1h}
-    return u
-
-
-def assistant(mid, rid="req", *, u=None, model=MODEL, session="sess-1", ts="2025-06-14T10:00:00Z",
-              sidechain=False, block="text", uuid=None, **extra):
-    content = {"text": [{"type": "text", "text": "ok"}],
-               "tool_use": [{"type": "tool_use", "id": f"tu-{mid}", "name": "Read", "input": {}}],
-               "thinking": [{"type": "thinking", "thinking": "hmm"}]}[block]
-    rec = {"type": "assistant", "parentUuid": None, "isSidechain": sidechain, "sessionId": session,
-           "uuid": uuid or f"{mid}-{block}", "timestamp": ts, "requestId": rid,
-           "message": {"id": mid, "type": "message", "role": "assistant", "model": model, "content": content,
-                       "stop_reason": None, "usage": u if u is not None else usage()}}
-    rec.update(extra)
-    return rec
-
-
-def user(text="hi", *, session="sess-1", ts="2025-06-14T10:00:00Z", uuid="u", **extra):
-    rec = {"type": "user", "isSidechain": False, "sessionId": session, "uuid": uuid, "timestamp": ts,
-           "message": {"role": "user", "content": text}}
-    rec.update(extra)
-    return rec
-
-
-def boundary(pre, trigger="auto", *, session="sess-1", ts="2025-06-14T11:00:00Z", uuid="b1"):
-    return {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
-            "isSidechain": False, "sessionId": session, "uuid": uuid, "timestamp": ts, "level": "info",
-            "compactMetadata": {"trigger": trigger, "preTokens": pre}}
-
-
-def write_log(path: Path, records, tail: str = "") -> Path:
-    """One JSON object per line; `tail` is raw text appended as is (corrupt or cut-off lines)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for r in records:
-            f.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
-        f.write(tail)
-    return path
-
-
-def read_all(*paths: Path):
-    dedup = Deduper()
-    out = []
-    for p in paths:
-        out.extend(LogReader(p, dedup=dedup).records(final=True))
-    return out
-
-
-def usages(records):
-    return [r for r in records if isinstance(r, UsageRecord)]
+from tests.log_helpers import MODEL, assistant, boundary, read_all, usage, usages, user, write_log
 
 
 # ---- Claude Code reader -------------------------------------------------------------------------

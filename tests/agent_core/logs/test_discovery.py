@@ -16,7 +16,7 @@ from agent_core.watch.target import resolve_target
 from agent_core.sessions.paths import project_state_dir, sessions_dir, state_root
 from agent_core.sessions.session_log import SessionLog
 from app.tui.launch import build_app
-from tests.agent_core.logs.test_claude_code_logs import assistant, user, write_log
+from tests.log_helpers import assistant, user, write_log
 
 
 @pytest.fixture

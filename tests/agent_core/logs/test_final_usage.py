@@ -11,7 +11,7 @@ import pytest
 from agent_core.logs import Deduper, LogReader, UsageRecord, discover
 from agent_core.logs.claude_code import final_usage, response_key
 from agent_core.usage.report import UsageReport
-from tests.agent_core.logs.test_claude_code_logs import assistant, read_all, usage, usages, write_log
+from tests.log_helpers import assistant, read_all, usage, usages, write_log
 
 REAL = Path(__file__).resolve().parents[4] / "shared" / "reference" / "real-cc-sessions"
 

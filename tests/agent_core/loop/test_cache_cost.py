@@ -10,7 +10,7 @@ from compaction.layer_context import PipelineConfig
 from agent_core import events as ev
 from agent_core.pricing.cost import INPUT_BUCKETS, usage_buckets
 from agent_core.pricing.pricer import Pricer
-from tests.agent_core.loop.test_current_round import INSTRUCTIONS, _instruction_session
+from tests.agent_core.loop.instruction_helpers import INSTRUCTIONS, instruction_session
 from tests.fake_anthropic import FakeAnthropic
 
 from tests.agent_helpers import MODEL, collect, fake_agent, make_workspace, of
@@ -33,7 +33,7 @@ def input_dollars(usages: list[dict], rates: Rates) -> float:
 
 async def _run(tmp_path, tag: str, adjust=None) -> tuple[list[dict], list[str]]:
     ws = make_workspace(tmp_path / tag)
-    responder = _instruction_session(ws, WINDOW)
+    responder = instruction_session(ws, WINDOW)
     layers: list[str] = []
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=WINDOW)

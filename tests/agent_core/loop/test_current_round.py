@@ -12,6 +12,7 @@ from compaction import project, validate_history
 from tests.fake_anthropic import FakeAnthropic, count_input, echo_responder, is_summary_request, reply, tool_use
 
 from tests.agent_helpers import collect, fake_agent, make_workspace, of
+from tests.agent_core.loop.instruction_helpers import INSTRUCTIONS, instruction_session, results_of
 
 WINDOW = 20_000
 PROMPT = "Compare alpha.txt with beta.txt and list every line where they differ."
@@ -21,10 +22,6 @@ def _file(word: str) -> str:
     """About 27 KB of text."""
     return "".join(f"{i:05d} {word} the quick brown fox jumps over the lazy dog, then rests a while.\n"
                    for i in range(360))
-
-
-def _results_of(msg: dict) -> list[dict]:
-    return [b for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
 async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_path):
@@ -37,7 +34,7 @@ async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_
         if is_summary_request(body):
             return echo_responder(body)
         last = body["messages"][-1]
-        if _results_of(last):
+        if results_of(last):
             return reply("Compared them: every line differs in its second word.")
         if PROMPT in str(last) and "Session notes" not in str(last):
             return reply("Reading both.", tool_use("read_file", {"path": "alpha.txt"}),
@@ -71,7 +68,7 @@ async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_
     after = [r for r in fake.message_requests[n_before:] if not is_summary_request(r)]
     last = after[-1]["messages"]
     assert PROMPT in str(last)
-    results = _results_of(last[-1])
+    results = results_of(last[-1])
     assert len(results) == 2
     for r, word in zip(results, ("alpha", "beta")):
         text = r["content"] if isinstance(r["content"], str) else str(r["content"])
@@ -80,32 +77,11 @@ async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_
     assert validate_history(project(agent.entries)) == []
 
 
-INSTRUCTIONS = [f"Instruction {k:02d}: in mod{k}.py rename helper_{k} to compute_{k}, keep the old name as an alias, "
-                f"and add a docstring that explains the {k} retries and the timeout in seconds." for k in range(20)]
-
-
-def _instruction_session(ws, window: int):
-    """Twenty 3–4.5 KB modules, and a scripted model that reads the module each instruction names,
-    then answers at a length that fills `window` over the twenty prompts."""
-    for k in range(20):
-        (ws / f"mod{k}.py").write_text("".join(f"def helper_{k}_{i}(x):\n    return x + {i}  # step {i} of the chain\n"
-                                               for i in range(40 + 2 * k)))
-
-    def responder(body):
-        if is_summary_request(body):
-            return echo_responder(body)
-        last = body["messages"][-1]
-        if _results_of(last):
-            return reply("Done: " + "I renamed it, kept the alias and wrote the docstring. " * (window // 250))
-        k = next((k for k in range(20) if INSTRUCTIONS[k] in str(last)), 0)
-        return reply(f"Reading mod{k}.py first.", tool_use("read_file", {"path": f"mod{k}.py"}))
-    return responder
-
 
 @pytest.mark.parametrize("window", [20_000, 60_000])
 async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
     ws = make_workspace(tmp_path)
-    responder = _instruction_session(ws, window)
+    responder = instruction_session(ws, window)
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=window)
         agent.pipeline.config.early_compaction = False   # collapse's guarantee: no session memory before it
@@ -129,7 +105,7 @@ async def test_twenty_prompts_stay_inside_the_window_and_the_count_stays_true(tm
     every prompt verbatim in the last request, no stage keeping 0 entries, and after every
     compaction the count the loop showed before the call within 5% of the server's own count."""
     ws = make_workspace(tmp_path)
-    responder = _instruction_session(ws, window)
+    responder = instruction_session(ws, window)
     pairs: list[tuple[int, int]] = []         # (count shown before the call, server's count) after a compaction
     comps = []
     with FakeAnthropic(responder=responder) as fake:

@@ -12,7 +12,7 @@ from agent_core.config import load_config
 from agent_core.loop.factory import build_agent
 from agent_core.loop.summarizer_adapter import summary_floor
 from agent_core.pricing.pricer import Pricer
-from tests.agent_core.loop.test_current_round import INSTRUCTIONS, _instruction_session
+from tests.agent_core.loop.instruction_helpers import INSTRUCTIONS, instruction_session
 from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, of, user_dirs
 
 
@@ -161,7 +161,7 @@ async def test_at_a_small_window_every_summary_call_reads_the_conversation_from_
     """Issue 12's 20,000-window run with LLM compaction alone: the summary requests fit without the
     prompt-too-long trim (which would drop the oldest rounds and so the whole cached prefix)."""
     ws = make_workspace(tmp_path)
-    with FakeAnthropic(responder=_instruction_session(ws, 20_000)) as fake:
+    with FakeAnthropic(responder=instruction_session(ws, 20_000)) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=20_000)
         cfg = agent.pipeline.config
         cfg.microcompact_enabled = cfg.time_based_enabled = cfg.snip_enabled = cfg.collapse_enabled = False

@@ -10,7 +10,7 @@ from pathlib import Path
 from agent_core.pricing.cost import BUCKETS, price_buckets
 from agent_core.pricing.pricer import Pricer
 from agent_core.usage import rates_cache
-from tests.agent_core.logs.test_claude_code_logs import MODEL, assistant, usage, write_log
+from tests.log_helpers import MODEL, assistant, usage, write_log
 
 ROOT = Path(__file__).resolve().parents[3]
 

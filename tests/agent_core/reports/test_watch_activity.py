@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from agent_core.watch.activity import ActivityReader, prompt_text, tool_summary
-from tests.agent_core.logs.test_claude_code_logs import assistant, usage, user, write_log
+from tests.log_helpers import assistant, usage, user, write_log
 
 SESSION = "5f1e2d3c-0000-4000-8000-000000000001"
 
