@@ -90,7 +90,8 @@ class Pipeline:
         return self.state.to_dict()
 
     def recalled(self, key: str) -> dict[str, Any] | None:
-        """A part of the saved state a caller keeps with the engine's own (`remember`), or None."""
+        """A part of the saved state a caller keeps with the engine's own (`remember`), or None.
+        Read it only: changes go through `remember`."""
         part = self.state.layers.get(key)
         return part if isinstance(part, dict) else None
 
