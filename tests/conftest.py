@@ -1,4 +1,10 @@
-"""Shared fixtures. The fake Messages API server (tests/fake_anthropic) runs on loopback only."""
+"""Shared fixtures. The fake Messages API server (tests/fake_anthropic) runs on loopback only.
+
+Slow tests (`@pytest.mark.slow`: the demo tour, the wheel build, long sessions through the real SDK)
+are skipped by default, so `make test` stays within a few minutes on two cores; they run when CI is
+set (CI=true, as .ci/run sets it), when CTXTUI_SLOW=1, or when `-m` names them. Everything:
+    CTXTUI_SLOW=1 make test          (or: CTXTUI_SLOW=1 .venv/bin/python -m pytest)
+Only the slow ones: .venv/bin/python -m pytest -m slow"""
 from __future__ import annotations
 
 import os
@@ -9,6 +15,23 @@ import pytest
 from compaction import clock
 from compaction.scrub import forget_secrets
 from tests.fake_anthropic import FakeAnthropic
+
+
+def run_slow_tests(config: pytest.Config) -> bool:
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        return True
+    if os.environ.get("CTXTUI_SLOW", "").strip() not in ("", "0"):
+        return True
+    return "slow" in (config.getoption("markexpr", "") or "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if run_slow_tests(config):
+        return
+    skip = pytest.mark.skip(reason="slow: runs in CI, or with CTXTUI_SLOW=1")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)
