@@ -1,9 +1,10 @@
-"""Where session logs are: every root and folder rule, in one place.
+"""Where session logs are: every root, and the folders searched, in one place.
 
 - Claude Code's projects folder: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`
-  (`claude_projects_dir`), holding `<project>/<session>.jsonl` and `<session>/subagents/*.jsonl`;
+  (`claude_projects_dir`), holding `<project>/<session>.jsonl` and `<session>/subagents/*.jsonl`
+  (the sub-agent rule: layout.py);
 - ctxtui's sessions of a workspace, in its state folder (`workspace_sessions`; the layout itself is
-  agent_core/sessions/paths.py): `<id>.jsonl` and `<id>/transcripts/*.jsonl`.
+  agent_core/sessions/paths.py, the transcripts rule layout.py): `<id>.jsonl` and `<id>/transcripts/*.jsonl`.
 
 Resume (`latest_session`, `list_sessions`), the transcript browser (`list_logs`), `ctxtui usage`
 (`discover`) and `ctxtui watch` (`watch_default_folder`, `newest_log`) all find their logs here.
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from agent_core.logs.files import check_regular, open_regular
+from agent_core.logs.layout import is_subagent_log, is_transcript, is_transcripts_folder, subagents_dir, transcript_logs
 
 if TYPE_CHECKING:
     from agent_core.sessions.session_reader import SessionHead
@@ -57,13 +59,13 @@ def watch_default_folder(cwd: Path, env: Mapping[str, str] | None = None) -> Pat
 
 def _is_log(path: Path) -> bool:
     # ctxtui keeps whole-history transcripts next to its logs: they repeat usage already counted.
-    return path.suffix == ".jsonl" and path.parent.name != "transcripts" and not path.name.startswith(".")
+    return path.suffix == ".jsonl" and not is_transcript(path) and not path.name.startswith(".")
 
 
 def _walk(folder: Path) -> list[Path]:
     out = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != "transcripts" and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not is_transcripts_folder(d) and not d.startswith("."))
         out.extend(Path(root) / f for f in sorted(files) if _is_log(Path(root) / f))
     return out
 
@@ -74,7 +76,7 @@ def expand(path: Path) -> list[Path]:
     path = Path(path)
     if path.is_dir():
         files = _walk(path)
-        return sorted(files, key=lambda p: (p.parent.name == "subagents", str(p)))
+        return sorted(files, key=lambda p: (is_subagent_log(p), str(p)))
     out = [path]
     folder = path.with_suffix("")
     if folder.is_dir():
@@ -118,7 +120,7 @@ def subagent_logs(log: Path) -> list[Path]:
     """The sub-agent logs of a session so far (`<stem>/subagents/*.jsonl`). Only that folder is
     listed (one scandir), never the whole session folder: a live view calls this on every poll."""
     try:
-        found = sorted(e.path for e in os.scandir(Path(log).with_suffix("") / "subagents")
+        found = sorted(e.path for e in os.scandir(subagents_dir(log))
                        if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file())
     except OSError:        # no such folder (the usual case)
         return []
@@ -127,7 +129,7 @@ def subagent_logs(log: Path) -> list[Path]:
 
 def is_main_log(path: Path) -> bool:
     """A session's own log: a .jsonl that is neither a sub-agent log nor a compaction transcript."""
-    return _is_log(path) and path.parent.name != "subagents"
+    return _is_log(path) and not is_subagent_log(path)
 
 
 def newest_log(path: Path) -> Path | None:
@@ -226,7 +228,7 @@ def list_logs(sessions_root: Path | None, claude_root: Path | None) -> list[LogF
     found: list[tuple[Path, str, str]] = []
     if sessions_root is not None and sessions_root.is_dir():
         found += [(p, "session", p.stem) for p in sessions_root.glob("*.jsonl")]
-        found += [(p, "transcript", p.parent.parent.name) for p in sessions_root.glob("*/transcripts/*.jsonl")]
+        found += [(p, "transcript", session) for p, session in transcript_logs(sessions_root)]
     if claude_root is not None and claude_root.is_dir():
         found += [(p, "claude", p.parent.name) for p in claude_root.glob("*/*.jsonl")]
     out = [f for f in (_listing(*x) for x in found) if f is not None]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator, Protocol
 
 from agent_core.logs.claude_code import ClaudeCodeParser
+from agent_core.logs.layout import is_subagent_log, subagent_session_dir
 from agent_core.logs.records import CorruptRecord, Deduper, LineStats, LogFollower, Record, UsageRecord
 
 _DECODER = json.JSONDecoder()
@@ -37,8 +38,8 @@ def sniff_format(obj: dict) -> str:
 def session_from_path(path: Path) -> str:
     """The session id a file stands for when its records do not say: `<session>.jsonl`, or the
     session folder of a sub-agent log (`<session>/subagents/agent-x.jsonl`)."""
-    if path.parent.name == "subagents":
-        return path.parent.parent.name
+    if is_subagent_log(path):
+        return subagent_session_dir(path).name
     return path.stem
 
 

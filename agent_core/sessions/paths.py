@@ -7,7 +7,7 @@ a symlink for ctxtui to follow:
     <root>                      $CTXTUI_HOME, else $XDG_STATE_HOME/ctxtui, else ~/.local/state/ctxtui
     <root>/projects/<key>/      one folder per workspace (`project_key`): the "state dir" below
     <state>/sessions/<id>.jsonl                         the session log
-    <state>/sessions/<id>/transcripts/...jsonl          history at each compaction
+    <state>/sessions/<id>/transcripts/...jsonl          history at each compaction (agent_core/logs/layout.py)
     <state>/sessions/<id>/tool-results/<id>.txt         persisted large tool outputs
 
 Every folder from the root down is created 0700 and must be a real folder owned by this user

@@ -10,6 +10,7 @@ from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Iterable
 
+from agent_core.logs.layout import is_subagent_log, subagent_session_dir
 from agent_core.logs.records import CompactionRecord, Record, UsageRecord
 from agent_core.pricing.pricer import Priced, Pricer
 from agent_core.pricing.tally import Tally
@@ -27,7 +28,7 @@ def project_of(path: str) -> str:
     level deeper); ctxtui: the workspace's state folder holding `sessions/<id>.jsonl` (or, for logs
     of older versions, the folder holding `.ctxtui/sessions/`)."""
     p = Path(path)
-    parent = p.parent.parent.parent if p.parent.name == "subagents" else p.parent
+    parent = subagent_session_dir(p).parent if is_subagent_log(p) else p.parent
     if parent.name == "sessions" and parent.parent.name == ".ctxtui":
         return parent.parent.parent.name
     if parent.name == "sessions":

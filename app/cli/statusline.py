@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
+from agent_core.logs.layout import is_subagent_of
 from agent_core.usage.block_rule import active_block
 from agent_core.statusline.format import StatusFigures, format_line
 from agent_core.statusline.read import logs_to_read, refresh
@@ -97,7 +98,7 @@ def compute(data: Mapping[str, Any], env: Mapping[str, str], now: float) -> Stat
     refresh(state, paths, prices, now)
 
     base = minimal_figures(data)
-    own = [str(p) for p in paths if p == transcript or _is_subagent_of(p, transcript)]
+    own = [str(p) for p in paths if p == transcript or is_subagent_of(p, transcript)]
     logs = [state.logs[k] for k in own if k in state.logs]
     main = state.logs.get(str(transcript))
     last = main.last if main is not None else None
@@ -120,10 +121,6 @@ def compute(data: Mapping[str, Any], env: Mapping[str, str], now: float) -> Stat
                          session_usd=sum(log.usd for log in logs) if logs else base.session_usd,
                          session_unpriced=any(log.unpriced > 0 for log in logs),
                          today_usd=today_usd, block_left_s=block.left(now) if block else None)
-
-
-def _is_subagent_of(path: Path, transcript: Path) -> bool:
-    return path.parent.name == "subagents" and path.parent.parent == transcript.with_suffix("")
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
