@@ -23,6 +23,8 @@ from agent_core.logs.record_text import (event_summary, meta_summary, other_summ
                                          tool_input_text)
 
 KINDS = ("user", "assistant", "tool", "thinking", "summary", "compaction", "other")
+FILTERS = ("all",) + KINDS    # the viewer's kind filter, in the order `f` cycles through them
+DETAIL_CHARS = 4000           # of a record's text in the detail pane; the rest is counted
 
 
 def is_log_path(path: str) -> bool:
@@ -42,6 +44,25 @@ class Record:
     @property
     def lower(self) -> str:
         return self.text.lower()
+
+    def passes(self, kind_filter: str) -> bool:
+        """Whether the kind filter keeps it: "all", its kind, or "compaction" for any boundary."""
+        return kind_filter == "all" or self.kind == kind_filter or (kind_filter == "compaction" and self.boundary)
+
+    def matches(self, query: str) -> bool:
+        """Whether a search finds it: `query`, lower case, is in its text (case ignored)."""
+        return query in self.lower
+
+    def detail(self) -> str:
+        """Its text for the detail pane: the first DETAIL_CHARS, and how many more there are."""
+        if len(self.text) <= DETAIL_CHARS:
+            return self.text
+        return self.text[:DETAIL_CHARS] + f"\n… {len(self.text) - DETAIL_CHARS:,} more characters"
+
+
+def next_filter(kind_filter: str) -> str:
+    """The filter after `kind_filter` in FILTERS (after the last: "all" again)."""
+    return FILTERS[(FILTERS.index(kind_filter) + 1) % len(FILTERS)]
 
 
 def _block_text(b: dict) -> tuple[str, str]:

@@ -38,8 +38,9 @@ from watchfiles import awatch
 from agent_core.logs.discover import LogFile, list_logs, list_sessions
 from agent_core.security.visible_text import one_line, visible
 
+from agent_core.logs.transcript_files import Record, is_log_path, load, next_filter
+
 from app import format as fmt
-from agent_core.logs.transcript_files import KINDS, Record, is_log_path, load
 
 WATCH_DEBOUNCE_MS = 50
 KIND_LABELS = {"session": "ctxtui session", "transcript": "transcript", "claude": "Claude Code"}
@@ -330,7 +331,7 @@ class TranscriptViewer(Screen[None]):
         key = (self.query_text.lower(), self.kind_filter, len(self.rows), len(self.records))
         if self._matches[0] != key:
             q = key[0]
-            found = [pos for pos, i in enumerate(self.rows) if q in self.records[i].lower] if q else []
+            found = [pos for pos, i in enumerate(self.rows) if self.records[i].matches(q)] if q else []
             self._matches = (key, found)
         return self._matches[1]
 
@@ -348,8 +349,7 @@ class TranscriptViewer(Screen[None]):
 
     # -- filtering, search, jumps -------------------------------------------------------------------
     def _keep(self, r: Record) -> bool:
-        k = self.kind_filter
-        return k == "all" or r.kind == k or (k == "compaction" and r.boundary)
+        return r.passes(self.kind_filter)
 
     def _refilter(self) -> None:
         """Apply a new filter; the cursor stays on (or just after) the record it was on."""
@@ -367,8 +367,7 @@ class TranscriptViewer(Screen[None]):
             self._status()
 
     def action_cycle_filter(self) -> None:
-        order = ("all",) + KINDS
-        self.kind_filter = order[(order.index(self.kind_filter) + 1) % len(order)]
+        self.kind_filter = next_filter(self.kind_filter)
 
     def action_search(self) -> None:
         self.query_one("#viewer-search", Input).focus()
@@ -385,7 +384,7 @@ class TranscriptViewer(Screen[None]):
             self.notify("Type a search first: press / then Enter.", severity="warning")
             return
         lst = self.query_one(RecordList)
-        found = self._scan(lst, lambda r: q in r.lower, direction, include_current=from_current)
+        found = self._scan(lst, lambda r: r.matches(q), direction, include_current=from_current)
         if found is None:
             further = "further " if not from_current else ""
             self.notify(f"No {further}match for {one_line(repr(self.query_text))}.", severity="warning", markup=False)
@@ -415,9 +414,8 @@ class TranscriptViewer(Screen[None]):
         if r is None:
             detail.update("")
             return
-        text = r.text if len(r.text) <= 4000 else r.text[:4000] + f"\n… {len(r.text) - 4000:,} more characters"
         head = f"line {r.line} · {one_line(r.kind)}{' · ' + one_line(r.role) if r.role else ''}\n"
-        detail.update(Content.assemble((head, "bold"), visible(text)))
+        detail.update(Content.assemble((head, "bold"), visible(r.detail())))
 
     def action_close(self) -> None:
         if isinstance(self.focused, Input):

@@ -2,7 +2,9 @@
 Claude Code and Codex show them by the prompt: the context state, tokens against the window, what is
 left until auto-compact and the session's dollars; then whether a turn runs, the model and the
 session id. Parts that do not fit the width are dropped, least needed first; the order on screen
-stays the same. The key bindings themselves are in Textual's Footer below it."""
+stays the same. The key bindings themselves are in Textual's Footer below it.
+
+It holds no state of its own: the app sets each attribute (whether a turn runs is the app's `busy`)."""
 from __future__ import annotations
 
 from textual.content import Content
@@ -28,7 +30,7 @@ class StatusBar(Static):
     model: reactive[str] = reactive("")
     offline: reactive[bool] = reactive(False)
     session_id: reactive[str] = reactive("")
-    busy: reactive[bool] = reactive(False)
+    busy: reactive[bool] = reactive(False)              # shown as "running"; the app's state, handed down
     state: reactive[str] = reactive("ok")
     context: reactive[ContextUpdate | None] = reactive(None, always_update=True)
     cost_usd: reactive[float | None] = reactive(None)   # the session's dollars; None: unknown price
