@@ -37,34 +37,49 @@ def _names(items: list[str], n: int = 6) -> str:
     return shown + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
+def _observe_listing(ws: Workspace, c: Call) -> str:
+    found = paths_in(ws, c.result)
+    if not found:
+        return f"`{target(c)}` listed nothing I can read; I'll fall back to the files I can see."
+    return f"`{target(c)}` lists {len(found)} files, among them {_names(found, 5)}."
+
+
+def _observe_read(ws: Workspace, c: Call) -> str:
+    path = norm_path(c.input.get("path"))
+    start, text = read_range(ws, c)
+    defs = definitions(text, ext_of(path))
+    n = len(text.splitlines())
+    what = f"defines {_names(defs)}" if defs and ext_of(path) != "md" else \
+        f"covers {_names(defs, 4)}" if defs else f"starts with “{first_line(text, 80)}”"
+    return f"`{path}` ({n} lines from line {start}) {what}."
+
+
+def _observe_grep(ws: Workspace, c: Call) -> str:
+    hits = grep_hits(ws, c.result)
+    files = sorted({p for p, _, _ in hits})
+    if not hits:
+        return f"`{c.input.get('pattern')}` matched nothing readable."
+    return f"`{c.input.get('pattern')}` matches {len(hits)} lines in {len(files)} files ({_names(files, 4)})."
+
+
+def _observe_bash(ws: Workspace, c: Call) -> str:
+    if str(c.input.get("command", "")).startswith(("ls", "find")):
+        return _observe_listing(ws, c)
+    lines = [ln for ln in (c.result or "").splitlines() if ln.strip()]
+    return f"`{target(c)}` printed {len(lines)} lines, the first being `{first_line(c.result, 90)}`."
+
+
+# What the demo says after each tool's result, by tool; any other tool gets a one-line echo.
+OBSERVERS = {"glob": _observe_listing, "read_file": _observe_read, "grep": _observe_grep, "bash": _observe_bash}
+
+
 def observe(ws: Workspace, c: Call, words: list[str]) -> str:
     if c.result is None:
         return ""
     if c.is_error:
         return f"`{c.name}` on `{target(c)}` failed: {first_line(c.result)} — I'll try something else."
-    if c.name == "glob" or (c.name == "bash" and str(c.input.get("command", "")).startswith(("ls", "find"))):
-        found = paths_in(ws, c.result)
-        if not found:
-            return f"`{target(c)}` listed nothing I can read; I'll fall back to the files I can see."
-        return f"`{target(c)}` lists {len(found)} files, among them {_names(found, 5)}."
-    if c.name == "read_file":
-        path = norm_path(c.input.get("path"))
-        start, text = read_range(ws, c)
-        defs = definitions(text, ext_of(path))
-        n = len(text.splitlines())
-        what = f"defines {_names(defs)}" if defs and ext_of(path) != "md" else \
-            f"covers {_names(defs, 4)}" if defs else f"starts with “{first_line(text, 80)}”"
-        return f"`{path}` ({n} lines from line {start}) {what}."
-    if c.name == "grep":
-        hits = grep_hits(ws, c.result)
-        files = sorted({p for p, _, _ in hits})
-        if not hits:
-            return f"`{c.input.get('pattern')}` matched nothing readable."
-        return f"`{c.input.get('pattern')}` matches {len(hits)} lines in {len(files)} files ({_names(files, 4)})."
-    if c.name == "bash":
-        lines = [ln for ln in (c.result or "").splitlines() if ln.strip()]
-        return f"`{target(c)}` printed {len(lines)} lines, the first being `{first_line(c.result, 90)}`."
-    return f"`{c.name}` done: {first_line(c.result, 100)}"
+    handler = OBSERVERS.get(c.name)
+    return handler(ws, c) if handler else f"`{c.name}` done: {first_line(c.result, 100)}"
 
 
 def observations(ws: Workspace, calls: list[Call], words: list[str]) -> str:
