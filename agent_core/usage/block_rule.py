@@ -1,5 +1,5 @@
 """The 5-hour usage block rule, as Claude's Pro and Max plans count usage — over bare activity
-times, so `ctxtui statusline` can use it without the usage report (`reports/blocks.py` adds the
+times, so `ctxtui statusline` can use it without the usage report (`usage/blocks.py` adds the
 tallies, gaps and projection of `ctxtui usage blocks` on top of the same rule).
 
 A block starts at the first activity after the previous block ended, floored to the hour (UTC:

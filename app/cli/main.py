@@ -22,7 +22,8 @@ environment (flags win over environment, then .env in the workspace, then the us
 {variables}
 
 exit codes: 0 done, 1 run failed, 2 bad usage or configuration (or the session is in use),
-            130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (the session stays resumable)
+            130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP, 141 stdout's reader went away
+            (`| head -1`); the session stays resumable
 """
 
 
