@@ -196,7 +196,8 @@ async def test_conversation_blocks_show_every_outside_text_visibly():
 
 # ================================================================ 3. a file name in the workspace
 
-@pytest.mark.parametrize("name", ["evil\x1b]0;X\x07.py", "[bold]x[/b].py", "[@click=app.quit]q[/].py"])
+@pytest.mark.parametrize("name", [pytest.param("evil\x1b]0;X\x07.py", marks=pytest.mark.slow),
+                                  pytest.param("[bold]x[/b].py", marks=pytest.mark.slow), "[@click=app.quit]q[/].py"])
 async def test_a_hostile_file_name_does_not_kill_the_tui(tmp_path, name):
     """`touch $'evil\\e]0;X\\a.py'` then "explore this repository" set the window title and ended
     the app with `generator raised StopIteration` in CollapsibleTitle. Now the name shows, visibly."""

@@ -2,6 +2,7 @@
 shows what the compaction replaced and with what, per part, with its cost and transcript."""
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Collapsible, DataTable, Static
 
 from agent_core import events as ev
@@ -106,6 +107,7 @@ async def test_inspector_opens_from_the_marker(tmp_path):
             assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comp
 
 
+@pytest.mark.slow
 async def test_a_resumed_session_inspects_its_logged_compactions(tmp_path):
     """The parts travel with the logged event: after resume, the boundary's marker and the
     timeline row open the same figures."""

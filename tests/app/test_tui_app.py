@@ -356,6 +356,7 @@ async def test_browser_lists_a_new_transcript_within_a_second(workspace, tmp_pat
         assert len(viewer.records) == 1
 
 
+@pytest.mark.slow
 async def test_a_50mb_log_loads_without_blocking_input(workspace, tmp_path):
     path = tmp_path / "big.jsonl"
     line_user = json.dumps({"type": "user", "timestamp": "2026-01-01T00:00:00Z",

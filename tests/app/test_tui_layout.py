@@ -257,7 +257,9 @@ async def test_after_cost_then_esc_the_prompt_has_the_focus_and_takes_typing():
         assert app.focused is app.prompt_input
 
 
-@pytest.mark.parametrize("command", ["/help", "/context", "/transcripts", "/resume", "/cost"])
+@pytest.mark.parametrize("command", ["/help", pytest.param("/context", marks=pytest.mark.slow), "/transcripts",
+                                     pytest.param("/resume", marks=pytest.mark.slow),
+                                     pytest.param("/cost", marks=pytest.mark.slow)])
 async def test_every_screen_gives_the_focus_back_to_the_prompt(command, tmp_path):
     app = CtxApp(FakeAgent(), clock=lambda: FIXED_TIME, sessions_root=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -97,6 +97,7 @@ def panes(app: CtxApp) -> dict:
     }
 
 
+@pytest.mark.slow
 async def test_resume_restores_every_pane(workspace, monkeypatch):
     """Compactions, a cancel and a /clear, quit, resume: each pane shows what it showed."""
     app = demo_app(workspace)
@@ -142,6 +143,7 @@ async def test_resume_restores_every_pane(workspace, monkeypatch):
     assert after["timeline_at_newest"] and before["timeline_at_newest"]
 
 
+@pytest.mark.slow
 async def test_plot_counts_compactions_not_updates():
     """Three compactions land before one context update: the caption says 3, not 1."""
     agent = FakeAgent()
@@ -212,6 +214,7 @@ async def test_a_dead_port_says_one_correct_thing(workspace):
     assert not [n for n in notes if "retry" in n.lower() or "partial answer" in n], notes
 
 
+@pytest.mark.slow
 async def test_clear_starts_a_new_session_with_its_own_log_and_cost(workspace):
     app = demo_app(workspace, window=30_000)
     async with app.run_test(size=SIZE) as pilot:
@@ -245,6 +248,7 @@ async def test_no_log_until_a_session_has_content(workspace):
     assert not list(app.sessions_root.glob("*.jsonl")) if app.sessions_root.exists() else True
 
 
+@pytest.mark.slow
 async def test_session_folder_is_private(workspace):
     """The per-session folder (transcripts, tool results) is 0700, even under umask 022."""
     old = os.umask(0o022)
@@ -280,6 +284,7 @@ async def test_timeline_names_layers_in_full_and_shows_the_newest_row():
     assert {"result budget", "session memory", "autocompact"} <= set(shown)
 
 
+@pytest.mark.slow
 async def test_transcript_viewer_reads_every_record_kind_and_counts_matches(workspace):
     """A session log's meta, state, history and event records read as words, not JSON; the
     search says which match the cursor is on, of how many."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent_core import events as ev
 from agent_core.providers.demo.tour import TOUR
 from app.tui.launch import build_app
@@ -23,6 +25,7 @@ def notices(app) -> list[str]:
     return [n.text for n in app.conversation.query(NoticeMessage)]
 
 
+@pytest.mark.slow
 async def test_wait_on_the_demo_lets_the_cache_expire_and_microcompact_clears(tmp_path):
     app = build_app({"model": "demo", "allow": ["all"]}, environ=user_dirs(), workspace=build(tmp_path),
                     claude_root=None)
@@ -65,6 +68,7 @@ async def test_wait_with_a_bad_duration_says_what_to_type():
         assert clock.skipped() == 0.0
 
 
+@pytest.mark.slow
 async def test_the_tour_typed_into_the_tui():
     """The tour, typed step by step into the app on the demo model (over the fixed project the tour
     tests use): the timeline lists each default layer, /wait is answered in the conversation and

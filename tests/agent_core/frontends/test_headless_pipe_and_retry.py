@@ -43,7 +43,7 @@ def env_for(fake):
 
 # ---------------------------------------------------------------- a reader that goes away
 
-@pytest.mark.parametrize("fmt", ["text", "stream-json"])
+@pytest.mark.parametrize("fmt", ["text", pytest.param("stream-json", marks=pytest.mark.slow)])
 def test_stdout_closed_early_exits_141_quietly_and_the_session_resumes(tmp_path, fmt):
     """`| head -1` for real: the reader takes one line and closes its end of the pipe while the
     answer is still streaming."""

@@ -78,7 +78,7 @@ async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_
 
 
 
-@pytest.mark.parametrize("window", [20_000, 60_000])
+@pytest.mark.parametrize("window", [20_000, pytest.param(60_000, marks=pytest.mark.slow)])
 async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
     ws = make_workspace(tmp_path)
     responder = instruction_session(ws, window)
@@ -99,7 +99,7 @@ async def test_collapse_keeps_every_instruction_verbatim(tmp_path, window):
     assert not missing, (missing, layers)
 
 
-@pytest.mark.parametrize("window", [20_000, 60_000])
+@pytest.mark.parametrize("window", [20_000, pytest.param(60_000, marks=pytest.mark.slow)])
 async def test_twenty_prompts_stay_inside_the_window_and_the_count_stays_true(tmp_path, window):
     """The issue's acceptance run: 20 prompts reading 3–4.5 KB files. No request over the window,
     every prompt verbatim in the last request, no stage keeping 0 entries, and after every

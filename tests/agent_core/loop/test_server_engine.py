@@ -50,6 +50,7 @@ async def _after_a_server_compaction(ws, base_url: str):
     return agent, events
 
 
+@pytest.mark.slow
 async def test_server_engine_long_session(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=heavy_tool_session(ws)) as fake:

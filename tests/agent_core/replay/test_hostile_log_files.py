@@ -95,6 +95,7 @@ def test_replay_json_lists_the_skipped_file(tmp_path, capsys, kind):
     assert report["skipped_files"][0]["reason"].startswith(REASONS[kind])
 
 
+@pytest.mark.slow
 def test_replay_in_a_subprocess_neither_hangs_on_a_fifo_nor_prints_a_traceback(tmp_path):
     for kind in KINDS:
         hostile(tmp_path / kind, kind)

@@ -130,7 +130,8 @@ def last_request_ok(fake: FakeAnthropic) -> list[dict]:
 
 # ------------------------------------------------------------------ case 7: killed during a tool
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=["kill", "term", "hup"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
+                         ids=["kill", "term", "hup"])
 def test_killed_during_a_tool_then_continue(tmp_path, sig):
     ws, home = make_workspace(tmp_path), tmp_path / "state"
     with FakeAnthropic(responder=echo_responder) as fake:
@@ -247,6 +248,7 @@ def test_a_second_writer_is_refused(tmp_path):
     SessionLog.open(tmp_path, log.session_id).close()     # free again once the first one closed
 
 
+@pytest.mark.slow
 def test_two_continues_of_one_session(tmp_path):
     ws, home = make_workspace(tmp_path), tmp_path / "state"
     with FakeAnthropic(responder=echo_responder) as fake:
@@ -402,6 +404,7 @@ def _pipe_full(fd: int) -> bool:
     return int.from_bytes(buf, sys.byteorder) >= fcntl.fcntl(fd, 1032)   # F_GETPIPE_SZ
 
 
+@pytest.mark.slow
 def test_sigint_while_the_final_result_prints(tmp_path):
     ws, home = make_workspace(tmp_path), tmp_path / "state"
     big = "word " * 60_000                   # the json result is larger than the pipe: its write blocks
@@ -433,7 +436,8 @@ sys.exit(app.run(headless=True, auto_pilot=start) or 0)
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["term", "hup"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
+                         ids=["term", "hup"])
 def test_tui_stopped_by_a_signal_during_a_tool(tmp_path, sig):
     ws, home = make_workspace(tmp_path), tmp_path / "state"
     with FakeAnthropic(responder=echo_responder) as fake:
