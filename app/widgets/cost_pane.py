@@ -43,16 +43,10 @@ def bucket_usd(model_row: dict[str, Any], bucket: str) -> Any:
     return d.get(bucket, _MISSING) if isinstance(d, dict) else _MISSING
 
 
-def figure(ev: CostUpdate, extras: dict[str, Any], *names: str) -> Any:
-    """An optional summary figure: an attribute of the event if it carries one, else what the app
-    handed down from the agent's cost tracker (`extras`)."""
-    for n in names:
-        v = getattr(ev, n, None)
-        if v is None:
-            v = extras.get(n)
-        if v is not None:
-            return v
-    return None
+def figure(carried: Any, extras: dict[str, Any], name: str) -> Any:
+    """An optional summary figure: the event's when it carries one, else what the app handed down
+    from the agent (`extras[name]`)."""
+    return carried if carried is not None else extras.get(name)
 
 
 class CostPane(Vertical):
@@ -160,9 +154,9 @@ class CostPane(Vertical):
                       key="total")
 
     def _summary(self, ev: CostUpdate) -> Content:
-        hit = figure(ev, self.extras, "cache_hit_rate")
-        saved = figure(ev, self.extras, "saved_usd")
-        burn = figure(ev, self.extras, "burn_usd_per_hour")
+        hit = figure(ev.cache_hit_rate, self.extras, "cache_hit_rate")
+        saved = figure(ev.saved_usd, self.extras, "saved_usd")
+        burn = self.extras.get("burn_usd_per_hour")     # the event never carries it
         comp = (ev.by_purpose or {}).get("compaction") or {}
         comp_usd = comp.get("cost_usd") if comp else 0.0
         comp_reads = int(comp.get("cache_read") or 0)

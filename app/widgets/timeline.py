@@ -161,7 +161,7 @@ class Timeline(DataTable):
         self.count += 1
         self.events[f"c{self.count}"] = c
         self.show(f"c{self.count}", at=at, layer=c.layer, trigger=c.trigger, before=c.tokens_before,
-                  after=c.tokens_after, took=c.duration_s, cache=getattr(c, "cache", None))
+                  after=c.tokens_after, took=c.duration_s, cache=c.cache)
 
     def add_breaker(self, b: BreakerTripped, at: float | None = None) -> None:
         # The reason is long; it is in the conversation (and the session log). Here: which breaker.
