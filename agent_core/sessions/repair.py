@@ -58,6 +58,48 @@ def _opens_with_compaction(e: Entry) -> bool:
         and e.content[0].get("type") == "compaction"
 
 
+def _without_reused_ids(e: Entry, seen_calls: set[str], calls: list[str]) -> tuple[Entry | None, int]:
+    """`e` without the tool calls whose id an earlier call (or one before it in `e`) already used,
+    and how many were dropped; None when nothing is left of it."""
+    ids = _tool_use_ids(e)
+    if not any(i in seen_calls or ids.count(i) > 1 or i in calls for i in ids):
+        return e, 0
+    keep, taken, reused = [], set(calls), 0
+    for b in e.content:
+        bid = b.get("id") if isinstance(b, dict) and b.get("type") == "tool_use" else None
+        if bid is not None and (bid in seen_calls or bid in taken):
+            reused += 1
+            continue
+        if bid is not None:
+            taken.add(bid)
+        keep.append(b)
+    return (e.with_content(keep) if keep else None), reused
+
+
+def _known_results(e: Entry, calls: list[str], answered: set[str]) -> list:
+    """The blocks of a user entry less the results that answer no open call or answer one twice;
+    records the ones kept in `answered`."""
+    keep = []
+    for b in e.content:
+        if _is_result(b):
+            uid = b.get("tool_use_id")
+            if uid not in calls or uid in answered:
+                continue
+            answered.add(uid)
+        keep.append(b)
+    return keep
+
+
+def _open_with_a_note(out: list[Entry]) -> bool:
+    """When the first sent entry is not the user's (the log lost its start), put a note first."""
+    first = next((e for e in out if e.sent), None)
+    if first is None or first.role == "user" or _opens_with_compaction(first):
+        return False
+    out.insert(0, Entry({"role": "user", "content": [{"type": "text", "text": MISSING_START}]},
+                        meta={"repaired": "missing_start"}))
+    return True
+
+
 def repair_history(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
     """The history made valid to send, and a note per repair. A run killed during a tool leaves
     its call without a result (the API then refuses every request with HTTP 400): each such call
@@ -101,42 +143,22 @@ def repair_history(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
                 answer_missing()
                 seen_calls.update(calls)
                 calls, answered = [], set()
-            ids = _tool_use_ids(e)
-            if any(i in seen_calls or ids.count(i) > 1 or i in calls for i in ids):
-                keep, taken = [], set(calls)
-                for b in e.content:
-                    bid = b.get("id") if isinstance(b, dict) and b.get("type") == "tool_use" else None
-                    if bid is not None and (bid in seen_calls or bid in taken):
-                        reused += 1
-                        continue
-                    if bid is not None:
-                        taken.add(bid)
-                    keep.append(b)
-                if not keep:
-                    continue      # nothing left of it: the role of the last sent entry is unchanged
-                e = e.with_content(keep)
-                ids = _tool_use_ids(e)
-            calls += ids
+            kept, n_reused = _without_reused_ids(e, seen_calls, calls)
+            reused += n_reused
+            if kept is None:
+                continue      # nothing left of it: the role of the last sent entry is unchanged
+            e = kept
+            calls += _tool_use_ids(e)
             out.append(e)
             insert_at = len(out)
         else:
-            keep = []
-            for b in e.content:
-                if _is_result(b):
-                    uid = b.get("tool_use_id")
-                    if uid not in calls or uid in answered:
-                        continue
-                    answered.add(uid)
-                keep.append(b)
+            keep = _known_results(e, calls, answered)
             dropped += len(e.content) - len(keep)
             if keep:
                 out.append(e if len(keep) == len(e.content) else e.with_content(keep))
         role = e.role
     answer_missing()
-    first = next((e for e in out if e.sent), None)
-    if first is not None and first.role != "user" and not _opens_with_compaction(first):
-        out.insert(0, Entry({"role": "user", "content": [{"type": "text", "text": MISSING_START}]},
-                            meta={"repaired": "missing_start"}))
+    if _open_with_a_note(out):
         notes.append("the history did not start with a user message (its start was lost); a note opens it")
     if reused:
         notes.append(f"{reused} tool call{'s' if reused != 1 else ''} reusing an earlier call's id dropped")
