@@ -1,6 +1,7 @@
 """/context lists the largest items in the context with their tokens (issue 14)."""
 from __future__ import annotations
 
+import pytest
 from textual.app import App
 from textual.widgets import DataTable
 
@@ -42,6 +43,7 @@ async def test_no_items_no_table():
         assert not app.screen.query("#context-items")
 
 
+@pytest.mark.slow
 async def test_slash_context_lists_what_the_session_read(tmp_path):
     """Through the app on the demo model: the files it read are among the largest items; /cost
     shows the session's wall time (API time too when the agent keeps it)."""

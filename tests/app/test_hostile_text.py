@@ -330,6 +330,7 @@ async def test_transcript_browser_and_viewer_show_hostile_names_and_records(tmp_
 
 # ================================================================ the other screens
 
+@pytest.mark.slow
 async def test_inspector_and_context_screen_show_hostile_names_as_text():
     """A compaction's layer, action, re-attached path (with markup that cannot even be parsed) and a
     context item's label (a file name, a command): shown as text, never markup, never obeyed."""

@@ -48,6 +48,7 @@ def screen_text(screen) -> str:
     return "\n".join(str(w.render()) for w in screen.query(Static))
 
 
+@pytest.mark.slow
 async def test_inspector_opens_from_the_marker(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=responder) as fake:

@@ -411,6 +411,7 @@ async def test_a_50mb_log_loads_without_blocking_input(workspace, tmp_path):
         assert "echo" in viewer.records[lst.rows[lst.cursor]].text
 
 
+@pytest.mark.slow
 async def test_long_conversations_page_out_old_messages():
     from textual.app import App
 

@@ -3,6 +3,8 @@ slowly streamed summary shows in the conversation while it is written — a live
 partial text — before the compaction lands; then the block closes and the gauge moves."""
 from __future__ import annotations
 
+import pytest
+
 from agent_core import events as ev
 from app.tui.screens.inspector import InspectorScreen
 from app.tui.widgets.conversation.compaction_marker import CompactionMarker
@@ -38,6 +40,7 @@ async def compact_and_watch(app, pilot, events) -> tuple[str, bool]:
     raise AssertionError("no live compaction block with partial text appeared")
 
 
+@pytest.mark.slow
 async def test_a_streamed_summary_shows_live_then_lands(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=slow_summary_responder) as fake:

@@ -257,7 +257,8 @@ async def test_after_cost_then_esc_the_prompt_has_the_focus_and_takes_typing():
         assert app.focused is app.prompt_input
 
 
-@pytest.mark.parametrize("command", ["/help", pytest.param("/context", marks=pytest.mark.slow), "/transcripts",
+@pytest.mark.parametrize("command", ["/help", pytest.param("/context", marks=pytest.mark.slow),
+                                     pytest.param("/transcripts", marks=pytest.mark.slow),
                                      pytest.param("/resume", marks=pytest.mark.slow),
                                      pytest.param("/cost", marks=pytest.mark.slow)])
 async def test_every_screen_gives_the_focus_back_to_the_prompt(command, tmp_path):

@@ -187,6 +187,7 @@ async def test_stream_retry_mentions_a_partial_answer_only_when_one_was_shown():
     assert "partial answer above is discarded" in notes[1] and "(2 of 2)" in notes[1]
 
 
+@pytest.mark.slow
 async def test_waiting_is_one_line_updated_in_place():
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
@@ -266,6 +267,7 @@ async def test_session_folder_is_private(workspace):
     assert stat.S_IMODE((folder / "transcripts").stat().st_mode) == 0o700
 
 
+@pytest.mark.slow
 async def test_timeline_names_layers_in_full_and_shows_the_newest_row():
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=(90, 30)) as pilot:   # narrow: the sidebar is hidden
@@ -320,8 +322,10 @@ async def test_transcript_viewer_reads_every_record_kind_and_counts_matches(work
 
 @pytest.mark.parametrize("cli, environ, says, not_says", [
     ({}, {}, "no ANTHROPIC_API_KEY is set", "--model demo"),
-    ({"model": "demo"}, {"ANTHROPIC_API_KEY": SECRET}, "started with --model demo", "set ANTHROPIC_API_KEY"),
-    ({}, {"CTXTUI_MODEL": "demo"}, "CTXTUI_MODEL=demo", "no ANTHROPIC_API_KEY is set"),
+    pytest.param({"model": "demo"}, {"ANTHROPIC_API_KEY": SECRET}, "started with --model demo",
+                 "set ANTHROPIC_API_KEY", marks=pytest.mark.slow),
+    pytest.param({}, {"CTXTUI_MODEL": "demo"}, "CTXTUI_MODEL=demo", "no ANTHROPIC_API_KEY is set",
+                 marks=pytest.mark.slow),
 ])
 async def test_demo_banner_says_how_the_demo_was_chosen(workspace, cli, environ, says, not_says):
     app = build_app(cli, environ=environ, workspace=workspace, claude_root=None)
@@ -385,7 +389,7 @@ async def test_cancelled_tool_shows_cancelled_after_resume_and_paging():
         assert _marks(conv.query(ToolBlock)) == {"t1": "⊘", "t2": "✗"}
 
 
-@pytest.mark.parametrize("size,short", [((120, 40), True), ((200, 60), False)])
+@pytest.mark.parametrize("size,short", [pytest.param((120, 40), True, marks=pytest.mark.slow), ((200, 60), False)])
 async def test_timeline_columns_fit_the_sidebar(size, short):
     """At 120×40 every column fits the 50-column sidebar (short names, a legend in the tooltip);
     at 200×60 the names are spelled out."""

@@ -261,6 +261,7 @@ async def test_no_secret_in_any_file_after_a_session(tmp_path):
     assert not found
 
 
+@pytest.mark.slow
 async def test_a_long_session_runs_every_cheap_layer_and_stays_valid(tmp_path):
     """Small window, big tool outputs through the real SDK: results persisted, old ones cleared,
     spans collapsed; every request the fake server got was valid."""

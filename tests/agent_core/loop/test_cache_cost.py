@@ -5,6 +5,8 @@ than with summary-only compaction (microcompact, snip and collapse off) — the 
 spend more on cache rewrites than they save."""
 from __future__ import annotations
 
+import pytest
+
 from compaction.accounting.cache_model import Rates
 from compaction.layer_context import PipelineConfig
 from agent_core import events as ev
@@ -62,6 +64,7 @@ def test_input_dollars_price_each_request_by_bucket():
 # (collapse 5, microcompact 7), 2.37x. With the session notes given the first word and acting under
 # the threshold when that pays (cache_economics.compaction_verdict): $0.3009 both (session memory 3
 # each), 1.000x. Transcript names have one length whatever the timing, so the tie is exact.
+@pytest.mark.slow
 async def test_default_pipeline_costs_no_more_than_summary_only(tmp_path):
     learned = Pricer().rates(MODEL)
     assert learned is not None

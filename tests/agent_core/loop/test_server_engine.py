@@ -136,6 +136,7 @@ async def test_pause_after_compaction_goes_on_to_the_answer(tmp_path):
         await agent.aclose()
 
 
+@pytest.mark.slow
 async def test_resume_after_a_server_compaction(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:

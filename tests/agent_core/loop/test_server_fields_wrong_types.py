@@ -134,7 +134,7 @@ def test_read_outcome_names_what_it_left_out():
     assert read_outcome([], "junk").ignored == []           # not even a dict: nothing to read
 
 
-@pytest.mark.parametrize("fmt", ["text", "stream-json"])
+@pytest.mark.parametrize("fmt", ["text", pytest.param("stream-json", marks=pytest.mark.slow)])
 def test_the_cli_prints_the_answer_and_nothing_on_stderr(tmp_path, fmt):
     """`ctxtui --headless --engine server` as a user runs it: NaN and infinity in every field a
     count can be, a string for context_management: the answer on stdout, exit 0, stderr silent."""

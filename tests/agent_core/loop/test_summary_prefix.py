@@ -3,6 +3,8 @@ the summary call shares the main call's prefix (and so reads the conversation fr
 a summary answer that calls a tool is a failed attempt that keeps the history."""
 from __future__ import annotations
 
+import pytest
+
 from agent_core import events as ev
 from compaction import validate_history
 from compaction.summary_prompt import build_summary_prompt
@@ -157,6 +159,7 @@ def test_the_summary_floor_follows_the_window():
     assert summary_floor(60_000, 500) == 500
 
 
+@pytest.mark.slow
 async def test_at_a_small_window_every_summary_call_reads_the_conversation_from_the_cache(tmp_path):
     """Issue 12's 20,000-window run with LLM compaction alone: the summary requests fit without the
     prompt-too-long trim (which would drop the oldest rounds and so the whole cached prefix)."""

@@ -177,6 +177,7 @@ def test_a_bad_api_timeout_exits_2_naming_the_variable(tmp_path, name, value):
     assert done.returncode == 2 and name in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_headless_against_a_silent_server_shows_the_wait_and_gives_up(tmp_path, silent):
     ws = make_workspace(tmp_path)
     env = {**os.environ, **user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": silent.base_url,

@@ -130,7 +130,8 @@ def last_request_ok(fake: FakeAnthropic) -> list[dict]:
 
 # ------------------------------------------------------------------ case 7: killed during a tool
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
+@pytest.mark.parametrize("sig", [signal.SIGKILL, pytest.param(signal.SIGTERM, marks=pytest.mark.slow),
+                                 pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
                          ids=["kill", "term", "hup"])
 def test_killed_during_a_tool_then_continue(tmp_path, sig):
     ws, home = make_workspace(tmp_path), tmp_path / "state"
@@ -436,6 +437,7 @@ sys.exit(app.run(headless=True, auto_pilot=start) or 0)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
                          ids=["term", "hup"])
 def test_tui_stopped_by_a_signal_during_a_tool(tmp_path, sig):

@@ -73,6 +73,7 @@ def _one_session(ws: Path, fake) -> Path:
 
 # ---------------------------------------------------------------- not writable
 
+@pytest.mark.slow
 def test_continue_with_an_unwritable_log_exits_2_naming_it_without_a_traceback(tmp_path):
     """The report's case, through the real CLI: `--continue` of a session whose log cannot be
     written ended in a PermissionError traceback with status 1."""
