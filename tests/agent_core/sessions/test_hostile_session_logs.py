@@ -18,7 +18,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli.headless import main as headless_main
 from app.cli.usage import main as usage_main
 from agent_core.logs.discover import latest_session
 from agent_core.pricing.cost import MAX_REQUEST_TOKENS, usage_problem
@@ -26,20 +25,13 @@ from agent_core.pricing.tally import CostTally, cost_state_problem
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.sessions.session_log import SessionLog
 from agent_core.sessions.session_reader import load_session
-from app.cli.main import build_parser
 from compaction import project, validate_history
 from compaction.entry import Entry, assistant, tool_result_block, user
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.headless_helpers import run_headless as run
 from tests.fake_anthropic import FakeAnthropic, echo_responder
 
 HUGE = 10 ** 30
-
-
-def run(argv, environ):
-    args = build_parser().parse_args(["--headless", *argv])
-    out, err = io.StringIO(), io.StringIO()
-    code = headless_main(args, stdin=io.StringIO(""), stdout=out, stderr=err, environ=environ)
-    return code, out.getvalue(), err.getvalue()
 
 
 def env_for(fake):

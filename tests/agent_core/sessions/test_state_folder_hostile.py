@@ -14,7 +14,6 @@ the path, and the links a system has (macOS's /var, Linux's /bin) still work.
 from __future__ import annotations
 
 import errno
-import io
 import os
 import shutil
 import subprocess
@@ -24,22 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.headless import main as headless_main
 from agent_core.logs.discover import latest_session
 from agent_core.sessions import session_log
 from agent_core.sessions.paths import UnsafeDir, check_root_path, project_state_dir, sessions_dir, state_root
 from app.cli.main import build_parser
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.headless_helpers import run_headless as run
 from tests.fake_anthropic import FakeAnthropic, echo_responder
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def run(argv, environ):
-    args = build_parser().parse_args(["--headless", *argv])
-    out, err = io.StringIO(), io.StringIO()
-    code = headless_main(args, stdin=io.StringIO(""), stdout=out, stderr=err, environ=environ)
-    return code, out.getvalue(), err.getvalue()
 
 
 def env_for(fake, **over):

@@ -8,7 +8,7 @@ import pytest
 from agent_core.pricing.cost import price_buckets
 from app.cli.usage import main
 from app.cli.main import main as ctxtui_main
-from tests.agent_core.frontends.usage_helpers import run, run_json
+from tests.app.cli.usage_helpers import run, run_json
 from tests.log_helpers import MODEL, assistant, boundary, usage, user, write_log
 
 BUCKET_KEYS = {"input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_read_tokens"}

@@ -8,7 +8,7 @@ import pytest
 
 from app.cli.usage import main
 from agent_core.pricing.cost import price_buckets, usage_buckets
-from tests.agent_core.frontends.usage_helpers import run, run_json as usage_json
+from tests.app.cli.usage_helpers import run, run_json as usage_json
 from tests.log_helpers import MODEL, assistant, usage, write_log
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",

@@ -24,17 +24,11 @@ from agent_core.sessions.session_reader import load_session
 from app.cli.main import build_parser
 from compaction import project, validate_history
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.headless_helpers import run_headless as run
 from tests.fake_anthropic import FakeAnthropic, cut, echo_responder, reply, tool_use
 
 ROOT = Path(__file__).resolve().parents[3]
 LONG = "".join(f"line {i} of a long answer\n" for i in range(4000))
-
-
-def run(argv, environ):
-    args = build_parser().parse_args(["--headless", *argv])
-    out, err = io.StringIO(), io.StringIO()
-    code = headless_main(args, stdin=io.StringIO(""), stdout=out, stderr=err, environ=environ)
-    return code, out.getvalue(), err.getvalue()
 
 
 def env_for(fake):

@@ -1,0 +1,1 @@
+"""Tests of watch's core (agent_core/watch)."""
