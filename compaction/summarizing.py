@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 from compaction.accounting.budget import REFERENCE_WINDOW
@@ -14,7 +13,7 @@ from compaction.entry import Entry, project
 from compaction.layer_context import LayerContext
 from compaction.report import CompactionReport, LayerResult
 from compaction.accounting.tokens import anchor_index, usage_total
-from compaction.transcript import write_transcript
+from compaction.transcript import transcripts_dir, write_transcript
 from compaction.validate import validate_history
 
 # Token knobs left at None take CC's default, scaled down for small windows like budget.py does:
@@ -78,10 +77,10 @@ def save_transcript(ctx: LayerContext, entries: Sequence[Entry], require: bool) 
             return None, "there is no session folder to save the transcript in, so the history cannot be replaced"
         return None, None
     try:
-        path = write_transcript(Path(ctx.session_dir) / "transcripts", entries, ctx.trigger, now=ctx.now)
+        path = write_transcript(transcripts_dir(ctx.session_dir), entries, ctx.trigger, now=ctx.now)
     except OSError as exc:
         return None, (f"the transcript could not be written ({exc.strerror or exc}); check that "
-                      f"{Path(ctx.session_dir) / 'transcripts'} is writable and the disk is not full")
+                      f"{transcripts_dir(ctx.session_dir)} is writable and the disk is not full")
     return str(path), None
 
 

@@ -72,6 +72,14 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return path
 
 
+TRANSCRIPTS_FOLDER = "transcripts"   # in a session's folder; the log readers' side: agent_core/logs/layout.py
+
+
+def transcripts_dir(session_dir: str | Path) -> Path:
+    """Where a session's compaction transcripts are written: `<session folder>/transcripts`."""
+    return Path(session_dir) / TRANSCRIPTS_FOLDER
+
+
 def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: float | None = None) -> Path:
     """`<folder>/<timestamp>-<trigger>.jsonl`, one entry per line, 0600. Raises on failure so the
     caller never replaces history without a transcript. A name already taken (two compactions in

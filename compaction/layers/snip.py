@@ -21,7 +21,6 @@ Cost: O(1) per turn unless it fires; firing is O(history) and rare (hysteresis).
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from compaction import cache_economics as ce
@@ -31,7 +30,7 @@ from compaction.layer_context import LayerContext
 from compaction.report import CompactionReport, LayerResult
 from compaction.rounds import round_starts
 from compaction.accounting.tokens import adjust_anchor, count_tokens
-from compaction.transcript import write_transcript
+from compaction.transcript import transcripts_dir, write_transcript
 
 NAME = "snip"
 MARKER_ESTIMATE = 120  # tokens a marker costs, used while choosing rounds (checked exactly after)
@@ -100,7 +99,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         path = st["archived_path"]  # nothing new since the last archive: do not write another
     else:
         try:
-            path = str(write_transcript(Path(ctx.session_dir) / "transcripts", entries, "snip", now=ctx.now))
+            path = str(write_transcript(transcripts_dir(ctx.session_dir), entries, "snip", now=ctx.now))
         except OSError:
             return LayerResult(entries)  # no archive, no snip
         st["archived_last"], st["archived_path"] = last_uuid, path

@@ -37,3 +37,12 @@ def test_ctxtui_compaction_transcripts(tmp_path):
     assert expand(sessions) == [log] and not is_main_log(transcript)          # usage and watch skip them
     listed = {(f.path, f.kind) for f in list_logs(sessions, None)}
     assert listed == {(log, "session"), (transcript, "transcript")}           # the browser shows them
+
+
+def test_the_readers_and_the_writer_name_the_transcripts_folder_alike():
+    """layout.py keeps its own name for start-up time (no compaction import); it must be the writer's."""
+    from agent_core.logs import layout
+    from compaction.transcript import TRANSCRIPTS_FOLDER, transcripts_dir
+
+    assert layout.TRANSCRIPTS == TRANSCRIPTS_FOLDER
+    assert layout.is_transcripts_folder(transcripts_dir("/s/abc").name)
