@@ -85,6 +85,11 @@ def clock(t: float | None) -> str:
     return time.strftime("%H:%M:%S", time.localtime(t))
 
 
+def date_time(t: float) -> str:
+    """Local YYYY-MM-DD HH:MM (a file's or a session's last change)."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+
+
 def size(n: int) -> str:
     """Bytes as B/KB/MB."""
     if n < 1024:

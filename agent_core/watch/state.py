@@ -5,7 +5,7 @@ since the last poll, through `agent_core.logs.LogReader`, and turns the new reco
 own events: a `ContextUpdate` (thresholds from `compaction.accounting.budget.ContextBudget` for the log's
 model, as the loop computes them), a `CostUpdate` (model x bucket, with dollars) and one
 `CompactionView` per compaction (new, or completed once Claude Code's next response tells the
-tokens after it). The Textual screen (app/watch/app.py) only hands these to the widgets, so
+tokens after it). The Textual screen (app/watch/screen.py) only hands these to the widgets, so
 everything here is tested without a screen.
 
 Which log to follow is watch_target.py; waiting for the files to change is watch_files.py.

@@ -1,4 +1,4 @@
-"""`ctxtui watch [PATH]`: parse the arguments, find the log, run the watch screen (app/watch/app.py)."""
+"""`ctxtui watch [PATH]`: parse the arguments, find the log, run the watch app (app/watch/app.py)."""
 from __future__ import annotations
 
 import argparse

@@ -25,6 +25,7 @@ from agent_core.security.visible_text import one_line, visible
 
 from app import format as fmt
 from app.replay.report import describe_failure, session_label, totals_parts, validation_text
+from app.replay.header import ReplayHeader
 from app.replay.plots import ReplayContextPlot, ReplayCostPlot
 from app.replay.table import PolicyTable
 
@@ -40,10 +41,6 @@ HELP = Content.assemble(
     ("table ", "bold $accent"), "one column per policy: dollars by bucket, the ratio to cc, requests over "
     "the window, compactions by layer, cache hit rate, and how many user messages and referenced "
     "files/identifiers were still in the context the policy would have sent.")
-
-
-class ReplayHeader(Static):
-    """Totals across all sessions, or what is being read."""
 
 
 class ReplayScreen(Screen):

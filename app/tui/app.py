@@ -39,7 +39,8 @@ from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.inspector import InspectorScreen
 from app.tui.screens.permission import PermissionScreen
-from app.tui.screens.transcripts import ResumeScreen, TranscriptBrowser
+from app.tui.screens.resume import ResumeScreen
+from app.tui.screens.transcript_browser import TranscriptBrowser
 from app.widgets.context_pane import ContextPane, history_points
 from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.tui.widgets.conversation.container import Conversation

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
-from textual.widget import Widget
 from textual.widgets import Static
 
 from agent_core.events import ContextUpdate
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
+from app.widgets.context_plot import ContextPlot
+from app.widgets.gauge import Gauge
 
 STATES = ("ok", "warning", "error", "autocompact", "blocking")
 STATE_WORDS = {"ok": "OK", "warning": "WARNING", "error": "ERROR", "autocompact": "AUTO-COMPACT",
@@ -61,91 +61,6 @@ def category_meta(key: str) -> tuple[str, str, str]:
 def ordered_categories(categories: dict[str, int]) -> list[tuple[str, int]]:
     known = [(k, categories[k]) for k in CATEGORIES if k in categories]
     return known + [(k, v) for k, v in categories.items() if k not in CATEGORIES]
-
-
-class Gauge(Widget):
-    """One line: used tokens filled, the auto-compact threshold as ┃, the zone past it shaded."""
-
-    COMPONENT_CLASSES = {"gauge--fill", "gauge--empty", "gauge--threshold", "gauge--buffer"}
-    DEFAULT_CSS = """
-    Gauge { height: 1; }
-    Gauge > .gauge--fill { color: $success; }
-    Gauge > .gauge--empty { color: $foreground 20%; }
-    Gauge > .gauge--buffer { color: $error 40%; }
-    Gauge > .gauge--threshold { color: $text; text-style: bold; }
-    """
-
-    tokens: reactive[int] = reactive(0)
-    window: reactive[int] = reactive(1)
-    threshold: reactive[int] = reactive(0)
-
-    def render(self) -> Text:
-        width = max(1, self.size.width)
-        window = max(1, self.window)
-        filled = min(width, round(self.tokens / window * width))
-        mark = min(width - 1, int(self.threshold / window * width)) if self.threshold else -1
-        fill = self.get_component_rich_style("gauge--fill")
-        empty = self.get_component_rich_style("gauge--empty")
-        buffer = self.get_component_rich_style("gauge--buffer")
-        thr = self.get_component_rich_style("gauge--threshold")
-        text = Text()
-        for i in range(width):
-            if i == mark:
-                text.append("┃", thr)
-            elif i < filled:
-                text.append("█", fill)
-            elif mark >= 0 and i > mark:
-                text.append("▒", buffer)
-            else:
-                text.append("░", empty)
-        return text
-
-
-BARS = " ▁▂▃▄▅▆▇█"
-
-
-class ContextPlot(Widget):
-    """Context over turns: one column per turn (the latest that fit), bar height against the
-    window, turns with a compaction marked ◆ underneath and drawn in the accent colour. The bars
-    use every row the plot is given above its two last lines (a tall terminal gets a finer plot)."""
-
-    COMPONENT_CLASSES = {"plot--bar", "plot--over", "plot--compaction", "plot--axis"}
-    DEFAULT_CSS = """
-    ContextPlot { height: 3; }
-    ContextPlot > .plot--bar { color: $primary; }
-    ContextPlot > .plot--over { color: $warning; }
-    ContextPlot > .plot--compaction { color: $accent; text-style: bold; }
-    ContextPlot > .plot--axis { color: $foreground-muted; }
-    """
-
-    points: reactive[tuple[tuple[int, int, bool], ...]] = reactive(tuple, always_update=True)
-    window: reactive[int] = reactive(1)
-    threshold: reactive[int] = reactive(0)
-    # Compactions in the session (one update can follow several); None: count the marked updates.
-    compactions: reactive[int | None] = reactive(None)
-
-    def render(self) -> Text:
-        width = max(1, self.size.width)
-        pts = self.points[-width:]
-        axis = self.get_component_rich_style("plot--axis")
-        if not pts:
-            return Text("context over turns: no turns yet", axis)
-        bar = self.get_component_rich_style("plot--bar")
-        over = self.get_component_rich_style("plot--over")
-        comp = self.get_component_rich_style("plot--compaction")
-        window = max(1, self.window)
-        rows = max(1, self.size.height - 2)
-        bars, marks = [Text() for _ in range(rows)], Text()
-        for _turn, tokens, compacted in pts:
-            eighths = max(1 if tokens else 0, min(8 * rows, round(tokens / window * 8 * rows)))
-            style = comp if compacted else (over if self.threshold and tokens >= self.threshold else bar)
-            for row, line in enumerate(bars):   # row 0 is the top one
-                line.append(BARS[min(8, max(0, eighths - 8 * (rows - 1 - row)))], style)
-            marks.append("◆" if compacted else "·", comp if compacted else axis)
-        first, last = pts[0][0], pts[-1][0]
-        n = self.compactions if self.compactions is not None else sum(1 for p in pts if p[2])
-        caption = Text(f"{len(pts)} updates, turns {first}–{last} · ◆ {n} compaction{'s' if n != 1 else ''}", axis)
-        return Text("\n").join([*bars, marks, caption])
 
 
 class ContextPane(Vertical):

@@ -25,7 +25,8 @@ from app.replay.app import ReplayApp
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.inspector import InspectorScreen
 from app.tui.screens.permission import PermissionScreen
-from app.tui.screens.transcripts import TranscriptBrowser, TranscriptViewer
+from app.tui.screens.transcript_browser import TranscriptBrowser
+from app.tui.screens.transcript_viewer import TranscriptViewer
 from app.tui.screens.trust import TrustApp
 from app.tui.app import CtxApp
 from app.tui.widgets.conversation.summary_block import SummaryBlock
@@ -244,7 +245,8 @@ async def test_watch_shows_every_hostile_log_field_as_text(tmp_path):
     """A Claude Code log whose `message.model` and `sessionId` hold `\\x1b[2J`, a title sequence or
     markup, with a hostile prompt, tool call and compaction trigger: the header, panes, timeline and
     activity show them visibly; none is obeyed."""
-    from app.watch.app import WatchApp, WatchHeader
+    from app.watch.app import WatchApp
+    from app.watch.header import WatchHeader
     from agent_core.watch.target import WatchTarget
 
     session = f"s{TITLE}{CLICK}"

@@ -17,7 +17,9 @@ from app.tui.launch import build_app, run_tui
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.permission import PermissionScreen
-from app.tui.screens.transcripts import ResumeScreen, TranscriptBrowser, TranscriptViewer
+from app.tui.screens.resume import ResumeScreen
+from app.tui.screens.transcript_browser import TranscriptBrowser
+from app.tui.screens.transcript_viewer import TranscriptViewer
 from app.tui.widgets.conversation.assistant_message import AssistantMessage
 from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.tui.widgets.conversation.notice_message import NoticeMessage

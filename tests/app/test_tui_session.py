@@ -16,12 +16,12 @@ from agent_core import events as ev
 from agent_core.loop.agent import CANCELLED_RESULT
 from app.tui.launch import build_app, run_tui
 from compaction.entry import Entry, tool_result_block
-from app.widgets.context_pane import ContextPlot
+from app.widgets.context_plot import ContextPlot
 from app.tui.widgets.conversation.error_message import ErrorMessage
 from app.tui.widgets.conversation.notice_message import NoticeMessage
 from app.tui.widgets.conversation.tool_block import ToolBlock
 from app.widgets.timeline import Timeline
-from app.tui.screens.transcripts import TranscriptViewer
+from app.tui.screens.transcript_viewer import TranscriptViewer
 from tests.agent_helpers import SECRET, demo_agent, make_workspace
 from tests.tui_fakes import FakeAgent
 from app.tui.app import CtxApp

@@ -329,7 +329,7 @@ def text_of(widget) -> str:
 
 
 async def test_claude_code_log_appends_update_the_panes(tmp_path):
-    from app.watch.app import WatchHeader
+    from app.watch.header import WatchHeader
 
     path = tmp_path / f"{SESSION}.jsonl"
     write_log(path, [user("explore", session=SESSION, uuid="u1")])
@@ -453,7 +453,7 @@ async def test_the_activity_feed_shows_a_prompt_and_tool_calls_appended_after_st
 
 
 async def test_an_empty_folder_is_waited_on_until_a_log_appears(tmp_path):
-    from app.watch.app import WatchHeader
+    from app.watch.header import WatchHeader
 
     projects = tmp_path / "projects"
     projects.mkdir()

@@ -18,7 +18,8 @@ from agent_core.events import ContextUpdate
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
-from app.widgets.context_pane import STATE_VARS, STATE_WORDS, ContextPlot, category_meta, ordered_categories
+from app.widgets.context_pane import STATE_VARS, STATE_WORDS, category_meta, ordered_categories
+from app.widgets.context_plot import ContextPlot
 
 GRID_CELLS = 100  # one cell per percent of the window
 GRID_WIDTH = 10
