@@ -31,17 +31,10 @@ _TABLE.update({c: "\ufffd" for c in range(0xD800, 0xE000)})
 _MULTILINE = dict(_TABLE)
 del _MULTILINE[0x0A], _MULTILINE[0x09]
 
-_CLASS = "\x00-\x1f\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "\ud800-\udfff"
-_ANY = re.compile(f"[{_CLASS}]")
+_BIDI_CHARS = "".join(chr(c) for c in _BIDI)
+_ANY = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_CHARS}\ud800-\udfff]")
+_ANY_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CHARS}\ud800-\udfff]")   # all but \t, \n
 _SPACE_RUN = re.compile(r"[ \u00a0\u2000-\u200b\u3000]{16,}")
-
-
-def _build_but_lines() -> re.Pattern[str]:
-    # every class character except \n (0x0a) and \t (0x09)
-    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "\ud800-\udfff]")
-
-
-_ANY_BUT_LINES = _build_but_lines()
 
 
 def visible(text: str, *, multiline: bool = True) -> str:
