@@ -57,7 +57,7 @@ def one_line(text: str) -> str:
     return visible(text, multiline=False)
 
 
-_JSON_RAW = re.compile("[\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "]")
+_JSON_RAW = re.compile(f"[\x7f-\x9f{_BIDI_CHARS}]")
 
 
 def json_escaped(json_text: str) -> str:
