@@ -166,6 +166,7 @@ async def test_table_and_notes_show_the_session():
         assert f"${total_cc:,.2f}" in header and "2 sessions" in header
 
 
+@pytest.mark.slow
 async def test_switching_sessions_changes_the_plotted_data():
     report = fixture_report()
     contexts = [[float(v) for v in s["policies"]["cc"]["series"]["context"]] for s in report["sessions"]]

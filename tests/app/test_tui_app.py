@@ -321,6 +321,7 @@ def test_bad_config_exits_2(tmp_path, capsys):
     assert "nord" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 async def test_browser_lists_a_new_transcript_within_a_second(workspace, tmp_path):
     claude = tmp_path / "claude-projects"
     (claude / "-proj").mkdir(parents=True)

@@ -3,6 +3,8 @@ user prompt and every tool result the model has not seen yet are kept verbatim, 
 declines so a stage that can make room runs; it never keeps 0 entries."""
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import tempfile
 from pathlib import Path
@@ -84,6 +86,7 @@ def test_current_round():
 @settings(max_examples=150, deadline=None)
 @given(histories(min_rounds=1, max_rounds=25), st.sampled_from([2_000, 8_000, 20_000, 200_000]),
        st.booleans(), texts, st.sampled_from(["auto", "manual", "reactive"]))
+@pytest.mark.slow
 def test_session_memory_never_drops_the_current_round(entries, window, with_prompt, prompt, trigger):
     if with_prompt and entries[-1].role == "assistant" and not entries[-1].tool_use_ids():
         entries = [*entries, user(prompt)]

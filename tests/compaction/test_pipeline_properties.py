@@ -2,6 +2,8 @@
 the projection stays valid, the count never rises, inputs are never mutated, state stays JSON."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import tempfile
 from pathlib import Path
@@ -62,6 +64,7 @@ def _turns(es: list[Entry]) -> list[list[Entry]]:
     return [es[a:b] for a, b in zip(starts, starts[1:] + [len(es)])]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
 @given(histories(), configs(), gaps, st.booleans(), st.booleans())
 def test_run_cheap_turn_by_turn_sends_valid_requests_and_never_raises_the_count(es, cfg, gap, with_dir, in_place):

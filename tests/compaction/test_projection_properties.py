@@ -2,6 +2,8 @@
 summarizing stages — properties over generated histories and every configuration."""
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import tempfile
 from pathlib import Path
@@ -55,6 +57,7 @@ def _check_view(p: Pipeline, view: list[Entry], tokens: int, system: int, tools:
         assert sum(cats.values()) == b.context_window
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
 @given(histories(), configs(), st.sampled_from([0.0, 30.0, 4_000.0]), st.booleans(), st.integers(0, 2_000))
 def test_count_categories_and_summarizer_input_are_the_projection(es, cfg, gap, with_dir, system):

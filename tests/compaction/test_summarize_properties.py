@@ -2,6 +2,8 @@
 whatever it replaced is in its transcript first."""
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import json
 import tempfile
@@ -65,6 +67,7 @@ def test_every_compaction_result_is_valid(entries, window, script, trigger, focu
         json.dumps(p.state.to_dict())
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(histories(min_rounds=3, max_rounds=25), windows, scripts)
 def test_auto_runs_stay_valid_turn_after_turn(entries, window, script):
@@ -79,6 +82,7 @@ def test_auto_runs_stay_valid_turn_after_turn(entries, window, script):
         assert validate_history(project(res.entries)) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(histories(min_rounds=1, max_rounds=30), st.integers(0, 5_000), st.integers(0, 8), st.integers(0, 20_000))
 def test_keep_start_is_always_a_safe_cut(entries, min_tokens, min_text, span):
@@ -90,6 +94,7 @@ def test_keep_start_is_always_a_safe_cut(entries, min_tokens, min_text, span):
     assert validate_history(project([user("notes")] + tail)) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(histories(min_rounds=1, max_rounds=30), st.integers(1, 6), st.integers(1, 6_000), st.integers(1, 20_000))
 def test_reinjected_files_always_within_budget(entries, files, per, total):

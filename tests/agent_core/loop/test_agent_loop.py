@@ -284,6 +284,7 @@ async def test_a_long_session_runs_every_cheap_layer_and_stays_valid(tmp_path):
     assert persisted
 
 
+@pytest.mark.slow
 async def test_summaries_take_over_when_collapse_is_off(tmp_path):
     ws = make_workspace(tmp_path)
     for i in range(6):

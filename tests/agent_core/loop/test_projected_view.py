@@ -2,6 +2,8 @@
 its categories and the summarizer all see the projected view (collapse included)."""
 from __future__ import annotations
 
+import pytest
+
 from agent_core import events as ev
 from compaction import project, validate_history
 from compaction.accounting.tokens import estimate_message
@@ -12,6 +14,7 @@ from tests.agent_helpers import collect, fake_agent, heavy_tool_session, make_wo
 USED = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_results", "summaries")
 
 
+@pytest.mark.slow
 async def test_categories_add_up_to_the_count_and_the_summarizer_reads_the_collapsed_view(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=heavy_tool_session(ws)) as fake:

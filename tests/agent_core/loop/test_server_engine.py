@@ -120,6 +120,7 @@ async def test_failed_compaction_is_a_no_op(tmp_path):
         await agent.aclose()
 
 
+@pytest.mark.slow
 async def test_pause_after_compaction_goes_on_to_the_answer(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:
@@ -160,6 +161,7 @@ def test_engine_setting_and_demo(tmp_path):
     assert "--engine" in str(err.value) and "local, server or hybrid" in str(err.value)
 
 
+@pytest.mark.slow
 async def test_stream_json_fields_match_local_compactions(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:

@@ -2,6 +2,8 @@
 with the same event fields as a local one, and the run goes on after it."""
 from __future__ import annotations
 
+import pytest
+
 import io
 import json
 
@@ -21,6 +23,7 @@ def _run(argv: list[str], environ: dict) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_stream_json_prints_server_compactions_like_local_ones(tmp_path):
     ws = make_workspace(tmp_path)
     calls = {"n": 0}
