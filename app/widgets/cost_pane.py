@@ -87,50 +87,49 @@ class CostPane(Vertical):
             return
         table = self.query_one(DataTable)
         layout = self._wanted_layout()
-        if layout != self._table_layout:
-            table.clear(columns=True)
-            if layout == "wide":
-                table.add_column("model", key="model")
-                for bucket, label in BUCKETS:
-                    table.add_column(Text(label, justify="right"), key=bucket)
-                table.add_column(Text("tokens", justify="right"), key="tokens")
-                table.add_column(Text("dollars", justify="right"), key="usd")
-            else:
-                table.add_column("model / bucket", key="bucket")
-                table.add_column(Text("tokens", justify="right"), key="tokens")
-                table.add_column(Text("dollars", justify="right"), key="usd")
-            self._table_layout = layout
-        table.clear()
+        self._table_layout = layout
+        labels: list[tuple[str, Text]] = (
+            [("model", Text("model")), *((b, Text(label, justify="right")) for b, label in BUCKETS),
+             ("tokens", Text("tokens", justify="right")), ("usd", Text("dollars", justify="right"))]
+            if layout == "wide" else
+            [("bucket", Text("model / bucket")), ("tokens", Text("tokens", justify="right")),
+             ("usd", Text("dollars", justify="right"))])
+        rows = [] if ev is None or not ev.by_model else self._wide(ev) if layout == "wide" else self._long(ev)
+        # Each column as wide as its widest cell, set here: DataTable would widen auto columns only
+        # when idle, and a frame drawn before that keeps the names cut short in its row cache.
+        widths = [max([label.cell_len] + [cells[i].cell_len for _, cells in rows])
+                  for i, (_, label) in enumerate(labels)]
+        table.clear(columns=True)
+        for (key, label), width in zip(labels, widths):
+            table.add_column(label, width=width, key=key)
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
         summary = self.query_one("#cost-summary", Static)
-        if ev is None or not ev.by_model:
-            summary.update(Content("no model calls yet"))
-            return
-        if layout == "wide":
-            self._wide(table, ev)
-        else:
-            self._long(table, ev)
-        summary.update(self._summary(ev))
+        summary.update(self._summary(ev) if ev is not None and rows else Content("no model calls yet"))
 
     @staticmethod
-    def _long(table: DataTable, ev: CostUpdate) -> None:
+    def _long(ev: CostUpdate) -> list[tuple[str, list[Text]]]:
+        rows: list[tuple[str, list[Text]]] = []
         total_tokens = 0
         for model, row in ev.by_model.items():
-            table.add_row(Text(one_line(model), style="bold"), "", Text(fmt.usd(row.get("cost_usd")), style="bold",
-                                                              justify="right"), key=f"model:{model}")
+            rows.append((f"model:{model}", [Text(one_line(model), style="bold"), Text(""),
+                                            Text(fmt.usd(row.get("cost_usd")), style="bold", justify="right")]))
             for bucket, label in BUCKETS:
                 n = int(row.get(bucket) or 0)
                 total_tokens += n
                 if n == 0 and bucket == "cache_write_1h":
                     continue  # rarely used; shown only when it has tokens
                 usd = bucket_usd(row, bucket)
-                table.add_row(Text("  " + label), Text(fmt.tokens(n), justify="right"),
-                              Text(fmt.usd(usd) if n and usd is not _MISSING else "", justify="right"),
-                              key=f"{model}:{bucket}")
-        table.add_row(Text("total", style="bold"), Text(fmt.tokens(total_tokens), style="bold", justify="right"),
-                      Text(fmt.usd(ev.total_usd), style="bold", justify="right"), key="total")
+                rows.append((f"{model}:{bucket}", [
+                    Text("  " + label), Text(fmt.tokens(n), justify="right"),
+                    Text(fmt.usd(usd) if n and usd is not _MISSING else "", justify="right")]))
+        rows.append(("total", [Text("total", style="bold"),
+                               Text(fmt.tokens(total_tokens), style="bold", justify="right"),
+                               Text(fmt.usd(ev.total_usd), style="bold", justify="right")]))
+        return rows
 
     @staticmethod
-    def _wide(table: DataTable, ev: CostUpdate) -> None:
+    def _wide(ev: CostUpdate) -> list[tuple[str, list[Text]]]:
         def cells(row: dict[str, Any], bold: bool = False) -> list[Text]:
             style = "bold" if bold else ""
             n = sum(int(row.get(b) or 0) for b, _ in BUCKETS)
@@ -138,20 +137,22 @@ class CostPane(Vertical):
                     + [Text(fmt.tokens(n), style=style, justify="right"),
                        Text(fmt.usd(row.get("cost_usd")), style=style, justify="right")])
 
+        rows: list[tuple[str, list[Text]]] = []
         totals: dict[str, Any] = {b: 0 for b, _ in BUCKETS}
         for model, row in ev.by_model.items():
-            table.add_row(Text(one_line(model), style="bold"), *cells(row), key=f"model:{model}")
+            rows.append((f"model:{model}", [Text(one_line(model), style="bold"), *cells(row)]))
             if any(bucket_usd(row, b) is not _MISSING for b, _ in BUCKETS):
-                table.add_row(Text("  dollars", style="dim"),
-                              *[Text(fmt.usd(v) if (v := bucket_usd(row, b)) is not _MISSING else "", style="dim",
-                                     justify="right") for b, _ in BUCKETS], "", "", key=f"usd:{model}")
+                rows.append((f"usd:{model}", [
+                    Text("  dollars", style="dim"),
+                    *[Text(fmt.usd(v) if (v := bucket_usd(row, b)) is not _MISSING else "", style="dim",
+                           justify="right") for b, _ in BUCKETS], Text(""), Text("")]))
             for b, _ in BUCKETS:
                 totals[b] += int(row.get(b) or 0)
         purposes = ev.by_purpose or {}
         for purpose, row in (purposes.items() if len(purposes) > 1 else ()):  # one purpose: the total says it
-            table.add_row(Text(f"  for {one_line(purpose)}", style="italic"), *cells(row), key=f"purpose:{purpose}")
-        table.add_row(Text("total", style="bold"), *cells({**totals, "cost_usd": ev.total_usd}, bold=True),
-                      key="total")
+            rows.append((f"purpose:{purpose}", [Text(f"  for {one_line(purpose)}", style="italic"), *cells(row)]))
+        rows.append(("total", [Text("total", style="bold"), *cells({**totals, "cost_usd": ev.total_usd}, bold=True)]))
+        return rows
 
     def _summary(self, ev: CostUpdate) -> Content:
         hit = figure(ev.cache_hit_rate, self.extras, "cache_hit_rate")

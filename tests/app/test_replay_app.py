@@ -23,6 +23,7 @@ from app.replay.plots import ReplayContextPlot, ReplayCostPlot, nice_ticks, requ
 from app.replay.table import PolicyTable
 from compaction.scrub import register_secret
 from tests.app.replay_fixture import POLICIES, WINDOW, fixture_load, fixture_report
+from tests.app.snapshot_helpers import settled
 
 DEADLINE = 10.0
 
@@ -364,6 +365,7 @@ def test_replay_screen_snapshot(snap_compare, size):
 
     async def run_before(pilot):
         await loaded(app, pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
@@ -376,6 +378,7 @@ def test_replay_error_snapshot(snap_compare):
 
     async def run_before(pilot):
         await loaded(app, pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 

@@ -12,6 +12,7 @@ import pytest
 from agent_core import events as ev
 from app.tui.screens.permission import PermissionScreen
 from app.tui.app import CtxApp
+from tests.app.snapshot_helpers import settled
 from tests.tui_fakes import FIXED_TIME, HISTORY, SESSION_ID, FakeAgent, context_event, cost_event, scripted_turn
 
 SIZE = (120, 40)
@@ -45,7 +46,7 @@ def test_main_screen_in_each_context_state(snap_compare, utc, state):
 
     async def run_before(pilot):
         await fill(app, state)
-        await pilot.pause()
+        await settled(pilot)
         assert app.context_pane.state == state
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
@@ -59,7 +60,7 @@ def test_main_screen_at_each_size(snap_compare, utc, size):
 
     async def run_before(pilot):
         await fill(app, "warning")
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
@@ -70,7 +71,7 @@ def test_context_screen(snap_compare, utc):
     async def run_before(pilot):
         await fill(app, "warning")
         app.run_slash("/context")
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -81,7 +82,7 @@ def test_cost_pane_maximized(snap_compare, utc):
     async def run_before(pilot):
         await fill(app, "ok")
         app.run_slash("/cost")
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -95,7 +96,7 @@ def test_permission_modal(snap_compare, utc):
     async def run_before(pilot):
         await fill(app, "ok")
         app.push_screen(PermissionScreen(request))
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -121,6 +122,6 @@ def test_transcript_browser(snap_compare, utc, tmp_path, monkeypatch):
     async def run_before(pilot):
         app.prompt_input.cursor_blink = False
         app.run_slash("/transcripts")
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -24,6 +24,7 @@ from agent_core.watch.target import WatchError, WatchTarget, resolve_target, swi
 from app.cli.watch import main as watch_main
 from compaction.accounting.budget import ContextBudget
 from compaction.entry import assistant as entry_assistant, user as entry_user
+from tests.app.snapshot_helpers import settled
 from tests.app.watch_helpers import DEADLINE, SIZE, make_app, until
 from tests.log_helpers import MODEL, assistant, boundary, usage, user, write_log
 
@@ -538,7 +539,7 @@ def test_watch_screen_snapshot(snap_compare, utc, tmp_path):
 
     async def run_before(pilot):
         await until(pilot, app.watch_screen.loaded.is_set, "the loaded log")
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
