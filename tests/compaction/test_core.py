@@ -12,6 +12,7 @@ from compaction import (ContextBudget, Entry, assistant, boundary, count_tokens,
 from compaction.accounting.tokens import adjust_anchor, breakdown, estimate_text
 
 from tests.strategies import histories
+from tests.hypothesis_budget import examples
 
 
 def tu(i, name="bash"):
@@ -131,7 +132,7 @@ def test_transcript_is_private_and_round_trips(tmp_path):
     assert not [f for f in os.listdir(p.parent) if f.startswith(".tmp-")]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(histories())
 def test_generated_histories_are_valid(es):
     assert validate_history(project(es)) == []

@@ -23,6 +23,7 @@ from compaction.accounting.tokens import count_tokens
 from tests.strategies import histories, texts
 from tests.compaction.autocompact_helpers import session
 from tests.compaction.tool_result_helpers import ctx as trb_ctx, history
+from tests.hypothesis_budget import examples
 
 
 def ctx_for(entries, window, session_dir, trigger="auto"):
@@ -83,7 +84,7 @@ def test_current_round():
     assert current_round(es) == (n, n - 1)         # the round of the unseen result starts at its call
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(histories(min_rounds=1, max_rounds=25), st.sampled_from([2_000, 8_000, 20_000, 200_000]),
        st.booleans(), texts, st.sampled_from(["auto", "manual", "reactive"]))
 @pytest.mark.slow

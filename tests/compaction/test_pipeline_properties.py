@@ -18,6 +18,7 @@ from compaction.layer_context import LayerContext
 from compaction.rounds import round_starts
 
 from tests.strategies import configs, histories
+from tests.hypothesis_budget import examples
 
 LAYERS = {"tool_result_budget": tool_result_budget.apply, "snip": snip.apply,
           "microcompact": microcompact.apply, "collapse": collapse.apply}
@@ -29,7 +30,7 @@ def snapshot(es: list[Entry]) -> list[str]:
     return [json.dumps(e.to_dict(), sort_keys=True) for e in es]
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=examples(100), **SETTINGS)
 @given(histories(), configs(), st.sampled_from(sorted(LAYERS)), gaps, st.booleans())
 def test_every_layer_keeps_the_projection_valid_and_never_raises_the_count(es, cfg, name, gap, with_dir):
     with tempfile.TemporaryDirectory() as d:
@@ -65,7 +66,7 @@ def _turns(es: list[Entry]) -> list[list[Entry]]:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(histories(), configs(), gaps, st.booleans(), st.booleans())
 def test_run_cheap_turn_by_turn_sends_valid_requests_and_never_raises_the_count(es, cfg, gap, with_dir, in_place):
     """Like the loop: adopt `res.entries`, then append the next round — to that same list
@@ -95,7 +96,7 @@ def test_run_cheap_turn_by_turn_sends_valid_requests_and_never_raises_the_count(
         assert len(rewriting) == 3
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=examples(100), **SETTINGS)
 @given(histories(max_rounds=12), st.lists(st.tuples(st.sampled_from(["append", "replace", "drop", "insert"]),
                                                     st.integers(0, 10_000)), max_size=12))
 def test_projector_matches_project_under_any_edit(es, edits):

@@ -16,6 +16,7 @@ from compaction.accounting.tokens import anchor_index, count_tokens, usage_total
 from compaction.rounds import round_starts
 
 from tests.strategies import configs, histories
+from tests.hypothesis_budget import examples
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 USED = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_results", "summaries")
@@ -58,7 +59,7 @@ def _check_view(p: Pipeline, view: list[Entry], tokens: int, system: int, tools:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(histories(), configs(), st.sampled_from([0.0, 30.0, 4_000.0]), st.booleans(), st.integers(0, 2_000))
 def test_count_categories_and_summarizer_input_are_the_projection(es, cfg, gap, with_dir, system):
     system = min(system, cfg.overhead_tokens)

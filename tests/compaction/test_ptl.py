@@ -11,6 +11,7 @@ from compaction.layers.ptl import (RETRY_MARKER, is_retry_marker, parse_prompt_t
 
 from tests.strategies import histories
 from tests.compaction.autocompact_helpers import SUMMARY, ScriptedSummarizer, make_pipeline, session
+from tests.hypothesis_budget import examples
 
 
 def ptl(actual: int, limit: int = 200_000) -> SummarizeError:
@@ -87,7 +88,7 @@ def test_strip_orphans_removes_unanswerable_results():
     assert len(out) == 3 and validate_history(project(out)) == []
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(histories(min_rounds=1, max_rounds=20), st.one_of(st.none(), st.integers(1, 50_000)))
 def test_truncation_never_leaves_an_orphan(entries, gap):
     out = truncate_for_retry(entries, gap)

@@ -19,6 +19,7 @@ from compaction.layers.session_memory import SessionNotes, keep_start, safe_cuts
 
 from tests.strategies import histories
 from tests.compaction.autocompact_helpers import SUMMARY, ScriptedSummarizer, make_pipeline
+from tests.hypothesis_budget import examples
 
 windows = st.sampled_from([2_000, 8_000, 20_000, 200_000])
 scripts = st.sampled_from([
@@ -53,7 +54,7 @@ def check(entries, res, folder: Path) -> None:
     assert res.tokens < sum(e.tokens for e in entries) or any(e.usage for e in entries)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(histories(min_rounds=1, max_rounds=25), windows, scripts, st.sampled_from(["manual", "reactive"]),
        st.sampled_from([None, "the tests"]))
 def test_every_compaction_result_is_valid(entries, window, script, trigger, focus):
@@ -68,7 +69,7 @@ def test_every_compaction_result_is_valid(entries, window, script, trigger, focu
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(histories(min_rounds=3, max_rounds=25), windows, scripts)
 def test_auto_runs_stay_valid_turn_after_turn(entries, window, script):
     with tempfile.TemporaryDirectory() as d:
@@ -83,7 +84,7 @@ def test_auto_runs_stay_valid_turn_after_turn(entries, window, script):
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(histories(min_rounds=1, max_rounds=30), st.integers(0, 5_000), st.integers(0, 8), st.integers(0, 20_000))
 def test_keep_start_is_always_a_safe_cut(entries, min_tokens, min_text, span):
     max_tokens = min_tokens + span
@@ -95,7 +96,7 @@ def test_keep_start_is_always_a_safe_cut(entries, min_tokens, min_text, span):
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(histories(min_rounds=1, max_rounds=30), st.integers(1, 6), st.integers(1, 6_000), st.integers(1, 20_000))
 def test_reinjected_files_always_within_budget(entries, files, per, total):
     entries = as_reads(entries)
@@ -106,7 +107,7 @@ def test_reinjected_files_always_within_budget(entries, files, per, total):
     assert len({e.meta["path"] for e in out}) == len(out)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(histories(min_rounds=1, max_rounds=30), st.integers(0, 60))
 def test_incremental_notes_equal_notes_built_at_once(entries, cut):
     cut = min(cut, len(entries))

@@ -20,6 +20,7 @@ from tests.fake_anthropic import (FakeAnthropic, PrefixCache, count_input, echo_
 from tests.fake_anthropic.sse import message_events
 
 from tests.strategies import histories
+from tests.hypothesis_budget import examples
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-test-fake-server-key"
@@ -211,7 +212,7 @@ def test_prefix_cache_reads_what_an_earlier_breakpoint_wrote():
     assert u4.cache_creation_input_tokens == count_input({"messages": m4})
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(histories(max_rounds=8))
 def test_cache_accounting_is_conserved(entries):
     msgs = project(entries)

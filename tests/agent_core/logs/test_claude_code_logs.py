@@ -16,6 +16,7 @@ from agent_core.logs.records import MARK_BYTES, MAX_TOKENS, CorruptRecord
 from agent_core.pricing.pricer import Pricer
 from agent_core.usage.report import UsageReport
 from tests.log_helpers import MODEL, assistant, boundary, read_all, usage, usages, user, write_log
+from tests.hypothesis_budget import examples
 
 
 # ---- Claude Code reader -------------------------------------------------------------------------
@@ -327,7 +328,7 @@ def test_ctxtui_transcripts_are_not_counted_twice(tmp_path):
 _counts = st.integers(min_value=0, max_value=150_000)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.tuples(_counts, _counts, _counts, _counts, _counts))
 def test_fast_pricer_equals_cost_price_buckets(values):
     pricer = _PRICER
@@ -355,7 +356,7 @@ _token = st.one_of(st.integers(min_value=-5, max_value=10**7), st.none(), st.boo
                    st.text(max_size=3))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.dictionaries(st.sampled_from(["input_tokens", "output_tokens", "cache_creation_input_tokens",
                                         "cache_read_input_tokens"]), _token),
        st.one_of(st.none(), st.just({}), st.dictionaries(

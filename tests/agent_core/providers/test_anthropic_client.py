@@ -20,6 +20,7 @@ from tests.fake_anthropic import (FakeAnthropic, count_input, cut, fault, malfor
 from tests.fake_anthropic.validation import validate_request
 
 from tests.strategies import histories
+from tests.hypothesis_budget import examples
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-api03-SECRET-test-key-value-0123456789"
@@ -136,7 +137,7 @@ async def test_cache_breakpoints_are_sent_without_touching_the_callers_dicts(fak
     assert "cache_control" not in json.dumps(sent["messages"][:-1])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(histories(max_rounds=10))
 def test_breakpoints_never_mutate_and_stay_within_the_api_limit(entries):
     msgs = project(entries)

@@ -27,6 +27,7 @@ from compaction.accounting.budget import ContextBudget
 from compaction.estimate import estimate_tools
 from compaction.accounting.tokens import estimate_block, estimate_message, estimate_text
 from compaction.validate import validate_history
+from tests.hypothesis_budget import examples
 
 REPO = Path(__file__).resolve().parents[3]
 TOOLS = [{"name": n, "description": f"the {n} tool", "input_schema": {"type": "object"}} for n in TOOL_NAMES]
@@ -257,7 +258,7 @@ async def test_exploration_is_multi_step_parallel_and_ends_with_markdown(ws):
     assert validate_history(msgs) == []
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prompt=st.text(min_size=1, max_size=80).filter(lambda s: s.strip()), seed=st.integers(0, 5))
 def test_any_prompt_gives_valid_tool_inputs_and_ends(ws, prompt, seed):
     async def go():
@@ -586,7 +587,7 @@ def test_writes_edits_and_compacts_only_when_clearly_asked(prompt, intent, arg):
     assert detect_intent(prompt) == (intent, arg)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(entries=__import__("tests.strategies", fromlist=["histories"]).histories(max_rounds=12),
        purpose=st.sampled_from(["main", "compaction", "memory"]))
 def test_any_valid_history_gets_a_valid_answer(ws, entries, purpose):

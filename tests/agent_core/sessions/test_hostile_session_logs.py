@@ -30,6 +30,7 @@ from compaction.entry import Entry, assistant, tool_result_block, user
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.headless_helpers import run_headless as run
 from tests.fake_anthropic import FakeAnthropic, echo_responder
+from tests.hypothesis_budget import examples
 
 HUGE = 10 ** 30
 
@@ -130,7 +131,7 @@ def test_usage_bounds():
         assert usage_problem(bad) is not None, bad
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.fixed_dictionaries({"input_tokens": st.integers(0, 200_000),
                                        "output_tokens": st.integers(0, 64_000),
                                        "cache_creation_input_tokens": st.integers(0, 200_000),
@@ -251,7 +252,7 @@ def _mutate(rec, data, depth=0):
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(st.data())
 def test_whatever_a_line_holds_the_loaded_history_is_valid_to_send(tmp_path, data):

@@ -24,6 +24,7 @@ from compaction.entry import Entry, assistant, boundary, project, tool_result_bl
 from compaction.pipeline import PipelineState
 from compaction.validate import validate_history
 from tests.strategies import histories
+from tests.hypothesis_budget import examples
 
 KEY = "sk-ant-api03-SECRETSECRETSECRET-0123456789"
 ROOT = Path(__file__).resolve().parents[3]
@@ -199,7 +200,7 @@ def test_reverting_an_entry_to_an_older_version_after_resume(tmp_path):
 ops = st.lists(st.sampled_from(["append", "clear", "drop", "summarize", "reopen", "revert"]), min_size=1, max_size=25)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(h=histories(max_rounds=12), plan=ops, data=st.data())
 def test_rebuild_is_exact_for_any_sequence_of_changes(h, plan, data):
     with tempfile.TemporaryDirectory() as d:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from agent_core.tool_spec import TOOL_NAMES
 from agent_core.tools import CappedText, SandboxError, ToolContext, ToolRegistry, resolve_path
+from tests.hypothesis_budget import examples
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def test_paths_inside_resolve_including_inside_symlinks_and_new_files(ws):
     assert resolve_path(ws, ".") == ws
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(parts=st.lists(st.sampled_from(["..", ".", "src", "app.py", "in", "out", "new", "~"]), min_size=1,
                       max_size=6),
        absolute=st.booleans())
