@@ -9,6 +9,11 @@ it then subtracts the more specific units it has prices for (cache read, cache w
 cache write). A model whose data lacks a 1-hour write price would otherwise bill those tokens at
 the 5-minute rate, so for it the 1-hour price is derived as 2 × its input price (Anthropic's rule).
 An unknown model keeps its token counts and reports its cost as None; nothing here raises.
+
+A request is priced at the prices of its date (genai-prices' request timestamp), since a model's
+prices change: `price_period` says over which span of time one price holds. Where Anthropic's
+pricing page lists a long-context premium that genai-prices' data leaves out (Sonnet 4 above
+200K input tokens: agent_core.pricing.long_context), the premium is added as a price tier.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
+
+from agent_core.pricing.long_context import with_long_context_premium
 
 BUCKETS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 FREE_MODELS = frozenset({"<synthetic>"})  # entries the loop makes itself: no API call, no cost
@@ -152,7 +159,8 @@ def _doubled(price: Any) -> Any:
 
 
 def _model_price(model_info: Any, when: datetime):
-    """The model's prices at `when`, with a 1-hour cache-write price derived when the data has none."""
+    """The model's prices at `when`, with a 1-hour cache-write price derived when the data has none
+    and the documented long-context premium added when the data leaves it out."""
     from genai_prices.types import ModelPrice  # noqa: PLC0415  (start-up time)
 
     mp = model_info.get_prices(when)
@@ -161,7 +169,37 @@ def _model_price(model_info: Any, when: datetime):
         values = {k: v for k, v in vars(mp).items() if not k.startswith("_")}
         values["cache_write_1h_mtok"] = _doubled(mp.input_mtok)
         mp = ModelPrice(**values)
-    return mp
+    return with_long_context_premium(model_info.id, mp)
+
+
+_SLOT_S = 900     # a time-of-day price (off-peak hours) holds for one quarter hour at a time
+
+
+def price_period(model: str, when: float) -> tuple[float | None, float | None]:
+    """[start, end) in epoch seconds (None: open) of the span around `when` over which `model`'s
+    genai-prices price stays the one `_model_price` picks at `when`. Never raises."""
+    try:
+        found = lookup_model(model)
+        prices = getattr(found[1], "prices", None) if found else None
+        if not isinstance(prices, list) or len(prices) < 2:
+            return None, None
+        from genai_prices.types import StartDateConstraint  # noqa: PLC0415  (start-up time)
+
+        if any(c.constraint is not None and not isinstance(c.constraint, StartDateConstraint) for c in prices):
+            slot = math.floor(when / _SLOT_S) * _SLOT_S
+            return float(slot), float(slot + _SLOT_S)
+        at = datetime.fromtimestamp(when, tz=timezone.utc)
+
+        def start(c: Any) -> float | None:
+            d = c.constraint.start_date if c.constraint is not None else None
+            return None if d is None else datetime(d.year, d.month, d.day, tzinfo=timezone.utc).timestamp()
+
+        active = max((i for i, c in enumerate(prices) if c.constraint is None or c.constraint.active(at)),
+                     default=0)    # the last active one wins, as in genai-prices' get_prices
+        later = [t for c in prices[active + 1:] if (t := start(c)) is not None and t > when]
+        return start(prices[active]), (min(later) if later else None)
+    except Exception:
+        return None, None
 
 
 def _price_decimal(model: str, buckets: Mapping[str, int], when: datetime | None = None) -> Decimal | None:
@@ -187,10 +225,12 @@ def _price_decimal(model: str, buckets: Mapping[str, int], when: datetime | None
         return Decimal(mp.calc_price(usage)["total_price"])
 
 
-def price_buckets(model: str, buckets: dict[str, int]) -> float | None:
-    """Dollars for one request's buckets; None when the model (or its price) is unknown. Never raises."""
+def price_buckets(model: str, buckets: dict[str, int], when: float | None = None) -> float | None:
+    """Dollars for one request's buckets at its time `when` (epoch seconds; None: now); None when
+    the model (or its price) is unknown. Never raises."""
     try:
-        d = _price_decimal(model, buckets)
+        at = datetime.fromtimestamp(when, tz=timezone.utc) if when is not None else None
+        d = _price_decimal(model, buckets, at)
     except Exception:
         return None
     return None if d is None else float(d)
@@ -201,6 +241,6 @@ def price_buckets(model: str, buckets: dict[str, int]) -> float | None:
 DEMO_PRICED_AS = "claude-sonnet-4-6"
 
 
-def shown_price(model: str, buckets: dict[str, int]) -> float | None:
+def shown_price(model: str, buckets: dict[str, int], when: float | None = None) -> float | None:
     """`price_buckets` as ctxtui shows it: the demo model priced as DEMO_PRICED_AS."""
-    return price_buckets(DEMO_PRICED_AS if model == "demo" else model, buckets)
+    return price_buckets(DEMO_PRICED_AS if model == "demo" else model, buckets, when)

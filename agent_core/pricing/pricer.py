@@ -8,19 +8,28 @@ linear in each bucket until the request's total input crosses the model's first 
 limit a call is priced with the learned rates (the same number); above it, or when the rates
 cannot be learned, `price_buckets` is called directly. The learned base rates also split a call's
 dollars over its buckets, scaled so the parts always add up to the call's price.
+
+A request is priced for its date: a model's prices change over time (Opus 4.6 lost its
+long-context premium on 2026-03-13), so rates are learned per price period, the span of time one
+of genai-prices' prices for the model holds (`cost.price_period`), and a call is matched to its
+period by its timestamp (none: now).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
-from agent_core.pricing.cost import BUCKETS, shown_price
+from agent_core.pricing.cost import BUCKETS, price_period, shown_price
 
 _PROBE_MAX = 1 << 22          # ~4M tokens of input: beyond any context window
 _REL_TOL = 1e-9
 
-PriceFn = Callable[[str, dict[str, int]], "float | None"]
+PriceFn = Callable[[str, dict[str, int], "float | None"], "float | None"]    # (model, buckets, epoch s)
 Learned = tuple[float, dict[str, float], int]     # (per-request constant, rate per bucket, input limit)
+# One price period of a model: [start, end) in epoch seconds (None: open) and its learned rates
+# (None: the model has no price, or prices that are not linear even for small requests).
+Period = tuple["float | None", "float | None", "Learned | None"]
 
 
 def _close(a: float, b: float) -> bool:
@@ -40,56 +49,66 @@ class Pricer:
     `priced(model, buckets)` adds the per-bucket split and the cache savings; `rates(model)` the
     learned per-token rates."""
 
-    def __init__(self, price: PriceFn = shown_price, known: Mapping[str, Learned] | None = None) -> None:
-        """`known`: rates learned by an earlier run (`learned()`), so this one need not load the
-        price data for those models (`ctxtui usage` keeps them between runs)."""
+    def __init__(self, price: PriceFn = shown_price, known: Mapping[str, Sequence[Period]] | None = None,
+                 period: Callable[[str, float], tuple[float | None, float | None]] = price_period) -> None:
+        """`known`: periods learned by an earlier run (`learned()`), so this one need not load the
+        price data for those models and dates (`ctxtui usage` keeps them between runs). `period`:
+        the price period of (model, epoch seconds), from the same data `price` reads."""
         self._price = price
-        self._models: dict[str, Learned | None] = dict(known or {})
+        self._period = period
+        self._models: dict[str, list[Period]] = {m: list(v) for m, v in (known or {}).items()}
         self.exact_calls = 0
 
-    def learned(self) -> dict[str, Learned]:
-        """The rates learned so far, per model with linear prices (to pass as `known` later)."""
-        return {m: v for m, v in self._models.items() if v is not None}
+    def learned(self) -> dict[str, list[Period]]:
+        """Every price period learned so far, per model (to pass as `known` later)."""
+        return {m: list(v) for m, v in self._models.items() if v}
 
-    def rates(self, model: str) -> dict[str, float] | None:
-        """Dollars per token for each bucket of `model` (its base tier: what a request below the
-        first price tier pays), or None for a model without price data. The engine's cache model
-        and replay price requests with these."""
-        learned = self._learned(model)
+    def rates(self, model: str, when: float | None = None) -> dict[str, float] | None:
+        """Dollars per token for each bucket of `model` at `when` (now by default; its base tier:
+        what a request below the first price tier pays), or None for a model without price data.
+        The engine's cache model and replay price requests with these."""
+        learned = self._learned(model, time.time() if when is None else when)
         return None if learned is None else dict(learned[1])
 
-    def _learned(self, model: str) -> tuple[float, dict[str, float], int] | None:
-        try:
-            return self._models[model]
-        except KeyError:
-            learned = self._models[model] = self._learn(model)
-            return learned
+    def _learned(self, model: str, when: float) -> Learned | None:
+        periods = self._models.get(model)
+        if periods is None:
+            periods = self._models[model] = []
+        for start, end, learned in periods:
+            if (start is None or start <= when) and (end is None or when < end):
+                return learned
+        start, end = self._period(model, when)
+        learned = self._learn(model, when)
+        periods.append((start, end, learned))
+        return learned
 
-    def __call__(self, model: str, buckets: Mapping[str, int]) -> float | None:
-        learned = self._learned(model)
+    def __call__(self, model: str, buckets: Mapping[str, int], when: float | None = None) -> float | None:
+        when = time.time() if when is None else when
+        learned = self._learned(model, when)
         if learned is None:
-            return self._exact(model, buckets)
+            return self._exact(model, buckets, when)
         const, r, limit = learned
         i, w5, w1, cr = (buckets.get("input", 0), buckets.get("cache_write_5m", 0), buckets.get("cache_write_1h", 0),
                          buckets.get("cache_read", 0))
         if i + w5 + w1 + cr > limit:
-            return self._exact(model, buckets)
+            return self._exact(model, buckets, when)
         return (const + r["input"] * i + r["cache_write_5m"] * w5 + r["cache_write_1h"] * w1 + r["cache_read"] * cr
                 + r["output"] * buckets.get("output", 0))
 
-    def priced(self, model: str, buckets: Mapping[str, int]) -> Priced:
-        total = self(model, buckets)
+    def priced(self, model: str, buckets: Mapping[str, int], when: float | None = None) -> Priced:
+        when = time.time() if when is None else when
+        total = self(model, buckets, when)
         reads = buckets.get("cache_read", 0)
         if total is None:
             return Priced(None, None, None if reads else 0.0)
         saved = 0.0
         if reads:
-            uncached = self(model, {**buckets, "cache_read": 0, "input": buckets.get("input", 0) + reads})
+            uncached = self(model, {**buckets, "cache_read": 0, "input": buckets.get("input", 0) + reads}, when)
             saved = None if uncached is None else uncached - total
-        return Priced(total, self._split(model, buckets, total), saved)
+        return Priced(total, self._split(model, buckets, total, when), saved)
 
-    def _split(self, model: str, buckets: Mapping[str, int], total: float) -> dict[str, float] | None:
-        learned = self._learned(model)
+    def _split(self, model: str, buckets: Mapping[str, int], total: float, when: float) -> dict[str, float] | None:
+        learned = self._learned(model, when)
         if learned is None:
             return None
         const, rates, _ = learned
@@ -98,26 +117,27 @@ class Pricer:
         scale = (total - const) / s if s > 0 else 0.0
         return {k: v * scale for k, v in base.items()}
 
-    def _exact(self, model: str, buckets: Mapping[str, int]) -> float | None:
+    def _exact(self, model: str, buckets: Mapping[str, int], when: float) -> float | None:
         self.exact_calls += 1
-        return self._price(model, dict(buckets))
+        return self._price(model, dict(buckets), when)
 
-    def _learn(self, model: str) -> tuple[float, dict[str, float], int] | None:
-        """(per-request constant, per-token rate per bucket, largest total input where they hold),
-        or None when the model is unknown or its prices are not linear even for small requests."""
-        const = self._price(model, dict.fromkeys(BUCKETS, 0))
+    def _learn(self, model: str, when: float) -> Learned | None:
+        """(per-request constant, per-token rate per bucket, largest total input where they hold)
+        at `when`, or None when the model is unknown or its prices are not linear even for small
+        requests."""
+        const = self._price(model, dict.fromkeys(BUCKETS, 0), when)
         if const is None:
             return None
         rates: dict[str, float] = {}
         for k in BUCKETS:
-            p = self._price(model, {**dict.fromkeys(BUCKETS, 0), k: 1000})
+            p = self._price(model, {**dict.fromkeys(BUCKETS, 0), k: 1000}, when)
             if p is None:
                 return None
             rates[k] = (p - const) / 1000
 
         def linear(total_input: int) -> bool:
             b = _probe(total_input)
-            p = self._price(model, b)
+            p = self._price(model, b, when)
             return p is not None and _close(p, const + sum(rates[k] * b[k] for k in BUCKETS))
 
         lo = 1000

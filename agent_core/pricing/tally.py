@@ -203,7 +203,7 @@ def burn_rate(total_usd: float | None, start: float | None, end: float | None) -
 def loop_pricer(price_as: Mapping[str, str] | None = None) -> Pricer:
     """The loop's prices: genai-prices', with `price_as` borrowing another model's (the demo)."""
     borrow = dict(price_as or {})
-    return Pricer(lambda model, buckets: price_buckets(borrow.get(model, model), buckets))
+    return Pricer(lambda model, buckets, when: price_buckets(borrow.get(model, model), buckets, when))
 
 
 class CostTally:
@@ -216,15 +216,17 @@ class CostTally:
         self.models: dict[str, Tally] = {}
         self.purposes: dict[str, Tally] = {}
 
-    def add(self, model: str, usage: Any, purpose: str = "main") -> None:
-        """Book one model call from its API usage (a dict or an SDK object). Never raises."""
+    def add(self, model: str, usage: Any, purpose: str = "main", when: float | None = None) -> None:
+        """Book one model call from its API usage (a dict or an SDK object), priced at its time
+        `when` (epoch seconds; None: now). Never raises."""
         try:
-            self.add_buckets(str(model or "unknown"), usage_buckets(usage), str(purpose or "main"))
+            self.add_buckets(str(model or "unknown"), usage_buckets(usage), str(purpose or "main"), when=when)
         except Exception:  # pragma: no cover - bookkeeping must never break a turn
             pass
 
-    def add_buckets(self, model: str, buckets: Mapping[str, int], purpose: str = "main", sign: int = 1) -> None:
-        priced = self.price.priced(model, buckets)
+    def add_buckets(self, model: str, buckets: Mapping[str, int], purpose: str = "main", sign: int = 1,
+                    when: float | None = None) -> None:
+        priced = self.price.priced(model, buckets, when)
         for table, key in ((self.models, model), (self.purposes, purpose)):
             row = table.get(key)
             if row is None:

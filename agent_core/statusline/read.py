@@ -72,7 +72,7 @@ def _book(state: StatusState, rec: UsageRecord, prices: Prices, sign: int) -> No
     log = state.logs.get(rec.path)
     if log is None:
         return
-    usd = prices(rec.model, rec.buckets)
+    usd = prices(rec.model, rec.buckets, rec.timestamp)
     if usd is None:
         log.unpriced += sign
         return

@@ -27,7 +27,7 @@ from typing import Any
 
 from agent_core.pricing.pricer import Pricer
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 RECENT_KEYS = 128          # responses remembered for the final-copy rule across calls (copies come close)
 ACTIVITY_S = 24 * 3600     # activity kept (and logs looked at) for today's dollars and the block
 MARK_BYTES = 64            # bytes before the offset kept to notice a log rewritten in place
@@ -52,7 +52,7 @@ class LogState:
 class StatusState:
     logs: dict[str, LogState] = field(default_factory=dict)
     recent: dict[str, list] = field(default_factory=dict)     # key -> [path, model, [BUCKETS], sidechain, ts]
-    rates: dict[str, list | None] = field(default_factory=dict)   # model -> Pricer.learned()'s [const, rates, limit]
+    rates: dict[str, list | None] = field(default_factory=dict)   # model -> Pricer.learned()'s periods, None: no price
     budgets: dict[str, list] = field(default_factory=dict)    # "model|window" -> [window, threshold]
     reads: int = 0                                            # bytes read by the last refresh (tests, bench)
 
@@ -119,17 +119,19 @@ class Prices:
 
     def __init__(self, state: StatusState) -> None:
         self.state = state
-        self.pricer = Pricer(known={m: tuple(v) for m, v in state.rates.items() if v is not None})
+        self.pricer = Pricer(known={m: [(s, e, tuple(r) if r else None) for s, e, r in v]
+                                    for m, v in state.rates.items() if v is not None})
 
-    def __call__(self, model: str, buckets: dict[str, int]) -> float | None:
+    def __call__(self, model: str, buckets: dict[str, int], when: float | None = None) -> float | None:
+        """Dollars of one response at its time `when` (a price period not seen yet loads the data)."""
         rates = self.state.rates
         if model in rates and rates[model] is None:
             return None
-        price = self.pricer(model, buckets)
-        if model not in rates:
-            learned = self.pricer.learned().get(model)
-            if learned is not None:
-                rates[model] = list(learned)
-            elif price is None:
-                rates[model] = None
+        price = self.pricer(model, buckets, when)
+        periods = self.pricer.learned().get(model) or []
+        if any(r is not None for _, _, r in periods):
+            if len(periods) != len(rates.get(model) or ()):
+                rates[model] = [[s, e, list(r) if r else None] for s, e, r in periods]
+        elif price is None:
+            rates[model] = None
         return price

@@ -1,4 +1,4 @@
-"""Each model's learned per-token rates, kept between `ctxtui usage` runs.
+"""Each model's learned per-token rates, per price period, kept between `ctxtui usage` runs.
 
 Loading genai-prices' data takes longer than reading a 50 MB log (its import builds every price
 model). With the rates a `Pricer` learned last time, a report loads it only for a model not seen
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from agent_core.pricing.cost import BUCKETS
-from agent_core.pricing.pricer import Learned
+from agent_core.pricing.pricer import Learned, Period
 
 FILE_NAME = "usage-rates.json"
 _PRICING = Path(__file__).resolve().parent.parent / "pricing"
@@ -51,7 +51,8 @@ def prices_stamp() -> str | None:
         return None
     data = Path(list(spec.submodule_search_locations)[0])
     parts = [_stat(data / "data.py"), _stat(data / "data_snapshot.py"), _stat(_PRICING / "cost.py"),
-             _stat(_PRICING / "pricer.py")]
+             _stat(_PRICING / "pricer.py"),
+             _stat(_PRICING / "long_context.py")]
     return "|".join(parts)
 
 
@@ -67,7 +68,26 @@ def _valid(v: Any) -> Learned | None:
     return float(const), {k: float(rates[k]) for k in BUCKETS}, limit
 
 
-def load(path: Path, stamp: str | None) -> dict[str, Learned]:
+def _bound(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+
+
+def _periods(v: Any) -> list[Period] | None:
+    """A model's price periods as `Pricer.learned()` gives them, or None when any is malformed."""
+    if not isinstance(v, list) or not v:
+        return None
+    out: list[Period] = []
+    for p in v:
+        if not (isinstance(p, list) and len(p) == 3 and _bound(p[0]) and _bound(p[1])):
+            return None
+        learned = None if p[2] is None else _valid(p[2])
+        if p[2] is not None and learned is None:
+            return None
+        out.append((p[0], p[1], learned))
+    return out
+
+
+def load(path: Path, stamp: str | None) -> dict[str, list[Period]]:
     """The cached rates when the file's stamp is `stamp`; {} otherwise (or on any error)."""
     if stamp is None:
         return {}
@@ -80,17 +100,18 @@ def load(path: Path, stamp: str | None) -> dict[str, Learned]:
         return {}
     out = {}
     for model, v in data["models"].items():
-        learned = _valid(v)
-        if isinstance(model, str) and learned is not None:
-            out[model] = learned
+        periods = _periods(v)
+        if isinstance(model, str) and periods is not None:
+            out[model] = periods
     return out
 
 
-def save(path: Path, stamp: str | None, learned: Mapping[str, Learned]) -> None:
+def save(path: Path, stamp: str | None, learned: Mapping[str, list[Period]]) -> None:
     """Write the rates (atomically, 0600); a failure is silent: the cache only saves time."""
     if stamp is None:
         return
-    data = {"stamp": stamp, "models": {m: [c, r, lim] for m, (c, r, lim) in sorted(learned.items())}}
+    data = {"stamp": stamp, "models": {m: [[s, e, list(r) if r else None] for s, e, r in periods]
+                                       for m, periods in sorted(learned.items())}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".rates-", dir=path.parent)

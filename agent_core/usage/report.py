@@ -166,7 +166,7 @@ class UsageReport:
             t = s.cells[cell] = Tally()
         # Only the dollars: the report never shows their split by bucket or the cache savings, and
         # pricing those too would triple the pricing work of a big log.
-        priced = Priced(self.price(rec.model, rec.buckets), None, None)
+        priced = Priced(self.price(rec.model, rec.buckets, rec.timestamp), None, None)
         t.add(rec.buckets, priced, sign)
         if self.responses is not None:
             if sign < 0:

@@ -236,8 +236,8 @@ class WatchState:
     def _usage(self, rec: UsageRecord) -> bool:
         if rec.replaces is not None:      # a sub-agent copy counted earlier: this main copy replaces it
             old = rec.replaces
-            self.cost.add_buckets(old.model, old.buckets, old.purpose, sign=-1)
-        self.cost.add_buckets(rec.model, rec.buckets, rec.purpose)
+            self.cost.add_buckets(old.model, old.buckets, old.purpose, sign=-1, when=old.timestamp)
+        self.cost.add_buckets(rec.model, rec.buckets, rec.purpose, when=rec.timestamp)
         self._seen(rec.timestamp)
         self.responses += 1 if rec.replaces is None else 0
         if rec.purpose != "main" or rec.is_sidechain:

@@ -241,3 +241,19 @@ def test_start_up_loads_only_what_the_report_uses(tmp_path):
     # pricing may load genai-prices (not when its rates are cached: test_rates_cache.py), which
     # brings its HTTP client and so asyncio; nothing else heavy comes with a report
     assert loaded("usage", "daily", str(tmp_path / "projects"), "--json", "--utc") <= {"genai_prices", "asyncio"}
+
+
+# ---- prices by date -------------------------------------------------------------------------------
+
+def test_each_day_is_priced_at_its_own_prices(tmp_path):
+    """The same 302K-token Opus 4.6 request on 2026-03-01 (long-context premium) and 2026-06-01."""
+    u = usage(inp=2_000, out=1_000, read=300_000)
+    recs = [assistant("m1", "r1", ts="2026-03-01T12:00:00Z", model="claude-opus-4-6", u=u),
+            assistant("m2", "r2", ts="2026-06-01T12:00:00Z", model="claude-opus-4-6", u=u)]
+    write_log(tmp_path / "projects" / "p" / "s.jsonl", recs)
+    rows = run_json("daily", str(tmp_path / "projects"), "--timezone", "UTC")["rows"]
+    days = {r["period"]: r["cost_usd"] for r in rows}
+    b = usage_buckets(u)
+    assert days["2026-03-01"] == pytest.approx(price_buckets("claude-opus-4-6", b, 1772366400.0), abs=1e-4)
+    assert days["2026-06-01"] == pytest.approx(price_buckets("claude-opus-4-6", b, 1780315200.0), abs=1e-4)
+    assert days["2026-03-01"] > 1.9 * days["2026-06-01"]
