@@ -14,7 +14,8 @@ from typing import Any
 
 # `discover` is both a submodule and a function: bound eagerly, or importing the submodule anywhere
 # would leave the package attribute pointing at the module.
-from agent_core.logs.discover import claude_projects_dir, discover, expand, newest_log
+from agent_core.logs.discover import (claude_config_dirs, claude_projects_dir, claude_projects_dirs, discover, expand,
+                                      newest_log)
 
 _WHERE = {
     "MAX_LINE_BYTES": "files", "NotRegularFile": "files", "is_regular": "files", "open_regular": "files",
@@ -23,7 +24,8 @@ _WHERE = {
     "Record": "records", "UsageRecord": "records", "context_tokens": "records",
 }
 
-__all__ = [*sorted(_WHERE), "claude_projects_dir", "discover", "expand", "newest_log"]
+__all__ = [*sorted(_WHERE), "claude_config_dirs", "claude_projects_dir", "claude_projects_dirs", "discover", "expand",
+           "newest_log"]
 
 
 def __getattr__(name: str) -> Any:

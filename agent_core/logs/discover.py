@@ -1,7 +1,9 @@
 """Where session logs are: every root, and the folders searched, in one place.
 
-- Claude Code's projects folder: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`
-  (`claude_projects_dir`), holding `<project>/<session>.jsonl` and `<session>/subagents/*.jsonl`
+- Claude Code's projects folders: `projects` in each folder of `$CLAUDE_CONFIG_DIR` (a comma-separated
+  list, as Claude Code and ccusage read it), else in `$XDG_CONFIG_HOME/claude` (`~/.config/claude`,
+  where newer Claude Code versions write) and `~/.claude` (`claude_projects_dirs`), holding
+  `<project>/<session>.jsonl` and `<session>/subagents/*.jsonl`
   (the sub-agent rule: layout.py);
 - ctxtui's sessions of a workspace, in its state folder (`workspace_sessions`; the layout itself is
   agent_core/sessions/paths.py, the transcripts rule layout.py): `<id>.jsonl` and `<id>/transcripts/*.jsonl`.
@@ -28,12 +30,36 @@ if TYPE_CHECKING:
 HEAD_BYTES = 65_536       # enough for the meta line and the first prompt of a session
 
 
-def claude_projects_dir(env: Mapping[str, str] | None = None) -> Path:
-    """`$CLAUDE_CONFIG_DIR/projects` when set, else `~/.claude/projects` (Claude Code's own rule)."""
+def claude_config_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Claude Code's config folders: each entry of `$CLAUDE_CONFIG_DIR` (comma-separated) when set,
+    else `$XDG_CONFIG_HOME/claude` (default `~/.config/claude`) and `~/.claude`."""
     env = os.environ if env is None else env
-    configured = (env.get("CLAUDE_CONFIG_DIR") or "").strip()
-    base = Path(configured).expanduser() if configured else Path.home() / ".claude"
-    return base / "projects"
+    configured = [p.strip() for p in (env.get("CLAUDE_CONFIG_DIR") or "").split(",") if p.strip()]
+    if configured:
+        return [Path(p).expanduser() for p in configured]
+    home = Path((env.get("HOME") or "").strip() or Path.home())
+    xdg = (env.get("XDG_CONFIG_HOME") or "").strip()
+    return [(Path(xdg).expanduser() if xdg else home / ".config") / "claude", home / ".claude"]
+
+
+def claude_projects_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Every Claude Code projects folder that exists, in `claude_config_dirs` order (read only)."""
+    return [d / "projects" for d in claude_config_dirs(env) if (d / "projects").is_dir()]
+
+
+def claude_projects_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The one projects folder a single view follows: of those that exist, the one written last;
+    when none does, the last candidate (`~/.claude/projects` by default), for messages."""
+    found = claude_projects_dirs(env)
+    if not found:
+        return claude_config_dirs(env)[-1] / "projects"
+
+    def written(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+    return max(found, key=written) if len(found) > 1 else found[0]
 
 
 def claude_projects_root(env: Mapping[str, str] | None = None) -> Path | None:

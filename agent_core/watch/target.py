@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from agent_core.logs.discover import (claude_projects_dir, is_main_log, newest, newest_log, watch_default_folder,
-                                      workspace_sessions)
+from agent_core.logs.discover import (claude_projects_dir, claude_projects_dirs, is_main_log, newest, newest_log,
+                                      watch_default_folder, workspace_sessions)
 from agent_core.logs.files import describe
 from agent_core.security.visible_text import one_line
 
@@ -83,8 +83,9 @@ def first_log(target: WatchTarget, *, deep: bool = True) -> WatchTarget | None:
 
 def claude_project_folder(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
     """Claude Code's folder for a workspace: its path with every character but letters and digits
-    turned into `-`, under Claude Code's projects folder."""
-    return claude_projects_dir(env) / re.sub(r"[^A-Za-z0-9]", "-", str(workspace))
+    turned into `-`, under the first of Claude Code's projects folders that has it."""
+    name = re.sub(r"[^A-Za-z0-9]", "-", str(workspace))
+    return next((d / name for d in claude_projects_dirs(env) if (d / name).is_dir()), claude_projects_dir(env) / name)
 
 
 def workspace_logs(folder: Path, env: Mapping[str, str] | None = None) -> Path | None:

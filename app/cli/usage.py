@@ -12,7 +12,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
-from agent_core.logs import Deduper, LogReader, claude_projects_dir, discover
+from agent_core.logs import Deduper, LogReader, claude_config_dirs, claude_projects_dirs, discover
 from agent_core.pricing.pricer import Pricer
 from agent_core.usage import rates_cache
 from agent_core.usage.blocks import token_limit
@@ -46,7 +46,8 @@ reports (ctxtui usage REPORT [PATH ...] [options]):
 
 paths:
   a .jsonl log file (its <session>/ folder of sub-agent logs is read too), or a folder searched for
-  *.jsonl; default $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects
+  *.jsonl; default: projects/ in each folder of $CLAUDE_CONFIG_DIR (separated by commas), else
+  both ~/.config/claude/projects and ~/.claude/projects (those that exist)
 
 prices: genai-prices' data, whose loading takes longer than reading a big log; each model's learned
   per-token rates are kept in $XDG_CACHE_HOME/ctxtui/usage-rates.json (~/.cache/ctxtui, or
@@ -284,7 +285,12 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     except BadTimezone as e:
         print(f"ctxtui usage: error: {one_line(str(e))}", file=err)
         return 2
-    paths = args.paths or [claude_projects_dir()]
+    paths = args.paths or claude_projects_dirs()
+    if not paths:
+        looked = ", ".join(one_line(str(d / "projects")) for d in claude_config_dirs())
+        print(f"ctxtui usage: no Claude Code projects folder (looked in {looked}); "
+              "set CLAUDE_CONFIG_DIR (folders separated by commas) or pass a PATH", file=err)
+        return 2
     try:
         report = build_report(paths, since=args.since, until=args.until, tz=tz, project=args.project, warn=err,
                               keep_responses=name == "blocks")

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.logs.discover import (claude_projects_dir, claude_projects_root, latest_session, list_logs,
-                                      list_sessions, watch_default_folder, workspace_sessions)
+from agent_core.logs.discover import (claude_config_dirs, claude_projects_dir, claude_projects_dirs,
+                                      claude_projects_root, latest_session, list_logs, list_sessions,
+                                      watch_default_folder, workspace_sessions)
 from app.cli.usage import main as usage_main
 from agent_core.watch.target import resolve_target
 from agent_core.sessions.paths import project_state_dir, sessions_dir, state_root
@@ -36,9 +37,28 @@ def claude_log(tmp_path: Path, monkeypatch) -> Path:
 
 
 def test_claude_config_dir_rule(tmp_path):
+    (tmp_path / "projects").mkdir()
     assert claude_projects_dir({"CLAUDE_CONFIG_DIR": str(tmp_path)}) == tmp_path / "projects"
-    assert claude_projects_dir({"CLAUDE_CONFIG_DIR": " ", "HOME": "x"}) == Path.home() / ".claude" / "projects"
+    assert claude_projects_dir({"CLAUDE_CONFIG_DIR": " ", "HOME": "x"}) == Path("x") / ".claude" / "projects"
     assert claude_projects_root({"CLAUDE_CONFIG_DIR": str(tmp_path / "none")}) is None
+
+
+def test_claude_config_dir_is_a_comma_list_and_both_defaults_are_read(tmp_path):
+    """As Claude Code and ccusage read it: `a,b` names two folders; unset, both ~/.config/claude
+    and ~/.claude are searched (newer Claude Code versions write to the first)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    (a / "projects").mkdir(parents=True)
+    (b / "projects").mkdir(parents=True)
+    assert claude_config_dirs({"CLAUDE_CONFIG_DIR": f"{a}, {b},"}) == [a, b]
+    assert claude_projects_dirs({"CLAUDE_CONFIG_DIR": f"{a},{tmp_path / 'gone'},{b}"}) == [a / "projects",
+                                                                                          b / "projects"]
+    home = tmp_path / "home"
+    (home / ".config" / "claude" / "projects").mkdir(parents=True)
+    (home / ".claude" / "projects").mkdir(parents=True)
+    assert claude_projects_dirs({"HOME": str(home)}) == [home / ".config" / "claude" / "projects",
+                                                         home / ".claude" / "projects"]
+    xdg = tmp_path / "xdg"
+    assert claude_config_dirs({"HOME": str(home), "XDG_CONFIG_HOME": str(xdg)})[0] == xdg / "claude"
 
 
 def test_transcript_browser_honours_claude_config_dir(claude_log, workspace):

@@ -247,3 +247,37 @@ async def test_a_summary_call_is_logged_as_its_own_record_and_priced_from_it(tmp
     assert data["by_model"][SESSION_MODEL]["requests"] == 3
     # the session's own cost book agrees with the report
     assert agent.cost.by_purpose()["compaction"]["cost_usd"] == pytest.approx(comp["cost_usd"], abs=1e-6)
+
+
+# ---- where Claude Code's logs are -----------------------------------------------------------------
+
+def _one_log(projects, name, out):
+    write_log(projects / "-p" / f"{name}.jsonl", [assistant(f"m-{name}", f"r-{name}", session=name,
+                                                            u=usage(inp=100, out=out))])
+
+
+def test_both_default_folders_are_read(monkeypatch, tmp_path):
+    """Newer Claude Code writes to ~/.config/claude (XDG_CONFIG_HOME/claude), older to ~/.claude."""
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    _one_log(tmp_path / "config" / "claude" / "projects", "new", 7)
+    _one_log(tmp_path / "home" / ".claude" / "projects", "old", 5)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    data, _ = run_json("session")
+    assert sorted(s["output_tokens"] for s in data["sessions"]) == [5, 7]
+
+
+def test_claude_config_dir_takes_a_comma_list(monkeypatch, tmp_path):
+    _one_log(tmp_path / "a" / "projects", "a", 3)
+    _one_log(tmp_path / "b" / "projects", "b", 4)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", f"{tmp_path / 'a'},{tmp_path / 'b'}")
+    data, _ = run_json("session")
+    assert sorted(s["output_tokens"] for s in data["sessions"]) == [3, 4]
+
+
+def test_no_projects_folder_says_where_it_looked(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", f"{tmp_path / 'x'},{tmp_path / 'y'}")
+    code, out, err = run("session")
+    assert code == 2 and out == ""
+    assert str(tmp_path / "x" / "projects") in err and str(tmp_path / "y" / "projects") in err
+    assert "CLAUDE_CONFIG_DIR" in err
