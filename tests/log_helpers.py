@@ -31,6 +31,14 @@ def assistant(mid, rid="req", *, u=None, model=MODEL, session="sess-1", ts="2025
     return rec
 
 
+def progress(inner: dict, *, agent="a1", session="sess-1", ts="2025-06-14T10:00:01Z", uuid="p1"):
+    """A running sub-agent's response as Claude Code also writes it into the main log."""
+    return {"type": "progress", "isSidechain": False, "sessionId": session, "uuid": uuid, "timestamp": ts,
+            "data": {"type": "agent_progress", "agentId": agent, "prompt": "look around",
+                     "message": {k: v for k, v in inner.items() if k not in ("isSidechain", "sessionId")}},
+            "toolUseID": f"agent_{inner['message']['id']}", "parentToolUseID": "toolu_parent"}
+
+
 def user(text="hi", *, session="sess-1", ts="2025-06-14T10:00:00Z", uuid="u", **extra):
     rec = {"type": "user", "isSidechain": False, "sessionId": session, "uuid": uuid, "timestamp": ts,
            "message": {"role": "user", "content": text}}

@@ -6,6 +6,10 @@ Read, never written. What matters in them:
   with the last copy's usage (`final_usage`, `Deduper`);
 - sub-agent calls are `isSidechain: true` records, in the session file (older versions) or in
   `<session>/subagents/*.jsonl`; a sidechain replay of a main-chain response counts once;
+- a running sub-agent's responses are also written into the main log as `progress` records
+  (`data.type: "agent_progress"`, the response in `data.message`): read as that sub-agent's
+  sidechain responses, so a sub-agent whose own log is missing is still counted, and once when it
+  is not (the same `message.id` + `requestId`);
 - `<synthetic>` responses are made by Claude Code itself: no API call, no cost;
 - a compaction is `{"type":"system","subtype":"compact_boundary","compactMetadata":{...}}` then a
   user record with `isCompactSummary: true`; the tokens after it are the next response's context.
@@ -83,6 +87,20 @@ def is_compact_summary(obj: dict) -> bool:
     return bool(obj.get("isCompactSummary"))
 
 
+def agent_progress_response(obj: dict) -> dict | None:
+    """The sub-agent response a `progress` record carries, as a sidechain assistant record of the
+    session (its own timestamp, else the record's), or None when it carries none."""
+    data = obj.get("data")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress":
+        return None
+    inner = data.get("message")
+    if not isinstance(inner, dict) or inner.get("type") != "assistant" or not isinstance(inner.get("message"), dict):
+        return None
+    agent = data.get("agentId") if isinstance(data.get("agentId"), str) else inner.get("agentId")
+    return {**inner, "isSidechain": True, "sessionId": obj.get("sessionId", inner.get("sessionId")),
+            "agentId": agent, "timestamp": inner.get("timestamp") or obj.get("timestamp")}
+
+
 class ClaudeCodeParser:
     """Stateful: keeps the compaction waiting for its tokens-after, per session."""
 
@@ -101,6 +119,9 @@ class ClaudeCodeParser:
         kind = obj.get("type")
         if kind == "assistant":
             return self._assistant(obj)
+        if kind == "progress":
+            inner = agent_progress_response(obj)
+            return self._assistant(inner) if inner is not None else []
         if is_compact_boundary(obj):
             return self._boundary(obj)
         if kind == "user" and is_compact_summary(obj):

@@ -15,7 +15,7 @@ from agent_core.logs import CompactionRecord, LogFollower, LogReader, discover, 
 from agent_core.logs.records import MARK_BYTES, MAX_TOKENS, CorruptRecord
 from agent_core.pricing.pricer import Pricer
 from agent_core.usage.report import UsageReport
-from tests.log_helpers import MODEL, assistant, boundary, read_all, usage, usages, user, write_log
+from tests.log_helpers import MODEL, assistant, boundary, progress, read_all, usage, usages, user, write_log
 from tests.hypothesis_budget import examples
 
 
@@ -373,3 +373,30 @@ def test_fast_bucket_split_equals_cost_usage_buckets(u, split):
             buckets_of(u)
     else:
         assert buckets_of(u) == expected
+
+
+# ---- sub-agent responses in progress records ------------------------------------------------------
+
+def test_a_subagent_seen_only_in_progress_records_is_counted(tmp_path):
+    sub = assistant("sub-1", "req-sub-1", model="claude-haiku-4-5-20251001", u=usage(inp=3, out=40, read=15_000))
+    log = write_log(tmp_path / "p" / "s.jsonl", [user(), progress(sub), assistant("main-1", "req-main-1")])
+    recs = usages(read_all(log))
+    assert [(r.model, r.is_sidechain, r.purpose) for r in recs] == [
+        ("claude-haiku-4-5-20251001", True, "subagent"), (MODEL, False, "main")]
+    assert recs[0].buckets["cache_read"] == 15_000 and recs[0].agent_id == "a1"
+    assert recs[0].timestamp is not None
+
+
+def test_a_subagent_in_progress_records_and_its_own_log_counts_once(tmp_path):
+    sub = assistant("sub-1", "req-sub-1", u=usage(inp=3, out=40), sidechain=True, agentId="a1")
+    log = write_log(tmp_path / "p" / "s.jsonl", [user(), progress(sub), assistant("main-1", "req-main-1")])
+    write_log(tmp_path / "p" / "s" / "subagents" / "agent-a1.jsonl", [sub])
+    recs = usages(read_all(log, tmp_path / "p" / "s" / "subagents" / "agent-a1.jsonl"))
+    assert sorted(r.request_key for r in recs) == ["main-1:req-main-1", "sub-1:req-sub-1"]
+
+
+def test_a_progress_record_without_a_response_is_ignored(tmp_path):
+    odd = {"type": "progress", "sessionId": "sess-1", "data": {"type": "bash_progress", "usage": {"input_tokens": 9}}}
+    bad = {"type": "progress", "sessionId": "sess-1", "data": {"type": "agent_progress", "message": "usage"}}
+    log = write_log(tmp_path / "p" / "s.jsonl", [odd, bad, assistant("main-1", "req-main-1")])
+    assert [r.request_key for r in usages(read_all(log))] == ["main-1:req-main-1"]
