@@ -117,8 +117,9 @@ def test_deduper_drops_identical_repeats():
 
 
 def _independent_output_per_model(files: list[Path]) -> dict[str, int]:
-    """Written apart from the product: parse every line, keep the last copy per message.id +
-    requestId, skip Claude Code's own <synthetic> responses, sum output_tokens per model."""
+    """Written apart from the product: parse every line (a progress record's nested sub-agent
+    response too), keep the last copy per message.id + requestId, skip Claude Code's own
+    <synthetic> responses, sum output_tokens per model."""
     last: dict[tuple, tuple[str, int]] = {}
     for f in files:
         for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -126,6 +127,9 @@ def _independent_output_per_model(files: list[Path]) -> dict[str, int]:
                 obj = json.loads(line)
             except ValueError:
                 continue
+            if isinstance(obj, dict) and obj.get("type") == "progress":   # a sub-agent's response, nested
+                data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+                obj = data.get("message") if data.get("type") == "agent_progress" else None
             if not isinstance(obj, dict) or obj.get("type") != "assistant":
                 continue
             msg = obj.get("message") or {}
