@@ -24,6 +24,7 @@ class StatusFigures:
     session_unpriced: bool = False        # some responses are of a model without prices
     today_usd: float | None = None
     block_left_s: float | None = None     # None: no active 5-hour block
+    note: str | None = None               # why a figure is missing ("no transcript yet")
 
 
 def tokens(n: int) -> str:
@@ -65,4 +66,6 @@ def format_line(f: StatusFigures) -> str:
         parts.append(f"today {dollars(f.today_usd)}")
     if f.block_left_s is not None:
         parts.append(f"block {duration(f.block_left_s)} left")
+    if f.note:
+        parts.append(f.note)
     return one_line(SEP.join(parts)) if parts else "ctxtui"

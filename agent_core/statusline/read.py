@@ -15,6 +15,7 @@ from typing import Iterable
 
 from agent_core.logs import Deduper, LogReader, UsageRecord
 from agent_core.pricing.cost import BUCKETS
+from agent_core.usage.block_rule import Block, fold
 from agent_core.logs.discover import expand, subagent_logs
 from agent_core.statusline.state import (ACTIVITY_S, MARK_BYTES, RECENT_KEYS, LogState, Prices,
                                                  StatusState, day_of)
@@ -134,7 +135,15 @@ def refresh(state: StatusState, paths: Iterable[Path], prices: Prices, now: floa
 
 
 def _trim(state: StatusState, now: float) -> None:
+    """Forget activity older than a day; its newest 5-hour block is kept (`state.block`), so a
+    block chain longer than a day keeps its start."""
     oldest = int((now - ACTIVITY_S) // 60)
+    forgotten = sorted(m for log in state.logs.values() for m in log.minutes if m < oldest)
+    block = Block(*state.block) if state.block else None
+    for m in forgotten:
+        block = fold(block, m * 60.0)
+    if block is not None:
+        state.block = [block.start, block.end, block.last_activity]
     for log in state.logs.values():
         if log.minutes and log.minutes[0] < oldest:
             log.minutes = [m for m in log.minutes if m >= oldest]

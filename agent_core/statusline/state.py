@@ -54,6 +54,7 @@ class StatusState:
     recent: dict[str, list] = field(default_factory=dict)     # key -> [path, model, [BUCKETS], sidechain, ts]
     rates: dict[str, list | None] = field(default_factory=dict)   # model -> Pricer.learned()'s periods, None: no price
     budgets: dict[str, list] = field(default_factory=dict)    # "model|window" -> [window, threshold]
+    block: list | None = None     # [start, end, last] of the newest 5-hour block of forgotten minutes
     reads: int = 0                                            # bytes read by the last refresh (tests, bench)
 
     # ------------------------------------------------------------------ the file
@@ -68,14 +69,14 @@ class StatusState:
             if raw.get("version") != STATE_VERSION:
                 return cls()
             return cls(logs={k: LogState(**v) for k, v in raw["logs"].items()}, recent=raw["recent"],
-                       rates=raw["rates"], budgets=raw["budgets"])
+                       rates=raw["rates"], budgets=raw["budgets"], block=_block(raw.get("block")))
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return cls()
 
     def save(self, path: Path) -> None:
         """Atomically, 0600 (mkstemp's mode), into a folder the caller made private."""
         data = {"version": STATE_VERSION, "logs": {k: asdict(v) for k, v in self.logs.items()},
-                "recent": self.recent, "rates": self.rates, "budgets": self.budgets}
+                "recent": self.recent, "rates": self.rates, "budgets": self.budgets, "block": self.block}
         text = json.dumps(data, separators=(",", ":"))     # dumps, not dump: the C encoder
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".statusline-", suffix=".tmp")
         try:
@@ -110,6 +111,13 @@ def budget_figures(model: str, window: int | None) -> list:
 
     b = budget_for(model, BudgetSettings(context_window=window)).budget
     return [b.context_window, b.autocompact_threshold]
+
+
+def _block(v: object) -> list | None:
+    """A saved block as [start, end, last] epoch seconds, or None when absent or malformed."""
+    ok = (isinstance(v, list) and len(v) == 3
+          and all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e11 for x in v))
+    return [float(x) for x in v] if ok else None
 
 
 class Prices:

@@ -40,25 +40,41 @@ class Block:
         return max(0.0, self.end - now)
 
 
-def blocks(times: Iterable[float]) -> list[Block]:
-    """Every block the activity times fall in, oldest first."""
+def fold(block: Block | None, t: float) -> Block | None:
+    """`block` (the newest so far) after activity at `t`, taken in time order: the next block when
+    `t` opens one; `block` with `t` as its last activity when inside it; unchanged when older."""
+    if block is None or opens_block(t, block.end):
+        return Block(block_start(t), block_start(t) + BLOCK_S, t)
+    if t >= block.start and t > block.last_activity:
+        return Block(block.start, block.end, t)
+    return block
+
+
+def blocks(times: Iterable[float], seed: Block | None = None) -> list[Block]:
+    """Every block the activity times fall in, oldest first. `seed`: the newest block of activity
+    no longer listed (the status line keeps one day of minutes): times inside or before it extend
+    it or are already in it, so a chain of blocks keeps its start over any length of activity."""
     out: list[Block] = []
     start = end = last = None
+    if seed is not None:
+        start, end, last = seed.start, seed.end, seed.last_activity
     for t in sorted(times):
+        if seed is not None and t < seed.start:
+            continue
         if opens_block(t, end):
             if start is not None:
                 out.append(Block(start, end, last))
             start = block_start(t)
             end = start + BLOCK_S
-        last = t
+        last = t if last is None else max(last, t)
     if start is not None:
         out.append(Block(start, end, last))
     return out
 
 
-def active_block(times: Iterable[float], now: float) -> Block | None:
+def active_block(times: Iterable[float], now: float, seed: Block | None = None) -> Block | None:
     """The block running at `now`, or None when the last one has ended."""
-    found = blocks(times)
+    found = blocks(times, seed)
     if not found:
         return None
     b = found[-1]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from agent_core.logs.layout import is_subagent_of
-from agent_core.usage.block_rule import active_block
+from agent_core.usage.block_rule import Block, active_block
 from agent_core.statusline.format import StatusFigures, format_line
 from agent_core.statusline.read import logs_to_read, refresh
 from agent_core.statusline.state import Prices, StatusState, budget_figures, day_of, state_path
@@ -113,14 +113,17 @@ def compute(data: Mapping[str, Any], env: Mapping[str, str], now: float) -> Stat
             state.budgets[key] = budget_figures(model_id, _window(data))
         window, threshold = state.budgets[key]
     today = day_of(now)
-    today_usd = sum(log.days.get(today, 0.0) for log in state.logs.values())
+    # No log read at all (the transcript not written yet, or nowhere to be found): today's dollars
+    # are unknown, not $0.00, and the line says why.
+    today_usd = sum(log.days.get(today, 0.0) for log in state.logs.values()) if state.logs else None
+    note = None if transcript.is_file() else "no transcript yet"
     times = [m * 60.0 for log in state.logs.values() for m in log.minutes]
-    block = active_block(times, now)
+    block = active_block(times, now, Block(*state.block) if state.block else None)
     state.save(where)
     return StatusFigures(model=base.model or model_id, context=context, window=window, threshold=threshold,
                          session_usd=sum(log.usd for log in logs) if logs else base.session_usd,
                          session_unpriced=any(log.unpriced > 0 for log in logs),
-                         today_usd=today_usd, block_left_s=block.left(now) if block else None)
+                         today_usd=today_usd, block_left_s=block.left(now) if block else None, note=note)
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,

@@ -154,7 +154,7 @@ def test_a_missing_transcript_shows_what_stdin_says(tmp_path):
     data = stdin_json(tmp_path / "claude" / "projects" / "p" / "gone.jsonl")
     out, err = io.StringIO(), io.StringIO()
     assert main([], stdin=io.StringIO(json.dumps(data)), stdout=out, stderr=err, env=env_for(tmp_path), now=NOW) == 0
-    assert out.getvalue() == "Sonnet 4.5 · session $9.99 · today $0.00\n"
+    assert out.getvalue() == "Sonnet 4.5 · session $9.99 · no transcript yet\n"   # not "today $0.00"
 
 
 def test_the_command_loads_no_textual_and_prints_one_line(tmp_path):
@@ -169,3 +169,29 @@ def test_the_command_loads_no_textual_and_prints_one_line(tmp_path):
                            text=True, timeout=60, env=env, cwd=Path(__file__).resolve().parents[3])
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("Sonnet 4.5 · ctx 41k/200k")
+
+
+@pytest.mark.parametrize("every_h", [None, 2.5])
+def test_the_block_keeps_its_start_after_a_day_of_activity(tmp_path, every_h):
+    """A response every 30 minutes for 30 hours from 00:07: blocks 00:00, 05:00, 10:00, 15:00, 20:00,
+    01:00 and 06:00 the next day, so at 06:07 the block has 4h53m left (as `usage blocks` and ccusage
+    say). The status line keeps one day of minutes; the block chain before it is kept too.
+    `every_h`: the status line also ran every so many hours while the log grew (None: only at the end)."""
+    start = datetime(2025, 6, 13, 0, 7, tzinfo=timezone.utc).timestamp()
+    stamps = [start + i * 1800 for i in range(61)]
+    log = tmp_path / "claude" / "projects" / "-p" / "sess-1.jsonl"
+
+    def write_until(t: float) -> None:
+        write_log(log, [assistant(f"m{i}", f"r{i}", u=usage(inp=10, out=1),
+                                  ts=datetime.fromtimestamp(s, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                        for i, s in enumerate(stamps) if s <= t])
+
+    if every_h:
+        t = start
+        while t < stamps[-1]:
+            write_until(t)
+            compute(stdin_json(log), env_for(tmp_path), t)
+            t += every_h * 3600
+    write_until(stamps[-1])
+    f = compute(stdin_json(log), env_for(tmp_path), stamps[-1])
+    assert f.block_left_s == pytest.approx(4 * 3600 + 53 * 60)
