@@ -41,6 +41,8 @@ are read), and the growth is a running mean kept per process. O(new entries) per
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -161,8 +163,17 @@ def describe(v: Verdict) -> str:
     else:
         head = f"rewrote {_tokens(v.rewrite_tokens)} cached tokens, {_usd(v.cost_usd)}"
     why = {"prevents_summary": "; keeps the count under the auto-compact threshold",
-           "pays": f"; pays back in {v.payback_calls:.0f} call(s)" if v.payback_calls else ""}.get(v.reason, "")
+           "pays": _payback(v.payback_calls)}.get(v.reason, "")
     return f"{head}; {saves}{why}"
+
+
+def _payback(calls: float | None) -> str:
+    """Whole calls, rounded up (a saving that covers the cost part-way through a call has paid by
+    its end): "pays back with the next call", "pays back in 3 calls"."""
+    if not calls or calls <= 0:
+        return ""
+    n = math.ceil(calls - 1e-9)
+    return "; pays back with the next call" if n <= 1 else f"; pays back in {n:,} calls"
 
 
 # ----- from a history and a layer context ----------------------------------------------------------

@@ -56,7 +56,15 @@ def test_freeing_most_of_what_is_rewritten_pays_within_the_calls_ahead():
     # 10,000·1.25 − 50,000·0.1 = 7,500 µ$; saves 4,000 µ$ a call → 1.9 calls
     assert got.cost_usd == pytest.approx(0.0075) and got.payback_calls == pytest.approx(1.875)
     assert (got.act, got.reason) == (True, "pays")
-    assert ce.describe(got) == "rewrote 10k cached tokens, $0.0075; saves $0.004 per call; pays back in 2 call(s)"
+    assert ce.describe(got) == "rewrote 10k cached tokens, $0.0075; saves $0.004 per call; pays back in 2 calls"
+
+
+@pytest.mark.parametrize("calls, said", [(0.3, "; pays back with the next call"),
+                                         (1.0, "; pays back with the next call"), (1.01, "; pays back in 2 calls"), (12.5, "; pays back in 13 calls"),
+                                         (0.0, ""), (None, "")])
+def test_payback_is_said_in_whole_calls_never_zero(calls, said):
+    """A payback under one call was said as "pays back in 0 call(s)"."""
+    assert ce._payback(calls) == said
 
 
 def test_a_rewrite_that_frees_everything_it_breaks_pays_at_once():
