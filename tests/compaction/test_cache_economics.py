@@ -60,7 +60,8 @@ def test_freeing_most_of_what_is_rewritten_pays_within_the_calls_ahead():
 
 
 @pytest.mark.parametrize("calls, said", [(0.3, "; pays back with the next call"),
-                                         (1.0, "; pays back with the next call"), (1.01, "; pays back in 2 calls"), (12.5, "; pays back in 13 calls"),
+                                         (1.0, "; pays back with the next call"), (1.01, "; pays back in 2 calls"),
+                                         (12.5, "; pays back in 13 calls"),
                                          (0.0, ""), (None, "")])
 def test_payback_is_said_in_whole_calls_never_zero(calls, said):
     """A payback under one call was said as "pays back in 0 call(s)"."""
