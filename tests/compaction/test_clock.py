@@ -1,6 +1,7 @@
 """The one clock: entries, the pipeline and transcripts read it, so a skip is seen by all of them."""
 from __future__ import annotations
 
+import calendar
 import math
 import time
 
@@ -73,3 +74,13 @@ def test_transcript_names_follow_the_clock(tmp_path):
     path = write_transcript(tmp_path, [user("hi")], "manual")
     days.add(time.strftime("%Y%m%d", time.gmtime(time.time() + 86_400)))   # in case midnight came between
     assert path.name[:8] in days
+
+
+def test_a_transcript_written_after_a_wait_is_modified_at_the_clock_time(tmp_path):
+    """The transcript browser shows the name's time and the file's modified time side by side: after
+    the demo's /wait they were a day apart."""
+    clock.skip(86_400)
+    path = write_transcript(tmp_path, [user("hi")], "manual")
+    named = calendar.timegm(time.strptime(path.name[:15], "%Y%m%dT%H%M%S"))
+    assert abs(path.stat().st_mtime - named) < 1
+    assert path.stat().st_mtime > time.time() + 86_000
