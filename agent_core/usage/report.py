@@ -146,9 +146,9 @@ class UsageReport:
         if isinstance(rec, UsageRecord):
             self._usage(rec)
         elif self._keep(rec.timestamp):
-            s = self._session(rec)
-            s.compactions[rec.key] = rec
-            s.see(rec.timestamp)
+            # A compaction is listed with its session but moves neither end of its activity: the
+            # first and last activity are those of model responses (as ccusage reports them).
+            self._session(rec).compactions[rec.key] = rec
 
     def add_all(self, records: Iterable[Record]) -> None:
         for rec in records:

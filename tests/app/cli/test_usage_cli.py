@@ -281,3 +281,12 @@ def test_no_projects_folder_says_where_it_looked(monkeypatch, tmp_path):
     assert code == 2 and out == ""
     assert str(tmp_path / "x" / "projects") in err and str(tmp_path / "y" / "projects") in err
     assert "CLAUDE_CONFIG_DIR" in err
+
+
+def test_a_sessions_last_activity_is_its_last_response(tmp_path):
+    """A compaction boundary after the last response is not activity of its own."""
+    log = write_log(tmp_path / "p" / "s.jsonl", [assistant("m1", "r1", ts="2025-06-14T10:00:00Z"),
+                                                 boundary(50_000, ts="2025-06-14T11:00:00Z")])
+    [row] = run_json("session", str(log))[0]["sessions"]
+    assert (row["first_timestamp"], row["last_timestamp"]) == ("2025-06-14T10:00:00Z", "2025-06-14T10:00:00Z")
+    assert [c["timestamp"] for c in row["compactions"]] == ["2025-06-14T11:00:00Z"]     # still listed
