@@ -179,6 +179,9 @@ SETTINGS: tuple[Setting, ...] = (
             f"a whole number >= {MIN_CONTEXT_WINDOW}",
             f"context window in tokens (default: the model's, from genai-prices; demo {DEMO_CONTEXT_WINDOW:,})",
             _int_at_least(MIN_CONTEXT_WINDOW)),
+    Setting("long_context", "CTXTUI_1M_CONTEXT", "long_context", "a boolean (1/0, true/false, yes/no, on/off)",
+            "use the 1M-token context of a model where it is opt-in (Opus 4.6, Sonnet 4.6, Sonnet 4.5 and 4): "
+            "a 1,000,000-token window, and requests carry the API's 1M beta header (default off: 200,000)", _bool),
     Setting("max_output_tokens", "CTXTUI_MAX_OUTPUT_TOKENS", "max_output_tokens", "a whole number >= 1",
             "max tokens per model reply; also the room reserved for a summary (default 32000)", _int_at_least(1)),
     Setting("autocompact_pct", "CTXTUI_AUTOCOMPACT_PCT", "autocompact_pct", "a number in (0, 100]",
@@ -244,6 +247,7 @@ class Config:
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     context_window: int | None = None          # None: the model's own (see resolved_context_window)
+    long_context: bool = False                 # the 1M context where it is opt-in (models_info's window rule)
     max_output_tokens: int = 32_000
     autocompact_pct: float | None = None
     disable_autocompact: bool = False
@@ -294,7 +298,8 @@ class Config:
         explicit_out = self.is_demo or self.sources.get("max_output_tokens") not in (None, "default")
         return BudgetSettings(context_window=self.context_window,
                               max_output_tokens=self.max_output_tokens if explicit_out else None,
-                              autocompact_enabled=not self.disable_autocompact, autocompact_pct=self.autocompact_pct)
+                              autocompact_enabled=not self.disable_autocompact, autocompact_pct=self.autocompact_pct,
+                              long_context=self.long_context)
 
     def resolved_context_window(self) -> int:
         """The window to budget for: the override, else the demo's, else genai-prices' figure."""

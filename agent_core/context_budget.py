@@ -25,6 +25,7 @@ class BudgetSettings:
     autocompact_enabled: bool = True
     autocompact_pct: float | None = None
     window_source: str = "override"     # what to call a window set here: override | session config
+    long_context: bool = False          # the 1M context is on (models_info's window rule)
 
     @classmethod
     def from_logged(cls, config: Mapping[str, Any] | None, *, context_window: int | None = None) -> BudgetSettings:
@@ -43,7 +44,7 @@ class BudgetSettings:
                    max_output_tokens=positive_int("max_output_tokens"),
                    autocompact_enabled=not bool(cfg.get("disable_autocompact")), autocompact_pct=pct,
                    window_source="override" if context_window is not None or logged_window is None
-                   else "session config")
+                   else "session config", long_context=cfg.get("long_context") is True)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def limits_for(model: str | None, settings: BudgetSettings = BudgetSettings()) -
     if model is None:
         return ModelLimits("unknown", window or DEFAULT_CONTEXT_WINDOW, out or DEFAULT_MAX_OUTPUT,
                            wsrc if window else "default", "override" if out else "default")
-    limits = model_limits(model, context_window=window, max_output_tokens=out)
+    limits = model_limits(model, context_window=window, max_output_tokens=out, long_context=settings.long_context)
     return limits if window is None else ModelLimits(model, limits.context_window, limits.max_output_tokens, wsrc,
                                                      limits.output_source)
 

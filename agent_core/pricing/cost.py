@@ -128,6 +128,8 @@ def lookup_model(model: str):
     (our client talks to it); then any provider that knows the id (e.g. a Bedrock-style id)."""
     if not model or model in FREE_MODELS:
         return None
+    if model.lower().endswith("[1m]"):     # Claude Code's id for a session on the 1M context
+        model = model[:-4]
     snap = _snapshot()
     try:
         return snap.find_provider_model(model, None, "anthropic", None)

@@ -4,6 +4,13 @@ The window comes from genai-prices' offline model data (it knows each Claude mod
 `context_window`); it has no max-output figure, so that comes from a small table of Claude
 families. Both are overridable (CTXTUI_CONTEXT_WINDOW / CTXTUI_MAX_OUTPUT_TOKENS), and an
 unknown model falls back to the defaults below (200,000 and 32,000) instead of failing.
+
+One rule for the window of a model whose 1M-token context is opt-in (Opus 4.6, Sonnet 4.6,
+Sonnet 4.5 and 4; genai-prices lists the 4.6 models at 1,000,000): 200,000 unless the 1M context
+is on. For ctxtui that is a setting (CTXTUI_1M_CONTEXT=1, `--1m-context`), which also sends the
+API's 1M beta header (`LONG_CONTEXT_BETA`); for a log, a model id with Claude Code's `[1m]` suffix
+or a logged context above 200,000 (`window_from_log`). The loop, watch, statusline, usage and
+replay all ask `model_limits`.
 """
 from __future__ import annotations
 
@@ -39,6 +46,14 @@ MAX_OUTPUT_BY_FAMILY: tuple[tuple[str, int], ...] = (
     ("claude-3-haiku", 4_096),
 )
 
+STANDARD_WINDOW = 200_000
+LONG_WINDOW = 1_000_000
+LONG_CONTEXT_BETA = "context-1m-2025-08-07"
+LONG_SUFFIX = "[1m]"                 # Claude Code's model id suffix for a session on the 1M context
+# Families whose 1M context is opt-in (longest prefix wins, as above).
+OPT_IN_LONG_CONTEXT: tuple[str, ...] = ("claude-opus-4-6", "claude-sonnet-4-6", "claude-sonnet-4-5",
+                                        "claude-sonnet-4-0", "claude-sonnet-4-2025")
+
 # Used only when genai-prices does not know the model.
 CONTEXT_BY_FAMILY: tuple[tuple[str, int], ...] = (
     ("claude-", DEFAULT_CONTEXT_WINDOW),
@@ -63,11 +78,41 @@ def _by_prefix(table: tuple[tuple[str, int], ...], model: str) -> int | None:
     return best[1] if best else None
 
 
+def base_model(model: str) -> tuple[str, bool]:
+    """(the model id without Claude Code's `[1m]` suffix, whether it had it)."""
+    if model.lower().endswith(LONG_SUFFIX):
+        return model[: -len(LONG_SUFFIX)], True
+    return model, False
+
+
+def has_opt_in_long_context(model: str) -> bool:
+    """Is the 1M context of `model` opt-in (200k by default)?"""
+    m = base_model(model)[0].lower()
+    return any(m.startswith(p) for p in OPT_IN_LONG_CONTEXT)
+
+
+def sends_long_context_beta(model: str, long_context: bool) -> bool:
+    """Does a request for `model` carry the 1M beta header? Only when the user turned the 1M
+    context on and the model's 1M context is opt-in."""
+    return long_context and has_opt_in_long_context(model)
+
+
+def window_from_log(model: str | None, largest_context: int = 0) -> bool:
+    """Was a logged session on the 1M context? Its model id says `[1m]`, or a request held more
+    than the standard window."""
+    return bool(model and base_model(model)[1]) or largest_context > STANDARD_WINDOW
+
+
 def model_limits(model: str, *, context_window: int | None = None,
-                 max_output_tokens: int | None = None) -> ModelLimits:
-    """Window and max output for `model`; explicit values win over data and tables."""
+                 max_output_tokens: int | None = None, long_context: bool = False) -> ModelLimits:
+    """Window and max output for `model`; explicit values win over data and tables. `long_context`:
+    the 1M context is on (the setting, or a log that shows it); a `[1m]` model id says so too."""
+    model, suffixed = base_model(model)
+    long_context = long_context or suffixed
     if context_window is not None:
         window, wsrc = int(context_window), "override"
+    elif has_opt_in_long_context(model):
+        window, wsrc = (LONG_WINDOW, "1M context") if long_context else (STANDARD_WINDOW, "standard (1M is opt-in)")
     elif (w := data_window(model)) is not None:
         window, wsrc = w, "genai-prices"
     elif (w := _by_prefix(CONTEXT_BY_FAMILY, model)) is not None:

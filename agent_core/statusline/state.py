@@ -104,12 +104,13 @@ def day_of(ts: float) -> str:
 
 # ------------------------------------------------------------------ prices and thresholds
 
-def budget_figures(model: str, window: int | None) -> list:
+def budget_figures(model: str, window: int | None, long_context: bool = False) -> list:
     """[window, auto-compact threshold] as ctxtui's loop computes them for `model` (and a window
-    Claude Code reported). Loads the engine: done once per model, then kept in the state."""
+    Claude Code reported; `long_context`: the transcript shows the 1M context). Loads the engine:
+    done once per model, then kept in the state."""
     from agent_core.context_budget import BudgetSettings, budget_for  # noqa: PLC0415  (start-up time)
 
-    b = budget_for(model, BudgetSettings(context_window=window)).budget
+    b = budget_for(model, BudgetSettings(context_window=window, long_context=long_context)).budget
     return [b.context_window, b.autocompact_threshold]
 
 

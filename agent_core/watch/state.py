@@ -22,6 +22,7 @@ from compaction.accounting.budget import ContextBudget
 from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for, context_update
 from agent_core.events import ContextUpdate, CostUpdate
 from agent_core.pricing.pricer import Pricer
+from agent_core.providers.models_info import STANDARD_WINDOW, window_from_log
 from agent_core.pricing.tally import CostTally, burn_rate
 from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord
 from agent_core.logs.discover import read_head, subagent_logs
@@ -93,7 +94,8 @@ class WatchState:
         self.meta: dict[str, Any] = {}
         self._meta_read = False
         self.model: str | None = None
-        self._budgets: dict[str | None, BudgetInfo] = {}
+        self._budgets: dict[tuple[str | None, bool], BudgetInfo] = {}
+        self.largest_context = 0          # the most any request held: above 200k, the 1M context was on
         self.info = self._budget_info(None)
         self.session_id: str | None = None
         self.tokens: int | None = None
@@ -155,11 +157,16 @@ class WatchState:
 
     # -- thresholds
     def _budget_info(self, model: str | None) -> BudgetInfo:
-        info = self._budgets.get(model)
+        """The thresholds for `model`: its window by the one window rule (models_info), on the 1M
+        context when the logged settings, a `[1m]` model id or a request above 200k say so."""
+        long = window_from_log(model, self.largest_context)
+        info = self._budgets.get((model, long))
         if info is None:
-            logged = self.meta.get("config") if self.meta else None
-            info = self._budgets[model] = budget_for(
-                model, BudgetSettings.from_logged(logged, context_window=self.context_window))
+            settings = BudgetSettings.from_logged(self.meta.get("config") if self.meta else None,
+                                                  context_window=self.context_window)
+            if long and not settings.long_context:
+                settings = replace(settings, long_context=True)
+            info = self._budgets[(model, long)] = budget_for(model, settings)
         return info
 
     @property
@@ -243,10 +250,12 @@ class WatchState:
         if rec.purpose != "main" or rec.is_sidechain:
             return False
         self.session_id = rec.session_id
-        if rec.model != self.model:
+        self.tokens = self._context_of(rec)
+        grew = self.tokens > self.largest_context
+        self.largest_context = max(self.largest_context, self.tokens)
+        if rec.model != self.model or (grew and self.tokens > STANDARD_WINDOW):
             self.model = rec.model
             self.info = self._budget_info(rec.model)
-        self.tokens = self._context_of(rec)
         self.last_buckets = dict(rec.buckets)
         self.last_output = rec.buckets.get("output", 0)
         old = rec.replaces

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from agent_core.logs.layout import is_subagent_of
+from agent_core.providers.models_info import STANDARD_WINDOW
 from agent_core.usage.block_rule import Block, active_block
 from agent_core.statusline.format import StatusFigures, format_line
 from agent_core.statusline.read import logs_to_read, refresh
@@ -108,9 +109,12 @@ def compute(data: Mapping[str, Any], env: Mapping[str, str], now: float) -> Stat
         b = last["buckets"]
         context = b.get("input", 0) + b.get("cache_read", 0) + b.get("cache_write_5m", 0) + b.get("cache_write_1h", 0)
     if model_id:
-        key = f"{model_id}|{_window(data)}"
+        # The 1M context shows in the model id ([1m]), in a window stdin gives, or in a request
+        # that held more than 200k (the window rule: agent_core/providers/models_info.py).
+        long = context is not None and context > STANDARD_WINDOW
+        key = f"{model_id}|{_window(data)}|{'1m' if long else ''}"
         if key not in state.budgets:
-            state.budgets[key] = budget_figures(model_id, _window(data))
+            state.budgets[key] = budget_figures(model_id, _window(data), long)
         window, threshold = state.budgets[key]
     today = day_of(now)
     # No log read at all (the transcript not written yet, or nowhere to be found): today's dollars

@@ -101,6 +101,7 @@ def test_empty_env_value_counts_as_unset(ws, env):
 BAD = {
     "ANTHROPIC_BASE_URL": "localhost:8080",
     "CTXTUI_CONTEXT_WINDOW": "abc",
+    "CTXTUI_1M_CONTEXT": "perhaps",
     "CTXTUI_MAX_OUTPUT_TOKENS": "0",
     "CTXTUI_AUTOCOMPACT_PCT": "150",
     "CTXTUI_DISABLE_AUTOCOMPACT": "maybe",

@@ -338,10 +338,12 @@ def test_missing_key_is_an_auth_error():
 # ------------------------------------------------------------------ pure helpers
 
 def test_model_limits_from_genai_prices_table_and_overrides():
-    known = model_limits("claude-sonnet-4-5")
+    known = model_limits("claude-haiku-4-5")
     assert (known.context_window, known.window_source) == (200_000, "genai-prices")
     assert (known.max_output_tokens, known.output_source) == (64_000, "table")
-    assert model_limits("claude-opus-4-6").context_window == 1_000_000
+    assert model_limits("claude-sonnet-5-5").context_window == 1_000_000       # a native 1M window
+    # genai-prices lists Opus 4.6 at its opt-in 1M window; it is 200k unless that is on
+    assert model_limits("claude-opus-4-6").context_window == 200_000
     assert model_limits("claude-3-5-haiku-latest").max_output_tokens == 8_192
     odd = model_limits("claude-nonexistent-9")
     assert (odd.context_window, odd.window_source) == (DEFAULT_CONTEXT_WINDOW, "table")
