@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) bench/statusline.py
 	$(PY) bench/cache_cost.py
 	$(PY) bench/cache_fake_server.py
+	$(PY) bench/startup.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache

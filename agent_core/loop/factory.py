@@ -22,6 +22,7 @@ from agent_core.config import Config, ConfigError
 from agent_core.context_budget import limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
 from agent_core.pricing.tally import CostTally
+from agent_core.providers.anthropic_client import AnthropicClient
 from agent_core.providers.demo.model import DemoModel
 from agent_core.providers.demo.pause import catch_up
 from agent_core.providers.demo.server_compaction import ServerDemo
@@ -51,9 +52,7 @@ def make_client(config: Config) -> ModelClient:
         demo = DemoModel(config.workspace, context_window=limits.context_window,
                          max_output_tokens=limits.max_output_tokens, cache_ttl=config.cache_ttl)
         return demo if config.engine == "local" else ServerDemo(demo)   # emulates the server's compaction
-    # The SDK takes a second or more to import; the demo and `ctxtui usage` never need it.
-    from agent_core.providers.anthropic_client import AnthropicClient  # noqa: PLC0415  (start-up time)
-
+    # The client imports the SDK when it is first used (anthropic_client.load_sdk), not here.
     explicit_out = config.sources.get("max_output_tokens") not in (None, "default")
     return AnthropicClient(api_key=config.api_key or "", base_url=config.base_url, model=config.model,
                            max_output_tokens=config.max_output_tokens if explicit_out else None,

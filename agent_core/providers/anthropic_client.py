@@ -10,6 +10,12 @@ answer (and the wait for its first byte). The API streams a `ping` event every f
 works, so a healthy stream is never silent for long; 120 s leaves room for a slow proxy or a long
 prefill of a full window. A server that never answers is given up on after (retries + 1) x idle,
 about six minutes with the defaults (the SDK's own default waits ten minutes per attempt).
+
+The SDK is imported in one place, `load_sdk`, when the client is first used (its first request,
+off the event loop in a worker thread), not when this module is imported or the client is built:
+it takes a second or more to import, more than everything else ctxtui loads before its first
+figure. So a run prints its first event, and the TUI paints its first screen, before the SDK has
+loaded, and the demo model never loads it (tests/app/cli/test_headless_startup.py).
 """
 from __future__ import annotations
 
@@ -19,10 +25,8 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, AsyncIterator, Coroutine
-
-import anthropic
-import pydantic
 
 from agent_core.providers.errors import TruncatedStream, classify
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
@@ -36,6 +40,13 @@ DEFAULT_CONNECT_TIMEOUT = 10.0        # same defaults as agent_core/config.py
 DEFAULT_IDLE_TIMEOUT = 120.0
 WAITING_EVERY = 10.0                  # seconds between Waiting events (at most a quarter of the idle timeout)
 
+
+def load_sdk() -> ModuleType:
+    """The `anthropic` SDK, imported on first use: the only import of it in ctxtui (import-linter
+    holds the rest of agent_core and app to that). Safe from any thread; after the first call it
+    is a dictionary look-up."""
+    import anthropic  # noqa: PLC0415  (start-up time: the module docstring says why)
+    return anthropic
 
 
 def quiet_sdk_serializer() -> None:
@@ -119,11 +130,11 @@ def usage_to_dict(usage: Any) -> dict:
 
 # ---------------------------------------------------------------- deadlines and the wait notice
 
-def stream_timeout(connect: float, idle: float) -> anthropic.Timeout:
-    """Per-operation deadlines: connect (and waiting for a pooled connection), and idle for each
-    read of the answer and each write of the request, never a total: a long answer that keeps
-    streaming is never cut."""
-    return anthropic.Timeout(connect=connect, read=idle, write=idle, pool=connect)
+def stream_timeout(sdk: ModuleType, connect: float, idle: float) -> Any:
+    """Per-operation deadlines (an `sdk.Timeout`): connect (and waiting for a pooled connection),
+    and idle for each read of the answer and each write of the request, never a total: a long
+    answer that keeps streaming is never cut."""
+    return sdk.Timeout(connect=connect, read=idle, write=idle, pool=connect)
 
 
 @dataclass
@@ -236,10 +247,16 @@ def plain(value: Any, depth: int = 0) -> Any:
         return {str(k): plain(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v, depth + 1) for v in value]
-    if isinstance(value, pydantic.BaseModel):
+    if _is_model(value):
         fields = {**vars(value), **(value.__pydantic_extra__ or {})}
         return {str(k): plain(v, depth + 1) for k, v in fields.items() if not str(k).startswith("_")}
     return None
+
+
+def _is_model(value: Any) -> bool:
+    """A pydantic model (what the SDK's response objects are), told by its class hierarchy so that
+    this module does not import pydantic before the SDK does."""
+    return any(cls.__name__ == "BaseModel" and cls.__module__ == "pydantic.main" for cls in type(value).__mro__)
 
 
 def server_details(message: Any) -> dict | None:
@@ -271,12 +288,11 @@ class AnthropicClient:
         quiet_sdk_serializer()
         if not api_key:
             raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
-        kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries,
-                                  "timeout": stream_timeout(connect_timeout, idle_timeout),
-                                  "middleware": [_track_attempt]}
+        kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries, "middleware": [_track_attempt]}
         if base_url:
             kwargs["base_url"] = base_url          # else the SDK reads ANTHROPIC_BASE_URL itself
-        self._client = anthropic.AsyncAnthropic(**kwargs)
+        self._sdk_options = kwargs
+        self._sdk_client: Any = None               # the SDK's AsyncAnthropic, built on first use
         self._secrets = (api_key,)
         self.max_retries = max_retries
         self.connect_timeout, self.idle_timeout = connect_timeout, idle_timeout
@@ -297,7 +313,29 @@ class AnthropicClient:
 
     @property
     def base_url(self) -> Any:
-        return self._client.base_url
+        """The SDK client's base URL once it is built; before, the one configured (None: the SDK
+        will read ANTHROPIC_BASE_URL or use its default)."""
+        if self._sdk_client is not None:
+            return self._sdk_client.base_url
+        return self._sdk_options.get("base_url")
+
+    @property
+    def _client(self) -> Any:
+        """The SDK's `AsyncAnthropic`, built (and the SDK imported, in the calling thread) the
+        first time it is asked for. The loop's calls go through `_ready`, which imports off the
+        event loop."""
+        if self._sdk_client is None:
+            sdk = load_sdk()
+            self._sdk_client = sdk.AsyncAnthropic(
+                **self._sdk_options, timeout=stream_timeout(sdk, self.connect_timeout, self.idle_timeout))
+        return self._sdk_client
+
+    async def _ready(self) -> Any:
+        """`_client`, the SDK imported in a worker thread the first time so that the event loop
+        (the TUI's screen, a signal's cancellation) goes on meanwhile."""
+        if self._sdk_client is None:
+            await asyncio.to_thread(load_sdk)
+        return self._client
 
     def _error(self, exc: BaseException) -> ModelError:
         err = classify(exc, secrets=self._secrets, base_url=self.base_url, retries=self.max_retries,
@@ -343,7 +381,11 @@ class AnthropicClient:
         params = self.request_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
                                      purpose=purpose)
         progress = _Progress(of=self.max_retries + 1)
-        messages_api = self._client.beta.messages if "betas" in params else self._client.messages
+        try:
+            client = await self._ready()
+        except Exception as e:
+            raise self._error(e) from e
+        messages_api = client.beta.messages if "betas" in params else client.messages
         manager = messages_api.stream(**params)
         compaction_started: list[float] = []
         opening = _start(progress, _open(manager))
@@ -384,14 +426,19 @@ class AnthropicClient:
             params["system"] = system
         if tools:
             params["tools"] = list(tools)
-        counter = self._client.messages
+        try:
+            client = await self._ready()
+        except Exception as e:
+            self.last_count_error = self._error(e)
+            return None
+        counter = client.messages
         if self.server is not None:   # a history holding a compaction block is counted as the server sees it
             params["betas"] = self.server.betas()
             params["context_management"] = self.server.context_management()
-            counter = self._client.beta.messages
+            counter = client.beta.messages
         elif holds_compaction(params["messages"]):
             params["betas"] = [COMPACT_BETA]
-            counter = self._client.beta.messages
+            counter = client.beta.messages
         try:
             result = await counter.count_tokens(**params)
         except (asyncio.CancelledError, GeneratorExit):
@@ -403,4 +450,5 @@ class AnthropicClient:
         return int(result.input_tokens)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._sdk_client is not None:           # never used: nothing to close, and no SDK to load
+            await self._sdk_client.close()

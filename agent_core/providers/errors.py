@@ -3,6 +3,12 @@
 The SDK has already retried what it retries (429, 5xx, 529, connection errors) by the time an
 exception reaches us, so the message says so and tells the user the next step. Secrets (the API
 key) are scrubbed from every message, and a base URL is shown without credentials or query.
+
+This module never imports the SDK: the loop reaches it on every run, the demo model's too, and the
+SDK takes a second or more to import (agent_core/providers/anthropic_client.py loads it when a real
+model is first used). The SDK's exceptions are recognised by the names of their classes, as the
+HTTP layer's are: a class named `APIStatusError` (say) defined in the `anthropic` package, anywhere
+in the exception's class hierarchy, so the SDK's subclasses (`RateLimitError`...) count too.
 """
 from __future__ import annotations
 
@@ -13,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
-import anthropic
 from compaction.scrub import scrub
 
 from agent_core.providers.model import ModelError
@@ -223,27 +228,35 @@ def _timeout_error(cause: BaseException | None, *, where: str, retries: int | No
                                     "slow proxy).", True, already_retried=True)
 
 
+def sdk_classes(exc: BaseException) -> frozenset[str]:
+    """The names of the SDK's exception classes `exc` is an instance of (empty: not the SDK's)."""
+    return frozenset(cls.__name__ for cls in type(exc).__mro__
+                     if cls.__module__.split(".")[0] == "anthropic")
+
+
 def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: str | None,
               timeouts: Timeouts) -> ModelError:
     where = f"the API at {display_url(base_url)}" if base_url is not None else "the API"
     if isinstance(exc, ModelError):
         return exc
-    if isinstance(exc, anthropic.APIStatusError):
+    sdk = sdk_classes(exc)
+    if "APIStatusError" in sdk:
         return _status_error(exc, retries=retries, model=model)
-    if isinstance(exc, anthropic.APITimeoutError):
+    if "APITimeoutError" in sdk:
         return _timeout_error(exc.__cause__, where=where, retries=retries, timeouts=timeouts, started=False)
-    if isinstance(exc, anthropic.APIConnectionError):
+    if "APIConnectionError" in sdk:
         cause = exc.__cause__ or exc.__context__
         why = f": {type(cause).__name__}" if cause is not None else ""
         return ModelError("connection", f"Could not connect to {where}{why}.{_retried(retries)} Check your network "
                                         "connection and ANTHROPIC_BASE_URL.", True, already_retried=True)
-    if isinstance(exc, anthropic.APIResponseValidationError):
-        return ModelError("server", f"The API sent a response ctxtui could not read (HTTP {exc.status_code}). Try "
-                                    "again.", True, None, exc.status_code)
+    if "APIResponseValidationError" in sdk:
+        status = getattr(exc, "status_code", None)
+        return ModelError("server", f"The API sent a response ctxtui could not read (HTTP {status}). Try "
+                                    "again.", True, None, status)
     if isinstance(exc, TruncatedStream):
         return ModelError("connection", f"The connection to {where} closed before the answer was complete; the "
                                         "partial answer was discarded. Try again.", True)
-    if isinstance(exc, anthropic.AnthropicError):
+    if "AnthropicError" in sdk:
         return ModelError("auth" if type(exc).__name__.endswith("CredentialsError") else "server",
                           f"The Anthropic client failed: {type(exc).__name__}. Check ANTHROPIC_API_KEY and "
                           "ANTHROPIC_BASE_URL.", False)
