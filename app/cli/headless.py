@@ -12,6 +12,13 @@ cancelled, the bash tool's processes killed, the session left valid and resumabl
 SIGPIPE) stdout's reader went away (`ctxtui --headless -p ... | head -1`): the turn is stopped the
 same way, without a traceback, and the session closed whole and resumable.
 
+`--input-format stream-json` reads the prompts from stdin, one JSON user message a line
+(app/cli/stream_input.py), and runs each as a turn of one session in this one process; each turn
+prints what a single prompt prints (its context event first, its result last). A line that is not
+a user message is an `error` event of kind `input` (in the text format a note on stderr) and the
+next line runs. The end of input ends the run: exit 0 when every line ran as a turn that ended
+well, 1 when a line was refused or a turn failed, 128+N when a signal stopped it.
+
 The json format's `text` is what the completed answers said: the partial text of an answer whose
 stream broke off and was sent again (`StreamRetry`), or that ended in an error, is left out (the
 text format has already printed it, and said that it is discarded). A cancelled answer's partial
@@ -40,6 +47,7 @@ from agent_core.sessions.session_log import SessionWriteError
 from agent_core.security.trust import remember as remember_trust
 from agent_core.security.visible_text import json_escaped, one_line, visible
 from agent_core.sessions.valid_text import decode_input, valid_text
+from app.cli.stream_input import InputLineError, StdinLines, parse_input_line
 
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
 RECOVER_HINT = "From a script: ctxtui --headless --continue --compact [FOCUS]."
@@ -159,6 +167,18 @@ class _Output:
             ev.ToolResult: lambda e: self._note(
                 f"[tool error] {one_line(e.name)}: {one_line(e.preview[:300])}") if e.is_error else None,
         }
+
+    def new_turn(self) -> None:
+        """Forget the last turn's text, compactions and errors (json's summary is per turn)."""
+        self.text, self._answer, self.compactions, self.errors = [], [], [], []
+
+    def input_error(self, e: ev.Error) -> None:
+        """A refused input line: an `error` event in the stream, an object of its own in json
+        (there is no turn for it to join), a note in text."""
+        if self.fmt == "json":
+            self._json(e.to_dict())
+        else:
+            self.event(e)
 
     def _answer_done(self) -> None:
         self.text += self._answer
@@ -291,29 +311,96 @@ async def run_headless(agent: Any, prompt: str | None, output: _Output, signals:
     signals = signals or StopSignals()
     loop = asyncio.get_running_loop()
     signals.while_running(lambda: loop.call_soon_threadsafe(agent.cancel))
-    stop_reason = "cancelled" if signals.received else "error"
-    compacted = False
     try:
-        output.event(agent.context_event())
-        if not signals.received:
-            events = agent.run(prompt or "") if compact is None else agent.compact(compact or None)
-            async for e in events:
-                if signals.received and agent.busy:
-                    agent.cancel()     # a signal that came before the turn's task existed
-                output.event(e)
-                compacted = compacted or isinstance(e, ev.Compaction)
-                if isinstance(e, ev.TurnFinished):
-                    stop_reason = e.stop_reason
-        if compact is not None and stop_reason == "compacted" and not compacted:
-            stop_reason = "not_compacted"
-        output.event(agent.cost_event())
+        return await _turn(agent, prompt, output, signals, compact)
     finally:
         await agent.aclose()
         signals.while_running(None)
+
+
+async def _turn(agent: Any, prompt: str | None, output: _Output, signals: StopSignals,
+                compact: str | None = None) -> dict:
+    """One turn (or the compaction): its context event, its events, its cost event; the result."""
+    stop_reason = "cancelled" if signals.received else "error"
+    compacted = False
+    output.event(agent.context_event())
+    if not signals.received:
+        events = agent.run(prompt or "") if compact is None else agent.compact(compact or None)
+        async for e in events:
+            if signals.received and agent.busy:
+                agent.cancel()     # a signal that came before the turn's task existed
+            output.event(e)
+            compacted = compacted or isinstance(e, ev.Compaction)
+            if isinstance(e, ev.TurnFinished):
+                stop_reason = e.stop_reason
+    if compact is not None and stop_reason == "compacted" and not compacted:
+        stop_reason = "not_compacted"
+    output.event(agent.cost_event())
     cost = agent.cost
     return {"type": "result", "stop_reason": stop_reason, "turns": agent.turns, "session_id": agent.session_id,
             "total_usd": cost.total_usd, "is_error": stop_reason not in OK_STOPS,
             "interrupted": signals.received is not None}
+
+
+async def run_stream(agent: Any, stdin: TextIO, output: _Output, signals: StopSignals | None = None) -> bool:
+    """Run each prompt of a stream-json stdin as a turn of the one session, until the end of input,
+    a stop signal or stdout's reader going away; each turn prints its result. A refused line is an
+    `input` error and the next line runs. True when every line ran as a turn that ended well."""
+    signals = signals or StopSignals()
+    loop = asyncio.get_running_loop()
+    lines = StdinLines(stdin, loop)
+    reading: asyncio.Future | None = None
+
+    def stop() -> None:    # a signal: cancel the running turn, or the wait for the next line
+        agent.cancel()
+        if reading is not None:
+            reading.cancel()
+
+    signals.while_running(lambda: loop.call_soon_threadsafe(stop))
+    all_ok, number = True, 0
+    try:
+        while not signals.received and not output.closed:
+            reading = asyncio.ensure_future(lines.get())
+            try:
+                line = await reading
+            except asyncio.CancelledError:
+                if signals.received:
+                    break
+                raise
+            finally:
+                reading = None
+            if line is None:
+                break              # the end of input
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                prompt = parse_input_line(line)
+            except InputLineError as e:
+                all_ok = False
+                output.input_error(ev.Error("input", f"stdin line {number}: {e}"))
+                continue
+            output.new_turn()
+            result = await _turn(agent, prompt, output, signals)
+            output.finish(result)
+            all_ok = all_ok and not result["is_error"]
+            if result["interrupted"] or result["stop_reason"] == "cancelled":
+                break
+    finally:
+        await agent.aclose()
+        signals.while_running(None)
+    return all_ok
+
+
+def input_usage_error(args: Any) -> str | None:
+    """What is wrong with an `--input-format stream-json` invocation, or None."""
+    if (getattr(args, "input_format", None) or "text") != "stream-json":
+        return None
+    if getattr(args, "prompt", None) is not None:
+        return "--input-format stream-json reads the prompts from stdin, one JSON message a line: drop -p."
+    if getattr(args, "compact", None) is not None:
+        return "--input-format stream-json runs prompts; --compact sends none: run them one after the other."
+    return None
 
 
 def compact_usage_error(args: Any) -> str | None:
@@ -331,7 +418,7 @@ def compact_usage_error(args: Any) -> str | None:
 def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None,
          environ: dict | None = None) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
-    if (wrong := compact_usage_error(args)):
+    if (wrong := compact_usage_error(args) or input_usage_error(args)):
         stderr.write(f"ctxtui: {wrong}\n")
         return EXIT_USAGE
 
@@ -348,8 +435,9 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
         return EXIT_USAGE
     if (ignored := config.ignored_message()):
         stderr.write(f"ctxtui: {visible(ignored)}\n")
-    if getattr(args, "compact", None) is not None:
-        prompt = None     # stdin is not read: --compact sends no prompt
+    streaming = (getattr(args, "input_format", None) or "text") == "stream-json"
+    if getattr(args, "compact", None) is not None or streaming:
+        prompt = None     # --compact sends no prompt; stream-json's prompts are read as the run goes
     else:
         prompt = read_prompt(getattr(args, "prompt", None), stdin)
         if prompt is None or not prompt.strip():
@@ -358,13 +446,15 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
     signals = StopSignals()
     signals.install()
     try:
-        return _build_and_run(config, args, prompt, signals, stdout, stderr)
+        return _build_and_run(config, args, prompt, signals, stdout, stderr, stdin if streaming else None)
     finally:
         signals.restore()
 
 
 def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSignals, stdout: TextIO,
-                   stderr: TextIO) -> int:
+                   stderr: TextIO, prompts: TextIO | None = None) -> int:
+    """Build the agent and run the prompt, the compaction, or (`prompts`: stream-json's stdin)
+    every prompt of the input."""
     try:
         agent = build_agent(config, resume=getattr(args, "resume", None),
                             continue_=getattr(args, "continue_", False))
@@ -379,6 +469,13 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
     output.load_warnings(agent.load_warnings())
     if agent.info.offline:
         output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
+    if prompts is not None:
+        all_ok = asyncio.run(run_stream(agent, prompts, output, signals))
+        if signals.received is not None:
+            return signals.exit_code() or EXIT_INTERRUPTED
+        if output.closed:
+            return EXIT_PIPE
+        return EXIT_OK if all_ok else EXIT_FAILED
     result = asyncio.run(run_headless(agent, prompt, output, signals, compact=getattr(args, "compact", None)))
     output.finish(result)
     if result.pop("interrupted") or result["stop_reason"] == "cancelled":

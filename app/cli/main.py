@@ -11,6 +11,8 @@ EPILOG = """\
 commands:
   ctxtui [options]                 open the TUI (the demo model when no ANTHROPIC_API_KEY is set)
   ctxtui --headless -p PROMPT      run the agent without a screen (prompt may also come on stdin)
+  ctxtui --headless --input-format stream-json
+                                   one turn per JSON user message on stdin, in one session
   ctxtui --headless --continue --compact [FOCUS]
                                    compact the latest session (e.g. after a breaker stopped auto-compaction)
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
@@ -49,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model id, or 'demo' for the offline demo model (env CTXTUI_MODEL)")
     p.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text",
                    help="headless output: text (default), json (one object at the end), stream-json (events)")
+    p.add_argument("--input-format", choices=["text", "stream-json"], default="text",
+                   help="headless input: text (default: one prompt, from -p or stdin), stream-json (one user "
+                        "message a line on stdin, {\"type\":\"user\",\"message\":{\"role\":\"user\","
+                        "\"content\":\"...\"}}, each run as a turn of one session until the end of input)")
     p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model calls in a run")
     p.add_argument("--max-budget-usd", type=float, metavar="X", help="stop when the session cost reaches X dollars")
     p.add_argument("--allow", metavar="TOOL[,TOOL]", action="append", default=[],
@@ -125,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.compact is not None and not args.headless:
         parser.error("--compact is for --headless (in the TUI, type /compact [focus])")
+    if args.input_format != "text" and not args.headless:
+        parser.error("--input-format is for --headless (the TUI reads its prompts from the keyboard)")
     if args.headless:
         from app.cli.headless import main as headless_main  # noqa: PLC0415  (start-up time: no Textual)
         return headless_main(args)
