@@ -57,7 +57,8 @@ def make_client(config: Config) -> ModelClient:
     return AnthropicClient(api_key=config.api_key or "", base_url=config.base_url, model=config.model,
                            max_output_tokens=config.max_output_tokens if explicit_out else None,
                            context_window=config.context_window, connect_timeout=config.api_connect_timeout,
-                           idle_timeout=config.api_idle_timeout, cache_ttl=config.cache_ttl)
+                           idle_timeout=config.api_idle_timeout, cache_ttl=config.cache_ttl,
+                           long_context=config.long_context)
 
 
 REINJECT_READ_CAP = 1 << 20    # re-injection keeps a few thousand tokens of a file: never read more

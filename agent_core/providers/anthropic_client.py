@@ -31,7 +31,8 @@ from typing import Any, AsyncIterator, Coroutine
 from agent_core.providers.errors import TruncatedStream, classify
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
 from agent_core.providers.model import ModelError, ModelInfo, ModelResponse, StreamItem
-from agent_core.providers.models_info import DEFAULT_MODEL, model_limits
+from agent_core.providers.models_info import (DEFAULT_MODEL, LONG_CONTEXT_BETA, model_limits,
+                                              sends_long_context_beta)
 from agent_core.providers.cache_breakpoints import cache_control, with_cache_breakpoints
 from agent_core.providers.server_context import COMPACT_BETA, COMPACTION_BLOCK, ServerPlan, is_beta_rejection
 
@@ -284,7 +285,7 @@ class AnthropicClient:
                  max_output_tokens: int | None = None, context_window: int | None = None,
                  max_retries: int = DEFAULT_MAX_RETRIES, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  idle_timeout: float = DEFAULT_IDLE_TIMEOUT, cache_ttl: str = "5m",
-                 server: ServerPlan | None = None) -> None:
+                 server: ServerPlan | None = None, long_context: bool = False) -> None:
         quiet_sdk_serializer()
         if not api_key:
             raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
@@ -301,7 +302,10 @@ class AnthropicClient:
         self.cache_ttl = cache_ttl
         self.server = server                       # the server / hybrid engine's edits; None: local engine
         self.last_count_error: ModelError | None = None
-        limits = model_limits(model, context_window=context_window, max_output_tokens=max_output_tokens)
+        limits = model_limits(model, context_window=context_window, max_output_tokens=max_output_tokens,
+                              long_context=long_context)
+        # The 1M context where it is opt-in goes with the API's 1M beta (models_info's window rule).
+        self.long_context_beta = sends_long_context_beta(model, long_context)
         self.info = ModelInfo(
             provider="anthropic", model=model, context_window=limits.context_window,
             max_output_tokens=limits.max_output_tokens, offline=False,
@@ -370,7 +374,13 @@ class AnthropicClient:
             # A session the server engine compacted, resumed with the local engine: the API reads
             # the block (and only it) with the compaction beta, and no edit asks for more.
             params["betas"] = [COMPACT_BETA]
+        self._long_context(params)
         return params
+
+    def _long_context(self, params: dict[str, Any]) -> None:
+        """Add the 1M beta to a request (or a count) when the session is on the 1M context."""
+        if self.long_context_beta:
+            params["betas"] = [*params.get("betas", ()), LONG_CONTEXT_BETA]
 
     async def stream(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
                      purpose: str = "main") -> AsyncIterator[StreamItem]:
@@ -438,6 +448,9 @@ class AnthropicClient:
             counter = client.beta.messages
         elif holds_compaction(params["messages"]):
             params["betas"] = [COMPACT_BETA]
+            counter = client.beta.messages
+        self._long_context(params)
+        if "betas" in params:
             counter = client.beta.messages
         try:
             result = await counter.count_tokens(**params)

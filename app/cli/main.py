@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
     p.add_argument("--context-window", type=int, metavar="N",
                    help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")
+    p.add_argument("--1m-context", dest="long_context", action="store_true", default=None,
+                   help="use the 1M-token context where it is opt-in (Opus 4.6, Sonnet 4.6, 4.5, 4): a 1,000,000 "
+                        "window, requests carry the API's 1M beta header; default 200,000 (env CTXTUI_1M_CONTEXT)")
     p.add_argument("--max-output-tokens", type=int, metavar="N",
                    help="max tokens per answer (env CTXTUI_MAX_OUTPUT_TOKENS)")
     p.add_argument("--autocompact-pct", type=float, metavar="P",

@@ -14,6 +14,9 @@ from agent_core.providers.models_info import (LONG_WINDOW, STANDARD_WINDOW, mode
                                               window_from_log)
 from agent_core.watch.state import WatchState
 from app.cli.statusline import main as statusline
+from tests.agent_helpers import SECRET, user_dirs
+from tests.fake_anthropic import FakeAnthropic, reply
+from tests.headless_helpers import run_headless
 from tests.log_helpers import assistant, usage, write_log
 
 OPUS = "claude-opus-4-6"
@@ -84,3 +87,22 @@ def test_statusline_takes_opus_4_6_at_200k_without_a_window_on_stdin(tmp_path):
 def test_replay_and_usage_budget_share_the_rule():
     assert budget_for(OPUS).budget.context_window == STANDARD_WINDOW
     assert budget_for(OPUS, BudgetSettings(long_context=True)).budget.context_window == LONG_WINDOW
+
+
+# ---- a live session through the SDK against the fake server -----------------------------------------
+
+@pytest.mark.parametrize("on", [False, True])
+def test_a_session_on_the_1m_context_sends_the_beta_and_budgets_1m(tmp_path, on):
+    """Opus 4.6 live: 200k and no beta by default; with CTXTUI_1M_CONTEXT, 1M and the 1M beta header."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic([reply("ok")]) as fake:
+        env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url, "CTXTUI_MODEL": OPUS,
+               **({"CTXTUI_1M_CONTEXT": "1"} if on else {})}
+        code, out, err = run_headless(["-p", "hi", "--workspace", str(ws), "--output-format", "stream-json"], env)
+        sent = [r for r in fake.requests if r.path == "/v1/messages"]
+    assert code == 0, err
+    context = next(json.loads(line) for line in out.splitlines() if json.loads(line)["type"] == "context")
+    assert context["window"] == (LONG_WINDOW if on else STANDARD_WINDOW)
+    betas = sent[0].headers.get("anthropic-beta", "")
+    assert ("context-1m-2025-08-07" in betas) is on
