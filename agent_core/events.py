@@ -196,6 +196,7 @@ class Error(Event):
     type: ClassVar[str] = "error"
     logged: ClassVar[bool] = True
     # auth | rate_limit | overloaded | prompt_too_long | connection | server | tool | blocking | internal
+    # | input (a line of headless --input-format stream-json that is not a user message)
     kind: str
     message: str
     retryable: bool = False
