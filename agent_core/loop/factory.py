@@ -21,7 +21,8 @@ from agent_core.loop.agent import Agent, TurnLimits
 from agent_core.config import Config, ConfigError
 from agent_core.context_budget import limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
-from agent_core.pricing.tally import CostTally
+from agent_core.pricing import rates_cache
+from agent_core.pricing.tally import CostTally, loop_pricer
 from agent_core.providers.anthropic_client import AnthropicClient
 from agent_core.providers.demo.model import DemoModel
 from agent_core.providers.demo.pause import catch_up
@@ -157,8 +158,10 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     log = open_session(config, home, resume=resume, continue_=continue_)
     loaded = log.loaded
     state = loaded.state if loaded else {}
-    cost = make_cost(client, state.get("cost"))
+    known = rates_cache.load_default()
+    cost = make_cost(client, state.get("cost"), known)
     pcfg = pipeline_config(config, budget, cost.price.rates(client.info.model))
+    rates_cache.save_new(cost.price.learned(), known)
     use_server_engine(config, client, pcfg, registry.definitions())
     pipeline = (Pipeline if config.engine == "local" else ServerEnginePipeline)(
         pcfg, session_dir=session_dir(home, log.session_id), state=PipelineState.from_dict(state.get("pipeline")))
@@ -261,13 +264,16 @@ def open_session(config: Config, home: Path, *, resume: str | None, continue_: b
         raise ConfigError(f"--resume: {e}") from None
 
 
-def make_cost(client: ModelClient, saved: dict | None) -> CostTally:
+def make_cost(client: ModelClient, saved: dict | None, known: dict | None = None) -> CostTally:
     """The session's cost book, restored on resume. The demo has no price of its own: it borrows a
-    real model's so the cost pane shows dollars."""
+    real model's so the cost pane shows dollars. `known`: rates learned by earlier runs, so that
+    genai-prices (half a second to load) is loaded only for a model or date not seen before."""
     price_as = {"demo": DEMO_PRICED_AS} if client.info.offline else None
     if client.info.offline:
         client.info.notes.append(f"costs priced as {DEMO_PRICED_AS} for illustration")
-    return CostTally.from_dict(saved, price_as=price_as) if saved else CostTally(price_as=price_as)
+    pricer = loop_pricer(price_as, known)
+    return (CostTally.from_dict(saved, price_as=price_as, pricer=pricer) if saved
+            else CostTally(price_as=price_as, pricer=pricer))
 
 
 def make_permissions(config: Config, interactive: bool, saved: dict | None) -> PermissionPolicy:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
-from agent_core.pricing.cost import BUCKETS, INPUT_BUCKETS, MAX_REQUEST_TOKENS, price_buckets, usage_buckets
-from agent_core.pricing.pricer import Priced, Pricer
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from agent_core.pricing.cost import (BUCKETS, INPUT_BUCKETS, MAX_REQUEST_TOKENS, price_buckets, price_period,
+                                     usage_buckets)
+from agent_core.pricing.pricer import Period, Priced, Pricer
 
 if TYPE_CHECKING:
     from agent_core.events import CostUpdate
@@ -200,10 +202,13 @@ def burn_rate(total_usd: float | None, start: float | None, end: float | None) -
     return total_usd / hours if hours > 1 / 60 else None
 
 
-def loop_pricer(price_as: Mapping[str, str] | None = None) -> Pricer:
-    """The loop's prices: genai-prices', with `price_as` borrowing another model's (the demo)."""
+def loop_pricer(price_as: Mapping[str, str] | None = None, known: Mapping[str, Sequence[Period]] | None = None
+                ) -> Pricer:
+    """The loop's prices: genai-prices', with `price_as` borrowing another model's (the demo);
+    `known`: periods learned by earlier runs (agent_core/pricing/rates_cache.py)."""
     borrow = dict(price_as or {})
-    return Pricer(lambda model, buckets, when: price_buckets(borrow.get(model, model), buckets, when))
+    return Pricer(lambda model, buckets, when: price_buckets(borrow.get(model, model), buckets, when), known=known,
+                  period=lambda model, when: price_period(borrow.get(model, model), when))
 
 
 class CostTally:
@@ -275,8 +280,9 @@ class CostTally:
                 "purposes": {p: t.state_dict() for p, t in self.purposes.items()}}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None, price_as: Mapping[str, str] | None = None) -> "CostTally":
-        tally = cls(price_as=price_as)
+    def from_dict(cls, d: Mapping[str, Any] | None, price_as: Mapping[str, str] | None = None,
+                  pricer: Pricer | None = None) -> "CostTally":
+        tally = cls(price_as=price_as, pricer=pricer)
         d = d if isinstance(d, Mapping) else {}
         for table, key in ((tally.models, "models"), (tally.purposes, "purposes")):
             src = d.get(key)

@@ -14,7 +14,7 @@ from typing import Callable, Sequence, TextIO
 
 from agent_core.logs import Deduper, LogReader, claude_config_dirs, claude_projects_dirs, discover
 from agent_core.pricing.pricer import Pricer
-from agent_core.usage import rates_cache
+from agent_core.pricing import rates_cache
 from agent_core.usage.blocks import token_limit
 from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
 from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width

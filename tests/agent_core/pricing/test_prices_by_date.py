@@ -8,7 +8,7 @@ import pytest
 from agent_core.pricing.cost import BUCKETS, price_buckets, price_period
 from agent_core.pricing.pricer import Pricer
 from agent_core.pricing.tally import CostTally
-from agent_core.usage import rates_cache
+from agent_core.pricing import rates_cache
 
 MARCH_1 = datetime(2026, 3, 1, 12, tzinfo=timezone.utc).timestamp()     # Opus 4.6's long-context premium
 JUNE_1 = datetime(2026, 6, 1, 12, tzinfo=timezone.utc).timestamp()      # after 2026-03-13: no premium

@@ -1,11 +1,12 @@
-"""Each model's learned per-token rates, per price period, kept between `ctxtui usage` runs.
+"""Each model's learned per-token rates, per price period, kept between runs of `ctxtui usage` and
+of a session (the loop's cost book and its engine's cache rates).
 
 Loading genai-prices' data takes longer than reading a 50 MB log (its import builds every price
-model). With the rates a `Pricer` learned last time, a report loads it only for a model not seen
-before, or for a request above the rates' range. The cache is a plain JSON file in ctxtui's cache
-folder, stamped with the price data's and the pricing code's files (size and mtime), so an upgrade
-of either makes it stale; anything unreadable or malformed is ignored, and it is written
-atomically, 0600. Deleting it is always safe.
+model) and was half of a session's start-up. With the rates a `Pricer` learned last time, a report
+or a session loads it only for a model not seen before, or for a request above the rates' range.
+The cache is a plain JSON file in ctxtui's cache folder, stamped with the price data's and the
+pricing code's files (size and mtime), so an upgrade of either makes it stale; anything unreadable
+or malformed is ignored, and it is written atomically, 0600. Deleting it is always safe.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from agent_core.pricing.cost import BUCKETS
 from agent_core.pricing.pricer import Learned, Period
 
 FILE_NAME = "usage-rates.json"
-_PRICING = Path(__file__).resolve().parent.parent / "pricing"
+_PRICING = Path(__file__).resolve().parent
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -33,6 +34,22 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
         return Path(xdg).expanduser() / "ctxtui"
     user_home = (env.get("HOME") or "").strip()
     return (Path(user_home) if user_home else Path.home()) / ".cache" / "ctxtui"
+
+
+def default_path(env: Mapping[str, str] | None = None) -> Path:
+    """The cache file every run shares."""
+    return cache_dir(env) / FILE_NAME
+
+
+def load_default() -> dict[str, list[Period]]:
+    """The cached periods from the shared file, for the installed price data and code ({} else)."""
+    return load(default_path(), prices_stamp())
+
+
+def save_new(learned: Mapping[str, list[Period]], known: Mapping[str, list[Period]]) -> None:
+    """Write the shared file when a run learned what it did not know (silent on failure)."""
+    if any(list(v) != list(known.get(m) or ()) for m, v in learned.items()):
+        save(default_path(), prices_stamp(), {**known, **learned})
 
 
 def _stat(path: Path) -> str:

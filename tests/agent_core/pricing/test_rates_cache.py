@@ -1,15 +1,16 @@
-"""The learned-rates cache of `ctxtui usage` (agent_core/usage/rates_cache.py): used only when its
-stamp matches, malformed content ignored, and a second run prices without loading genai-prices."""
+"""The learned-rates cache of `ctxtui usage` and sessions (agent_core/pricing/rates_cache.py): used
+only when its stamp matches, malformed content ignored, and a second run prices without loading genai-prices."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from agent_core.pricing.cost import BUCKETS, price_buckets
 from agent_core.pricing.pricer import Pricer
-from agent_core.usage import rates_cache
+from agent_core.pricing import rates_cache
 from tests.log_helpers import MODEL, assistant, usage, write_log
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -67,3 +68,19 @@ def test_a_second_report_prices_without_loading_genai_prices(tmp_path):
     assert first[:2] == [0, True] and second[:2] == [0, False]
     assert second[2] == first[2] == round(price_buckets(MODEL, {"input": 1000, "output": 50}), 6)
     assert (tmp_path / "state" / "cache" / rates_cache.FILE_NAME).is_file()
+
+
+def test_a_second_session_starts_without_loading_the_price_data(tmp_path):
+    """genai-prices took half a second of every start-up (the engine's cache rates); the rates the
+    first session learned are kept, so the next one never loads it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CTXTUI_", "XDG_"))}
+    env.update(HOME=str(tmp_path / "home"), CTXTUI_HOME=str(tmp_path / "state"))
+    code = ("import sys; from app.cli.main import main; rc = main(['--headless', '-p', 'hi', '--workspace', "
+            f"{str(ws)!r}]); print('LOADED' if 'genai_prices' in sys.modules else 'NOT LOADED', file=sys.stderr); "
+            "sys.exit(rc)")
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                           cwd=str(ROOT)) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    assert runs[0].stderr.strip().endswith("LOADED") and runs[1].stderr.strip().endswith("NOT LOADED")
