@@ -33,6 +33,8 @@ bench: $(STAMP)
 	$(PY) bench/cache_cost.py
 	$(PY) bench/cache_fake_server.py
 	$(PY) bench/startup.py
+	$(PY) bench/session_log.py
+	$(PY) bench/soak.py --only-headless
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache
