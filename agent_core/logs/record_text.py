@@ -138,9 +138,17 @@ def meta_summary(obj: dict) -> str:
 
 
 def state_summary(obj: dict) -> str:
-    parts = [k for k in obj if k not in ("t", "at")]
+    parts = [k for k in obj if k not in ("t", "at", "all")]
     turns = obj.get("turns")
     return "state saved: " + ", ".join(parts) + (f" (after turn {turns})" if isinstance(turns, int) else "")
+
+
+def delta_summary(obj: dict) -> str:
+    """A session log's `delta` record: the state parts it changes."""
+    ops = obj.get("ops") if isinstance(obj.get("ops"), list) else []
+    parts = dict.fromkeys(str(op[1][0]) for op in ops if isinstance(op, list) and len(op) > 1
+                          and isinstance(op[1], list) and op[1])
+    return "state changed: " + (", ".join(parts) or "nothing")
 
 
 def other_summary(label: str, obj: dict) -> str:

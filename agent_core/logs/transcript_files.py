@@ -19,8 +19,8 @@ from agent_core.logs import MAX_LINE_BYTES, LogFollower
 from agent_core.logs.claude_code import compact_metadata, is_compact_boundary, is_compact_summary
 from agent_core.sessions.session_reader import logged_entries, logged_event
 
-from agent_core.logs.record_text import (event_summary, meta_summary, other_summary, pretty_text, state_summary,
-                                         tool_input_text)
+from agent_core.logs.record_text import (delta_summary, event_summary, meta_summary, other_summary, pretty_text,
+                                         state_summary, tool_input_text)
 
 KINDS = ("user", "assistant", "tool", "thinking", "summary", "compaction", "other")
 FILTERS = ("all",) + KINDS    # the viewer's kind filter, in the order `f` cycles through them
@@ -152,6 +152,8 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
         return Record(line_no, "other", "", t, meta_summary(obj), pretty_text(obj))
     elif rec_t == "state":
         return Record(line_no, "other", "", t, state_summary(obj), pretty_text(obj))
+    elif rec_t == "delta":
+        return Record(line_no, "other", "", t, delta_summary(obj), pretty_text(obj))
     typ = obj.get("type")
     if is_compact_boundary(obj):      # Claude Code
         meta = compact_metadata(obj)

@@ -1,26 +1,41 @@
 """The session log: `<state>/sessions/<id>.jsonl` (agent_core/sessions/paths.py), append-only, one JSON object
 per line, written with one `write` and flushed per line so a crash loses at most the line being
-written; meta, history and state lines are also fsync'ed.
+written; meta, history, state and delta lines are also fsync'ed.
 
 Records (`t` says which):
-    {"t": "meta", "v": 1, "session_id", "created", "model", "workspace", "version", ...}   first line
+    {"t": "meta", "v": 2, "session_id", "created", "model", "workspace", "version", ...}   first line
     {"t": "entry", "entry": Entry.to_dict()}       a new entry at the end of the working history
                                                    (an entry whose uuid is already there replaces it in place)
     {"t": "history", "uuids": [...], "changed": {uuid: entry_dict}, "at"}
                                                    the working history was rewritten (compaction): it is now
                                                    exactly these uuids; entries that are new or whose content
                                                    changed are carried in `changed`, the rest are the latest
-                                                   version already in the log
-    {"t": "state", "at", ...}                      snapshot: pipeline, cost, permissions, notes (keys merge,
-                                                   later ones win)
+                                                   version of an entry of the history before it (format 1:
+                                                   of any entry the log holds)
+    {"t": "state", "at", "all": true, ...}         the whole state: pipeline, cost, permissions, turns, the
+                                                   context plot, notes (format 1: some parts, no `all`;
+                                                   parts merge, later ones win)
+    {"t": "delta", "at", "ops": [...]}             what changed in the state since the line before, as
+                                                   operations on its parts (set, del, splice: state_delta.py)
     {"t": "event", "at", "event": {...}}           events worth keeping (compaction, error, context, ...)
 
-Replaying the records in order rebuilds the working history exactly (`session_reader.load_session`,
-the one reader of this format; the repairs are in repair.py). A line cut
-off mid-way or otherwise unreadable, an entry that is not a message the API accepts
+The state changes a little after every model call, so it is written as changes, and whole again
+(a run's first state, then once the changes since the last whole copy add up to CHECKPOINT_EVERY
+copies of it). The log thus grows with what the session adds, and a reader applies only the
+changes after the last whole copy. Format 1 (before `delta` records) wrote every changed part
+whole after nearly every call; such a log still resumes the same.
+
+Replaying the records in order, one line at a time, rebuilds the working history and the state
+exactly (`session_reader.load_session`, the one reader of this format; the repairs are in
+repair.py), holding only the live history (format 1: every entry, which its history records may
+name). What the rest of the log makes moot is never decoded (late_read.py): entries that leave the
+history, changes before the last whole copy of the state, the per-call events resume does not use.
+A line cut off mid-way or otherwise unreadable, an entry that is not a message the API accepts
 (logged_entry.py), a history record that cannot apply (the history stays as the lines before it
-left it), or a state part of the wrong type or with figures no session reaches, is skipped with a
-warning, never an exception; so is a usage figure no model call can report (its entry is kept).
+left it; one of this writer's, read late, leaves out just the entry it cannot read), or a state
+part of the wrong type or with figures no session reaches, is skipped with a warning, never an
+exception; so is a usage figure no model call can report (its entry is kept), and a state change
+that does not apply (its part is dropped until the state is written whole again).
 Loading also repairs what a crash, an old bug or a damaged log can leave behind, so the next
 request is valid: a tool call with no result gets an "Interrupted" error result, a tool result
 whose call is gone is dropped, and invalid Unicode is replaced (the rest: repair.py).
@@ -31,7 +46,7 @@ A folder or log that cannot be written (permissions, an immutable flag, a read-o
 folder is tested with a real write, since a lazy log writes nothing until its first content.
 
 A new session made `lazy` writes nothing until it has content: its file (and its private folder
-`<id>/`, 0700) appear with the first record that is not a state snapshot, so a session that never
+`<id>/`, 0700) appear with the first record that is not state, so a session that never
 got a prompt (a failed `/model X`, a `/clear` then quit) leaves no empty log behind for `/resume`.
 
 One writer per session: a `SessionLog` holds an exclusive `flock` on its log for its whole life
@@ -66,9 +81,11 @@ from agent_core.config_error import ConfigError
 from agent_core.security.credentials import SECRET_ENV_VARS
 from agent_core.sessions.paths import UnsafeDir, new_session_id, session_log_path
 from agent_core.sessions.session_reader import LoadedSession, load_session
+from agent_core.sessions.state_delta import diff
 
-FORMAT_VERSION = 1
-FSYNC_RECORDS = frozenset({"meta", "history", "state"})
+FORMAT_VERSION = 2   # 2: `delta` records; a history record re-sends an entry that had left the history
+CHECKPOINT_EVERY = 4  # changes logged between whole copies of the state, in copies of it
+FSYNC_RECORDS = frozenset({"meta", "history", "state", "delta"})
 
 
 class SessionInUse(ConfigError):
@@ -197,7 +214,10 @@ class SessionLog:
         self.path = Path(path)
         self.session_id = session_id
         register_secret(*secrets, *(os.environ.get(k) for k in SECRET_ENV_VARS))
-        self._known: dict[str, bytes] = {}     # uuid -> digest of the newest version in the log
+        self._known: dict[str, bytes] = {}     # uuid -> digest, for the entries of the working history
+        self._state: dict[str, Any] = {}        # the state as a reader of the log rebuilds it
+        self._full = 0                          # bytes of the last whole copy of the state (`state` record)
+        self._since: int | None = None          # bytes of changes logged since; None: a whole copy is due
         self._working: list[Entry] = []        # the working history as the log describes it
         self._pos: dict[str, int] = {}         # uuid -> index in _working
         self._lock = threading.Lock()
@@ -299,8 +319,10 @@ class SessionLog:
         session's next request is valid."""
         loaded = self.loaded = load_session(self.path, repair=repair)
         self._set_working(loaded.logged)
-        # The writer's view must match what a reader rebuilds: the newest version of every uuid.
-        self._known = {u: _digest(e.to_dict()) for u, e in loaded.latest.items()}
+        # The writer's view must match what a reader rebuilds: the newest version of each entry of
+        # the history (one that comes back later is logged again), and the merged state.
+        self._known = {e.uuid: _digest(e.to_dict()) for e in loaded.logged}
+        self._state = json.loads(_dumps(loaded.state))   # a resumed session's first state is a whole copy
         size = os.fstat(self._fd).st_size
         if loaded.cut_tail:
             os.ftruncate(self._fd, size - loaded.cut_tail)   # the line the crash cut off: never whole
@@ -342,7 +364,7 @@ class SessionLog:
                 changed[e.uuid] = d
             digests[e.uuid] = dg
         self._write({"t": "history", "at": clock.now(), "uuids": [e.uuid for e in entries], "changed": changed})
-        self._known.update(digests)
+        self._known = digests    # an entry that left the history is logged whole if it ever comes back
         self._set_working(entries)
 
     def sync(self, entries: Sequence[Entry]) -> None:
@@ -359,9 +381,37 @@ class SessionLog:
         return a.uuid == b.uuid and self._known.get(b.uuid) == _digest(b.to_dict())
 
     def append_state(self, state: Mapping[str, Any]) -> None:
-        """A snapshot, e.g. {"pipeline": PipelineState.to_dict(), "cost": CostTally.to_dict(),
-        "permissions": {...}, "notes": "..."}; keys merge over earlier snapshots on load."""
-        self._write({"t": "state", "at": clock.now(), **{k: v for k, v in state.items() if k not in ("t", "at")}})
+        """The state parts now, e.g. {"pipeline": PipelineState.to_dict(), "cost": CostTally.to_dict(),
+        "permissions": {...}, "notes": "..."}; parts not named keep their value. Only what changed
+        is written, as a `delta` record of operations (state_delta.py); the whole state, as a
+        `state` record marked `all`, when it is the session's (or this run's) first and once the
+        changes since the last whole copy add up to CHECKPOINT_EVERY times its size. A reader
+        applies only the changes after the last whole copy."""
+        ops: list[list[Any]] = []
+        after = dict(self._state)
+        for k, v in state.items():
+            if k in ("t", "at", "all"):
+                continue
+            text = _dumps(v)
+            new = json.loads(text)
+            if k in self._state and self._state[k] == new and type(self._state[k]) is type(new):
+                continue
+            change = diff(self._state[k], new, (k,)) if k in self._state else []
+            if not change or len(_dumps(change)) >= len(text):
+                change = [["set", [k], new]]
+            ops += change
+            after[k] = new
+        if not ops:
+            return
+        size = len(_dumps(ops))
+        if self._since is None or self._since + size > CHECKPOINT_EVERY * self._full:
+            rec = {"t": "state", "at": clock.now(), "all": True, **after}
+            self._write(rec)
+            self._full, self._since = len(_dumps(rec)), 0
+        else:
+            self._write({"t": "delta", "at": clock.now(), "ops": ops})
+            self._since += size
+        self._state = after
 
     def append_event(self, event: Mapping[str, Any] | Any) -> None:
         """An event dict (or an agent_core.events.Event)."""
@@ -382,7 +432,7 @@ class SessionLog:
 
     def _write(self, rec: Mapping[str, Any]) -> None:
         if self._pending is not None:
-            if rec.get("t") in ("meta", "state"):
+            if rec.get("t") in ("meta", "state", "delta"):
                 self._pending.append(rec)     # no content yet: nothing on disk
                 return
             try:

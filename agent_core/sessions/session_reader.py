@@ -18,11 +18,13 @@ from compaction.entry import Entry
 from agent_core.pricing.cost import usage_problem
 from agent_core.pricing.tally import cost_state_problem
 from agent_core.sessions.logged_entry import entry_problem
+from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, LoggedLine, Unread, carried, entry_uuid,
+                                           history_uuids, unread_event, whole_state)
 from agent_core.sessions.repair import repair_history
+from agent_core.sessions.state_delta import apply_op
 
 HEAD_LINES = 200     # the meta line is the first; the first prompt comes within a few lines
-
-
+READ_BUFFER = 1 << 18    # bytes read at a time: a long log reads several times faster than with 8 KiB
 def decode_line(line: bytes | str) -> dict | None:
     """One log line as its record; None for a blank line. Raises ValueError (UnicodeDecodeError
     included) for a line that is not a JSON object, RecursionError for absurdly deep nesting."""
@@ -70,13 +72,12 @@ _OUTCOME = re.compile(r"; (skipped|ignored|left out)$")
 class LoadedSession:
     meta: dict
     entries: list[Entry]             # the working history after the last whole line, repaired (see repair_history)
-    all_entries: list[Entry]         # every entry ever logged, once per uuid, in its first (original) form
-    state: dict                      # merged state snapshots (pipeline, cost, permissions, notes, ...)
-    events: list[dict]
+    state: dict                      # the state: snapshots merged, changes applied (pipeline, cost, permissions, ...)
+    events: list[dict]               # those resume uses: all but the per-call tool, answer and turn-end ones (`read`)
     warnings: list[str]
     path: Path | None = None
     skipped: int = 0                 # unreadable lines, and impossible usage figures (dropped)
-    latest: dict[str, Entry] = field(default_factory=dict, repr=False)  # uuid -> newest version logged
+    latest: dict[str, Entry] = field(default_factory=dict, repr=False)  # uuid -> newest version, of the history
     logged: list[Entry] = field(default_factory=list, repr=False)       # the working history as logged
     kinds: list[str] = field(default_factory=list, repr=False)          # the kind of each warning
     cut_tail: int = 0                # bytes of a cut-off last line (no newline, unreadable)
@@ -84,6 +85,16 @@ class LoadedSession:
     @property
     def session_id(self) -> str | None:
         return self.meta.get("session_id") or (self.path.stem if self.path else None)
+
+    @property
+    def all_entries(self) -> list[Entry]:
+        """Every entry ever logged, once per uuid, in its first (original) form: read again from
+        the log on demand, so a resume holds only the live history."""
+        if self.path is None:
+            return list(self.latest.values())
+        replay = SessionReplay(archive=True)
+        replay.read(self.path)
+        return list(replay.first.values())
 
     @property
     def repaired(self) -> bool:
@@ -134,15 +145,24 @@ def _short(v: Any) -> str:
 
 class SessionReplay:
     """Applies records one at a time; `load_session` uses it, and a live view can feed it the
-    lines appended since it last looked."""
+    lines appended since it last looked.
 
-    def __init__(self) -> None:
+    What it holds is the live history, not the log: from format 2 on (the meta line's `v`) a
+    history record names only entries of the history before it or entries it carries, so the
+    entries that left the history are let go. An older log may name any entry it ever logged:
+    all are kept. `archive`: also keep each entry's first version (`first`)."""
+
+    def __init__(self, archive: bool = False) -> None:
         self.meta: dict = {}
         self.working: list[Entry] = []
         self._pos: dict[str, int] = {}            # uuid -> index in working
-        self.latest: dict[str, Entry] = {}        # uuid -> newest version seen
-        self.first: dict[str, Entry] = {}         # uuid -> first version seen (insertion order = first seen)
+        self.latest: dict[str, Entry] = {}        # uuid -> newest version seen (format 2: of the history only)
+        self.first: dict[str, Entry] = {}         # with `archive`: uuid -> first version seen, in that order
+        self.archive = archive
         self.state: dict = {}
+        self.damaged: set[str] = set()            # state parts a change could not be applied to, until whole again
+        self.unchecked: dict[str, int] = {}       # part -> line of its latest change, not checked yet
+        self._changes: list[tuple[bytes, int]] = []   # `read`: delta lines since the last whole copy
         self.events: list[dict] = []
         self.warnings: list[str] = []
         self.kinds: list[str] = []
@@ -186,7 +206,124 @@ class SessionReplay:
 
     def _remember(self, e: Entry) -> None:
         self.latest[e.uuid] = e
-        self.first.setdefault(e.uuid, e)
+        if self.archive:
+            self.first.setdefault(e.uuid, e)
+
+    @property
+    def lets_go(self) -> bool:
+        """Whether entries that left the history can be let go (format 2 and later)."""
+        v = self.meta.get("v")
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 2
+
+    def read(self, path: Path) -> None:
+        """Feed a whole log, one line at a time: memory follows the live history, not the file.
+        What the end of the log makes moot is not decoded: an entry, logged or carried by a history
+        record, is kept as its line until the history no longer holds it (`Unread`), a state
+        change until a later whole copy (`all`) replaces it, and the per-call events resume does
+        not use are passed over."""
+        with open(path, "rb", buffering=READ_BUFFER) as f:
+            for n, raw in enumerate(f, 1):
+                if not raw.endswith(b"\n"):   # no newline at the end: the final line may be incomplete
+                    self._apply_changes()
+                    self.feed_line(raw, n, last=True)
+                elif self.archive or not self._put_off(raw, n):
+                    self.feed_line(raw[:-1], n)
+        self._apply_changes()
+        self.working = [e for e in map(self._read_entry, self.working) if e is not None]
+        self._pos = {e.uuid: i for i, e in enumerate(self.working)}
+        self.latest = {e.uuid: e for e in self.working}
+
+    def _put_off(self, raw: bytes, n: int) -> bool:
+        """Keep the line for later (or pass it over) when its first bytes say it may never be
+        needed (late_read.py); False: feed it now."""
+        if raw.startswith(EVENT_HEAD):
+            if not unread_event(raw):
+                return False
+        elif raw.startswith(DELTA_HEAD):
+            self._changes.append((raw, n))      # counted when fed
+            return True
+        elif whole_state(raw):
+            self._changes = [(raw, n)]          # the whole state: what came before it is moot
+            return True
+        elif (u := entry_uuid(raw)) is not None:
+            i = self._pos.get(u)
+            if i is None:
+                self._pos[u] = len(self.working)
+                self.working.append(Unread(u, LoggedLine(raw, n)))
+            else:
+                self.working[i] = Unread(u, LoggedLine(raw, n), self.working[i])
+            self.latest[u] = self.working[self._pos[u]]
+        elif (uuids := history_uuids(raw)) is not None and any(u in self.latest for u in uuids):
+            self._history_late(raw, n, uuids)
+        else:
+            return False
+        self.lines += 1
+        return True
+
+    def _history_late(self, raw: bytes, n: int, uuids: list[str]) -> None:
+        """A history record applied by the uuids it names, its new or changed entries read only
+        if the history still holds them at the end (then one it carries that is not a usable
+        message is left out, where a record read at once would not apply)."""
+        line, found, carries = LoggedLine(raw, n), [], carried(raw)
+        for u in uuids:
+            prev = self.latest.get(u)
+            if u in carries:
+                if isinstance(prev, Unread) and prev.in_history:
+                    prev = prev.prev        # at most one history line kept per entry
+                found.append(Unread(u, line, prev, in_history=True))
+            elif prev is not None:
+                found.append(prev)
+            else:
+                self._warn(f"history record names entry {u[:40]} that the log does not hold; left out", "history")
+        self.working = found
+        self._pos = {e.uuid: i for i, e in enumerate(found)}
+        if self.lets_go:
+            self.latest = {e.uuid: e for e in found}
+        else:
+            self.latest.update((e.uuid, e) for e in found)
+
+    def _read_entry(self, x: "Entry | Unread | None") -> Entry | None:
+        """An entry put off by `read`, read now (an unreadable one: the version it replaced)."""
+        while isinstance(x, Unread):
+            rec = self._decoded(x.line)
+            if rec is not None:
+                if x.in_history:
+                    changed = rec.get("changed") if rec.get("t") == "history" else None
+                    if isinstance(changed, Mapping) and x.uuid not in changed:
+                        x = x.prev     # not carried after all: the version before stands
+                        continue
+                    d = changed.get(x.uuid) if isinstance(changed, Mapping) else None
+                else:
+                    d = rec.get("entry") if rec.get("t") == "entry" else None
+                try:
+                    if not isinstance(d, Mapping) or d.get("uuid") != x.uuid:
+                        raise ValueError("not the entry its first bytes name")
+                    return self._entry(d, x.line.lineno)
+                except (ValueError, RecursionError) as e:
+                    self.skipped += 1
+                    what = f"changed entry {x.uuid[:40]}" if x.in_history else "'entry' record"
+                    self._warn(f"line {x.line.lineno}: unreadable {what} ({type(e).__name__}: {str(e)[:200]}); "
+                               "skipped")
+            x = x.prev
+        return x
+
+    def _decoded(self, line: LoggedLine) -> dict | None:
+        """A kept line's record, decoded once; None (a warning, once) when it cannot be."""
+        if line.rec is None:
+            try:
+                line.rec = decode_line(line.raw[:-1]) or False
+            except (ValueError, RecursionError) as e:
+                line.rec = False
+                self.skipped += 1
+                what = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else "not valid JSON"
+                self._warn(f"line {line.lineno}: {what}; skipped")
+        return line.rec or None
+
+    def _apply_changes(self) -> None:
+        """The state put off by `read` (the last whole copy, the changes after it), in order."""
+        changes, self._changes = self._changes, []
+        for raw, n in changes:
+            self.feed_line(raw[:-1], n)
 
     def _usage_ok(self, usage: Any, n: int, what: str) -> bool:
         """False (a warning, counted as skipped) for a usage figure no model call can report."""
@@ -224,7 +361,18 @@ class SessionReplay:
         elif t == "history":
             self._history(rec, n)
         elif t == "state":
-            self.state.update(self._checked_state(rec, n))
+            if rec.get("all") is True:      # the whole state: the changes before it are moot
+                self._changes.clear()
+            else:
+                self._apply_changes()
+            parts = self._checked_state(rec, n)
+            self.state.update(parts)
+            self.damaged.difference_update(parts)
+            for k in parts:
+                self.unchecked.pop(k, None)
+        elif t == "delta":
+            self._apply_changes()
+            self._delta(rec, n)
         elif t == "event":
             ev = rec.get("event")
             ev = dict(ev) if isinstance(ev, Mapping) else {"value": ev}
@@ -270,12 +418,50 @@ class SessionReplay:
                 self._warn(f"history record names entry {u[:40]} that the log does not hold; left out", "history")
         self.working = found
         self._pos = {e.uuid: i for i, e in enumerate(found)}
+        if self.lets_go:
+            self.latest = {e.uuid: e for e in found}
+
+    def _delta(self, rec: Mapping[str, Any], n: int) -> None:
+        """A delta record: its operations, in order (state_delta.py). A part one of them cannot be
+        applied to, or that is of the wrong type after them, is dropped with a warning and takes
+        no further change until a later record writes it whole."""
+        ops = rec.get("ops")
+        if not isinstance(ops, list):
+            raise ValueError("'ops' is not a list")
+        touched: set[str] = set()
+        for op in ops:
+            part = op[1][0] if isinstance(op, list) and len(op) > 1 and isinstance(op[1], list) and op[1] else None
+            whole = isinstance(part, str) and op[0] == "set" and len(op[1]) == 1
+            if whole:
+                self.damaged.discard(part)
+            elif part in self.damaged:
+                continue
+            try:
+                touched.add(apply_op(self.state, op))
+            except ValueError as e:
+                if not isinstance(part, str):
+                    self._warn(f"line {n}: a state change {_short(op)} is not readable ({e}); ignored", "state")
+                    continue
+                self.damaged.add(part)
+                self.state.pop(part, None)
+                self._warn(f"line {n}: a change to state {part!r} does not apply ({e}); ignored until the part "
+                           "is saved whole again", "state")
+        self.unchecked.update(dict.fromkeys(touched, n))
+
+    def _check_changed(self) -> None:
+        """The parts changes were applied to, checked once they are all in (not after each line:
+        a cost book is checked in full). One of the wrong type is dropped, as a snapshot would be."""
+        for k, n in self.unchecked.items():
+            if k in self.state and k not in self._checked_state({k: self.state[k]}, n):
+                self.state.pop(k)
+                self.damaged.add(k)
+        self.unchecked.clear()
 
     def _checked_state(self, rec: Mapping[str, Any], n: int) -> dict:
         """The record's state parts, less those of the wrong type (each one a warning)."""
         out = {}
         for k, v in rec.items():
-            if k in ("t", "at"):
+            if k in ("t", "at", "all"):
                 continue
             check = STATE_CHECKS.get(k)
             if check is not None and not check[1](v):
@@ -288,6 +474,7 @@ class SessionReplay:
     def result(self, path: Path | None = None, *, repair: bool = True) -> LoadedSession:
         """What was read; with `repair`, `entries` is the working history made valid to send
         (`repair_history`), each repair a warning."""
+        self._check_changed()
         working = list(self.working)
         warnings, kinds = list(self.warnings), list(self.kinds)
         entries = working
@@ -295,24 +482,17 @@ class SessionReplay:
             entries, notes = repair_history(working)
             warnings += notes
             kinds += ["repair"] * len(notes)
-        return LoadedSession(meta=dict(self.meta), entries=entries, all_entries=list(self.first.values()),
-                             state=dict(self.state), events=list(self.events), warnings=warnings,
-                             path=path, skipped=self.skipped, latest=dict(self.latest), logged=working,
-                             kinds=kinds, cut_tail=self.cut_tail)
+        return LoadedSession(meta=dict(self.meta), entries=entries, state=dict(self.state), events=list(self.events),
+                             warnings=warnings, path=path, skipped=self.skipped, latest=dict(self.latest),
+                             logged=working, kinds=kinds, cut_tail=self.cut_tail)
 
 
 def load_session(path: Path, *, repair: bool = True) -> LoadedSession:
     """Replay a session log. Unreadable lines are skipped and counted in `warnings`/`skipped`;
     with `repair` (the default) the history is made valid to send (`repair_history`)."""
     path = Path(path)
-    data = path.read_bytes()
     replay = SessionReplay()
-    lines = data.split(b"\n")
-    cut = lines[-1] != b""       # no newline at the end: the final line may be incomplete
-    if not cut:
-        lines.pop()
-    for i, line in enumerate(lines, 1):
-        replay.feed_line(line, i, last=cut and i == len(lines))
+    replay.read(path)
     if not replay.meta:
         replay.warnings.insert(0, "no meta line: the log's first line is missing or unreadable")
         replay.kinds.insert(0, "meta")

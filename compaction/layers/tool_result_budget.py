@@ -21,7 +21,8 @@ original content is at hand the result is re-persisted to the canonical path (a 
 if not, the stored text is left as it is.
 
 Cost: a per-process scan mark means a turn looks only at entries added since the last run; a
-resumed history is scanned once.
+resumed history is scanned once. That full scan also forgets the decisions for results that are
+no longer in the history (`forget_gone`), so the state holds only what the history still refers to.
 """
 from __future__ import annotations
 
@@ -228,6 +229,17 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict[str
     return e.with_content(blocks), sent_delta, counts
 
 
+def forget_gone(replaced: dict[str, Any], entries: list[Entry]) -> None:
+    """Drop the decisions for results no longer in the history (a compaction or snip removed
+    them): they can never be applied again, and the state would grow with the session instead of
+    with its history. Called on a full scan only (a resume, or a history that was rewritten), so
+    it costs what that scan costs."""
+    live = {b.get("tool_use_id") for e in entries if e.role == "user" for b in e.content
+            if b.get("type") == "tool_result"}
+    for tid in [t for t in replaced if t not in live]:
+        del replaced[tid]
+
+
 def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st = ctx.state.of(NAME)
     replaced: dict[str, Any] = st.setdefault("replaced", {})
@@ -238,6 +250,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     seen_upto = -1
     if start == 0 and st.get("seen_upto"):
         seen_upto = next((k for k in range(len(entries) - 1, -1, -1) if entries[k].uuid == st["seen_upto"]), -1)
+    if start == 0 and replaced:
+        forget_gone(replaced, entries)
     changes: dict[int, Entry] = {}
     deltas: dict[int, int] = {}
     totals = {"persisted": 0, "truncated": 0, "reapplied": 0, "repersisted": 0, "chars": 0}

@@ -211,3 +211,26 @@ def test_limits_shrink_with_a_small_window(tmp_path):
     assert trb.limits(small) == (7_500, 30_000)
     res = trb.apply(es, small)
     assert res.report is not None and content(res.entries).startswith("<persisted-output>")
+
+
+def test_decisions_for_results_gone_from_the_history_are_forgotten(tmp_path):
+    # issue 23: `replaced` kept a record for every result ever persisted (97 for a history of 9
+    # entries after 1,000 turns); a full scan (a rewritten history, a resume) drops the gone ones
+    old = history(("toolu_old", "bash", BIG))
+    state = PipelineState()
+    kept = trb.apply(old, ctx(old, state, tmp_path)).entries
+    assert set(state.of(trb.NAME)["replaced"]) == {"toolu_old"}
+    new = history(("toolu_new", "bash", BIG), ("toolu_small", "bash", "ok"))
+    grown = kept + new
+    res = trb.apply(grown, ctx(grown, state, tmp_path))
+    assert set(state.of(trb.NAME)["replaced"]) == {"toolu_old", "toolu_new"}   # appended: nothing gone
+    after = res.entries[3:]          # a compaction dropped the first round
+    res = trb.apply(after, ctx(after, state, tmp_path))
+    assert set(state.of(trb.NAME)["replaced"]) == {"toolu_new"}
+    assert validate_history(project(res.entries)) == []
+    assert content(res.entries) == state.of(trb.NAME)["replaced"]["toolu_new"]["text"]
+    # a resume (a fresh state object from the saved one) applies the kept decision the same way
+    resumed = PipelineState.from_dict(json.loads(json.dumps(state.to_dict())))
+    again = trb.apply(new, ctx(new, resumed, tmp_path))
+    assert content(again.entries) == content(res.entries)
+    assert set(resumed.of(trb.NAME)["replaced"]) == {"toolu_new"}

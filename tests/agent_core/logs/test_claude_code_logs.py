@@ -270,11 +270,14 @@ def _ctxtui_log(home: Path, *, model_calls: bool = False) -> Path:
                                       stop_reason="end_turn"))
     cost = CostTally()
 
-    def snapshot() -> dict:
-        return {"cost": cost.to_dict() if model_calls else {**cost.to_dict(), "version": 1}}
+    def snapshot() -> None:
+        if model_calls:
+            log.append_state({"cost": cost.to_dict()})
+        else:   # an older version: the whole cost book in a `state` record each time
+            log._write({"t": "state", "at": 1749895200.0, "cost": {**cost.to_dict(), "version": 1}})
 
     cost.add(MODEL, usage(inp=10, out=5, read=1000), "main")
-    log.append_state(snapshot())
+    snapshot()
     cost.add(MODEL, usage(inp=2000, out=300), "compaction")
     if model_calls:
         log.append_event(ev.ModelCall(message_id="msg_sum", model=MODEL, purpose="compaction",
@@ -282,8 +285,8 @@ def _ctxtui_log(home: Path, *, model_calls: bool = False) -> Path:
     log.append_event(ev.Compaction(layer="auto_compact", trigger="auto", tokens_before=150_000, tokens_after=9_000,
                                    transcript_path="/t.jsonl"))
     log.append_history([a])
-    log.append_state(snapshot())
-    log.append_state(snapshot())     # no new calls: nothing new counted
+    snapshot()
+    snapshot()     # no new calls: nothing new counted
     log.append_entry(a_entry("more", response_id="msg_b", usage=usage(inp=1, out=1, read=9000), model=MODEL))
     log.close()
     return log.path

@@ -76,7 +76,7 @@ def test_create_writes_meta_and_private_files(tmp_path):
     assert stat.S_IMODE((tmp_path / "sessions").stat().st_mode) == 0o700
     first = json.loads(log.path.read_text().splitlines()[0])
     assert first["t"] == "meta" and first["model"] == "demo" and first["session_id"] == log.session_id
-    assert first["v"] == 1 and first["created"].endswith("Z") and "version" in first
+    assert first["v"] == 2 and first["created"].endswith("Z") and "version" in first
 
 
 def test_session_ids_sort_by_time():
