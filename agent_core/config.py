@@ -199,7 +199,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("engine", "CTXTUI_ENGINE", "engine", "local, server or hybrid",
             "who manages the context (default local): local = ctxtui's own layers and summary; server = the "
             "API's context editing and compaction (betas), ctxtui keeping only the tool-result budget and the "
-            "blocking limit; hybrid = ctxtui's cheap layers, then the API's compaction instead of a summary call",
+            "blocking limit; hybrid = ctxtui's cheap layers, then the API's compaction instead of a summary call. "
+            "server and hybrid need a model the API's compaction supports (Claude Opus 4.7 or 4.6, Sonnet 4.6, "
+            "Mythos Preview) and an auto-compact threshold of at least 50,000 tokens (a window of 60,000 or "
+            "more); otherwise the session runs local and says why at start",
             _engine),
     Setting("home", "CTXTUI_HOME", "home", "a folder path",
             "ctxtui's state folder (sessions, transcripts, tool results, one folder per workspace); "

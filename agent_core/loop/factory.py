@@ -7,6 +7,7 @@ history, the pipeline's state (frozen replacements, collapse store, notes), cost
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
@@ -28,7 +29,7 @@ from agent_core.providers.demo.model import DemoModel
 from agent_core.providers.demo.pause import catch_up
 from agent_core.providers.demo.server_compaction import ServerDemo
 from agent_core.providers.model import ModelClient
-from agent_core.providers.server_context import ServerPlan, plan_for
+from agent_core.providers.server_context import COMPACT_TRIGGER_MIN, ServerPlan, compaction_refusal, plan_for
 from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir,
                                       tool_results_dir)
 from agent_core.tools.permissions import PermissionPolicy
@@ -155,8 +156,17 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     prompt = system_prompt(config.workspace)
     check_room(config, budget, prompt, registry.definitions())
 
-    log = open_session(config, home, resume=resume, continue_=continue_)
+    # The engine the session really runs: the configured one, or local when the API cannot do what
+    # server / hybrid would ask of it for this model and window (said once, at start: engine_notice).
+    engine, engine_notice = choose_engine(config, client, budget)
+    configured, config = config, replace(config, engine=engine) if engine != config.engine else config
+    if engine_notice:
+        client.info.notes.append(engine_notice)
+    log = open_session(configured, home, resume=resume, continue_=continue_,
+                       engine={"engine": engine, **({"engine_notice": engine_notice} if engine_notice else {})})
     loaded = log.loaded
+    if loaded and engine_notice:
+        log.append_event(ev.Notice(engine_notice))    # a resumed log's meta is its first run's
     state = loaded.state if loaded else {}
     known = rates_cache.load_default()
     cost = make_cost(client, state.get("cost"), known)
@@ -181,6 +191,8 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
+    # Which engine runs and, when it is not the one asked for, why (the front-ends say it at start).
+    agent.engine, agent.engine_notice = engine, engine_notice  # type: ignore[attr-defined]
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
     pipeline.use_stages(default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
                                                        system=prompt, emit=agent.live),
@@ -195,6 +207,46 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
         if isinstance(active, (int, float)) and not isinstance(active, bool) and math.isfinite(active):
             agent.active_before = max(0.0, float(active))
     return agent
+
+
+def compaction_window(budget: ContextBudget) -> int | None:
+    """The smallest window (a multiple of 1,000) whose auto-compact threshold, with the same
+    settings, reaches the API's minimum compaction trigger; None when none up to 10M does."""
+    def reaches(thousands: int) -> bool:
+        try:
+            return replace(budget, context_window=thousands * 1_000).autocompact_threshold >= COMPACT_TRIGGER_MIN
+        except ValueError:
+            return False
+    lo, hi = 1, 10_000
+    if not reaches(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if reaches(mid) else (mid + 1, hi)
+    return lo * 1_000
+
+
+def choose_engine(config: Config, client: ModelClient, budget: ContextBudget) -> tuple[str, str | None]:
+    """The engine a session runs: the configured one, or `local` when CTXTUI_ENGINE=server or hybrid
+    cannot be honoured, with the reason for the user. Both engines rest on the API's compaction,
+    which is documented for a few models and a trigger of at least 50,000 tokens
+    (server_context.compaction_refusal); the API refuses anything else, so the session runs
+    ctxtui's own compaction instead of failing on its first request. The offline demo is exempt:
+    it sends nothing, and emulates the server's compaction at its own small window to be watched."""
+    if config.engine == "local" or client.info.offline or not hasattr(client, "server"):
+        return config.engine, None     # (a client without server-side context management: use_server_engine)
+    given = client.server  # type: ignore[attr-defined]
+    trigger = given.compact_trigger if isinstance(given, ServerPlan) else budget.autocompact_threshold
+    reason = compaction_refusal(client.info.model, trigger, budget.context_window, compaction_window(budget))
+    if reason is None:
+        return config.engine, None
+    if trigger < COMPACT_TRIGGER_MIN and budget.autocompact_pct is not None:
+        reason += " (or a higher auto-compact percentage than the one set)"
+    how = f"--engine {config.engine}" if config.sources.get("engine") == "flag" else f"CTXTUI_ENGINE={config.engine}"
+    if isinstance(given, ServerPlan):
+        client.server = None  # type: ignore[attr-defined]
+    return "local", (f"{how} cannot be used: {reason}. This session runs the local engine (ctxtui's own "
+                     f"compaction) instead.")
 
 
 def server_plan(config: Config, pcfg: PipelineConfig, tools: list[dict]) -> ServerPlan | None:
@@ -242,12 +294,15 @@ def pipeline_config(config: Config, budget: ContextBudget, rates: dict[str, floa
     return cfg
 
 
-def open_session(config: Config, home: Path, *, resume: str | None, continue_: bool) -> SessionLog:
-    """A new session log, or the one `--resume ID` / `--continue` names, replayed (`.loaded`)."""
+def open_session(config: Config, home: Path, *, resume: str | None, continue_: bool,
+                 engine: dict | None = None) -> SessionLog:
+    """A new session log, or the one `--resume ID` / `--continue` names, replayed (`.loaded`).
+    `engine`: the engine the session runs ({"engine": ..., and "engine_notice": why, when it is not
+    the configured one}), kept in a new log's meta beside the configuration."""
     if not (resume or continue_):
         return SessionLog.create(home, {"model": config.model, "workspace": str(config.workspace),
-                                        "config": config.public_dict()}, secrets=config.secret_values(),
-                                 lazy=True)   # no file until the session has content
+                                        "config": config.public_dict(), **(engine or {})},
+                                 secrets=config.secret_values(), lazy=True)   # no file until the session has content
     if resume:
         if not is_session_id(resume):
             raise ConfigError(f"--resume: {resume!r} is not a session id (see {sessions_dir(home)})")

@@ -17,8 +17,11 @@ reading of what an answer says the server did. The loop turns the reading into c
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from agent_core.providers.models_info import base_model
 
 ENGINES = ("local", "server", "hybrid")
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
@@ -31,6 +34,41 @@ COMPACTION_BLOCK = "compaction"
 LAYER_OF_EDIT = {CLEAR_TOOL_USES: "server_clear_tool_uses", CLEAR_THINKING: "server_clear_thinking"}
 SERVER_COMPACT_LAYER = "server_compact"
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+# What Anthropic's compaction documentation says (platform.claude.com/docs/en/build-with-claude/compaction,
+# beta `compact-2026-01-12`, edit `compact_20260112`): it is supported on these models only (their ids,
+# or a dated id of one of them: claude-opus-4-6-YYYYMMDD); its trigger defaults to 150,000 input
+# tokens and may not be set below 50,000. The server and hybrid engines are built on this compaction
+# (context editing alone would leave no summary at all), so a model not listed here, or a window whose
+# auto-compact threshold is below the minimum, runs the local engine (see compaction_refusal).
+COMPACT_MODELS = ("claude-opus-4-7", "claude-opus-4-6", "claude-sonnet-4-6", "claude-mythos-preview")
+COMPACT_MODEL_NAMES = {"claude-opus-4-7": "Claude Opus 4.7", "claude-opus-4-6": "Claude Opus 4.6",
+                       "claude-sonnet-4-6": "Claude Sonnet 4.6", "claude-mythos-preview": "Claude Mythos Preview"}
+COMPACT_TRIGGER_DEFAULT = 150_000
+COMPACT_TRIGGER_MIN = 50_000
+_DATED = re.compile(r"-\d{8}")
+
+
+def compacts(model: str) -> bool:
+    """Is server compaction documented for `model`: one of COMPACT_MODELS or a dated id of one
+    (Claude Code's `[1m]` suffix aside)?"""
+    m = base_model(model)[0]
+    return any(m == f or (m.startswith(f) and _DATED.fullmatch(m[len(f):])) for f in COMPACT_MODELS)
+
+
+def compaction_refusal(model: str, trigger: int, window: int, needed_window: int | None = None) -> str | None:
+    """Why the API's compaction cannot be asked for `model` at our auto-compact threshold
+    `trigger` (of a `window`-token context window), or None when it can. `needed_window`: the
+    smallest window whose threshold would reach the minimum, when the caller knows it."""
+    if not compacts(model):
+        listed = ", ".join(f"{COMPACT_MODEL_NAMES[f]} ({f})" for f in COMPACT_MODELS)
+        return (f"the API's server compaction ({COMPACT_BETA}) is documented only for {listed}, "
+                f"and {base_model(model)[0]!r} is not one of them")
+    if trigger < COMPACT_TRIGGER_MIN:
+        need = f"; that needs a context window of at least {needed_window:,}" if needed_window else ""
+        return (f"at a {window:,}-token context window ctxtui compacts at {trigger:,} tokens, and the API's "
+                f"compaction trigger may not be below {COMPACT_TRIGGER_MIN:,} tokens{need}")
+    return None
 
 
 @dataclass(frozen=True)

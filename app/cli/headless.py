@@ -225,6 +225,14 @@ class _Output:
     def _json(self, d: dict) -> None:
         self._write(json_escaped(json.dumps(d, ensure_ascii=False, default=str)) + "\n")
 
+    def startup_notice(self, message: str) -> None:
+        """Said once before the run: a notice event first in stream-json, a note on stderr otherwise
+        (json's one object on stdout has no place for it)."""
+        if self.fmt == "json":
+            self._note(f"[note] {message}")
+        else:
+            self.event(ev.Notice(message))
+
     def load_warnings(self, lines: list[str]) -> None:
         """What resuming found wrong with the log and repaired, one line per kind, on stderr."""
         for line in lines:
@@ -469,6 +477,8 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
     output.load_warnings(agent.load_warnings())
     if agent.info.offline:
         output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
+    if (engine_notice := getattr(agent, "engine_notice", None)):
+        output.startup_notice(engine_notice)   # CTXTUI_ENGINE could not be honoured: why, once
     if prompts is not None:
         all_ok = asyncio.run(run_stream(agent, prompts, output, signals))
         if signals.received is not None:

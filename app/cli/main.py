@@ -83,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "2x input instead of 1.25x (env CTXTUI_CACHE_TTL)")
     p.add_argument("--engine", metavar="MODE",
                    help="who manages the context: local (default), server (the API's context editing and "
-                        "compaction) or hybrid (ctxtui's cheap layers, then the API's compaction) (env CTXTUI_ENGINE)")
+                        "compaction) or hybrid (ctxtui's cheap layers, then the API's compaction); server and hybrid "
+                        "need a model the API's compaction supports (Opus 4.7/4.6, Sonnet 4.6) and a window of "
+                        "60,000 or more, else the session runs local and says why (env CTXTUI_ENGINE)")
     p.add_argument("--home", metavar="DIR",
                    help="ctxtui's state folder: sessions, transcripts, tool results, one folder per workspace "
                         "(default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui; env CTXTUI_HOME)")

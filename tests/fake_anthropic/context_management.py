@@ -12,11 +12,17 @@
   content and changes nothing.
 - A request whose messages hold a compaction block with content is read from that block on: what
   came before it is what it summarizes. A block with null content is a no-op.
+
+As strict as the API's compaction documentation: `compact_20260112` only for the models it lists
+(a dated id of one too), and a trigger of at least 50,000 input tokens; anything else is a 400
+invalid_request_error. (This list is the fake's own, kept apart from ctxtui's, so a test checks
+ctxtui against it rather than against itself.)
 """
 from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 from tests.fake_anthropic.usage import count_input
@@ -28,6 +34,14 @@ BETA_OF_EDIT = {"clear_tool_uses_20250919": CONTEXT_MANAGEMENT_BETA, "clear_thin
                 "compact_20260112": COMPACT_BETA}
 CLEARED = "[cleared by the API's context management]"
 DEFAULT_COMPACT_TRIGGER = 150_000   # the API's documented default
+MIN_COMPACT_TRIGGER = 50_000        # and its documented minimum
+COMPACTION_MODELS = ("claude-mythos-preview", "claude-opus-4-7", "claude-opus-4-6", "claude-sonnet-4-6")
+
+
+def compaction_supported(model: object) -> bool:
+    """A model the compaction documentation lists, or a dated id of one (claude-sonnet-4-6-20260217)."""
+    return isinstance(model, str) and any(re.fullmatch(re.escape(m) + r"(-\d{8})?", model)
+                                          for m in COMPACTION_MODELS)
 
 
 def _bad(msg: str) -> RequestError:
@@ -70,6 +84,14 @@ def check(body: dict, betas: set[str], rejected: set[str]) -> None:
         trigger = e.get("trigger")
         if trigger is not None and (not isinstance(trigger, dict) or not isinstance(trigger.get("value"), int)):
             raise _bad(f"context_management.edits.{i}.trigger: Input should be an object with an integer value")
+        if kind == "compact_20260112":
+            if not compaction_supported(body.get("model")):
+                raise _bad(f"context_management.edits.{i}: `compact_20260112` is not supported on model "
+                           f"'{body.get('model')}'. Compaction is supported on: {', '.join(COMPACTION_MODELS)}.")
+            if trigger is not None and trigger["value"] < MIN_COMPACT_TRIGGER:
+                raise _bad(f"context_management.edits.{i}.trigger.value: Input should be greater than or equal to "
+                           f"{MIN_COMPACT_TRIGGER} (the compaction trigger must be at least {MIN_COMPACT_TRIGGER:,} "
+                           f"input tokens), got {trigger['value']}")
 
 
 def _from_last_compaction(messages: list[dict]) -> list[dict]:

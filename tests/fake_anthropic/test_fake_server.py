@@ -328,3 +328,40 @@ def test_standalone_server_runs_a_script_file(tmp_path: Path):
     assert [x["served"] for x in lines] == ["reply", "reply"] and lines[0]["body"]["stream"] is True
     assert stat.S_IMODE(os.stat(record).st_mode) == 0o600
     assert KEY not in record.read_text()
+
+
+# ------------------------------------------------------------------ compaction's documented limits
+
+def _compact_request(fake: FakeAnthropic, model: str, trigger: int | None) -> tuple[int, dict]:
+    edit: dict = {"type": "compact_20260112"}
+    if trigger is not None:
+        edit["trigger"] = {"type": "input_tokens", "value": trigger}
+    conn = http.client.HTTPConnection("127.0.0.1", fake.port, timeout=5)
+    conn.request("POST", "/v1/messages", json.dumps(body(model=model, context_management={"edits": [edit]})),
+                 {"content-type": "application/json", "x-api-key": KEY, "anthropic-beta": "compact-2026-01-12"})
+    resp = conn.getresponse()
+    data = json.loads(resp.read())
+    conn.close()
+    return resp.status, data
+
+
+def test_compaction_below_the_documented_minimum_trigger_is_refused():
+    """Issue 24: a 20,000 window's threshold (16,700) was sent as the trigger; the API takes 50,000 at least."""
+    with FakeAnthropic([reply("ok"), reply("ok"), reply("ok")]) as fake:
+        status, data = _compact_request(fake, "claude-sonnet-4-6", 16_700)
+        assert status == 400 and data["error"]["type"] == "invalid_request_error"
+        assert "trigger" in data["error"]["message"] and "50000" in data["error"]["message"]
+        assert "16700" in data["error"]["message"]
+        assert _compact_request(fake, "claude-sonnet-4-6", 49_999)[0] == 400
+        assert _compact_request(fake, "claude-sonnet-4-6", 50_000)[0] == 200
+        assert _compact_request(fake, "claude-opus-4-6-20260205", None)[0] == 200   # a dated id; the default trigger
+        assert fake.remaining == 1
+
+
+def test_compaction_for_a_model_the_documentation_does_not_list_is_refused():
+    with FakeAnthropic([reply("ok")]) as fake:
+        for model in ("claude-sonnet-4-5", "claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-sonnet-4-6x"):
+            status, data = _compact_request(fake, model, 100_000)
+            assert status == 400 and data["error"]["type"] == "invalid_request_error", model
+            assert "compact_20260112" in data["error"]["message"] and model in data["error"]["message"]
+        assert fake.remaining == 1

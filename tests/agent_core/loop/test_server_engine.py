@@ -15,16 +15,39 @@ from agent_core.config import ConfigError
 from agent_core.logs.reader import LogReader
 from agent_core.logs.records import CompactionRecord, UsageRecord
 from agent_core.providers.server_context import COMPACT_BETA, CONTEXT_MANAGEMENT_BETA, ServerPlan
-from tests.agent_helpers import collect, demo_agent, fake_agent, heavy_tool_session, make_workspace, of
-from tests.fake_anthropic import FakeAnthropic, reply
+from tests.agent_helpers import collect, demo_agent, fake_agent, make_workspace, of
+from tests.fake_anthropic import FakeAnthropic, echo_responder, is_summary_request, reply, tool_use
 
-WINDOW = 40_000
+# The API's compaction takes a trigger of 50,000 tokens at least: windows here are 100,000 (the
+# auto-compact threshold 83,500), and what fills them is as large as the window calls for.
+WINDOW = 100_000
+TURNS = 12            # of about 10,500 tokens each (_text_session): the server compacts by the eighth
+CHUNK = 2_048         # characters a text delta: long answers stream in a few events
 
 
-def _text_session(words: int = 500):
+def _heavy_tool_session(ws):
+    """agent_helpers.heavy_tool_session scaled to WINDOW: twelve 24 KB files (about 6,000 tokens a
+    cat) and long reasoning, so the result budget, then the server's clearing, then its compaction act."""
+    for i in range(12):
+        (ws / f"big{i}.txt").write_text(f"line {i}\n" * 3000)
+    n = {"i": 0}
+
+    def responder(body):
+        if is_summary_request(body):
+            return echo_responder(body)
+        n["i"] += 1
+        i = n["i"]
+        if i % 3 == 0:
+            return reply(f"Summary of step {i}: " + "details " * 100, chunk=CHUNK)
+        return reply(f"step {i}: " + "reasoning " * 1000, tool_use("bash", {"command": f"cat big{i % 12}.txt"}),
+                     tool_use("grep", {"pattern": "line 1"}), chunk=CHUNK)
+    return responder
+
+
+def _text_session(words: int = 6_000):
     """Plain text answers: nothing a cheap layer can clear, so only a summary makes room."""
     def responder(body):
-        return reply("noted: " + "detail " * words)
+        return reply("noted: " + "detail " * words, chunk=CHUNK)
     return responder
 
 
@@ -38,14 +61,14 @@ async def _turns(agent, n: int, prompt: str = "next step") -> list[ev.Event]:
 
 
 def _hybrid(ws, base_url: str, **cli):
-    """The hybrid engine at a 20,000 window (collapse off, so only the server's summary makes room)."""
-    return fake_agent(ws, base_url, context_window=20_000, engine="hybrid", disable_collapse=True, **cli)
+    """The hybrid engine at a 100,000 window (collapse off, so only the server's summary makes room)."""
+    return fake_agent(ws, base_url, context_window=WINDOW, engine="hybrid", disable_collapse=True, **cli)
 
 
 async def _after_a_server_compaction(ws, base_url: str):
     """A hybrid session run until the server has compacted: (the agent, its events)."""
     agent = _hybrid(ws, base_url)
-    events = await _turns(agent, 30)
+    events = await _turns(agent, TURNS)
     assert any(c.layer == "server_compact" for c in of(events, ev.Compaction))
     return agent, events
 
@@ -53,7 +76,7 @@ async def _after_a_server_compaction(ws, base_url: str):
 @pytest.mark.slow
 async def test_server_engine_long_session(tmp_path):
     ws = make_workspace(tmp_path)
-    with FakeAnthropic(responder=heavy_tool_session(ws)) as fake:
+    with FakeAnthropic(responder=_heavy_tool_session(ws)) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=WINDOW, engine="server", allow=["bash"])
         events = await _turns(agent, 12)
         layers = [c.layer for c in of(events, ev.Compaction)]
@@ -82,7 +105,7 @@ async def test_hybrid_uses_cheap_layers_then_the_server_summary(tmp_path):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=_text_session()) as fake:
         agent = _hybrid(ws, fake.base_url)
-        events = await _turns(agent, 30)
+        events = await _turns(agent, TURNS)
         layers = [c.layer for c in of(events, ev.Compaction)]
         assert "server_compact" in layers and "autocompact" not in layers and "session_memory" not in layers
         assert not any(r.body.get("context_management", {}).get("edits", [{}])[0].get("type") ==
@@ -105,7 +128,7 @@ async def test_failed_compaction_is_a_no_op(tmp_path):
     with FakeAnthropic(responder=responder) as fake:
         agent = _hybrid(ws, fake.base_url)
         events = []
-        for k in range(26):
+        for k in range(TURNS):
             events += await collect(agent.run(f"step {k}"))
             if of(events, ev.Error):
                 break
@@ -127,7 +150,7 @@ async def test_pause_after_compaction_goes_on_to_the_answer(tmp_path):
         agent = _hybrid(ws, fake.base_url)
         trigger = agent.pipeline.config.budget.autocompact_threshold
         agent.client.server = ServerPlan("hybrid", compact_trigger=trigger, pause_after_compaction=True)
-        events = await _turns(agent, 30)
+        events = await _turns(agent, TURNS)
         paused = [e for e in of(events, ev.AssistantDone) if e.stop_reason == "compaction"]
         assert paused, "the server never paused"
         i = events.index(paused[0])
@@ -200,7 +223,7 @@ async def test_a_server_compacted_session_resumes_with_the_local_engine(tmp_path
         sid = agent.session_id
         await agent.aclose()
         # (auto-compact off: the local engine would otherwise summarize the block away at once)
-        local = fake_agent(ws, fake.base_url, context_window=20_000, resume=sid, disable_autocompact=True)
+        local = fake_agent(ws, fake.base_url, context_window=WINDOW, resume=sid, disable_autocompact=True)
         n = len(fake.requests)
         await _turns(local, 1)
         sent = fake.requests[n]

@@ -30,14 +30,15 @@ def test_stream_json_prints_server_compactions_like_local_ones(tmp_path):
 
     def responder(body):
         calls["n"] += 1
-        if calls["n"] <= 40:   # long answers, short results: only a summary makes room
-            return reply(f"step {calls['n']}: " + "notes " * 300, tool_use("bash", {"command": "echo ok"}))
+        if calls["n"] <= 24:   # long answers (about 5,000 tokens), short results: only a summary makes room
+            return reply(f"step {calls['n']}: " + "notes " * 3_300, tool_use("bash", {"command": "echo ok"}),
+                         chunk=2_048)
         return reply("finished")
 
     env = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "CTXTUI_MODEL": MODEL}
     with FakeAnthropic(responder=responder) as fake:
         code, out, err = _run(["-p", "work through it", "--workspace", str(ws), "--allow", "bash", "--engine",
-                               "server", "--context-window", "12000", "--base-url", fake.base_url,
+                               "server", "--context-window", "100000", "--base-url", fake.base_url,
                                "--output-format", "stream-json"], {**env, "ANTHROPIC_BASE_URL": fake.base_url})
         betas = {r.headers.get("anthropic-beta") for r in fake.requests}
     events = [json.loads(line) for line in out.splitlines()]

@@ -8,15 +8,21 @@ from compaction import validate_history
 from agent_core import events as ev
 from agent_core.providers.anthropic_client import AnthropicClient
 from agent_core.providers.model import ModelError, ModelResponse
-from agent_core.providers.server_context import (COMPACT_BETA, CONTEXT_MANAGEMENT_BETA, ServerPlan, plan_for,
-                                                 read_outcome)
+from agent_core.providers.server_context import (COMPACT_BETA, COMPACT_TRIGGER_MIN, CONTEXT_MANAGEMENT_BETA,
+                                                 ServerPlan, compacts, compaction_refusal, plan_for, read_outcome)
+from tests.agent_helpers import MODEL
 from tests.fake_anthropic import FakeAnthropic, reply
 
 KEY = "sk-ant-test-key"
 
 
 def _plan(**kw) -> ServerPlan:
-    return ServerPlan("server", **{"compact_trigger": 60, "clear_trigger": 10, **kw})
+    """The API's smallest compaction trigger (50,000), on a model its documentation lists (MODEL)."""
+    return ServerPlan("server", **{"compact_trigger": 50_000, "clear_trigger": 40_000, **kw})
+
+
+def _client(base_url: str, **kw) -> AnthropicClient:
+    return AnthropicClient(api_key=KEY, base_url=base_url, model=MODEL, **kw)
 
 
 def test_plan_from_our_thresholds():
@@ -67,9 +73,9 @@ async def _answer(client: AnthropicClient, messages: list[dict]) -> tuple[ModelR
 
 
 async def test_request_carries_betas_and_edits_and_the_block_goes_back_verbatim():
-    long_prompt = [{"role": "user", "content": [{"type": "text", "text": "please look at this " * 30}]}]
+    long_prompt = [{"role": "user", "content": [{"type": "text", "text": "please look at this " * 12_000}]}]  # 60k
     with FakeAnthropic([reply("first"), reply("second")]) as fake:
-        client = AnthropicClient(api_key=KEY, base_url=fake.base_url, server=_plan())
+        client = _client(fake.base_url, server=_plan())
         response, streamed = await _answer(client, long_prompt)
         first = fake.requests[0]
         assert first.headers["anthropic-beta"] == f"{CONTEXT_MANAGEMENT_BETA},{COMPACT_BETA}"
@@ -99,9 +105,9 @@ async def test_local_client_sends_no_beta():
 
 
 async def test_failed_compaction_keeps_its_null_content():
-    prompt = [{"role": "user", "content": [{"type": "text", "text": "words " * 200}]}]
+    prompt = [{"role": "user", "content": [{"type": "text", "text": "words " * 40_000}]}]   # 60,000 tokens
     with FakeAnthropic([{**reply("answer"), "compaction_fails": True}]) as fake:
-        client = AnthropicClient(api_key=KEY, base_url=fake.base_url, server=_plan(clear_trigger=None))
+        client = _client(fake.base_url, server=_plan(clear_trigger=None))
         response, streamed = await _answer(client, prompt)
         assert response.content[0] == {"type": "compaction", "content": None, "encrypted_content": None}
         ended = [i for i in streamed if isinstance(i, ev.CompactionEnded)]
@@ -112,7 +118,7 @@ async def test_failed_compaction_keeps_its_null_content():
 
 async def test_an_api_without_the_beta_gets_an_error_naming_the_setting():
     with FakeAnthropic([reply("never")], reject_betas={COMPACT_BETA}) as fake:
-        client = AnthropicClient(api_key=KEY, base_url=fake.base_url, server=_plan())
+        client = _client(fake.base_url, server=_plan())
         with pytest.raises(ModelError) as err:
             await _answer(client, [{"role": "user", "content": "hi"}])
         assert "CTXTUI_ENGINE" in err.value.message and COMPACT_BETA in err.value.message
@@ -122,7 +128,7 @@ async def test_an_api_without_the_beta_gets_an_error_naming_the_setting():
 
 async def test_the_fake_server_refuses_edits_without_their_beta():
     with FakeAnthropic([reply("never")]) as fake:
-        client = AnthropicClient(api_key=KEY, base_url=fake.base_url)
+        client = _client(fake.base_url)
         params = client.request_params(system="s", messages=[{"role": "user", "content": "hi"}], tools=[],
                                        max_tokens=10)
         params["context_management"] = _plan().context_management()
@@ -156,3 +162,22 @@ def test_our_own_summary_call_is_never_compacted_by_the_server():
     client.server = ServerPlan("hybrid", compact_trigger=100)
     hybrid = client.request_params(system="s", messages=msgs, tools=[], max_tokens=10, purpose="compaction")
     assert "context_management" not in hybrid and hybrid["betas"] == [COMPACT_BETA]
+
+
+def test_compaction_is_asked_only_for_the_documented_models_and_trigger():
+    """Issue 24: the compaction documentation lists Opus 4.7 and 4.6, Sonnet 4.6 and Mythos Preview
+    (their dated ids too) and a trigger of 50,000 tokens at least."""
+    assert COMPACT_TRIGGER_MIN == 50_000
+    for model in ("claude-sonnet-4-6", "claude-opus-4-6", "claude-opus-4-7", "claude-mythos-preview",
+                  "claude-opus-4-6-20260205", "claude-sonnet-4-6[1m]"):
+        assert compacts(model), model
+        assert compaction_refusal(model, 167_000, 200_000) is None
+    for model in ("claude-sonnet-4-5", "claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-5",
+                  "claude-sonnet-4-6-latest", "Claude-Sonnet-4-6", "claude-sonnet-5-5", "demo", ""):
+        assert not compacts(model), model
+    why = compaction_refusal("claude-sonnet-4-5", 167_000, 200_000)
+    assert "'claude-sonnet-4-5' is not one of them" in why and "Claude Sonnet 4.6 (claude-sonnet-4-6)" in why
+    low = compaction_refusal("claude-sonnet-4-6", 16_700, 20_000, 60_000)
+    assert low == ("at a 20,000-token context window ctxtui compacts at 16,700 tokens, and the API's compaction "
+                   "trigger may not be below 50,000 tokens; that needs a context window of at least 60,000")
+    assert compaction_refusal("claude-sonnet-4-6", 50_000, 60_000) is None
