@@ -1,24 +1,40 @@
-"""Benchmark of the conversation view (issue 6). Prints times and ratios; nothing is asserted.
+"""Benchmark of the conversation view (issues 6 and 23). Prints figures and ratios against baselines
+measured in the same run; nothing is asserted.
 
 1. Append: time to add one message to an empty conversation and to one already holding N messages.
 2. Stream: time to stream C chunks of assistant text into a conversation holding N messages
    through Textual's MarkdownStream (what the app does), against a baseline in the same run that
    re-renders the whole markdown document for every chunk (`Markdown.update(text_so_far)`).
+3. Append CPU (time.process_time) of a user message and of a tool block, with the frame that shows
+   it, into a conversation holding M messages (5,000), against a bare Textual app (a VerticalScroll
+   of Statics) holding as many children, and one holding as many as the conversation keeps mounted.
+4. Soak (only with --turns T): the real app (build_app on the offline demo model, 120×40) runs T
+   prompts, each typed and sent with Enter; it prints CPU per turn and RSS at turns 10, 50, 100,
+   500, 1000 (those up to T), the same turn's CPU through the Agent alone (headless) and the ratio.
 
-Usage: .venv/bin/python bench/tui.py [--messages 2000] [--chunks 2000]
+Usage: .venv/bin/python bench/tui.py [--messages 2000] [--chunks 2000] [--append-messages 5000]
+       .venv/bin/python bench/tui.py --turns 1000     # the soak alone; about 2 minutes per 1,000 turns
+                                                      # on the demo model (the old view: ~1 hour)
+The default run (no --turns) takes about a minute and a half.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Awaitable, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from textual._wait import wait_for_idle  # noqa: E402
 from textual.app import App, ComposeResult  # noqa: E402
+from textual.containers import VerticalScroll  # noqa: E402
+from textual.widgets import Static  # noqa: E402
 
 from app.tui.widgets.conversation.assistant_message import AssistantMessage  # noqa: E402
 from app.tui.widgets.conversation.container import Conversation  # noqa: E402
@@ -44,12 +60,14 @@ def chunks(n: int) -> list[str]:
 
 
 class BenchApp(App):
-    def __init__(self, live_limit: int = 150) -> None:
+    """The conversation alone; `live_limit` None: the conversation's own paging limits."""
+
+    def __init__(self, live_limit: int | None = None, **kw) -> None:
         super().__init__()
-        self.live_limit = live_limit
+        self.kw = dict(kw, **({"live_limit": live_limit} if live_limit is not None else {}))
 
     def compose(self) -> ComposeResult:
-        yield Conversation(id="conversation", live_limit=self.live_limit)
+        yield Conversation(id="conversation", **self.kw)
 
 
 async def fill(conv: Conversation, n: int) -> float:
@@ -115,7 +133,7 @@ async def baseline_time(pilot, conv: Conversation, pieces: list[str], samples: i
     return total, md.source, True
 
 
-async def main(messages: int, n_chunks: int, samples: int) -> None:
+async def view_bench(messages: int, n_chunks: int, samples: int) -> None:
     pieces = chunks(n_chunks)
     app = BenchApp()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -149,11 +167,194 @@ async def main(messages: int, n_chunks: int, samples: int) -> None:
     print(f"ratio baseline / MarkdownStream: {base_s / stream_s:.1f}x")
 
 
+# ---- 3. append CPU at N messages against a bare Textual app ---------------------------------------
+
+class BareApp(App):
+    """The baseline: a plain scrolling container of `n` Statics, nothing of ctxtui's."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="bare"):
+            for i in range(self.n):
+                yield Static(f"prompt {i}")
+
+
+async def frame(app: App) -> None:
+    """Let the app finish what an append started and draw it, as its 60 fps update timer would:
+    the queued messages, then the screen's layout and paint, then what those posted (Resize, Show).
+    Unlike `pilot.pause()` it does not visit every widget (that visit costs the harness, not the app)."""
+    await wait_for_idle(0)
+    app.screen._on_timer_update()
+    await wait_for_idle(0)
+
+
+async def cpu_of(app: App, step: Callable[[int], Awaitable[None]], repeat: int) -> float:
+    """Median CPU seconds (time.process_time) of `step(i)` and the frame that shows it."""
+    times = []
+    for i in range(repeat):
+        started = time.process_time()
+        await step(i)
+        await frame(app)
+        times.append(time.process_time() - started)
+    return statistics.median(times)
+
+
+async def append_cpu(messages: int, repeat: int) -> dict[str, float]:
+    """CPU of one append into a conversation holding `messages` (the conversation's own paging),
+    into a bare Textual app holding as many Statics, and into one holding as many as the
+    conversation keeps mounted."""
+    out: dict[str, float] = {}
+    app = BenchApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        conv = app.query_one(Conversation)
+        await frame(app)
+        out["empty_user"] = await cpu_of(app, lambda i: conv.add_user(f"one more prompt {i}"), repeat)
+        await conv.clear()
+        await fill(conv, messages)
+        await frame(app)
+
+        async def tool(i: int) -> None:
+            await conv.add_tool_call(f"b{i}", "bash", {"command": f"grep -rn step{i} ."})
+            conv.set_tool_result(f"b{i}", f"compaction/pipeline.py:{i}: step{i}\n" * 8, 300, False)
+
+        out["user"] = await cpu_of(app, lambda i: conv.add_user(f"one more prompt {i}"), repeat)
+        out["tool"] = await cpu_of(app, tool, repeat)
+        out["mounted_widgets"] = len(list(conv.walk_children()))
+        out["mounted_messages"] = len(conv.messages)
+        await pilot.pause()
+    # The bare app holding every message lays them all out on each append (about a second at
+    # 5,000): a few appends give its median.
+    for key, n, times in (("bare", messages, max(3, repeat // 6)),
+                          ("bare_mounted", int(out["mounted_widgets"]), repeat)):
+        bare = BareApp(n)
+        async with bare.run_test(size=(120, 40)) as pilot:
+            scroll = bare.query_one(VerticalScroll)
+            scroll.anchor()
+            await frame(bare)
+            out[key] = await cpu_of(bare, lambda i, s=scroll: s.mount(Static(f"one more prompt {i}")), times)
+            await pilot.pause()
+    return out
+
+
+def report_append(messages: int, r: dict[str, float]) -> None:
+    ms = {k: v * 1000 for k, v in r.items()}
+    print(f"append CPU (time.process_time, median, with its frame), {messages:,} messages held, "
+          f"{int(r['mounted_messages'])} mounted ({int(r['mounted_widgets'])} widgets):")
+    print(f"  conversation: user message {ms['user']:.1f} ms, tool block {ms['tool']:.1f} ms "
+          f"(empty conversation: {ms['empty_user']:.1f} ms)")
+    print(f"  bare Textual app, {messages:,} Statics: {ms['bare']:.1f} ms  → user {ms['user'] - ms['bare']:+.1f} ms, "
+          f"tool {ms['tool'] - ms['bare']:+.1f} ms ({r['user'] / r['bare']:.2f}x, {r['tool'] / r['bare']:.2f}x)")
+    print(f"  bare Textual app, {int(r['mounted_widgets'])} Statics (as many as the conversation mounts): "
+          f"{ms['bare_mounted']:.1f} ms  → user {ms['user'] - ms['bare_mounted']:+.1f} ms, "
+          f"tool {ms['tool'] - ms['bare_mounted']:+.1f} ms")
+
+
+# ---- 4. soak: the real app on the demo model, turn after turn ------------------------------------
+
+SOAK_PROMPTS = ("explore this repository", "how does compaction work?", "what does the agent loop do?",
+                "explain the tools and the sandbox", "how are costs computed?", "describe the TUI widgets",
+                "how are sessions saved and resumed?", "what do the tests cover?", "how is the cache priced?",
+                "what are the breakers?")
+SOAK_MARKS = (1, 10, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+def soak_prompt(i: int) -> str:
+    return f"{SOAK_PROMPTS[i % len(SOAK_PROMPTS)]} ({i + 1})"
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def window_mean(per_turn: list[float], turn: int, width: int = 10) -> float:
+    """Mean CPU of the `width` turns ending at `turn` (1-based): one turn alone is noisy (a turn
+    with a compaction costs more in both front-ends)."""
+    part = per_turn[max(0, turn - width):turn]
+    return statistics.mean(part) if part else float("nan")
+
+
+async def soak_headless(turns: int) -> list[float]:
+    """CPU per turn of the same prompts through the Agent alone (what `--headless` runs)."""
+    from agent_core.config import load_config
+    from agent_core.loop.factory import build_agent
+    from tests.demo_project import fixed_place
+
+    out = []
+    with fixed_place() as (ws, env):
+        agent = build_agent(load_config({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws))
+        for i in range(turns):
+            started = time.process_time()
+            async for _ in agent.run(soak_prompt(i)):
+                pass
+            out.append(time.process_time() - started)
+        await agent.aclose()
+    return out
+
+
+async def soak_tui(turns: int, marks: tuple[int, ...]) -> tuple[list[float], dict[int, float]]:
+    """CPU per turn and RSS at `marks` of the real app (build_app, demo model), each prompt typed
+    and sent with Enter and waited for through the agent worker (not `pilot.pause()` polling)."""
+    from app.tui.launch import build_app
+    from tests.demo_project import fixed_place
+
+    per_turn, rss = [], {}
+    with fixed_place() as (ws, env):
+        app = build_app({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws, claude_root=None)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            for i in range(turns):
+                started = time.process_time()
+                app.fill_prompt(soak_prompt(i))
+                await pilot.press("enter")
+                await app.workers.wait_for_complete()
+                await frame(app)
+                per_turn.append(time.process_time() - started)
+                if i + 1 in marks:
+                    gc.collect()
+                    rss[i + 1] = rss_mb()
+                    print(f"  … turn {i + 1}: {window_mean(per_turn, i + 1) * 1000:.0f} ms CPU, "
+                          f"{rss[i + 1]:.0f} MB RSS", file=sys.stderr, flush=True)
+    return per_turn, rss
+
+
+async def soak(turns: int) -> None:
+    marks = tuple(m for m in SOAK_MARKS if m <= turns) or (turns,)
+    tui, rss = await soak_tui(turns, marks)
+    headless = await soak_headless(turns)
+    print(f"soak: {turns:,} demo turns in the TUI (120×40) and headless; CPU per turn is the mean of the "
+          f"10 turns ending at the mark")
+    print(f"  {'turn':>6} {'TUI CPU':>9} {'headless':>9} {'TUI/headless':>13} {'RSS':>8}")
+    for m in marks:
+        t, h = window_mean(tui, m), window_mean(headless, m)
+        print(f"  {m:>6} {t * 1000:>7.0f}ms {h * 1000:>7.0f}ms {t / h:>12.2f}x {rss[m]:>6.0f}MB")
+    ref = 50 if 50 in marks else marks[0]
+    last = marks[-1]
+    print(f"  turn {last} against turn {ref}: CPU {window_mean(tui, last) / window_mean(tui, ref):.2f}x, "
+          f"RSS {rss[last] / rss[ref]:.2f}x")
+
+
+async def main(a: argparse.Namespace) -> None:
+    if a.turns:
+        await soak(a.turns)
+        return
+    if not a.append_only:
+        await view_bench(a.messages, a.chunks, a.baseline_samples)
+    report_append(a.append_messages, await append_cpu(a.append_messages, a.repeat))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=2000)
     ap.add_argument("--chunks", type=int, default=2000)
-    ap.add_argument("--baseline-samples", type=int, default=40,
+    ap.add_argument("--baseline-samples", type=int, default=12,
                     help="time this many evenly spaced full re-renders and integrate (0: run all chunks)")
-    a = ap.parse_args()
-    asyncio.run(main(a.messages, a.chunks, a.baseline_samples))
+    ap.add_argument("--append-messages", type=int, default=5000, help="messages held for the append CPU figures")
+    ap.add_argument("--repeat", type=int, default=20, help="appends timed per figure (the median is printed)")
+    ap.add_argument("--append-only", action="store_true", help="run only section 3")
+    ap.add_argument("--turns", type=int, default=0,
+                    help="run the soak alone: this many demo turns in the real app and headless")
+    asyncio.run(main(ap.parse_args()))

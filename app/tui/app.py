@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.reactive import reactive
 from textual.css.query import NoMatches
 from textual.widget import Widget
@@ -45,7 +45,6 @@ from app.widgets.context_pane import ContextPane, history_points
 from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.tui.widgets.conversation.container import Conversation
 from app.tui.widgets.conversation.notice_message import NoticeMessage
-from app.tui.widgets.conversation.tool_block import ToolBlock
 from app.widgets.cost_pane import CostPane
 from app.tui.widgets.prompt import PromptInput
 from app.tui.widgets.status import StatusBar
@@ -53,6 +52,9 @@ from app.widgets.timeline import Timeline
 
 CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "permission.tcss",
              "context_screen.tcss", "transcripts.tcss", "help.tcss", "inspector.tcss")
+
+# A batch of loop events is shown at least this often (a frame at 60 fps).
+FRAME_S = 1 / 60
 
 # Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -66,6 +68,7 @@ SWITCHED_BANNER = ("Demo model, offline (switched with /model demo): nothing lea
 # Builds a replacement agent for /model and /resume: keyword overrides of the CLI config
 # (model=..., resume=...). Provided by app.tui.launch; None disables those commands.
 AgentFactory = Callable[..., AgentHandle | Awaitable[AgentHandle]]
+W = TypeVar("W", bound=Widget)
 
 
 class CtxApp(App[int]):
@@ -110,6 +113,13 @@ class CtxApp(App[int]):
         self._waiting: NoticeMessage | None = None     # the "Waiting for the API" line, updated in place
         self._focus_before_max: Widget | None = None
         self._signals: list[int] = []
+        self._widgets: dict[type, Widget] = {}         # the main screen's panes, found once (see _pane)
+        # The latest context and cost figures not yet shown: the panes are set once per frame.
+        self._pending_context: ev.ContextUpdate | None = None
+        self._pending_cost: ev.CostUpdate | None = None
+        self._panes_scheduled = False
+        self._history_points: list[tuple[int, int, bool]] = []   # context_history as the plot's tuples
+        self._history_seen: tuple[int, Any] = (0, None)          # (entries converted, the list converted)
         self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
             ev.TextDelta: self._on_text,
             ev.ThinkingDelta: lambda e: self.conversation.append_thinking(e.text),
@@ -145,29 +155,39 @@ class CtxApp(App[int]):
         yield StatusBar(id="status")
         yield Footer()
 
+    def _pane(self, kind: type[W]) -> W:
+        """The main screen's widget of this type, found once and held: a query walks the DOM, and
+        the conversation is thousands of widgets before the panes (the handlers run per event).
+        Raises NoMatches once the app is closing and the widgets are gone, as the query did."""
+        w = self._widgets.get(kind)
+        if w is None or not w.is_attached:
+            root = self.screen_stack[0] if self.screen_stack else self
+            w = self._widgets[kind] = root.query_one(kind)
+        return w  # type: ignore[return-value]
+
     @property
     def conversation(self) -> Conversation:
-        return self.query_one(Conversation)
+        return self._pane(Conversation)
 
     @property
     def prompt_input(self) -> PromptInput:
-        return self.query_one(PromptInput)
+        return self._pane(PromptInput)
 
     @property
     def context_pane(self) -> ContextPane:
-        return self.query_one(ContextPane)
+        return self._pane(ContextPane)
 
     @property
     def cost_pane(self) -> CostPane:
-        return self.query_one(CostPane)
+        return self._pane(CostPane)
 
     @property
     def timeline(self) -> Timeline:
-        return self.query_one(Timeline)
+        return self._pane(Timeline)
 
     @property
     def status(self) -> StatusBar:
-        return self.query_one(StatusBar)
+        return self._pane(StatusBar)
 
     def watch_busy(self, busy: bool) -> None:
         try:
@@ -247,20 +267,55 @@ class CtxApp(App[int]):
                 self.timeline.add_compaction(c, resumed=True)
         self._update_context(a.context_event())
         self._update_cost(a.cost_event())
+        self._flush_panes()
 
     def _update_context(self, c: ev.ContextUpdate) -> None:
-        pane = self.context_pane
-        pane.history = history_points(self.agent.context_history)
-        pane.compactions = len(self.agent.compactions)
-        pane.context = c
-        self.status.state = c.state
-        self.status.context = c
+        """A context figure: shown on the next frame (a model call sends several in a burst)."""
+        self._pending_context = c
+        self._schedule_panes()
 
     def _update_cost(self, c: ev.CostUpdate) -> None:
-        pane = self.cost_pane
-        pane.extras = self._cost_extras(c)
-        pane.cost = c
-        self.status.cost_usd = c.total_usd
+        self._pending_cost = c
+        self._schedule_panes()
+
+    def _schedule_panes(self) -> None:
+        if not self._panes_scheduled:
+            self._panes_scheduled = True
+            self.call_after_refresh(self._flush_panes)
+
+    def _flush_panes(self) -> None:
+        """Hand the latest context and cost figures down to the panes and the status line: once
+        per frame however many updates came since (each pane renders, and may lay out, per set)."""
+        self._panes_scheduled = False
+        c, self._pending_context = self._pending_context, None
+        k, self._pending_cost = self._pending_cost, None
+        try:
+            if c is not None:
+                pane = self.context_pane
+                pane.history = self._context_points()
+                pane.compactions = len(self.agent.compactions)
+                pane.context = c
+                self.status.state = c.state
+                self.status.context = c
+            if k is not None:
+                pane = self.cost_pane
+                pane.extras = self._cost_extras(k)
+                pane.cost = k
+                self.status.cost_usd = k.total_usd
+        except NoMatches:   # the app is closing and the widgets are gone
+            pass
+
+    def _context_points(self) -> tuple[tuple[int, int, bool], ...]:
+        """The agent's `context_history` as the plot's tuples, converting only the entries added
+        since the last call (the history grows by a few entries a turn, for the whole session)."""
+        history = self.agent.context_history
+        seen, source = self._history_seen
+        if (source is not history or seen > len(history)     # a new agent or a cleared history
+                or (seen and history_points(history[seen - 1:seen])[0] != self._history_points[seen - 1])):
+            self._history_points, seen = [], 0
+        self._history_points.extend(history_points(history[seen:]))
+        self._history_seen = (len(history), history)
+        return tuple(self._history_points)
 
     def _cost_extras(self, c: ev.CostUpdate) -> dict[str, Any]:
         """The burn rate (the event carries every other figure): dollars over the session's active
@@ -321,8 +376,7 @@ class CtxApp(App[int]):
     async def _on_waiting(self, e: ev.Waiting) -> None:
         """One line per wait, updated as the seconds pass (not a new line every few seconds)."""
         if self._waiting is not None and self._waiting.is_attached:
-            self._waiting.text = e.message
-            self._waiting.update(Content(visible(e.message)))
+            self._waiting.set_text(e.message)
             return
         self._waiting = await self.conversation.add_notice(e.message)
 
@@ -335,9 +389,7 @@ class CtxApp(App[int]):
     async def _on_turn_finished(self, e: ev.TurnFinished) -> None:
         await self.conversation.end_text()
         if e.stop_reason == "cancelled":
-            for block in self.conversation.query(ToolBlock):
-                if block.result is None:     # still running when the turn was cancelled
-                    mark_cancelled(block)
+            self.conversation.cancel_running_tools()    # still running when the turn was cancelled
             await self.conversation.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
 
     @on(CompactionMarker.Selected)
@@ -383,11 +435,35 @@ class CtxApp(App[int]):
         request.reply.add_done_callback(abandoned)
 
     async def _drive(self, stream: AsyncIterator[ev.Event]) -> None:
+        """Show the loop's events as they come. Events that come together (a model call's deltas,
+        figures and tool calls arrive in bursts) are handled in one `batch_update`: the screen is
+        laid out and drawn once for them, not once per event. A batch ends when the loop has
+        nothing more ready (it waits for the model or a tool) or after a frame's worth of time, so
+        a long burst still shows at the frame rate."""
         self.busy = True
         self._streamed = False
+        events = aiter(stream)
         try:
-            async for e in stream:
-                await self.handle_event(e)
+            pending = asyncio.ensure_future(anext(events))
+            more = True
+            while more:
+                try:
+                    e = await pending
+                except StopAsyncIteration:
+                    break
+                with self.batch_update():
+                    started = time.monotonic()
+                    while True:
+                        await self.handle_event(e)
+                        pending = asyncio.ensure_future(anext(events))
+                        await asyncio.sleep(0)      # the next event, if the loop has one ready
+                        if not pending.done() or time.monotonic() - started >= FRAME_S:
+                            break
+                        try:
+                            e = pending.result()
+                        except StopAsyncIteration:
+                            more = False
+                            break
         finally:
             try:
                 self.busy = False
@@ -545,8 +621,3 @@ class CtxApp(App[int]):
             await self.conversation.add_notice(f"Context cleared: new session {new.session_id}, cost from $0.{back}")
         elif "model" in overrides:
             await self.conversation.add_notice(f"Now on {new.info.model} in a new session {new.session_id}.{back}")
-
-
-def mark_cancelled(block: ToolBlock) -> None:
-    """A tool call the cancel stopped: ⊘ and "cancelled" instead of the running ⚙ for good."""
-    block.set_cancelled()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -70,12 +71,22 @@ class ContextPane(Vertical):
     history: reactive[tuple[tuple[int, int, bool], ...]] = reactive(tuple, always_update=True, init=False)
     compactions: reactive[int | None] = reactive(None, init=False)
 
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        # Held, not queried: the pane renders on every context figure of a long session.
+        self._state = Static(id="ctx-state")
+        self._gauge = Gauge(id="ctx-gauge")
+        self._numbers = Static(id="ctx-numbers")
+        self._breakdown_view = Static(id="ctx-breakdown")
+        self._plot = ContextPlot(id="ctx-plot")
+        self._shown: tuple = ()      # what the Statics show (an unchanged figure is not set again)
+
     def compose(self) -> ComposeResult:
-        yield Static(id="ctx-state")
-        yield Gauge(id="ctx-gauge")
-        yield Static(id="ctx-numbers")
-        yield Static(id="ctx-breakdown")
-        yield ContextPlot(id="ctx-plot")
+        yield self._state
+        yield self._gauge
+        yield self._numbers
+        yield self._breakdown_view
+        yield self._plot
 
     def on_mount(self) -> None:
         self.border_title = "Context"
@@ -86,11 +97,11 @@ class ContextPane(Vertical):
 
     def watch_history(self, points: tuple[tuple[int, int, bool], ...]) -> None:
         if self.is_mounted:
-            self.query_one(ContextPlot).points = tuple(points)
+            self._plot.points = tuple(points)
 
     def watch_compactions(self, n: int | None) -> None:
         if self.is_mounted:
-            self.query_one(ContextPlot).compactions = n
+            self._plot.compactions = n
 
     @property
     def state(self) -> str:
@@ -103,23 +114,49 @@ class ContextPane(Vertical):
         for s in STATES:
             self.set_class(s == state, f"-{s}")
         word = one_line(STATE_WORDS.get(state, state.upper()))
-        self.query_one("#ctx-state", Static).update(
-            Content.assemble(("● ", STATE_VARS.get(state, "$foreground")), (word, f"bold {STATE_VARS.get(state, '')}")))
-        gauge = self.query_one(Gauge)
-        plot = self.query_one(ContextPlot)
         if c is None:
-            self.query_one("#ctx-numbers", Static).update(Content("no context yet"))
-            self.query_one("#ctx-breakdown", Static).update("")
+            shown: tuple = (state,)
+            if shown != self._shown:
+                self._set_state(state, word)
+                self._numbers.update(Content("no context yet"))
+                self._breakdown_view.update("")
+                self._shown = shown
             return
-        gauge.window, gauge.threshold, gauge.tokens = c.window, c.threshold, c.tokens
-        plot.window, plot.threshold = c.window, c.threshold
+        self._gauge.window, self._gauge.threshold, self._gauge.tokens = c.window, c.threshold, c.tokens
+        self._plot.window, self._plot.threshold = c.window, c.threshold
+        shown = (state, c.tokens, c.window, c.threshold, c.source, c.percent_left, tuple(c.categories.items()))
+        if shown == self._shown:
+            return
+        if not self._shown or self._shown[0] != state:
+            self._set_state(state, word)
         numbers = Content.assemble(
             (fmt.tokens(c.tokens), "bold"), f" / {fmt.tokens(c.window)} tokens ",
             (one_line(SOURCE_WORDS.get(c.source, c.source)), "italic $foreground-muted"), "\n",
             (fmt.percent(c.percent_left), f"bold {STATE_VARS.get(state, '')}"),
             f" left until auto-compact at {fmt.tokens(c.threshold)}")
-        self.query_one("#ctx-numbers", Static).update(numbers)
-        self.query_one("#ctx-breakdown", Static).update(self._breakdown(c.categories))
+        self._set(self._numbers, numbers)
+        self._set(self._breakdown_view, self._breakdown(c.categories))
+        self._shown = shown
+
+    @staticmethod
+    def _set(view: Static, content: Content) -> None:
+        """Update a Static, laying out only when its height can change: a figure of the same
+        lines, none wider than the Static, is a repaint (a long session sets these per update)."""
+        old = view.visual
+        width = view.content_size.width
+
+        def fits(text: str) -> list[str] | None:
+            lines = text.split("\n")
+            return lines if all(cell_len(line) <= width for line in lines) else None
+
+        new_lines = fits(content.plain)
+        old_lines = fits(old.plain) if isinstance(old, Content) else None
+        same = width > 0 and new_lines is not None and old_lines is not None and len(new_lines) == len(old_lines)
+        view.update(content, layout=not same)
+
+    def _set_state(self, state: str, word: str) -> None:
+        self._state.update(Content.assemble(("● ", STATE_VARS.get(state, "$foreground")),
+                                            (word, f"bold {STATE_VARS.get(state, '')}")))
 
     @staticmethod
     def _breakdown(categories: dict[str, int]) -> Content:

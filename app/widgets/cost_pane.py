@@ -59,11 +59,14 @@ class CostPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.extras: dict[str, Any] = {}
+        # Held, not queried: the pane renders on every cost figure of a long session.
+        self._table = DataTable(id="cost-table", show_cursor=False, zebra_stripes=False, cell_padding=1)
+        self._summary_view = Static(id="cost-summary")
+        self._rows_shown: tuple | None = None     # (layout, rows) the table holds: not rebuilt when the same
 
     def compose(self) -> ComposeResult:
-        table = DataTable(id="cost-table", show_cursor=False, zebra_stripes=False, cell_padding=1)
-        yield table
-        yield Static(id="cost-summary")
+        yield self._table
+        yield self._summary_view
 
     def on_mount(self) -> None:
         self.border_title = "Cost"
@@ -85,7 +88,7 @@ class CostPane(Vertical):
     def _render_cost(self, ev: CostUpdate | None) -> None:
         if not self.is_mounted:
             return
-        table = self.query_one(DataTable)
+        table = self._table
         layout = self._wanted_layout()
         self._table_layout = layout
         labels: list[tuple[str, Text]] = (
@@ -97,14 +100,25 @@ class CostPane(Vertical):
         rows = [] if ev is None or not ev.by_model else self._wide(ev) if layout == "wide" else self._long(ev)
         # Each column as wide as its widest cell, set here: DataTable would widen auto columns only
         # when idle, and a frame drawn before that keeps the names cut short in its row cache.
-        widths = [max([label.cell_len] + [cells[i].cell_len for _, cells in rows])
-                  for i, (_, label) in enumerate(labels)]
-        table.clear(columns=True)
-        for (key, label), width in zip(labels, widths):
-            table.add_column(label, width=width, key=key)
-        for key, cells in rows:
-            table.add_row(*cells, key=key)
-        summary = self.query_one("#cost-summary", Static)
+        widths = tuple(max([label.cell_len] + [cells[i].cell_len for _, cells in rows])
+                       for i, (_, label) in enumerate(labels))
+        cells_shown = {key: tuple(c.markup for c in cells) for key, cells in rows}
+        shape = (layout, widths, tuple(cells_shown))
+        if self._rows_shown is not None and self._rows_shown[0] == shape:
+            # The same rows and column widths (a new figure in a few cells): those cells only.
+            before = self._rows_shown[1]
+            for key, cells in rows:
+                for (col, _), cell, old, new in zip(labels, cells, before[key], cells_shown[key]):
+                    if old != new:
+                        table.update_cell(key, col, cell)
+        else:
+            table.clear(columns=True)
+            for (key, label), width in zip(labels, widths):
+                table.add_column(label, width=width, key=key)
+            for key, cells in rows:
+                table.add_row(*cells, key=key)
+        self._rows_shown = (shape, cells_shown)
+        summary = self._summary_view
         summary.update(self._summary(ev) if ev is not None and rows else Content("no model calls yet"))
 
     @staticmethod

@@ -25,16 +25,18 @@ def make_app(**kw) -> CtxApp:
     return CtxApp(FakeAgent(), clock=lambda: FIXED_TIME, **kw)
 
 
-async def fill(app: CtxApp, state: str) -> None:
-    """The main screen after one scripted turn, with the panes in `state`."""
+async def fill(app: CtxApp, state: str, pilot) -> None:
+    """The main screen after one scripted turn, with the panes in `state`. The app hands the
+    loop's figures to the panes once per frame: the frame passes before the panes are set here."""
     app.prompt_input.cursor_blink = False
     await app.conversation.add_user("Explore the project and summarise it")
     for e in scripted_turn():
         await app.handle_event(e)
     await app.handle_event(context_event(STATE_TOKENS[state]))
+    await app.handle_event(cost_event())
+    await pilot.pause()
     app.context_pane.history = HISTORY
     app.context_pane.compactions = sum(1 for p in HISTORY if p[2])   # the ◆ marks, as the agent would count them
-    await app.handle_event(cost_event())
     app.cost_pane.extras = {"cache_hit_rate": 0.842, "saved_usd": 0.8123, "burn_usd_per_hour": 1.37}
     app.cost_pane.cost = cost_event()
     app.conversation.scroll_end(animate=False)
@@ -45,7 +47,7 @@ def test_main_screen_in_each_context_state(snap_compare, utc, state):
     app = make_app()
 
     async def run_before(pilot):
-        await fill(app, state)
+        await fill(app, state, pilot)
         await settled(pilot)
         assert app.context_pane.state == state
 
@@ -59,7 +61,7 @@ def test_main_screen_at_each_size(snap_compare, utc, size):
     app = make_app()
 
     async def run_before(pilot):
-        await fill(app, "warning")
+        await fill(app, "warning", pilot)
         await settled(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
@@ -69,7 +71,7 @@ def test_context_screen(snap_compare, utc):
     app = make_app()
 
     async def run_before(pilot):
-        await fill(app, "warning")
+        await fill(app, "warning", pilot)
         app.run_slash("/context")
         await settled(pilot)
 
@@ -80,7 +82,7 @@ def test_cost_pane_maximized(snap_compare, utc):
     app = make_app()
 
     async def run_before(pilot):
-        await fill(app, "ok")
+        await fill(app, "ok", pilot)
         app.run_slash("/cost")
         await settled(pilot)
 
@@ -94,7 +96,7 @@ def test_permission_modal(snap_compare, utc):
         "new_string": "def hello(name):\n    return f'hello {name}'\n"})
 
     async def run_before(pilot):
-        await fill(app, "ok")
+        await fill(app, "ok", pilot)
         app.push_screen(PermissionScreen(request))
         await settled(pilot)
 

@@ -1,6 +1,8 @@
 """The model's answer as Markdown, streamed into while it writes."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from markdown_it import MarkdownIt
 from textual.widgets import Markdown
 
@@ -14,6 +16,15 @@ def text_only_parser() -> MarkdownIt:
     return MarkdownIt("gfm-like", {"html": False})
 
 
+@dataclass(slots=True)
+class AssistantRecord:
+    """A paged-out answer: its Markdown source (already passed through `visible`)."""
+    text: str
+
+    def build(self) -> "AssistantMessage":
+        return AssistantMessage(self.text)
+
+
 class AssistantMessage(Markdown):
     """Assistant text; streamed into while the model writes (the stream parses with the widget's
     parser, so streamed, final and resumed text render alike)."""
@@ -21,5 +32,8 @@ class AssistantMessage(Markdown):
     def __init__(self, markdown: str | None = None) -> None:
         super().__init__(visible(markdown) if markdown else markdown, parser_factory=text_only_parser)
 
+    def record(self) -> AssistantRecord:
+        return AssistantRecord(self.source)
+
     def clone(self) -> "AssistantMessage":
-        return AssistantMessage(self.source)
+        return self.record().build()

@@ -1,6 +1,8 @@
 """A compaction boundary in the conversation; selecting it opens the inspector."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
@@ -9,6 +11,24 @@ from agent_core import events as ev
 from agent_core.security.visible_text import one_line, visible
 
 from app import format as fmt
+
+
+@dataclass(slots=True)
+class MarkerRecord:
+    """A paged-out compaction boundary: the figures it shows (and the live event, when it had one)."""
+    layer: str
+    trigger: str
+    before: int
+    after: int
+    transcript_path: str | None = None
+    action: str = ""
+    cache: dict | None = None
+    duration_s: float | None = None
+    event: ev.Compaction | None = None
+
+    def build(self) -> "CompactionMarker":
+        return CompactionMarker(self.layer, self.trigger, self.before, self.after, self.transcript_path,
+                                self.action, self.cache, self.duration_s, self.event)
 
 
 class CompactionMarker(Static):
@@ -50,9 +70,12 @@ class CompactionMarker(Static):
             parts += ["\n   transcript: ", (fmt.path(transcript_path), "underline")]
         super().__init__(Content.assemble(*parts), classes="compaction")
 
+    def record(self) -> MarkerRecord:
+        return MarkerRecord(self.compaction_layer, self.trigger, self.tokens_before, self.tokens_after,
+                            self.transcript_path, self.action, self.cache, self.duration_s, self.event)
+
     def clone(self) -> "CompactionMarker":
-        return CompactionMarker(self.compaction_layer, self.trigger, self.tokens_before, self.tokens_after,
-                                self.transcript_path, self.action, self.cache, self.duration_s, self.event)
+        return self.record().build()
 
     def on_click(self) -> None:
         self.post_message(self.Selected(self))

@@ -7,16 +7,24 @@ every piece passes through `agent_core.security.visible_text` on its way in: an 
 reads `␛[2K` instead of erasing a line, and it is handed to Textual as `Content` (never parsed as
 markup), so `[bold]` or `[@click=…]` in a file name is shown as written.
 
-Assistant text is streamed through Textual's `MarkdownStream`, which batches fragments and appends
-to the document (only the last block is re-parsed), so a chunk costs the same whether the
-conversation holds 2 messages or 2,000. The view follows the bottom (`anchor`) until the user
-scrolls up, and picks it up again when they scroll back down.
+Assistant text is streamed through Textual's `MarkdownStream`, which appends to the document (only
+the last block is re-parsed), so a chunk costs the same whether the conversation holds 2 messages
+or 2,000. The deltas of one model call come in bursts: they are gathered and written to the stream
+once per frame (`call_after_refresh`), not once per delta. The view follows the bottom (`anchor`)
+until the user scrolls up, and picks it up again when they scroll back down.
+
+Textual lays out every mounted widget on each change, so only the latest messages stay mounted
+(`live_limit` messages, at most about `widget_limit` widgets: one long answer is dozens of Markdown
+blocks). Older ones are paged out as data, a small record per message (its text, a tool call's
+name, input and result, ...), behind an `EarlierMessages` line that builds them again a page at a
+time. A thousand-turn session holds a thousand turns of records, not of widgets.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
@@ -28,37 +36,41 @@ from app.tui.widgets.conversation.assistant_message import AssistantMessage
 from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.tui.widgets.conversation.earlier_messages import EarlierMessages
 from app.tui.widgets.conversation.error_message import ErrorMessage
-from app.tui.widgets.conversation.history import entry_widgets
+from app.tui.widgets.conversation.history import entry_records
 from app.tui.widgets.conversation.live_compaction import LiveCompaction
 from app.tui.widgets.conversation.notice_message import NoticeMessage
 from app.tui.widgets.conversation.thinking_block import ThinkingBlock
-from app.tui.widgets.conversation.tool_block import ToolBlock
+from app.tui.widgets.conversation.tool_block import ToolBlock, ToolRecord
 from app.tui.widgets.conversation.user_message import UserMessage
 
 
 class Conversation(VerticalScroll):
     """The scrolling conversation. Methods are called by the app for each loop event.
 
-    Only the latest `live_limit` messages stay mounted: Textual lays out every mounted widget on
-    each change, so a conversation of thousands of messages would make every append slower. Older
-    ones are paged out (kept as unmounted copies) behind an `EarlierMessages` line, which shows
-    them again a page at a time."""
+    Only the latest `live_limit` messages (and about `widget_limit` widgets) stay mounted; older
+    ones are kept as records (`archived`, oldest first) behind an `EarlierMessages` line, which
+    builds them again a page at a time. See the module docstring."""
 
     DEFAULT_CSS = """
     Conversation { height: 1fr; }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None, live_limit: int = 150,
-                 page: int = 50) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None, live_limit: int = 40,
+                 page: int = 20, widget_limit: int = 300, min_live: int = 12) -> None:
         super().__init__(id=id, classes=classes)
         self._stream: MarkdownStream | None = None
         self._current_md: AssistantMessage | None = None
+        self._pending_text: list[str] = []   # deltas not yet written to the stream (flushed per frame)
+        self._flush_scheduled = False
         self._thinking: ThinkingBlock | None = None
-        self._tools: dict[str, ToolBlock] = {}
+        self._tools: dict[str, ToolBlock] = {}      # mounted blocks by call id
+        self._open: dict[str, ToolRecord] = {}      # calls without a result yet, mounted or paged out
         self._live_compaction: LiveCompaction | None = None
         self.live_limit = live_limit
         self.page = page
-        self.archived: list = []           # paged-out messages, oldest first (unmounted copies)
+        self.widget_limit = widget_limit
+        self.min_live = min(min_live, live_limit)
+        self.archived: list = []           # paged-out messages as records, oldest first
         self._earlier: EarlierMessages | None = None
 
     def on_mount(self) -> None:
@@ -69,22 +81,55 @@ class Conversation(VerticalScroll):
         return self._stream is not None
 
     @property
-    def messages(self) -> list:
+    def messages(self) -> list[Widget]:
         """The mounted message widgets (without the paging line)."""
-        return [w for w in self.children if not isinstance(w, EarlierMessages)]
+        return [w for w in self.children if w is not self._earlier]
 
-    async def _add(self, *widgets) -> None:
+    async def _add(self, *widgets: Widget) -> None:
         await self.mount_all(widgets)
+        for w in widgets:
+            if isinstance(w, ToolBlock):
+                self._tools[w.call_id] = w
         await self._trim()
 
+    @staticmethod
+    def _weight(w: Widget) -> int:
+        """The widgets a message is (a Markdown answer: one per block, list item, ...)."""
+        return 1 + sum(1 for _ in w.walk_children())
+
+    def _page_out_count(self, live: list[Widget]) -> int:
+        """How many of the oldest messages to page out now: none until there are a page more than
+        `live_limit`, or more than `widget_limit` widgets; then down to `live_limit` messages and
+        three quarters of `widget_limit` widgets (never fewer than `min_live` messages), so paging
+        happens a batch at a time, not on every append."""
+        n = len(live)
+        if n <= self.min_live:
+            return 0
+        weights = [self._weight(w) for w in live]
+        total = sum(weights)
+        if n <= self.live_limit + self.page and total <= self.widget_limit:
+            return 0
+        cut, low = 0, self.widget_limit * 3 // 4
+        while n - cut > self.min_live and (n - cut > self.live_limit or total > low):
+            total -= weights[cut]
+            cut += 1
+        busy = {self._current_md, self._thinking, self._live_compaction}
+        for i, w in enumerate(live[:cut]):    # never page out what is still being written to
+            if w in busy:
+                return i
+        return cut
+
     async def _trim(self) -> None:
-        """Page out the oldest messages once there are a page more than `live_limit`, but only
-        while following the bottom: never pull content from under someone reading it."""
-        live = self.messages
-        if len(live) <= self.live_limit + self.page or not self._following():
+        """Page out the oldest messages as records, but only while following the bottom: never
+        pull content from under someone reading it."""
+        if not self._following():
             return
-        old = live[: len(live) - self.live_limit]
-        self.archived.extend(w.clone() for w in old)
+        live = self.messages
+        cut = self._page_out_count(live)
+        if not cut:
+            return
+        old = live[:cut]
+        self.archived.extend(w.record() for w in old)
         for w in old:
             if isinstance(w, ToolBlock):
                 self._tools.pop(w.call_id, None)
@@ -106,16 +151,23 @@ class Conversation(VerticalScroll):
             await self._earlier.remove()
             self._earlier = None
 
+    def _build(self, records: list) -> list[Widget]:
+        widgets = [r.build() for r in records]
+        for w in widgets:
+            if isinstance(w, ToolBlock):
+                self._tools[w.call_id] = w
+        return widgets
+
     async def show_earlier(self) -> int:
-        """Mount the last page of paged-out messages above the others. Returns how many."""
+        """Build the last page of paged-out messages and mount them above the others. Returns how many."""
         if not self.archived:
             return 0
-        batch = self.archived[-self.page:]
+        batch = self._build(self.archived[-self.page:])
         del self.archived[-self.page:]
-        for w in batch:
-            if isinstance(w, ToolBlock):
-                self._tools.setdefault(w.call_id, w)
-        await self.mount_all(batch, after=self._earlier) if self._earlier else await self.mount_all(batch, before=0)
+        if self._earlier is not None:
+            await self.mount_all(batch, after=self._earlier)
+        else:
+            await self.mount_all(batch, before=0)
         await self._update_earlier()
         return len(batch)
 
@@ -123,25 +175,45 @@ class Conversation(VerticalScroll):
         event.stop()
         await self.show_earlier()
 
+    def walk_records(self) -> Iterator:
+        """Every message as a record, oldest first: the paged-out ones, then the mounted ones."""
+        yield from self.archived
+        for w in self.messages:
+            yield w.record()
+
     @property
     def current_markdown(self) -> AssistantMessage | None:
         return self._current_md
 
     # -- streaming text ---------------------------------------------------------------------------
     async def append_text(self, text: str) -> None:
+        """A delta of the answer: gathered, and written to the stream once per frame."""
         if self._stream is None:
             self._thinking = None
             md = AssistantMessage()
             self._current_md = md
             await self._add(md)
             self._stream = Markdown.get_stream(md)
-        await self._stream.write(visible(text))
+        self._pending_text.append(text)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.call_after_refresh(self._flush_text)
+
+    async def _flush_text(self) -> None:
+        self._flush_scheduled = False
+        if self._stream is not None and self._pending_text:
+            text = "".join(self._pending_text)
+            self._pending_text.clear()
+            await self._stream.write(visible(text))
 
     async def end_text(self) -> None:
-        """Finish the current assistant block (the stream flushes what it still holds)."""
+        """Finish the current assistant block (what is still gathered goes to the stream, and the
+        stream flushes what it still holds)."""
         if self._stream is not None:
+            await self._flush_text()
             stream, self._stream = self._stream, None
             await stream.stop()
+        self._pending_text.clear()
         self._thinking = None
 
     async def append_thinking(self, text: str) -> None:
@@ -164,14 +236,31 @@ class Conversation(VerticalScroll):
     async def add_tool_call(self, call_id: str, name: str, args: dict) -> ToolBlock:
         await self.end_text()
         block = ToolBlock(call_id, name, args)
-        self._tools[call_id] = block
+        self._open[call_id] = block.data
         await self._add(block)
         return block
 
     def set_tool_result(self, call_id: str, preview: str, size: int, is_error: bool) -> None:
+        """A call's result: shown on its block, or kept in its record when the block is paged out."""
+        record = self._open.pop(call_id, None)
         block = self._tools.get(call_id)
         if block is not None:
             block.set_result(preview, size, is_error)
+        elif record is not None:
+            record.set_result(preview, size, is_error)
+
+    def cancel_running_tools(self) -> int:
+        """Mark every call still without a result cancelled (⊘), mounted or paged out. Returns how many."""
+        n = 0
+        for call_id, record in list(self._open.items()):
+            block = self._tools.get(call_id)
+            if block is not None:
+                block.set_cancelled()
+            else:
+                record.set_cancelled()
+            n += 1
+        self._open.clear()
+        return n
 
     async def add_compaction(self, c: ev.Compaction) -> CompactionMarker:
         await self.end_text()
@@ -216,6 +305,7 @@ class Conversation(VerticalScroll):
     async def clear(self) -> None:
         await self.end_text()
         self._tools.clear()
+        self._open.clear()
         self._live_compaction = None
         self.archived.clear()
         self._earlier = None
@@ -224,18 +314,18 @@ class Conversation(VerticalScroll):
 
     # -- resume -----------------------------------------------------------------------------------
     async def load_entries(self, entries: Iterable[Entry]) -> int:
-        """Rebuild the view from a history (resume): the latest `live_limit` messages are
-        mounted, older ones paged out. Returns the number of message widgets made."""
-        widgets: list = []
-        pending: dict[str, ToolBlock] = {}
+        """Rebuild the view from a history (resume): records for every message, widgets for the
+        latest `live_limit` (the rest paged out). Returns the number of messages."""
+        records: list = []
+        pending: dict[str, ToolRecord] = {}
         for e in entries:
-            widgets.extend(entry_widgets(e, pending))
-        cut = max(0, len(widgets) - self.live_limit)
-        self.archived.extend(widgets[:cut])
-        live = widgets[cut:]
-        self._tools.update({k: b for k, b in pending.items() if b in live})
+            records.extend(entry_records(e, pending))
+        self._open.update({k: r for k, r in pending.items() if r.result is None})
+        cut = max(0, len(records) - self.live_limit)
+        self.archived.extend(records[:cut])
+        live = self._build(records[cut:])
         if live:
             await self.mount_all(live)
         await self._update_earlier()
         self.anchor()
-        return len(widgets)
+        return len(records)

@@ -1,6 +1,8 @@
 """An error from the loop, with what the user can do about it."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.content import Content
 from textual.widgets import Static
 
@@ -20,6 +22,17 @@ ERROR_HINTS = {
 }
 
 
+@dataclass(slots=True)
+class ErrorRecord:
+    """A paged-out error: its kind, the loop's message and whether it can be retried."""
+    kind: str
+    message: str
+    retryable: bool = False
+
+    def build(self) -> "ErrorMessage":
+        return ErrorMessage(self.kind, self.message, self.retryable)
+
+
 class ErrorMessage(Static):
     """An error with what to do about it."""
 
@@ -33,5 +46,8 @@ class ErrorMessage(Static):
             parts += ["\n  → ", (hint, "italic")]
         super().__init__(Content.assemble(*parts), classes="error")
 
+    def record(self) -> ErrorRecord:
+        return ErrorRecord(self.error_kind, self.message, self.retryable)
+
     def clone(self) -> "ErrorMessage":
-        return ErrorMessage(self.error_kind, self.message, self.retryable)
+        return self.record().build()

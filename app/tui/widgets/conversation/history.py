@@ -1,52 +1,52 @@
-"""A logged history (resume) as conversation widgets: the same widgets a live turn makes."""
+"""A logged history (resume) as conversation records: the data of the same widgets a live turn
+makes. The conversation builds widgets only for the records it mounts (the latest); the rest stay
+records, paged out, until scrolled back to."""
 from __future__ import annotations
 
 import json
-
-from textual.widget import Widget
 
 from agent_core.loop.agent import CANCELLED_RESULT
 from compaction.entry import Entry
 
 from app import format as fmt
-from app.tui.widgets.conversation.assistant_message import AssistantMessage
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker
-from app.tui.widgets.conversation.summary_block import SummaryBlock
-from app.tui.widgets.conversation.thinking_block import ThinkingBlock
-from app.tui.widgets.conversation.tool_block import ToolBlock
-from app.tui.widgets.conversation.user_message import UserMessage
+from app.tui.widgets.conversation.assistant_message import AssistantRecord
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+from app.tui.widgets.conversation.summary_block import SummaryRecord
+from app.tui.widgets.conversation.thinking_block import ThinkingRecord
+from app.tui.widgets.conversation.tool_block import ToolRecord
+from app.tui.widgets.conversation.user_message import UserRecord
 
 
-def entry_widgets(e: Entry, pending: dict[str, ToolBlock]) -> list[Widget]:
-    """The widgets of one history entry. `pending` holds the tool calls made so far by id: a
-    result sets its call's block (made by an earlier entry) and makes no widget of its own."""
+def entry_records(e: Entry, pending: dict[str, ToolRecord]) -> list:
+    """The records of one history entry. `pending` holds the tool calls made so far by id: a
+    result completes its call's record (made by an earlier entry) and makes no record of its own."""
     if e.kind == "compact_boundary":
         m = e.meta
-        return [CompactionMarker(m.get("layer", "?"), m.get("trigger", "?"), int(m.get("tokens_before", 0)),
-                                 int(m.get("tokens_after", 0)), m.get("transcript_path"))]
+        return [MarkerRecord(m.get("layer", "?"), m.get("trigger", "?"), int(m.get("tokens_before", 0)),
+                             int(m.get("tokens_after", 0)), m.get("transcript_path"))]
     if e.kind in ("summary", "attachment", "snip_marker"):
-        return [SummaryBlock(e.text() or json.dumps(e.content)[:2000])]
-    out: list[Widget] = []
+        return [SummaryRecord(e.text() or json.dumps(e.content)[:2000])]
+    out: list = []
     for b in e.content:
         t = b.get("type")
         if t == "text" and b.get("text"):
-            out.append(UserMessage(b["text"]) if e.role == "user" else AssistantMessage(b["text"]))
+            out.append(UserRecord(b["text"]) if e.role == "user" else AssistantRecord(b["text"]))
         elif t == "thinking":
-            out.append(ThinkingBlock(b.get("thinking", "")))
+            out.append(ThinkingRecord(b.get("thinking", "")))
         elif t == "tool_use":
-            block = ToolBlock(b.get("id", ""), b.get("name", "?"), b.get("input") or {})
-            pending[block.call_id] = block
-            out.append(block)
+            record = ToolRecord(b.get("id", ""), b.get("name", "?"), b.get("input") or {})
+            pending[record.call_id] = record
+            out.append(record)
         elif t == "tool_result":
-            block = pending.get(b.get("tool_use_id", ""))
-            if block is None:
+            record = pending.get(b.get("tool_use_id", ""))
+            if record is None:
                 continue
             text = _result_text(b.get("content", ""))
             if b.get("is_error") and text == CANCELLED_RESULT:
-                block.set_cancelled()
+                record.set_cancelled()
             else:
-                block.set_result(fmt.one_line(text, 2000) if len(text) > 2000 else text,
-                                 len(text.encode()), bool(b.get("is_error")))
+                record.set_result(fmt.one_line(text, 2000) if len(text) > 2000 else text,
+                                  len(text.encode()), bool(b.get("is_error")))
     return out
 
 
