@@ -59,6 +59,16 @@ def _solid(variables: dict[str, str], var: str) -> str:
         return ""
 
 
+def threshold_state(tokens: int, level: int | None) -> str:
+    """How the count stands against one level: "reached, 2,100 over" or "12,000 to go" ("—": no such
+    level, as when auto-compact is off)."""
+    if not level:
+        return "—"
+    if tokens >= level:
+        return f"reached, {fmt.tokens(tokens - level)} over" if tokens > level else "reached"
+    return f"{fmt.tokens(level - tokens)} to go"
+
+
 class ContextScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "close", "Close", id="context.close")]
 
@@ -110,8 +120,7 @@ class ContextScreen(ModalScreen[None]):
         thr.add_columns("level", "at tokens", "state now")
         for name, value in (("warning", c.warning), ("error", c.error), ("auto-compact", c.threshold),
                             ("blocking", c.blocking), ("window", c.window)):
-            reached = bool(value) and c.tokens >= value
-            thr.add_row(name, fmt.tokens(value) if value else "—", "reached" if reached else "")
+            thr.add_row(name, fmt.tokens(value) if value else "—", threshold_state(c.tokens, value))
         plot = self.query_one(ContextPlot)
         plot.window, plot.threshold = c.window, c.threshold
         plot.points = tuple(self.history)
