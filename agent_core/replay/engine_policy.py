@@ -17,6 +17,12 @@ The summarizing stages are the loop's (`compaction.default_stages`): session mem
 needs no model); LLM compaction runs with a summarizer that writes no summary but returns text of
 the sized length (summary_size.py), and its call is priced as a request reading the main prefix.
 Replay writes no transcript, so snip — which only acts when it can archive first — never acts.
+
+The pipeline is a coroutine; every step runs it on one event loop the policy keeps for its whole
+run (`run_until_complete`, debug off). An `asyncio.Runner` per step is what made replay quadratic:
+on Python 3.11 `Runner.run` formats the repr of the finished task — the whole `PipelineResult`,
+every entry of the history — when it checks its SIGINT handler, so each step cost the size of
+the history.
 """
 from __future__ import annotations
 
@@ -25,7 +31,8 @@ import hashlib
 import json
 from typing import Any
 
-from compaction import Entry, Pipeline, PipelineConfig, SummarizeConfig, SummaryResult, default_stages
+from compaction import (Entry, Pipeline, PipelineConfig, PipelineResult, SummarizeConfig, SummaryResult,
+                        default_stages)
 from compaction.layer_context import LayerContext
 from compaction.report import LayerResult
 
@@ -117,11 +124,20 @@ class EnginePolicy:
         self.view: list[Entry] = []
         self._origin: dict[str, tuple[dict, Message]] = {}     # uuid -> (content as made, its message)
         self._made: dict[int, tuple[dict, Message]] = {}       # id(rewritten content) -> its message
-        self._runner = asyncio.Runner()
+        self._loop: asyncio.AbstractEventLoop | None = None      # one loop for every step of the run
         self._sent: int | None = None                           # the count of the last request sent
 
     def close(self) -> None:
-        self._runner.close()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+    def _run(self, request: Request) -> PipelineResult:
+        """The pipeline for one request, on the policy's loop (made on first use)."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.set_debug(False)         # debug mode formats slow tasks, results included
+        return self._loop.run_until_complete(self.pipeline.run(self.history, now=request.timestamp))
 
     def message_of(self, e: Entry) -> Message:
         """The recorded message an entry still is, or a message describing its rewritten content."""
@@ -151,7 +167,7 @@ class EnginePolicy:
             self._origin[e.uuid] = (e.message, m)
             self.history.append(e)
         calls_before = len(self.summarizer.calls)
-        res = self._runner.run(self.pipeline.run(self.history, now=request.timestamp))
+        res = self._run(request)
         self.history = res.entries
         self.view = res.view or res.entries
         self._sent = res.tokens
@@ -163,4 +179,18 @@ class EnginePolicy:
         for r in res.reports:
             if not r.details.get("failed") and r.tokens_after < r.tokens_before:
                 step.compactions.append(r.layer)
+        self._forget_dead()
         return step
+
+    def _forget_dead(self) -> None:
+        """Drop what `message_of` remembers for entries neither the history nor the view holds any
+        more (a summary replaced by the next one, a result cleared): kept, the rewritten content of
+        a whole session would stay in memory. Amortised O(1): only when the maps have doubled."""
+        live = len(self.history) + len(self.view)
+        if len(self._origin) + len(self._made) <= 2 * live + 256:
+            return
+        entries = [*self.history, *self.view]
+        uuids = {e.uuid for e in entries}
+        ids = {id(e.message) for e in entries}
+        self._origin = {u: v for u, v in self._origin.items() if u in uuids}
+        self._made = {i: v for i, v in self._made.items() if i in ids}

@@ -8,6 +8,7 @@ policy decides for itself when to compact and what comes back.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Iterator, Sequence, overload
 
 from compaction.accounting.budget import ContextBudget
 
@@ -30,17 +31,53 @@ def new_messages(request: Request) -> list[Message]:
     return [m for m in request.added if m.kind != "summary" and m.key not in after]
 
 
+class Prefix(Sequence[Message]):
+    """The first `n` messages of a list that only grows: a step's context under `none` without
+    copying the whole session at every request."""
+
+    __slots__ = ("_items", "_n")
+
+    def __init__(self, items: list[Message], n: int) -> None:
+        self._items, self._n = items, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Message]: ...
+
+    def __getitem__(self, i: int | slice) -> Message | list[Message]:
+        if isinstance(i, slice):
+            return self._items[: self._n][i]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._items[i]
+
+    def __iter__(self) -> Iterator[Message]:
+        items = self._items
+        return (items[i] for i in range(self._n))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+
 class NoCompaction:
     """`none`: every message ever added stays; a request over the window is an overflow (still
-    priced as if it had been sent)."""
+    priced as if it had been sent). Each step's context is a `Prefix` of the one growing list,
+    `kept` the previous step's length."""
 
     def __init__(self, ttl: str, name: str = "none") -> None:
         self.name, self.ttl = name, ttl
         self.context: list[Message] = []
 
     def step(self, request: Request) -> Step:
+        kept = len(self.context)
         self.context.extend(new_messages(request))
-        return Step(list(self.context))
+        return Step(Prefix(self.context, len(self.context)), kept=kept)
 
 
 def cc_budget(window: int, max_output: int) -> ContextBudget:
@@ -69,7 +106,7 @@ class ClaudeCodeLike:
         return self.overhead + sum(m.tokens for m in self.context)
 
     def step(self, request: Request) -> Step:
-        step = Step([])
+        step = Step([], kept=len(self.context))
         added = new_messages(request)
         self.context.extend(added)
         for m in added:
@@ -80,10 +117,12 @@ class ClaudeCodeLike:
         if self.last_response is not None and request.timestamp - self.last_response > CC_TIME_GAP_S:
             if self._clear_old_results():
                 step.compactions.append("time_clear")
+                step.kept = None
         if self.tokens() >= self.budget.autocompact_threshold:
             step.calls.append(SummaryCall(list(self.context), self.prompt_tokens, self.summary_tokens, "autocompact"))
             self.context = self._compacted(request.index)
             step.compactions.append("autocompact")
+            step.kept = 0
         self.last_response = request.response.timestamp or request.timestamp
         step.context = list(self.context)
         return step

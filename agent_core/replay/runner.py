@@ -3,9 +3,16 @@ and return the report (a `ReplayReport`, report_model.py). Pure computation, no 
 is called as the work advances so a screen can show it. A log that cannot be read (a FIFO, a
 symlink to a device, a symlink loop, no permission) is skipped: the report lists it in
 `skipped_files` (path, reason) and in its notes, and the other logs are replayed.
+
+Progress says where the work is — "reading 34 MB of 247 MB", then "SESSION.jsonl · policy 2 of 4
+(cc) · request 1,200 of 4,000" — and its fraction is the share of the work done (reading is
+`READ_SHARE`, then every request of every policy weighs the same). It is called at most every
+`PROGRESS_INTERVAL` seconds (and once at 100%), however often the work advances, so a caller may
+draw every call.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -27,6 +34,31 @@ from agent_core.replay.summary_size import SummarySize, summary_prompt_tokens, s
 
 Progress = Callable[[str, float], None]
 READ_SHARE = 0.2            # of the progress bar, for reading the logs
+PROGRESS_INTERVAL = 0.1     # seconds between two progress calls, at most
+
+
+def megabytes(n: int) -> str:
+    return f"{n / 1e6:,.0f} MB" if n >= 10e6 else f"{n / 1e6:,.1f} MB"
+
+
+class Throttled:
+    """`progress`, called at most every `interval` seconds (the first call and 100% always pass)."""
+
+    def __init__(self, progress: Progress | None, interval: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.progress, self.clock = progress, clock
+        self.interval = PROGRESS_INTERVAL if interval is None else interval
+        self.last: float | None = None
+
+    def __call__(self, label: str, fraction: float) -> None:
+        if self.progress is None:
+            return
+        fraction = max(0.0, min(1.0, fraction))
+        now = self.clock()
+        if self.last is not None and now - self.last < self.interval and fraction < 1.0:
+            return
+        self.last = now
+        self.progress(label, fraction)
 
 
 def make_policy(spec: PolicySpec, traj: Trajectory, *, window: int, ttl: str, size: SummarySize,
@@ -45,17 +77,23 @@ def make_policy(spec: PolicySpec, traj: Trajectory, *, window: int, ttl: str, si
     return EnginePolicy(config, summary_tokens=size.tokens, name=spec.name), config.budget.context_window
 
 
+OnRequest = Callable[[int, str, int], None]     # (policy's index from 0, its name, requests done)
+
+
 def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
-                      on_policy: Callable[[str], None] | None = None) -> tuple[dict[str, PolicyRun], int, SummarySize]:
+                      on_request: OnRequest | None = None) -> tuple[dict[str, PolicyRun], int, SummarySize]:
     window = options.window or limits_for(traj.model).context_window
     size = summary_size(traj, window)
     refs = ReferenceIndex(traj)
     runs: dict[str, PolicyRun] = {}
-    for spec in options.policies:
-        if on_policy is not None:
-            on_policy(spec.name)
+    for i, spec in enumerate(options.policies):
+        tell = None
+        if on_request is not None:
+            def tell(n: int, i: int = i, name: str = spec.name) -> None:
+                on_request(i, name, n)
+            tell(0)
         policy, policy_window = make_policy(spec, traj, window=window, ttl=options.ttl, size=size, pricer=pricer)
-        runs[spec.name] = simulate(traj, policy, window=policy_window, pricer=pricer, refs=refs)
+        runs[spec.name] = simulate(traj, policy, window=policy_window, pricer=pricer, refs=refs, on_request=tell)
     return runs, window, size
 
 
@@ -80,7 +118,7 @@ def load(options: ReplayOptions, progress: Progress | None,
     could not be read are appended to `skipped`, or raise without it."""
     def on_bytes(done: int, total: int) -> None:
         if progress is not None:
-            progress("reading logs", READ_SHARE * (done / total if total else 1.0))
+            progress(f"reading {megabytes(done)} of {megabytes(total)}", READ_SHARE * (done / total if total else 1.0))
 
     def on_skip(path: Path, error: OSError) -> None:
         assert skipped is not None
@@ -92,25 +130,30 @@ def load(options: ReplayOptions, progress: Progress | None,
 def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
                trajectories: Sequence[Trajectory] | None = None) -> ReplayReport:
     """The report for `options`; `trajectories` replaces reading `options.paths` (tests, bench)."""
-    def tell(label: str, fraction: float) -> None:
-        if progress is not None:
-            progress(label, max(0.0, min(1.0, fraction)))
-
+    tell = Throttled(progress)
     skipped: list[SkippedFile] = []
-    trajs = list(trajectories) if trajectories is not None else load(options, progress, skipped)
+    trajs = list(trajectories) if trajectories is not None else load(options, tell, skipped)
     pricer = Pricer()
     sessions = []
     notes: list[str] = []
-    total = max(1, len(trajs) * len(options.policies))
+    n_policies = len(options.policies)
+    # the work: every request under every policy, and one more round of them for the validation
+    total = max(1, sum(len(t.requests) for t in trajs) * (n_policies + 1))
     done = 0
-    for traj in trajs:
-        def on_policy(name: str, traj: Trajectory = traj) -> None:
-            nonlocal done
-            tell(f"{traj.path}: {name}", READ_SHARE + (1 - READ_SHARE) * done / total)
-            done += 1
-        runs, window, size = replay_trajectory(traj, options, pricer, on_policy)
-        sessions.append(session_result(traj, runs, window=window, size=size, validation=validation_of(traj)))
+    for k, traj in enumerate(trajs):
         name = Path(traj.path).name + (f" [{traj.agent_id}]" if traj.agent_id else "")
+        where = name if len(trajs) == 1 else f"{name} ({k + 1} of {len(trajs)})"
+        count = len(traj.requests)
+
+        def on_request(i: int, policy: str, n: int, where: str = where, count: int = count, base: int = done) -> None:
+            tell(f"{where} · policy {i + 1} of {n_policies} ({policy}) · request {n:,} of {count:,}",
+                 READ_SHARE + (1 - READ_SHARE) * (base + i * count + n) / total)
+        runs, window, size = replay_trajectory(traj, options, pricer, on_request)
+        done += n_policies * count
+        tell(f"{where} · checking the cache model against the log",
+             READ_SHARE + (1 - READ_SHARE) * done / total)
+        sessions.append(session_result(traj, runs, window=window, size=size, validation=validation_of(traj)))
+        done += count
         note = f"{name}: {size.describe()}."
         if traj.skipped_lines:
             note += f" {traj.skipped_lines} unreadable line(s) skipped."

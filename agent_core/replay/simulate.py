@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
-from compaction.accounting.cache_model import BUCKETS, Block, PrefixCache, chain, mark_last
+from compaction.accounting.cache_model import BUCKETS, Block, CacheUsage, PrefixCache, chain, mark_last
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.pricing.pricer import Pricer
 from agent_core.replay.references import ReferenceIndex, user_prompts
+from agent_core.replay.running import RunningContext
 from agent_core.replay.validate import head_blocks
 
 
@@ -33,10 +34,13 @@ class SummaryCall:
 
 @dataclass
 class Step:
-    """What a policy sent for one recorded request."""
-    context: list[Message]
+    """What a policy sent for one recorded request. `kept`: how many leading messages of `context`
+    are the previous step's, unchanged (None: not known, they are compared), so pricing it costs
+    only what changed."""
+    context: Sequence[Message]
     calls: list[SummaryCall] = field(default_factory=list)
     compactions: list[str] = field(default_factory=list)     # layers that acted before this request
+    kept: int | None = None
 
 
 class Policy(Protocol):
@@ -86,7 +90,11 @@ class Biller:
             self.cache.entries[chain(self.head[:1])[0]] = (self.head[0].tokens, trajectory.requests[0].timestamp + 3600)
 
     def bill(self, blocks: list[Block], now: float, output: int, model: str) -> float:
-        usage = self.cache.request(mark_last(blocks), now, self.ttl).buckets(output)
+        """Bill a request given whole (a summary call)."""
+        return self.charge(self.cache.request(mark_last(blocks), now, self.ttl), output, model)
+
+    def charge(self, used: CacheUsage, output: int, model: str) -> float:
+        usage = used.buckets(output)
         for k, v in usage.items():
             self.run.tokens_by_bucket[k] += v
         priced = self.pricer.priced(model, usage)
@@ -102,15 +110,23 @@ class Biller:
         return [*self.head, *(Block(m.key, max(0, m.tokens)) for m in context)]
 
 
+OnRequest = Callable[[int], None]          # told the count of requests done so far
+
+
 def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pricer,
-             refs: ReferenceIndex) -> PolicyRun:
+             refs: ReferenceIndex, on_request: OnRequest | None = None) -> PolicyRun:
+    """Walk the trajectory under `policy`. Each request costs what changed in its context since
+    the previous one (running.py), not the whole context, so a run is linear in the log."""
     run = PolicyRun(policy.name)
     biller = Biller(trajectory, policy.ttl, pricer, run)
+    context = RunningContext(biller.head, refs)
     head = max(0, trajectory.overhead_tokens)
     last: Step | None = None
     try:
-        for req in trajectory.requests:
-            last = _request(req, policy.step(req), run, biller, refs, head, window)
+        for n, req in enumerate(trajectory.requests, 1):
+            last = _request(req, policy.step(req), run, biller, context, head, window)
+            if on_request is not None:
+                on_request(n)
     finally:
         close = getattr(policy, "close", None)
         if close is not None:
@@ -121,7 +137,7 @@ def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pri
     return run
 
 
-def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, refs: ReferenceIndex, head: int,
+def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, context: RunningContext, head: int,
              window: int) -> Step:
     """Price one request (and the summary calls before it) and record what the report needs."""
     for n, call in enumerate(step.calls):
@@ -130,14 +146,16 @@ def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, refs: Ref
     for layer in step.compactions:
         run.compactions[layer] += 1
         run.markers.append([req.index, layer])
-    tokens = head + sum(m.tokens for m in step.context)
+    context.update(step.context, step.kept)
+    tokens = head + context.tokens
     if tokens > window:
         run.overflows += 1
-    biller.bill(biller.blocks(step.context), req.timestamp, int(req.usage.get("output", 0)), req.model)
+    used = context.request(biller.cache, req.timestamp, biller.ttl)
+    biller.charge(used, int(req.usage.get("output", 0)), req.model)
     run.context.append(tokens)
     run.cost_cum.append(run.cost_usd)
     wanted = req.response.references
     if wanted:
         run.references_total += len(wanted)
-        run.references_kept += refs.found(wanted, step.context)
+        run.references_kept += context.found(wanted)
     return step

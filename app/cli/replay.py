@@ -7,7 +7,8 @@ import argparse
 import json
 import sys
 import textwrap
-from typing import Sequence, TextIO
+import time
+from typing import Callable, Sequence, TextIO
 
 from agent_core.replay.options import BUILTIN, ReplayOptions, ReplayUsageError, engine_settings, make_options
 from agent_core.replay.report import format_text
@@ -80,23 +81,52 @@ def parse_options(argv: Sequence[str]) -> ReplayOptions | int:
         return 2
 
 
+class StderrProgress:
+    """Progress on one stderr line, rewritten in place: nothing for the first `delay` seconds (a
+    quick replay prints no progress at all), then at most every `interval` seconds. `clear()`
+    wipes the line if anything was written. Only ever on stderr: stdout stays the report."""
+
+    WIDTH = 76
+
+    def __init__(self, err: TextIO, delay: float = 1.0, interval: float = 0.2,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.err, self.delay, self.interval, self.clock = err, delay, interval, clock
+        self.start = clock()
+        self.last: float | None = None
+
+    def __call__(self, label: str, fraction: float) -> None:
+        now = self.clock()
+        if now - self.start < self.delay or (self.last is not None and now - self.last < self.interval):
+            return
+        self.last = now
+        line = f"{int(100 * max(0.0, min(1.0, fraction))):3d}% {one_line(label)}"
+        if len(line) > self.WIDTH:
+            line = line[: self.WIDTH - 1] + "…"
+        self.err.write(f"\r{line:<{self.WIDTH}}")
+        self.err.flush()
+
+    def clear(self) -> None:
+        if self.last is not None:
+            self.err.write("\r" + " " * self.WIDTH + "\r")
+            self.err.flush()
+
+
 def run(options: ReplayOptions, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Replay and print JSON or text; progress goes to stderr when it is a terminal. Every path,
-    name and error text printed passes through `one_line`; JSON is escaped by json itself."""
+    """Replay and print JSON or text; progress goes to stderr when it is a terminal and the work
+    takes over a second (`StderrProgress`). Every path, name and error text printed passes through
+    `one_line`; JSON is escaped by json itself."""
     out = out or sys.stdout
     err = err or sys.stderr
-    progress = None
-    if err.isatty():
-        def progress(label: str, fraction: float) -> None:
-            err.write(f"\r{int(100 * fraction):3d}% {one_line(label)[-70:]:<70}")
-            err.flush()
+    progress = StderrProgress(err) if err.isatty() else None
     try:
         report = run_replay(options, progress)
     except (OSError, ValueError) as e:
+        if progress is not None:
+            progress.clear()
         print(f"ctxtui replay: {one_line(str(e))}", file=err)
         return 1
     if progress is not None:
-        err.write("\r" + " " * 76 + "\r")
+        progress.clear()
     skipped = report.skipped_files
     for s in skipped:
         print(f"ctxtui replay: skipped {one_line(s.path)}: {one_line(s.reason)}", file=err)

@@ -1,13 +1,16 @@
 """The `ctxtui replay` screen: progress while the logs are replayed, then plots and a table per session.
 
 The replay runs once, in a thread worker (big logs take a while); the worker only posts messages,
-the screen alone touches widgets. A loader error becomes a message saying what to do, never a
+the screen alone touches widgets. Progress ("reading 34 MB of 247 MB", then "policy 2 of 4 (cc) ·
+request 1,200 of 4,000") reaches the screen as messages, at most one every `PROGRESS_INTERVAL`
+seconds whatever the loader reports. A loader error becomes a message saying what to do, never a
 traceback. Several sessions are picked with tabs (tab/shift+tab or j/k). At 110 columns and more
 the plots sit side by side and the table beside the notes; narrower they stack and the body scrolls.
 """
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +50,7 @@ class ReplayScreen(Screen):
     """See module docstring."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    PROGRESS_INTERVAL = 0.05             # seconds between two progress messages, at most
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("tab,j", "next_session", "Next session", priority=True),
@@ -109,19 +113,31 @@ class ReplayScreen(Screen):
     @work(thread=True, exclusive=True, group="replay-load", exit_on_error=False)
     def run_load(self) -> None:
         last: tuple[str, int] | None = None
+        posted = 0.0
+        pending: tuple[str, int] | None = None
+
+        def post(step: tuple[str, int]) -> None:
+            nonlocal last, posted, pending
+            last, posted, pending = step, time.monotonic(), None
+            self.post_message(self.Progressed(step[0], step[1] / 1000))
 
         def progress(label: str, fraction: float) -> None:
-            nonlocal last
+            nonlocal pending
             step = (str(label), int(max(0.0, min(1.0, float(fraction))) * 1000))
-            if step != last:              # a big log reports often: post only what changes the bar
-                last = step
-                self.post_message(self.Progressed(step[0], step[1] / 1000))
+            if step == last:              # a big log reports often: post only what changes the bar
+                return
+            if last is not None and time.monotonic() - posted < self.PROGRESS_INTERVAL:
+                pending = step            # too soon: the newest is posted next time, or at the end
+                return
+            post(step)
 
         try:
             report = self.load(self.options, progress)
         except Exception as e:   # every loader failure is shown on the screen
             self.post_message(self.Failed(e))
         else:
+            if pending is not None:
+                post(pending)
             self.post_message(self.Loaded(report))
 
     def on_replay_screen_progressed(self, message: Progressed) -> None:

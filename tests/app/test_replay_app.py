@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 from textual.widgets import Label, ProgressBar, Static, Tabs
@@ -75,7 +76,9 @@ async def test_worker_shows_progress_then_the_report():
     assert calls == [({"paths": ["big.jsonl"]}, False)]     # called once, with the options, off the UI thread
 
 
-async def test_progress_posts_only_changes_and_clamps():
+async def test_progress_posts_only_changes_and_clamps(monkeypatch):
+    monkeypatch.setattr(ReplayScreen, "PROGRESS_INTERVAL", 0.0, raising=False)   # every change (the rate: below)
+
     def noisy_load(options, progress):
         for _ in range(50):
             progress("reading", 0.5)       # the same step fifty times: posted once
@@ -93,6 +96,64 @@ async def test_progress_posts_only_changes_and_clamps():
     async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
         await loaded(app, pilot)
     assert seen == [("reading", 0.5), ("reading", 1.0), ("replaying", 0.0)]
+
+
+async def test_progress_is_posted_at_a_bounded_rate_and_the_newest_is_not_lost():
+    elapsed = []
+
+    def chatty_load(options, progress):
+        start = time.monotonic()
+        for i in range(20_000):                    # a loader that reports every request
+            progress(f"request {i:,} of 20,000", i / 20_000)
+        progress("last step", 0.999)               # too soon to post: posted before the report
+        elapsed.append(time.monotonic() - start)
+        return ReplayReport.from_json(fixture_report())
+
+    seen = []
+
+    def hook(message):
+        if isinstance(message, ReplayScreen.Progressed):
+            seen.append(message.label)
+
+    app = ReplayApp(None, chatty_load)
+    async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
+        await loaded(app, pilot)
+    assert seen[0] == "request 0 of 20,000" and seen[-1] == "last step"
+    assert len(seen) <= elapsed[0] / ReplayScreen.PROGRESS_INTERVAL + 2
+
+
+async def test_the_real_replay_reports_each_phase_to_the_screen(tmp_path, monkeypatch):
+    """The engine's own progress (reading, then each policy's requests, then the check) reaches the
+    screen as messages and its label while the replay runs."""
+    from agent_core.replay import runner
+    from agent_core.replay.options import make_options
+    from agent_core.replay.synthetic_log import write_claude_code_log
+
+    monkeypatch.setattr(runner, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(ReplayScreen, "PROGRESS_INTERVAL", 0.0)
+    log = tmp_path / "long.jsonl"
+    n = write_claude_code_log(log, requests=60).requests
+    labels, fractions, shown = [], [], []
+
+    def hook(message):
+        if isinstance(message, ReplayScreen.Progressed):
+            labels.append(message.label)
+            fractions.append(message.fraction)
+
+    app = ReplayApp(make_options([str(log)]))
+    async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
+        label = app.replay_screen.query_one("#replay-progress-label", Label)
+        while not app.replay_screen.done.is_set():
+            shown.append(str(label.render()))
+            await pilot.pause(0.01)
+        await loaded(app, pilot)
+        assert app.replay_screen.phase == "loaded"
+    assert any(x.startswith("reading ") and " MB of " in x for x in labels)
+    for i, name in enumerate(("none", "cc", "ctxtui"), 1):
+        assert f"long.jsonl · policy {i} of 3 ({name}) · request {n} of {n}" in labels
+    assert "long.jsonl · checking the cache model against the log" in labels
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert any("request" in x for x in shown)                   # drawn on the screen while it ran
 
 
 # ----- the plots and the table -------------------------------------------------------------------

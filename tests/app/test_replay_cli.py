@@ -1,11 +1,13 @@
 """`ctxtui replay` through the CLI entry point: the JSON schema, bad arguments, a corrupt line."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
+from app.cli import replay as replay_cli
 from app.cli.main import main
 from agent_core.replay.options import make_options
 from agent_core.replay.runner import run_replay
@@ -121,3 +123,83 @@ def test_a_missing_path_exits_2(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "nope.jsonl")]) == 2
     assert "nope.jsonl" in capsys.readouterr().err
 
+
+
+# ----- progress: stderr only, and only when it is a terminal and the work is long -------------------
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_goes_to_a_terminal_stderr_never_into_the_json(tmp_path, monkeypatch):
+    from agent_core.replay import runner
+    from agent_core.replay.synthetic_log import write_claude_code_log
+    monkeypatch.setattr(runner, "PROGRESS_INTERVAL", 0.0)
+    real = replay_cli.StderrProgress
+    monkeypatch.setattr(replay_cli, "StderrProgress", lambda err: real(err, delay=0, interval=0))
+    log = tmp_path / "long.jsonl"
+    n = write_claude_code_log(log, requests=40).requests
+    out, err = io.StringIO(), Terminal()
+    assert replay_cli.run(make_options([str(log)], json=True), out, err) == 0
+    report = json.loads(out.getvalue())                       # stdout is the one JSON object, nothing else
+    assert out.getvalue().count("\n") == 1 and "\r" not in out.getvalue()
+    check_schema(report)
+    shown = err.getvalue()
+    assert "reading " in shown and f"policy 3 of 3 (ctxtui) · request {n:,} of {n:,}" in shown
+    assert shown.endswith("\r" + " " * real.WIDTH + "\r")     # the line is wiped
+    assert all(len(line) <= real.WIDTH for line in shown.split("\r"))
+
+
+def test_progress_waits_a_second_then_is_rate_bounded():
+    now = [0.0]
+    err = Terminal()
+    progress = replay_cli.StderrProgress(err, delay=1.0, interval=0.2, clock=lambda: now[0])
+    for t, label in ((0.5, "early"), (1.1, "first"), (1.2, "too soon"), (1.35, "second")):
+        now[0] = t
+        progress(label, 0.5)
+    assert "early" not in err.getvalue() and "too soon" not in err.getvalue()
+    assert "first" in err.getvalue() and "second" in err.getvalue()
+    quiet = Terminal()
+    progress = replay_cli.StderrProgress(quiet, clock=lambda: 0.3)
+    progress("quick", 0.9)
+    progress.clear()
+    assert quiet.getvalue() == ""                             # a quick replay leaves stderr alone
+
+
+def test_no_progress_off_a_terminal(tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    assert replay_cli.run(make_options([str(cc_log(tmp_path / "s1.jsonl"))], json=True), out, err) == 0
+    assert err.getvalue() == "" and json.loads(out.getvalue())["sessions"]
+
+
+def test_a_terminal_stderr_and_piped_json_through_a_real_process(tmp_path):
+    """`ctxtui replay LOG --json > file` in a terminal: stderr (a pty) shows progress once the
+    replay has run a second; stdout is exactly the report."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    from agent_core.replay.synthetic_log import write_claude_code_log
+    log = tmp_path / "long.jsonl"
+    write_claude_code_log(log, requests=500)
+    master, slave = pty.openpty()
+    root = Path(__file__).resolve().parents[2]
+    try:
+        res = subprocess.run([sys.executable, "-m", "app.cli.main", "replay", str(log), "--json"], cwd=root,
+                             stdout=subprocess.PIPE, stderr=slave, timeout=300)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(master)
+    assert res.returncode == 0
+    report = json.loads(res.stdout)
+    check_schema(report)
+    assert b"policy" in shown and b"request" in shown                 # on the terminal, not in the JSON
