@@ -333,7 +333,7 @@ class Agent:
         parts = {"pipeline": self.pipeline.snapshot(), "cost": self.cost.to_dict(),
                  "permissions": self.permissions.to_dict(), "turns": self.turns,
                  "context_history": [list(p) for p in self.context_history[-PLOT_POINTS:]],
-                 "active_s": round(self.active_seconds(), 3)}
+                 "active_s": round(self.active_seconds(), 3), "api_s": round(self.api_seconds(), 3)}
         changed, digests = {}, {}
         for key, value in parts.items():
             digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).digest()

@@ -170,6 +170,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     state = loaded.state if loaded else {}
     known = rates_cache.load_default()
     cost = make_cost(client, state.get("cost"), known)
+    book_unsaved_calls(cost, loaded)
     pcfg = pipeline_config(config, budget, cost.price.rates(client.info.model))
     rates_cache.save_new(cost.price.learned(), known)
     use_server_engine(config, client, pcfg, registry.definitions())
@@ -346,13 +347,30 @@ def make_permissions(config: Config, interactive: bool, saved: dict | None) -> P
 
 
 def logged_api_seconds(loaded: LoadedSession | None) -> float:
-    """The model calls a resumed session's log recorded, their durations added up (older logs: 0)."""
-    total = 0.0
-    for e in loaded.events if loaded else ():
-        d = e.get("duration_s") if e.get("type") == "model_call" else None
-        if isinstance(d, (int, float)) and not isinstance(d, bool) and math.isfinite(d) and d > 0:
-            total += float(d)
-    return total
+    """The model calls a resumed session's log recorded, their durations added up: the state's
+    figure (`api_s`) and the calls logged after it; a log whose state has none, every call's."""
+    if loaded is None:
+        return 0.0
+    saved = loaded.state.get("api_s")
+    if _seconds(saved):
+        calls, total = loaded.calls_after_state, float(saved)
+    else:
+        calls, total = [e for e in loaded.events if e.get("type") == "model_call"], 0.0
+    return total + sum(float(d) for e in calls if _seconds(d := e.get("duration_s")))
+
+
+def _seconds(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def book_unsaved_calls(cost: CostTally, loaded: LoadedSession | None) -> None:
+    """The model calls a run logged and then was killed before its state counted them (kill -9
+    mid-turn): booked now, so the resumed cost is the log's, as `usage` and `watch` count it."""
+    for e in loaded.calls_after_state if loaded else ():
+        usage = e.get("usage")
+        if isinstance(usage, dict):
+            cost.add(str(e.get("model") or "unknown"), usage, str(e.get("purpose") or "main"),
+                     when=e.get("timestamp") if _seconds(e.get("timestamp")) else None)
 
 
 def logged_compactions(loaded: LoadedSession | None) -> list[ev.Compaction]:

@@ -53,10 +53,15 @@ def entry_uuid(raw: bytes) -> str | None:
     return uuid.decode()
 
 
+def event_type(raw: bytes) -> bytes | None:
+    """The type of a compact event record, from its first bytes (None: not found there)."""
+    at = raw.find(EVENT_TYPE, 0, 120) + len(EVENT_TYPE)
+    return raw[at:raw.find(b'"', at, at + 40)] if at >= len(EVENT_TYPE) else None
+
+
 def unread_event(raw: bytes) -> bool:
     """Whether the line is an event of a kind resume does not read."""
-    at = raw.find(EVENT_TYPE, 0, 120) + len(EVENT_TYPE)
-    return at >= len(EVENT_TYPE) and raw[at:raw.find(b'"', at, at + 40)] in UNREAD_EVENTS
+    return event_type(raw) in UNREAD_EVENTS
 
 
 def whole_state(raw: bytes) -> bool:

@@ -18,8 +18,8 @@ from compaction.entry import Entry
 from agent_core.pricing.cost import usage_problem
 from agent_core.pricing.tally import cost_state_problem
 from agent_core.sessions.logged_entry import entry_problem
-from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, LoggedLine, Unread, carried, entry_uuid,
-                                           history_uuids, unread_event, whole_state)
+from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, UNREAD_EVENTS, LoggedLine, Unread, carried,
+                                           entry_uuid, event_type, history_uuids, whole_state)
 from agent_core.sessions.repair import repair_history
 from agent_core.sessions.state_delta import apply_op
 
@@ -74,6 +74,7 @@ class LoadedSession:
     entries: list[Entry]             # the working history after the last whole line, repaired (see repair_history)
     state: dict                      # the state: snapshots merged, changes applied (pipeline, cost, permissions, ...)
     events: list[dict]               # those resume uses: all but the per-call tool, answer and turn-end ones (`read`)
+                                     # and, from format 2 on, the model calls the state already counts
     warnings: list[str]
     path: Path | None = None
     skipped: int = 0                 # unreadable lines, and impossible usage figures (dropped)
@@ -81,6 +82,9 @@ class LoadedSession:
     logged: list[Entry] = field(default_factory=list, repr=False)       # the working history as logged
     kinds: list[str] = field(default_factory=list, repr=False)          # the kind of each warning
     cut_tail: int = 0                # bytes of a cut-off last line (no newline, unreadable)
+    # The model calls logged after the last state line: a run killed mid-turn logged them, but its
+    # state (cost, API time) does not count them yet, so resume adds them.
+    calls_after_state: list[dict] = field(default_factory=list, repr=False)
 
     @property
     def session_id(self) -> str | None:
@@ -163,6 +167,8 @@ class SessionReplay:
         self.damaged: set[str] = set()            # state parts a change could not be applied to, until whole again
         self.unchecked: dict[str, int] = {}       # part -> line of its latest change, not checked yet
         self._changes: list[tuple[bytes, int]] = []   # `read`: delta lines since the last whole copy
+        self._late_calls: list[tuple[bytes, int]] = []   # `read`, format 2: model calls since the last state line
+        self.calls_after_state: list[dict] = []
         self.events: list[dict] = []
         self.warnings: list[str] = []
         self.kinds: list[str] = []
@@ -229,6 +235,9 @@ class SessionReplay:
                 elif self.archive or not self._put_off(raw, n):
                     self.feed_line(raw[:-1], n)
         self._apply_changes()
+        for raw, n in self._late_calls:         # the calls the state does not count yet
+            self.feed_line(raw[:-1], n)
+        self._late_calls.clear()
         self.working = [e for e in map(self._read_entry, self.working) if e is not None]
         self._pos = {e.uuid: i for i, e in enumerate(self.working)}
         self.latest = {e.uuid: e for e in self.working}
@@ -237,13 +246,19 @@ class SessionReplay:
         """Keep the line for later (or pass it over) when its first bytes say it may never be
         needed (late_read.py); False: feed it now."""
         if raw.startswith(EVENT_HEAD):
-            if not unread_event(raw):
+            kind = event_type(raw)
+            if kind == b"model_call" and self.lets_go:
+                # counted in the state (cost, `api_s`) once a state line follows: read only those after the last
+                self._late_calls.append((raw, n))
+            elif kind not in UNREAD_EVENTS:
                 return False
         elif raw.startswith(DELTA_HEAD):
             self._changes.append((raw, n))      # counted when fed
+            self._late_calls.clear()
             return True
         elif whole_state(raw):
             self._changes = [(raw, n)]          # the whole state: what came before it is moot
+            self._late_calls.clear()
             return True
         elif (u := entry_uuid(raw)) is not None:
             i = self._pos.get(u)
@@ -361,6 +376,7 @@ class SessionReplay:
         elif t == "history":
             self._history(rec, n)
         elif t == "state":
+            self.calls_after_state.clear()
             if rec.get("all") is True:      # the whole state: the changes before it are moot
                 self._changes.clear()
             else:
@@ -371,6 +387,7 @@ class SessionReplay:
             for k in parts:
                 self.unchecked.pop(k, None)
         elif t == "delta":
+            self.calls_after_state.clear()
             self._apply_changes()
             self._delta(rec, n)
         elif t == "event":
@@ -379,6 +396,8 @@ class SessionReplay:
             if "usage" in ev and not self._usage_ok(ev["usage"], n, f"usage of a {str(ev.get('type'))[:40]} event"):
                 ev.pop("usage")
             self.events.append(ev)
+            if ev.get("type") == "model_call":
+                self.calls_after_state.append(ev)
         else:
             raise ValueError(f"unknown record type {t!r}")
 
@@ -484,7 +503,8 @@ class SessionReplay:
             kinds += ["repair"] * len(notes)
         return LoadedSession(meta=dict(self.meta), entries=entries, state=dict(self.state), events=list(self.events),
                              warnings=warnings, path=path, skipped=self.skipped, latest=dict(self.latest),
-                             logged=working, kinds=kinds, cut_tail=self.cut_tail)
+                             logged=working, kinds=kinds, cut_tail=self.cut_tail,
+                             calls_after_state=list(self.calls_after_state))
 
 
 def load_session(path: Path, *, repair: bool = True) -> LoadedSession:
