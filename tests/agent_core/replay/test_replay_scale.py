@@ -117,7 +117,7 @@ def _none(traj: Trajectory) -> None:
 def test_none_time_grows_linearly_with_the_session():
     """2N requests against N in the same test: CPU time of this process (other work on the machine
     does not count), the best of three runs each, interleaved. The old walk hashed, copied and
-    scanned the whole context at every request: 4x the time for 2x the requests."""
+    scanned the whole context at every request: quadratic."""
     n = 2_000
     small, big = chatty(n), chatty(2 * n)
     _none(chatty(50))                                     # imports, price data
