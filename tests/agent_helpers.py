@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from agent_core import events as ev
@@ -49,13 +50,15 @@ def of(events, cls):
     return [e for e in events if isinstance(e, cls)]
 
 
-def heavy_tool_session(ws: Path):
+def heavy_tool_session(ws: Path, scale: float = 1.0, chunk: int | None = None):
     """Twelve 9.6 KB files and a scripted model that cats one with bash and greps on two of
     every three calls, with long reasoning: a small window fills fast, so every cheap layer
-    (result budget, microcompact, collapse) acts. Returns the fake server's responder."""
+    (result budget, microcompact, collapse) acts. `scale` multiplies the files and the reasoning
+    (for a bigger window); `chunk`: characters a text delta. Returns the fake server's responder."""
     for i in range(12):
-        (ws / f"big{i}.txt").write_text(f"line {i}\n" * 1200)
+        (ws / f"big{i}.txt").write_text(f"line {i}\n" * int(1200 * scale))
     n = {"i": 0}
+    streamed = {"chunk": chunk} if chunk else {}
 
     def responder(body):
         if is_summary_request(body):
@@ -63,9 +66,10 @@ def heavy_tool_session(ws: Path):
         n["i"] += 1
         i = n["i"]
         if i % 3 == 0:
-            return reply(f"Summary of step {i}: " + "details " * 40)
-        return reply(f"step {i}: " + "reasoning " * 400, tool_use("bash", {"command": f"cat big{i % 12}.txt"}),
-                     tool_use("grep", {"pattern": "line 1"}))
+            return reply(f"Summary of step {i}: " + "details " * int(40 * scale), **streamed)
+        return reply(f"step {i}: " + "reasoning " * int(400 * scale),
+                     tool_use("bash", {"command": f"cat big{i % 12}.txt"}), tool_use("grep", {"pattern": "line 1"}),
+                     **streamed)
     return responder
 
 
@@ -87,3 +91,13 @@ def record_events(agent) -> list[ev.Event]:
 
     agent.run, agent.compact = rec_run, rec_compact
     return events
+
+
+def wait_for(pred, timeout: float = 30.0) -> bool:
+    """Poll `pred` until true; the timeout is only a hang guard."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return bool(pred())

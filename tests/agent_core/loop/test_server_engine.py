@@ -15,8 +15,8 @@ from agent_core.config import ConfigError
 from agent_core.logs.reader import LogReader
 from agent_core.logs.records import CompactionRecord, UsageRecord
 from agent_core.providers.server_context import COMPACT_BETA, CONTEXT_MANAGEMENT_BETA, ServerPlan
-from tests.agent_helpers import collect, demo_agent, fake_agent, make_workspace, of
-from tests.fake_anthropic import FakeAnthropic, echo_responder, is_summary_request, reply, tool_use
+from tests.agent_helpers import collect, demo_agent, fake_agent, heavy_tool_session, make_workspace, of
+from tests.fake_anthropic import FakeAnthropic, reply
 
 # The API's compaction takes a trigger of 50,000 tokens at least: windows here are 100,000 (the
 # auto-compact threshold 83,500), and what fills them is as large as the window calls for.
@@ -28,20 +28,7 @@ CHUNK = 2_048         # characters a text delta: long answers stream in a few ev
 def _heavy_tool_session(ws):
     """agent_helpers.heavy_tool_session scaled to WINDOW: twelve 24 KB files (about 6,000 tokens a
     cat) and long reasoning, so the result budget, then the server's clearing, then its compaction act."""
-    for i in range(12):
-        (ws / f"big{i}.txt").write_text(f"line {i}\n" * 3000)
-    n = {"i": 0}
-
-    def responder(body):
-        if is_summary_request(body):
-            return echo_responder(body)
-        n["i"] += 1
-        i = n["i"]
-        if i % 3 == 0:
-            return reply(f"Summary of step {i}: " + "details " * 100, chunk=CHUNK)
-        return reply(f"step {i}: " + "reasoning " * 1000, tool_use("bash", {"command": f"cat big{i % 12}.txt"}),
-                     tool_use("grep", {"pattern": "line 1"}), chunk=CHUNK)
-    return responder
+    return heavy_tool_session(ws, scale=2.5, chunk=CHUNK)
 
 
 def _text_session(words: int = 6_000):

@@ -19,7 +19,7 @@ from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.sessions.session_reader import load_session
 from agent_core.watch.state import WatchState
 from app.cli.usage import build_report
-from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs, wait_for
 from tests.fake_anthropic import FakeAnthropic, reply, tool_use
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,15 +30,6 @@ def _calls_logged(ws: Path) -> int:
     if info is None:
         return 0
     return sum(1 for line in info.path.read_bytes().splitlines() if b'"type":"model_call"' in line)
-
-
-def _wait_for(pred, timeout=30.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.parametrize("calls_before_kill", [2, 3])
@@ -55,7 +46,7 @@ def test_a_killed_turns_logged_calls_are_counted_on_resume(tmp_path, calls_befor
                                  "--allow", "all"], cwd=str(ROOT), env=full, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
         try:
-            assert _wait_for(lambda: _calls_logged(ws) >= calls_before_kill), proc.stderr.read() if proc.poll() else ""
+            assert wait_for(lambda: _calls_logged(ws) >= calls_before_kill), proc.stderr.read() if proc.poll() else ""
             proc.kill()
             proc.wait(timeout=20)
         finally:

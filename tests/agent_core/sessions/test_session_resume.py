@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import termios
-import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from compaction import project, validate_history
 from compaction.entry import assistant, user
 from tests.fake_anthropic import FakeAnthropic, echo_responder, reply, tool_use
 
-from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace
+from tests.agent_helpers import MODEL, SECRET, collect, fake_agent, make_workspace, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 SLEEP_CMD = "sleep 300 & echo $! > sleep.pid; wait"
@@ -73,16 +72,6 @@ def session_logs(home: Path) -> list[Path]:
 def only_log(home: Path) -> Path:
     (log,) = session_logs(home)
     return log
-
-
-def wait_for(pred, timeout: float = 30.0) -> bool:
-    """Poll `pred` until true; the timeout is only a hang guard."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return bool(pred())
 
 
 def alive(pid: int) -> bool:

@@ -20,7 +20,7 @@ from app.cli.main import build_parser, main as cli_main
 from compaction import project, validate_history
 from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use
 
-from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
+from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -189,15 +189,6 @@ def _spawn(argv, env, cwd):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for(pred, timeout=20.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _state(ws: Path) -> Path:
     """The workspace's state folder under the isolated state root (conftest's CTXTUI_HOME)."""
     return project_state_dir(state_root(), ws.resolve())
@@ -217,8 +208,8 @@ def test_killed_mid_turn_then_resumed(tmp_path, sig, expected):
     with FakeAnthropic(script, responder=echo_responder) as fake:
         proc = _spawn(["-p", "work", "--workspace", str(ws)], env_for(fake), ws)
         try:
-            assert _wait_for(lambda: len(fake.message_requests) >= 3), proc.stderr.read() if proc.poll() else ""
-            assert _wait_for(lambda: _entries_logged(ws) >= 5)
+            assert wait_for(lambda: len(fake.message_requests) >= 3), proc.stderr.read() if proc.poll() else ""
+            assert wait_for(lambda: _entries_logged(ws) >= 5)
             time.sleep(0.2)
             proc.send_signal(sig)
             code = proc.wait(timeout=20)
