@@ -21,7 +21,6 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.css.query import NoMatches
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from app.stylesheets import stylesheets
 from compaction.clock import now as clock_now
@@ -46,6 +45,7 @@ from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.tui.widgets.conversation.container import Conversation
 from app.tui.widgets.conversation.notice_message import NoticeMessage
 from app.widgets.cost_pane import CostPane
+from app.tui.widgets.footer import AppFooter
 from app.tui.widgets.prompt import PromptInput
 from app.tui.widgets.status import StatusBar
 from app.widgets.timeline import Timeline
@@ -153,7 +153,7 @@ class CtxApp(App[int]):
                 yield CostPane(id="cost-pane")
                 yield Timeline(id="timeline", clock=self.clock, selectable=True)
         yield StatusBar(id="status")
-        yield Footer()
+        yield AppFooter()
 
     def _pane(self, kind: type[W]) -> W:
         """The main screen's widget of this type, found once and held: a query walks the DOM, and

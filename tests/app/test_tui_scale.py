@@ -182,3 +182,22 @@ async def test_one_model_call_is_shown_once_per_frame_not_once_per_event(monkeyp
         assert n.layouts <= 8, f"{n.layouts} layouts for one model call"
         assert n.context <= 3 and n.cost <= 3, (n.context, n.cost)
         assert app.context_pane.context.tokens == 10_000 + 199 * 10     # the latest figure is the one shown
+
+
+async def test_the_footer_leaves_no_dead_keys_behind_turn_after_turn():
+    """Each turn greys Esc in and out, and the footer recomposes its keys: the removed keys must
+    not stay alive (Textual kept them bound to the footer, fourteen a turn)."""
+    from textual.widgets._footer import FooterKey
+
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for _ in range(10):
+            app.busy = True
+            await pilot.pause()
+            app.busy = False
+            await pilot.pause()
+        gc.collect()
+        keys = [o for o in gc.get_objects() if isinstance(o, FooterKey)]
+        shown = [k for k in keys if k.is_attached]
+        assert shown and len(keys) - len(shown) <= len(shown), f"{len(keys) - len(shown)} dead footer keys"
