@@ -112,7 +112,7 @@ def model_limits(model: str, *, context_window: int | None = None,
     if context_window is not None:
         window, wsrc = int(context_window), "override"
     elif has_opt_in_long_context(model):
-        window, wsrc = (LONG_WINDOW, "1M context") if long_context else (STANDARD_WINDOW, "standard (1M is opt-in)")
+        window, wsrc = (LONG_WINDOW, "1M context on") if long_context else (STANDARD_WINDOW, "1M opt-in")
     elif (w := data_window(model)) is not None:
         window, wsrc = w, "genai-prices"
     elif (w := _by_prefix(CONTEXT_BY_FAMILY, model)) is not None:
