@@ -29,6 +29,7 @@ class LoggedLine:
     raw: bytes
     lineno: int
     rec: Any = None
+    off: int = -1              # where the line starts in the file (-1: not known)
 
 
 @dataclass(eq=False)

@@ -15,6 +15,7 @@ Records (`t` says which):
     {"t": "state", "at", "all": true, ...}         the whole state: pipeline, cost, permissions, turns, the
                                                    context plot, notes (format 1: some parts, no `all`;
                                                    parts merge, later ones win)
+                                                   `index` (not a part): the checkpoint index, below
     {"t": "delta", "at", "ops": [...]}             what changed in the state since the line before, as
                                                    operations on its parts (set, del, splice: state_delta.py)
     {"t": "event", "at", "event": {...}}           events worth keeping (compaction, error, context, ...)
@@ -22,7 +23,19 @@ Records (`t` says which):
 The state changes a little after every model call, so it is written as changes, and whole again
 (a run's first state, then once the changes since the last whole copy add up to CHECKPOINT_EVERY
 copies of it). The log thus grows with what the session adds, and a reader applies only the
-changes after the last whole copy. Format 1 (before `delta` records) wrote every changed part
+changes after the last whole copy (CHECKPOINT_BYTES bounds the log between two whole copies).
+
+A whole copy written by this writer carries a checkpoint index, `"index": {"line": its line number,
+"entries": [[uuid, offset, length, line], ...] (the working history, in order: the line holding each
+entry's latest version, an `entry` line or a `history` line carrying it in `changed`), "history":
+[offset, length, line] of the last history line (or null), "events": [[offset, length, line], ...]
+(every event resume keeps: all but the per-call ones, so compactions, notices, errors)}`. The
+writer knows each line's offset (`_write_raw`; a cut-off last line is cut away and a lost newline
+restored before anything is appended at resume). It writes no index when it cannot know it all:
+a log read with a warning, a format 1 log, a half line a failed write left. Resume then reads
+the meta line, the last checkpoint found from the end, the lines its index names and the lines
+after it (session_reader.SessionReplay._from_index); anything that does not check out is read
+the whole way instead. Format 1 (before `delta` records) wrote every changed part
 whole after nearly every call; such a log still resumes the same.
 
 Replaying the records in order, one line at a time, rebuilds the working history and the state
@@ -85,6 +98,8 @@ from agent_core.sessions.state_delta import diff
 
 FORMAT_VERSION = 2   # 2: `delta` records; a history record re-sends an entry that had left the history
 CHECKPOINT_EVERY = 4  # changes logged between whole copies of the state, in copies of it
+CHECKPOINT_BYTES = 4 << 20   # and at most this much log between them: resume reads from the last one
+UNINDEXED_EVENTS = frozenset({"tool_call", "tool_result", "assistant_done", "turn_finished", "model_call"})
 FSYNC_RECORDS = frozenset({"meta", "history", "state", "delta"})
 
 
@@ -220,6 +235,15 @@ class SessionLog:
         self._since: int | None = None          # bytes of changes logged since; None: a whole copy is due
         self._working: list[Entry] = []        # the working history as the log describes it
         self._pos: dict[str, int] = {}         # uuid -> index in _working
+        # The checkpoint index (written in each whole state record): where each entry of the working
+        # history was last logged, the kept events, the last history line; `_lines`: lines in the log.
+        self._indexable = True
+        self._where: dict[str, list[int]] = {}     # uuid -> [offset, length, line] of its latest version
+        self._events_at: list[list[int]] = []
+        self._history_at: list[int] | None = None
+        self._lines = 0
+        self._last_at: list[int] = [0, 0, 0]        # [offset, length, line] of the last line written
+        self._checkpoint_end = 0                   # file size after the last whole state
         self._lock = threading.Lock()
         self.redactions = 0
         self.loaded: LoadedSession | None = None
@@ -319,6 +343,14 @@ class SessionLog:
         session's next request is valid."""
         loaded = self.loaded = load_session(self.path, repair=repair)
         self._set_working(loaded.logged)
+        index = loaded.index
+        if index is None or len(index["entries"]) != len(loaded.logged):
+            self._indexable = False
+        else:
+            self._where = {u: [off, n, line] for u, off, n, line in index["entries"]}
+            self._events_at = [list(x) for x in index["events"]]
+            self._history_at = index["history"]
+            self._lines = index["lines"]
         # The writer's view must match what a reader rebuilds: the newest version of each entry of
         # the history (one that comes back later is logged again), and the merged state.
         self._known = {e.uuid: _digest(e.to_dict()) for e in loaded.logged}
@@ -327,7 +359,7 @@ class SessionLog:
         if loaded.cut_tail:
             os.ftruncate(self._fd, size - loaded.cut_tail)   # the line the crash cut off: never whole
         elif size and not self._last_byte_is_newline(size):
-            self._write_raw(b"\n")    # a whole record that only lost its newline
+            self._write_raw(b"\n", line=False)    # a whole record that only lost its newline
         if loaded.repaired:
             self.sync(loaded.entries)
 
@@ -341,6 +373,7 @@ class SessionLog:
     def append_entry(self, entry: Entry) -> None:
         d = entry.to_dict()
         self._write({"t": "entry", "entry": d})
+        self._where[entry.uuid] = list(self._last_at)
         self._known[entry.uuid] = _digest(d)
         i = self._pos.get(entry.uuid)
         if i is None:
@@ -364,6 +397,15 @@ class SessionLog:
                 changed[e.uuid] = d
             digests[e.uuid] = dg
         self._write({"t": "history", "at": clock.now(), "uuids": [e.uuid for e in entries], "changed": changed})
+        at = list(self._last_at)
+        where = {}
+        for e in entries:
+            w = at if e.uuid in changed else self._where.get(e.uuid)
+            if w is None:
+                self._indexable = False
+            else:
+                where[e.uuid] = w
+        self._where, self._history_at = where, at
         self._known = digests    # an entry that left the history is logged whole if it ever comes back
         self._set_working(entries)
 
@@ -404,7 +446,8 @@ class SessionLog:
         if not ops:
             return
         size = len(_dumps(ops))
-        if self._since is None or self._since + size > CHECKPOINT_EVERY * self._full:
+        if self._since is None or self._since + size > CHECKPOINT_EVERY * self._full \
+                or self._end() - self._checkpoint_end > CHECKPOINT_BYTES:
             rec = {"t": "state", "at": clock.now(), "all": True, **after}
             self._write(rec)
             self._full, self._since = len(_dumps(rec)), 0
@@ -417,6 +460,9 @@ class SessionLog:
         """An event dict (or an agent_core.events.Event)."""
         d = event.to_dict() if hasattr(event, "to_dict") else dict(event)
         self._write({"t": "event", "at": clock.now(), "event": d})
+        kind = d.get("type")
+        if not (isinstance(kind, str) and kind in UNINDEXED_EVENTS):
+            self._events_at.append(list(self._last_at))   # resume keeps it (a compaction, a notice, ...)
 
     @property
     def working(self) -> list[Entry]:
@@ -443,17 +489,39 @@ class SessionLog:
             pending, self._pending = self._pending, None
             for r in pending:
                 self._write(r)
+        whole = rec.get("t") == "state" and rec.get("all") is True
+        if whole and (index := self._index()) is not None:
+            rec = {**rec, "index": index}
         line = self._scrub(_dumps(rec)) + "\n"
         self._write_raw(line.encode("utf-8"), fsync=rec.get("t") in FSYNC_RECORDS)
+        if whole:
+            self._checkpoint_end = self._last_at[0] + self._last_at[1]
 
-    def _write_raw(self, data: bytes, fsync: bool = False) -> None:
+    def _index(self) -> dict | None:
+        """The checkpoint index for a whole state record about to be the log's next line: where the
+        reader finds what it needs from before it (session_reader.SessionReplay._from_index), or
+        None when this writer does not know it (a log it could not index, a failed write's half line)."""
+        if not self._indexable or self._newline_owed or self._fd is None:
+            return None
+        where = [self._where.get(e.uuid) for e in self._working]
+        if any(w is None for w in where):
+            return None
+        return {"line": self._lines + 1, "entries": [[e.uuid, *w] for e, w in zip(self._working, where)],
+                "history": self._history_at, "events": self._events_at}
+
+    def _end(self) -> int:
+        return self._last_at[0] + self._last_at[1]
+
+    def _write_raw(self, data: bytes, fsync: bool = False, line: bool = True) -> None:
         """Append `data` whole or not at all: a failed write (disk full) is cut back to where it
         started and raised as SessionWriteError, so the log never ends in half a record."""
         with self._lock:
             if self._fd is None:
                 raise ValueError(f"session log {self.path} is closed")
-            if self._newline_owed:
+            owed = self._newline_owed
+            if owed:
                 data = b"\n" + data
+                self._indexable = False     # a half line stays in the log: let the reader read it all
             start = os.lseek(self._fd, 0, os.SEEK_END)
             try:
                 view = memoryview(data)
@@ -466,6 +534,9 @@ class SessionLog:
                 self._cut_back(start)
                 raise SessionWriteError.of(e, self.path) from e
             self._newline_owed = False
+            if line:
+                self._lines += 1 + owed
+                self._last_at = [start + owed, len(data) - owed, self._lines]
 
     def _cut_back(self, size: int) -> None:
         try:

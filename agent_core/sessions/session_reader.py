@@ -8,6 +8,7 @@ first prompt), the usage records (`agent_core.logs.ctxtui_log`, with `logged_ent
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +19,16 @@ from compaction.entry import Entry
 from agent_core.pricing.cost import usage_problem
 from agent_core.pricing.tally import cost_state_problem
 from agent_core.sessions.logged_entry import entry_problem
-from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, UNREAD_EVENTS, LoggedLine, Unread, carried,
-                                           entry_uuid, event_type, history_uuids, whole_state)
+from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, HISTORY_HEAD, STATE_HEAD, UNREAD_EVENTS, LoggedLine,
+                                           Unread, carried, entry_uuid, event_type, history_uuids, whole_state)
 from agent_core.sessions.repair import repair_history
 from agent_core.sessions.state_delta import apply_op
 
 HEAD_LINES = 200     # the meta line is the first; the first prompt comes within a few lines
 READ_BUFFER = 1 << 18    # bytes read at a time: a long log reads several times faster than with 8 KiB
+BACK_BLOCK = 1 << 18     # bytes read at a time when looking for the last checkpoint from the end
+BACK_LIMIT = 16 << 20    # how far back a checkpoint is looked for (the writer makes one every 4 MiB or less)
+CHECKPOINT_AT = b'\n' + STATE_HEAD
 def decode_line(line: bytes | str) -> dict | None:
     """One log line as its record; None for a blank line. Raises ValueError (UnicodeDecodeError
     included) for a line that is not a JSON object, RecursionError for absurdly deep nesting."""
@@ -85,6 +89,10 @@ class LoadedSession:
     # The model calls logged after the last state line: a run killed mid-turn logged them, but its
     # state (cost, API time) does not count them yet, so resume adds them.
     calls_after_state: list[dict] = field(default_factory=list, repr=False)
+    # For the writer's checkpoint index (session_log.py): where the lines of the working history
+    # (`logged`) and the kept events are, the log's line count; None when the log cannot be indexed.
+    index: dict | None = field(default=None, repr=False)
+    bytes_read: int = field(default=0, repr=False)   # bytes of the file read to load it
 
     @property
     def session_id(self) -> str | None:
@@ -156,6 +164,8 @@ class SessionReplay:
     entries that left the history are let go. An older log may name any entry it ever logged:
     all are kept. `archive`: also keep each entry's first version (`first`)."""
 
+    use_index = True     # `read` starts from the last checkpoint's index when the log has one
+
     def __init__(self, archive: bool = False) -> None:
         self.meta: dict = {}
         self.working: list[Entry] = []
@@ -175,6 +185,14 @@ class SessionReplay:
         self.skipped = 0
         self.lines = 0
         self.cut_tail = 0
+        self.bytes_read = 0
+        self.via_index = False                    # `read`: the tail was read from the last checkpoint's index
+        self.index_failed = False                 # `read`: the last checkpoint had an index that did not check out
+        self.index: dict | None = None            # `read`: the locations the writer indexes (LoadedSession.index)
+        self._at: tuple[int, int, int] | None = None   # `read`: (offset, length, line) of the line being fed
+        self._eager: dict[int, tuple[Entry, list]] = {}   # id(entry) -> (entry, [off, len, line]) of entries fed at once
+        self._event_at: list[list[int]] = []      # [off, len, line] of each kept event (not the late model calls)
+        self._history_at: list[int] | None = None  # [off, len, line] of the last history line
 
     def _warn(self, msg: str, kind: str = "line") -> None:
         self.warnings.append(msg)
@@ -226,23 +244,217 @@ class SessionReplay:
         What the end of the log makes moot is not decoded: an entry, logged or carried by a history
         record, is kept as its line until the history no longer holds it (`Unread`), a state
         change until a later whole copy (`all`) replaces it, and the per-call events resume does
-        not use are passed over."""
+        not use are passed over.
+
+        A format 2 log whose last whole state carries the writer's checkpoint index is read from
+        there: the meta line, the indexed lines (the working history's entries, the kept events)
+        and the lines from the checkpoint on; anything in the index that does not check out is
+        read the whole way instead, with the same result."""
         with open(path, "rb", buffering=READ_BUFFER) as f:
-            for n, raw in enumerate(f, 1):
+            start = None
+            if not self.archive and self.use_index:
+                try:
+                    start = self._from_index(f.fileno())
+                except Exception:    # an index of the wrong shape, a line not there: read it all
+                    start = None
+                if start is None:
+                    if self.via_index or self.lines or self.meta:
+                        spent = self.bytes_read
+                        tried = self.via_index
+                        self.__init__(archive=self.archive)    # what the index gave is dropped
+                        self.bytes_read, self.index_failed = spent, tried
+            off, n = start or (0, 0)
+            f.seek(off)
+            pos = off
+            for n, raw in enumerate(f, n + 1):
+                at = pos
+                pos += len(raw)
                 if not raw.endswith(b"\n"):   # no newline at the end: the final line may be incomplete
                     self._apply_changes()
-                    self.feed_line(raw, n, last=True)
-                elif self.archive or not self._put_off(raw, n):
-                    self.feed_line(raw[:-1], n)
+                    self._feed_at(raw, n, at, len(raw) + 1, last=True)   # resume gives it its newline
+                elif self.archive or not self._put_off(raw, n, at):
+                    self._feed_at(raw[:-1], n, at, len(raw))
+            self.bytes_read += pos - off
         self._apply_changes()
         for raw, n in self._late_calls:         # the calls the state does not count yet
             self.feed_line(raw[:-1], n)
         self._late_calls.clear()
-        self.working = [e for e in map(self._read_entry, self.working) if e is not None]
+        resolved = [self._read_entry(x) for x in self.working]
+        self.working = [e for e, _ in resolved if e is not None]
         self._pos = {e.uuid: i for i, e in enumerate(self.working)}
         self.latest = {e.uuid: e for e in self.working}
+        self._make_index(resolved, n - (1 if self.cut_tail else 0))
 
-    def _put_off(self, raw: bytes, n: int) -> bool:
+    def _feed_at(self, raw: bytes, n: int, at: int, size: int, last: bool = False) -> None:
+        """feed_line, noting where the line is for the index (entries and events it gives)."""
+        self._at = (at, size, n)
+        events = len(self.events)
+        try:
+            self.feed_line(raw, n, last=last)
+        finally:
+            self._at = None
+        if len(self.events) > events:
+            kind = event_type(raw) if raw.startswith(EVENT_HEAD) else None
+            if kind not in UNREAD_EVENTS and not (kind == b"model_call" and self.lets_go):
+                self._event_at.append([at, size, n])   # one a whole line of would be kept
+
+    def _make_index(self, resolved: list, lines: int) -> None:
+        """What the writer's next checkpoint index starts from: only for a format 2 log read
+        without a warning (but for a cut-off last line, cut away on resume), every entry of the
+        history found at a known line."""
+        self.index = None
+        if self.archive or not self.lets_go or not self.meta:
+            return
+        if self.warnings and not (self.cut_tail and len(self.warnings) == 1 and "cut off mid-way" in self.warnings[0]):
+            return
+        entries = []
+        for e, where in resolved:
+            if e is None:
+                continue
+            if where is None:
+                return
+            entries.append([e.uuid, *where])
+        self.index = {"lines": lines, "entries": entries, "events": list(self._event_at),
+                      "history": self._history_at}
+
+    # -- the checkpoint index
+
+    def _pread(self, fd: int, size: int, off: int) -> bytes:
+        data = os.pread(fd, size, off)
+        self.bytes_read += len(data)
+        return data
+
+    def _line_at(self, fd: int, off: int, size: int) -> bytes:
+        """The whole line of `size` bytes (newline included) at `off`; ValueError if it is not one."""
+        if not (isinstance(off, int) and isinstance(size, int)) or off < 1 or size < 2:
+            raise ValueError("not a line")
+        data = self._pread(fd, size + 1, off - 1)
+        if len(data) != size + 1 or data[:1] != b"\n" or data[-1:] != b"\n":
+            raise ValueError("not a whole line")
+        return data[1:]
+
+    def _last_checkpoint(self, fd: int, size: int) -> tuple[int, bytes] | None:
+        """(offset, line) of the last whole `state` line that ends in a newline, scanning back
+        from the end in blocks; None when there is none near enough the end."""
+        pos, carry = size, b""
+        while pos > 0 and size - pos < BACK_LIMIT:
+            start = max(0, pos - BACK_BLOCK)
+            block = self._pread(fd, pos - start, start)
+            buf = block + carry
+            p = buf.rfind(CHECKPOINT_AT)
+            while p >= 0:
+                line_off = start + p + 1
+                if whole_state(buf[p + 1:p + 1 + 80]):
+                    line = self._read_line(fd, line_off, buf[p + 1:])
+                    if line is not None:
+                        return line_off, line
+                p = buf.rfind(CHECKPOINT_AT, 0, p)
+            carry = block[:128]
+            pos = start
+        return None
+
+    def _read_line(self, fd: int, off: int, have: bytes) -> bytes | None:
+        """The line at `off` (`have`: its first bytes, read already); None if it has no newline."""
+        end = have.find(b"\n")
+        if end >= 0:
+            return have[:end + 1]
+        parts, at = [have], off + len(have)
+        while True:
+            chunk = self._pread(fd, 1 << 16, at)
+            if not chunk:
+                return None
+            end = chunk.find(b"\n")
+            if end >= 0:
+                parts.append(chunk[:end + 1])
+                return b"".join(parts)
+            parts.append(chunk)
+            at += len(chunk)
+
+    def _from_index(self, fd: int) -> tuple[int, int] | None:
+        """Read what the last checkpoint's index names; (offset, line number before it) to read
+        on from, or None (nothing indexed, or something did not check out: read it all)."""
+        size = os.fstat(fd).st_size
+        head = self._pread(fd, 1 << 12, 0)
+        if not head.startswith(b'{"t":"meta",') or (head := self._read_line(fd, 0, head)) is None:
+            return None
+        meta = decode_line(head[:-1])
+        if not isinstance(meta, dict) or meta.get("t") != "meta":
+            return None
+        self.feed(meta, 1)
+        self.lines = 1
+        if not self.lets_go:
+            return None
+        found = self._last_checkpoint(fd, size)
+        if found is None:
+            return None
+        at, raw = found
+        index = json.loads(raw).get("index")
+        if not isinstance(index, dict):
+            return None
+        self.via_index = True
+        lineno = index["line"]
+        if not isinstance(lineno, int) or lineno < 2:
+            return None
+        lines: dict[int, tuple[bytes, dict]] = {}
+
+        def record(off: int, length: int, keep: bool = True) -> tuple[bytes, dict]:
+            """The line at `off` and its record (`keep`: for the entries sharing a history line)."""
+            if off not in lines:
+                if not (isinstance(off, int) and isinstance(length, int) and 0 < off and off + length <= at):
+                    raise ValueError("not a line before the checkpoint")
+                line = self._line_at(fd, off, length)
+                rec = decode_line(line[:-1])
+                if not isinstance(rec, dict):
+                    raise ValueError("blank")
+                if not keep:
+                    return line, rec
+                lines[off] = (line, rec)
+            line, rec = lines[off]
+            if len(line) != length:
+                raise ValueError("not that line")
+            return lines[off]
+
+        working = []
+        for u, off, length, n in index["entries"]:
+            line, rec = record(off, length)
+            if entry_uuid(line) == u and rec.get("t") == "entry":
+                d = rec.get("entry")
+            elif line.startswith(HISTORY_HEAD) and rec.get("t") == "history" and isinstance(rec.get("changed"), dict):
+                d = rec["changed"].get(u)
+            else:
+                return None
+            if not isinstance(d, Mapping) or d.get("uuid") != u or u in self._pos:
+                return None
+            if d.get("usage") is not None and usage_problem(d["usage"]) is not None:
+                return None
+            e = self._entry(d, n)
+            self._eager[id(e)] = (e, [off, length, n])
+            self._pos[u] = len(working)
+            working.append(e)
+        history = index.get("history")
+        if history is not None:
+            line, rec = record(history[0], history[1])
+            if rec.get("t") != "history" or not line.startswith(HISTORY_HEAD):
+                return None
+            self._history_at = list(history)
+        self.working = working
+        self.latest = {e.uuid: e for e in working}
+        lines.clear()
+        for off, length, n in index["events"]:
+            line, rec = record(off, length, keep=False)
+            kind = event_type(line)
+            if rec.get("t") != "event" or not line.startswith(EVENT_HEAD) or kind in UNREAD_EVENTS \
+                    or kind == b"model_call" or not isinstance(rec.get("event"), Mapping):
+                return None
+            usage = rec["event"].get("usage")
+            if usage is not None and usage_problem(usage) is not None:
+                return None
+            self.feed(rec, n)
+            self._event_at.append([off, length, n])
+        self.lines = lineno - 1
+        return at, lineno - 1
+
+    def _put_off(self, raw: bytes, n: int, at: int = -1) -> bool:
         """Keep the line for later (or pass it over) when its first bytes say it may never be
         needed (late_read.py); False: feed it now."""
         if raw.startswith(EVENT_HEAD):
@@ -264,22 +476,23 @@ class SessionReplay:
             i = self._pos.get(u)
             if i is None:
                 self._pos[u] = len(self.working)
-                self.working.append(Unread(u, LoggedLine(raw, n)))
+                self.working.append(Unread(u, LoggedLine(raw, n, off=at)))
             else:
-                self.working[i] = Unread(u, LoggedLine(raw, n), self.working[i])
+                self.working[i] = Unread(u, LoggedLine(raw, n, off=at), self.working[i])
             self.latest[u] = self.working[self._pos[u]]
         elif (uuids := history_uuids(raw)) is not None and any(u in self.latest for u in uuids):
-            self._history_late(raw, n, uuids)
+            self._history_late(raw, n, uuids, at)
         else:
             return False
         self.lines += 1
         return True
 
-    def _history_late(self, raw: bytes, n: int, uuids: list[str]) -> None:
+    def _history_late(self, raw: bytes, n: int, uuids: list[str], at: int = -1) -> None:
         """A history record applied by the uuids it names, its new or changed entries read only
         if the history still holds them at the end (then one it carries that is not a usable
         message is left out, where a record read at once would not apply)."""
-        line, found, carries = LoggedLine(raw, n), [], carried(raw)
+        line, found, carries = LoggedLine(raw, n, off=at), [], carried(raw)
+        self._history_at = [at, len(raw), n] if at >= 0 else None
         for u in uuids:
             prev = self.latest.get(u)
             if u in carries:
@@ -297,8 +510,9 @@ class SessionReplay:
         else:
             self.latest.update((e.uuid, e) for e in found)
 
-    def _read_entry(self, x: "Entry | Unread | None") -> Entry | None:
-        """An entry put off by `read`, read now (an unreadable one: the version it replaced)."""
+    def _read_entry(self, x: "Entry | Unread | None") -> tuple[Entry | None, list | None]:
+        """An entry put off by `read`, read now (an unreadable one: the version it replaced), and
+        where its line is ([offset, length, line], None when not known)."""
         while isinstance(x, Unread):
             rec = self._decoded(x.line)
             if rec is not None:
@@ -313,14 +527,18 @@ class SessionReplay:
                 try:
                     if not isinstance(d, Mapping) or d.get("uuid") != x.uuid:
                         raise ValueError("not the entry its first bytes name")
-                    return self._entry(d, x.line.lineno)
+                    where = [x.line.off, len(x.line.raw), x.line.lineno] if x.line.off >= 0 else None
+                    return self._entry(d, x.line.lineno), where
                 except (ValueError, RecursionError) as e:
                     self.skipped += 1
                     what = f"changed entry {x.uuid[:40]}" if x.in_history else "'entry' record"
                     self._warn(f"line {x.line.lineno}: unreadable {what} ({type(e).__name__}: {str(e)[:200]}); "
                                "skipped")
             x = x.prev
-        return x
+        if x is None:
+            return None, None
+        known = self._eager.get(id(x))
+        return x, (known[1] if known is not None and known[0] is x else None)
 
     def _decoded(self, line: LoggedLine) -> dict | None:
         """A kept line's record, decoded once; None (a warning, once) when it cannot be."""
@@ -367,6 +585,8 @@ class SessionReplay:
         elif t == "entry":
             e = self._entry(rec.get("entry"), n)
             self._remember(e)
+            if self._at is not None:
+                self._eager[id(e)] = (e, list(self._at))
             i = self._pos.get(e.uuid)
             if i is None:
                 self._pos[e.uuid] = len(self.working)
@@ -426,6 +646,8 @@ class SessionReplay:
             new[u] = e
         for e in new.values():
             self._remember(e)
+            if self._at is not None:
+                self._eager[id(e)] = (e, list(self._at))
         if bad is not None:
             raise ValueError(bad)
         found = [e for u in uuids if (e := new.get(u) or self.latest.get(u)) is not None]
@@ -437,6 +659,7 @@ class SessionReplay:
                 self._warn(f"history record names entry {u[:40]} that the log does not hold; left out", "history")
         self.working = found
         self._pos = {e.uuid: i for i, e in enumerate(found)}
+        self._history_at = list(self._at) if self._at is not None else None
         if self.lets_go:
             self.latest = {e.uuid: e for e in found}
 
@@ -480,7 +703,7 @@ class SessionReplay:
         """The record's state parts, less those of the wrong type (each one a warning)."""
         out = {}
         for k, v in rec.items():
-            if k in ("t", "at", "all"):
+            if k in ("t", "at", "all", "index"):
                 continue
             check = STATE_CHECKS.get(k)
             if check is not None and not check[1](v):
@@ -504,7 +727,8 @@ class SessionReplay:
         return LoadedSession(meta=dict(self.meta), entries=entries, state=dict(self.state), events=list(self.events),
                              warnings=warnings, path=path, skipped=self.skipped, latest=dict(self.latest),
                              logged=working, kinds=kinds, cut_tail=self.cut_tail,
-                             calls_after_state=list(self.calls_after_state))
+                             calls_after_state=list(self.calls_after_state), index=self.index,
+                             bytes_read=self.bytes_read)
 
 
 def load_session(path: Path, *, repair: bool = True) -> LoadedSession:
