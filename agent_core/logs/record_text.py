@@ -138,7 +138,7 @@ def meta_summary(obj: dict) -> str:
 
 
 def state_summary(obj: dict) -> str:
-    parts = [k for k in obj if k not in ("t", "at", "all")]
+    parts = [k for k in obj if k not in ("t", "at", "all", "index")]
     turns = obj.get("turns")
     return "state saved: " + ", ".join(parts) + (f" (after turn {turns})" if isinstance(turns, int) else "")
 
