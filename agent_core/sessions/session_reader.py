@@ -187,10 +187,10 @@ class SessionReplay:
         self.cut_tail = 0
         self.bytes_read = 0
         self.via_index = False                    # `read`: the tail was read from the last checkpoint's index
-        self.index_failed = False                 # `read`: the last checkpoint had an index that did not check out
+        self.index_failed = False                 # `read`: the last checkpoint's index did not check out
         self.index: dict | None = None            # `read`: the locations the writer indexes (LoadedSession.index)
         self._at: tuple[int, int, int] | None = None   # `read`: (offset, length, line) of the line being fed
-        self._eager: dict[int, tuple[Entry, list]] = {}   # id(entry) -> (entry, [off, len, line]) of entries fed at once
+        self._eager: dict[int, tuple[Entry, list]] = {}   # id(entry) -> (entry, [off, len, line]), fed at once
         self._event_at: list[list[int]] = []      # [off, len, line] of each kept event (not the late model calls)
         self._history_at: list[int] | None = None  # [off, len, line] of the last history line
 
@@ -263,10 +263,10 @@ class SessionReplay:
                         tried = self.via_index
                         self.__init__(archive=self.archive)    # what the index gave is dropped
                         self.bytes_read, self.index_failed = spent, tried
-            off, n = start or (0, 0)
+            off, first = start or (0, 0)
             f.seek(off)
             pos = off
-            for n, raw in enumerate(f, n + 1):
+            for n, raw in enumerate(f, first + 1):
                 at = pos
                 pos += len(raw)
                 if not raw.endswith(b"\n"):   # no newline at the end: the final line may be incomplete

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_core.sessions.session_reader import SessionReplay, load_session
-from tests.agent_core.sessions.test_session_log_growth import PROMPTS, assert_resumes_as_left, demo_session
+from agent_core.sessions.session_reader import SessionReplay
+from tests.agent_core.sessions.log_session_helpers import PROMPTS, assert_resumes_as_left, demo_session
 from tests.agent_helpers import collect, demo_agent
 
 
