@@ -9,8 +9,8 @@ import pytest
 from agent_core import events as ev
 from agent_core.providers.demo.tour import TOUR
 from app.tui.launch import build_app
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker
-from app.tui.widgets.conversation.notice_message import NoticeMessage
+from app.tui.widgets.conversation.compaction_marker import CompactionMarker, MarkerRecord
+from app.tui.widgets.conversation.notice_message import NoticeMessage, NoticeRecord
 from compaction import clock
 
 from tests.agent_helpers import SECRET, make_workspace, record_events, user_dirs
@@ -22,7 +22,9 @@ SIZE = (160, 40)
 
 
 def notices(app) -> list[str]:
-    return [n.text for n in app.conversation.query(NoticeMessage)]
+    """Every notice of the conversation: those paged out (kept as records) and those on screen."""
+    return ([r.text for r in app.conversation.archived if isinstance(r, NoticeRecord)]
+            + [n.text for n in app.conversation.query(NoticeMessage)])
 
 
 @pytest.mark.slow
@@ -88,6 +90,8 @@ async def test_the_tour_typed_into_the_tui():
             for name in ("result budget", "session memory", "microcompact", "autocompact"):
                 assert name in shown, (name, shown)
             assert any("pass on the demo's clock" in n for n in notices(app))
-            micro = [m for m in app.conversation.query(CompactionMarker) if m.compaction_layer == "microcompact"]
+            micro = [r.build() for r in app.conversation.archived                 # paged out: rebuilt
+                     if isinstance(r, MarkerRecord) and r.layer == "microcompact"]
+            micro += [m for m in app.conversation.query(CompactionMarker) if m.compaction_layer == "microcompact"]
             assert micro and "cache cold" in str(micro[0].render())
             assert not [e for e in events if isinstance(e, ev.Error)]

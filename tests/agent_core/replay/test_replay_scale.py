@@ -141,7 +141,8 @@ def test_the_whole_replay_of_a_log_grows_linearly(tmp_path):
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
     write_claude_code_log(small, requests=n)
     write_claude_code_log(big, requests=2 * n)
-    a, b = _seconds(_replay, small), _seconds(_replay, big)
+    runs = [(_seconds(_replay, small), _seconds(_replay, big)) for _ in range(2)]   # interleaved, the best of two
+    a, b = min(x for x, _ in runs), min(y for _, y in runs)
     assert b / a <= 2.6, f"{2 * n} requests took {b / a:.2f}x the time of {n} ({b:.2f}s vs {a:.2f}s)"
 
 
