@@ -368,9 +368,8 @@ def book_unsaved_calls(cost: CostTally, loaded: LoadedSession | None) -> None:
     mid-turn): booked now, so the resumed cost is the log's, as `usage` and `watch` count it."""
     for e in loaded.calls_after_state if loaded else ():
         usage = e.get("usage")
-        if isinstance(usage, dict):
-            cost.add(str(e.get("model") or "unknown"), usage, str(e.get("purpose") or "main"),
-                     when=e.get("timestamp") if _seconds(e.get("timestamp")) else None)
+        if isinstance(usage, dict):     # priced now: a model_call event carries no time of its own
+            cost.add(str(e.get("model") or "unknown"), usage, str(e.get("purpose") or "main"))
 
 
 def logged_compactions(loaded: LoadedSession | None) -> list[ev.Compaction]:

@@ -59,6 +59,10 @@ class Pricer:
         self._models: dict[str, list[Period]] = {m: list(v) for m, v in (known or {}).items()}
         self.exact_calls = 0
 
+    def periods(self, model: str) -> int:
+        """How many price periods of `model` are known (a caller keeping them saves on a change)."""
+        return len(self._models.get(model) or ())
+
     def learned(self) -> dict[str, list[Period]]:
         """Every price period learned so far, per model (to pass as `known` later)."""
         return {m: list(v) for m, v in self._models.items() if v}

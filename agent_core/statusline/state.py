@@ -137,10 +137,11 @@ class Prices:
         if model in rates and rates[model] is None:
             return None
         price = self.pricer(model, buckets, when)
+        if self.pricer.periods(model) == len(rates.get(model) or ()):
+            return price                    # nothing new learned: the common case, one lookup
         periods = self.pricer.learned().get(model) or []
         if any(r is not None for _, _, r in periods):
-            if len(periods) != len(rates.get(model) or ()):
-                rates[model] = [[s, e, list(r) if r else None] for s, e, r in periods]
+            rates[model] = [[s, e, list(r) if r else None] for s, e, r in periods]
         elif price is None:
             rates[model] = None
         return price
