@@ -3,8 +3,11 @@ form) and its compact text form, the table `ctxtui replay` prints without --json
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from agent_core.logs.trajectory import Trajectory
-from agent_core.replay.report_model import CacheCheck, Marker, PolicyResult, ReplayReport, SessionResult, Total
+from agent_core.replay.report_model import (CacheCheck, CacheMiss, Marker, PolicyResult, ReplayReport, SessionResult,
+                                            Total)
 from agent_core.replay.simulate import PolicyRun
 from agent_core.replay.summary_size import SummarySize
 from agent_core.security.visible_text import one_line
@@ -70,6 +73,15 @@ def _pct(a: int, b: int) -> str:
     return f"{a}/{b}" if b else "-"
 
 
+def misses_text(misses: Sequence[CacheMiss]) -> str:
+    """The misses grouped by reason: "first message block changed: requests 31, 149; TTL: request 7"."""
+    by: dict[str, list[int]] = {}
+    for m in misses:
+        by.setdefault(m.reason, []).append(m.request)
+    return "; ".join(f"{reason}: request{'s' if len(ix) > 1 else ''} {', '.join(str(i) for i in ix)}"
+                     for reason, ix in by.items())
+
+
 def format_text(report: ReplayReport) -> str:
     """A compact table per session (under 100 columns), the totals and the limits. Paths, models,
     agent ids and notes come from the logs: every line passes through `one_line` (an escape
@@ -80,12 +92,14 @@ def format_text(report: ReplayReport) -> str:
         v = s.validation
         valid = ("" if v.cache_read_error_pct is None else
                  f"; validation read {v.cache_read_error_pct:.1f}% write {v.cache_write_error_pct:.1f}%")
-        if v.unexplained_misses:
-            valid += (f" ({len(v.unexplained_misses)} unexplained cache misses; without them read "
+        if v.misses:
+            valid += (f" ({len(v.misses)} cache misses; without them read "
                       f"{v.cache_read_error_pct_without_misses:.1f}% write "
                       f"{v.cache_write_error_pct_without_misses:.1f}%)")
         lines.append(f"{s.path}" + (f" [{s.agent_id}]" if s.agent_id else ""))
         lines.append(f"  {s.model}, {s.requests} requests, window {s.window:,}{valid}")
+        if v.misses:
+            lines.append(f"  cache misses: {misses_text(v.misses)}")
         lines.append(head)
         cc = (s.policies["cc"].cost_usd if "cc" in s.policies else None) or 0.0
         for name, p in s.policies.items():

@@ -8,9 +8,10 @@
 
     {"sessions": [{"path", "model", "session_id", "agent_id", "source", "requests", "window",
       "skipped_lines", "summary_tokens", "summary_source", "validation": {"cache_read_error_pct",
-      "cache_write_error_pct", ["unexplained_misses", "cache_read_error_pct_without_misses",
-      "cache_write_error_pct_without_misses"]}, "policies": {NAME: {"cost_usd", "cost_by_bucket",
-      "compaction_cost_usd", "tokens_by_bucket", "overflows", "compactions", "cache_hit_rate",
+      "cache_write_error_pct", ["misses": [{"request", "reason", "read", "expected"}],
+      "cache_read_error_pct_without_misses", "cache_write_error_pct_without_misses"]},
+      "policies": {NAME: {"cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket",
+      "overflows", "compactions", "cache_hit_rate",
       "user_messages_kept", "user_messages_total", "references_kept", "references_total",
       "unpriced_models", "series": {"context", "cost_cum", "markers"}}}}],
      "totals": {NAME: {"cost_usd", "overflows"}}, "window", "ttl", "limits",
@@ -42,6 +43,16 @@ class Total(NamedTuple):
     """One policy over every session."""
     cost_usd: float | None
     overflows: int | None
+
+
+class CacheMiss(NamedTuple):
+    """A request the log shows missing the cache: its index, why (replay/cache_misses.py's
+    REASONS), the tokens it read and the tokens it would have read had nothing but its content
+    mattered."""
+    request: int
+    reason: str
+    read: int
+    expected: int
 
 
 class SkippedFile(NamedTuple):
@@ -91,19 +102,19 @@ class PolicyResult:
 @dataclass(frozen=True)
 class CacheCheck:
     """The cache simulator against the log's own cache reads and writes (validate.py), in percent.
-    `unexplained_misses` is None when nothing was checked beyond the two figures (a synthetic
-    trajectory has nothing logged: both None)."""
+    `misses` is None when nothing was checked beyond the two figures (a synthetic trajectory has
+    nothing logged: both None); the `_without_misses` figures leave the listed misses out."""
     cache_read_error_pct: float | None = None
     cache_write_error_pct: float | None = None
-    unexplained_misses: tuple[int, ...] | None = None     # request indexes
+    misses: tuple[CacheMiss, ...] | None = None
     cache_read_error_pct_without_misses: float | None = None
     cache_write_error_pct_without_misses: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cache_read_error_pct": self.cache_read_error_pct,
                                "cache_write_error_pct": self.cache_write_error_pct}
-        if self.unexplained_misses is not None:
-            out.update({"unexplained_misses": list(self.unexplained_misses),
+        if self.misses is not None:
+            out.update({"misses": [m._asdict() for m in self.misses],
                         "cache_read_error_pct_without_misses": self.cache_read_error_pct_without_misses,
                         "cache_write_error_pct_without_misses": self.cache_write_error_pct_without_misses})
         return out
@@ -258,18 +269,32 @@ def _policy(data: object, where: str) -> PolicyResult:
 
 def _check(data: object, where: str) -> CacheCheck:
     v = _mapping(data or {}, where)
-    misses = v.get("unexplained_misses")
     return CacheCheck(
         cache_read_error_pct=_number(v.get("cache_read_error_pct"), f"{where}.cache_read_error_pct"),
         cache_write_error_pct=_number(v.get("cache_write_error_pct"), f"{where}.cache_write_error_pct"),
-        unexplained_misses=None if misses is None else
-        tuple(_int(i, f"{where}.unexplained_misses[{n}]") or 0
-              for n, i in enumerate(_list(misses, f"{where}.unexplained_misses"))),
+        misses=_misses(v, where),
         cache_read_error_pct_without_misses=_number(v.get("cache_read_error_pct_without_misses"),
                                                     f"{where}.cache_read_error_pct_without_misses"),
         cache_write_error_pct_without_misses=_number(v.get("cache_write_error_pct_without_misses"),
                                                      f"{where}.cache_write_error_pct_without_misses"),
     )
+
+
+def _misses(v: Mapping[str, Any], where: str) -> tuple[CacheMiss, ...] | None:
+    """`misses`; a report saved before misses had reasons lists `unexplained_misses` (indexes)."""
+    if v.get("misses") is None and v.get("unexplained_misses") is not None:
+        old = _list(v["unexplained_misses"], f"{where}.unexplained_misses")
+        return tuple(CacheMiss(_int(i, f"{where}.unexplained_misses[{n}]") or 0, "unknown", 0, 0)
+                     for n, i in enumerate(old))
+    if v.get("misses") is None:
+        return None
+    out = []
+    for n, m in enumerate(_list(v["misses"], f"{where}.misses")):
+        at = f"{where}.misses[{n}]"
+        d = _mapping(m, at)
+        out.append(CacheMiss(_int(d.get("request"), f"{at}.request") or 0, str(d.get("reason") or "unknown"),
+                             _int(d.get("read"), f"{at}.read") or 0, _int(d.get("expected"), f"{at}.expected") or 0))
+    return tuple(out)
 
 
 def _session(data: object, where: str) -> SessionResult:

@@ -1,7 +1,8 @@
 """Walking one trajectory under one policy and pricing every call it would have made.
 
 The policy decides what each recorded request's context holds (and which summary calls it makes
-before it); this module prices those calls with a `PrefixCache` of its own — the head (system
+before it); this module prices those calls with a `PrefixCache` per model (cache_misses.py: a
+request never reads what another model wrote) — the head (system
 prompt and tools, as validate.py splits it) then one block per context message keyed by `Message.key`, so an
 unchanged message reads from the cache — with breakpoints on the head and the last message, the
 TTL of the policy and the log's timestamps. Output tokens are the logged ones; dollars come from
@@ -13,10 +14,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from compaction.accounting.cache_model import BUCKETS, Block, CacheUsage, PrefixCache, chain, mark_last
+from compaction.accounting.cache_model import BUCKETS, Block, CacheUsage, chain, mark_last
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.pricing.pricer import Pricer
+from agent_core.replay.cache_misses import ModelCaches
 from agent_core.replay.references import ReferenceIndex, user_prompts
 from agent_core.replay.running import RunningContext
 from agent_core.replay.validate import head_blocks
@@ -77,21 +79,22 @@ class PolicyRun:
 
 
 class Biller:
-    """One policy run's prompt cache and pricing."""
+    """One policy run's prompt caches (one per model) and pricing."""
 
     def __init__(self, trajectory: Trajectory, ttl: str, pricer: Pricer, run: PolicyRun) -> None:
-        self.cache = PrefixCache()
+        self.caches = ModelCaches()
         self.ttl = ttl
         self.pricer = pricer
         self.run = run
         self.head = head_blocks(trajectory)
         if trajectory.requests and self.head and self.head[0].key.startswith("head-warm"):
             # the part of the head Claude Code already had cached when the session began (validate.py)
-            self.cache.entries[chain(self.head[:1])[0]] = (self.head[0].tokens, trajectory.requests[0].timestamp + 3600)
+            first = trajectory.requests[0]
+            self.caches.warm(first.model, chain(self.head[:1])[0], self.head[0].tokens, first.timestamp + 3600)
 
     def bill(self, blocks: list[Block], now: float, output: int, model: str) -> float:
         """Bill a request given whole (a summary call)."""
-        return self.charge(self.cache.request(mark_last(blocks), now, self.ttl), output, model)
+        return self.charge(self.caches.get(model).request(mark_last(blocks), now, self.ttl), output, model)
 
     def charge(self, used: CacheUsage, output: int, model: str) -> float:
         usage = used.buckets(output)
@@ -150,7 +153,7 @@ def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, context: 
     tokens = head + context.tokens
     if tokens > window:
         run.overflows += 1
-    used = context.request(biller.cache, req.timestamp, biller.ttl)
+    used = context.request(biller.caches.get(req.model), req.timestamp, biller.ttl)
     biller.charge(used, int(req.usage.get("output", 0)), req.model)
     run.context.append(tokens)
     run.cost_cum.append(run.cost_usd)

@@ -14,20 +14,26 @@ How Claude Code 2.1 caches, as its logs show it (and so what is simulated):
 - the compaction sub-agent's call shares the main prefix (it reads the whole conversation) and
   appends its prompt: simulated at its own time, between the main requests.
 
+- one cache per model (cache_misses.py): a request of another model reads nothing of it.
+
 Error figures: `cache_read_error_pct = 100 · Σ|sim_read_i − log_read_i| / Σ log_read_i`, and the same
 for writes (both write buckets together), over every request of the trajectory (summary calls
-included). What the sizes cannot explain shows up as a request whose logged read falls to the head
-although nothing in the log changed the prefix: `misses` lists them.
+included). `misses` lists the requests the log shows missing the cache, each with its reason
+(cache_misses.py): a model switch or a TTL, which the simulator reproduces, or a change of the
+head or of the first message block that the log does not record (the cache emptied after a
+`<task-notification>` turn).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compaction.accounting.cache_model import Block, PrefixCache, chain
+from compaction.accounting.cache_model import Block, chain
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.logs.trajectory_sizes import input_total
-from agent_core.replay.report_model import CacheCheck
+from agent_core.replay.cache_misses import ModelCaches, RecentPrefixes, miss_reason, tolerance
+from agent_core.replay.report_model import CacheCheck, CacheMiss
+from agent_core.replay.running import bill
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,9 @@ class Checked:
     sim_write: int
     log_read: int
     log_write: int
+    model: str = ""
+    expected: int = 0              # what it would have read had only its content mattered
+    reason: str | None = None      # why the log shows it missing the cache (None: it did not)
 
 
 @dataclass
@@ -58,20 +67,18 @@ class Validation:
 
     @property
     def misses(self) -> list[Checked]:
-        """Requests the log shows reading far less than simulated (a prefix change the log does not
-        record)."""
-        return [c for c in self.checked if c.sim_read - c.log_read > max(1_024, c.sim_read // 10)]
+        """Requests the log shows missing the cache, each with its `reason`."""
+        return [c for c in self.checked if c.reason is not None]
 
     def check(self) -> CacheCheck:
-        """The report's `validation`: the error figures over every request, the requests the log
-        shows missing the cache for no reason it records, and the figures without those (what the
-        simulator gets wrong on what the log does explain)."""
+        """The report's `validation`: the error figures over every request, the misses with their
+        reasons, and the figures without the misses (what the simulator gets wrong on the rest)."""
         misses = self.misses
-        rest = [c for c in self.checked if c not in misses]
+        rest = [c for c in self.checked if c.reason is None]
         read_rest = _error([(c.sim_read, c.log_read) for c in rest])
         write_rest = _error([(c.sim_write, c.log_write) for c in rest])
         return CacheCheck(round(self.cache_read_error_pct, 3), round(self.cache_write_error_pct, 3),
-                          unexplained_misses=tuple(c.index for c in misses),
+                          misses=tuple(CacheMiss(c.index, c.reason or "", c.log_read, c.expected) for c in misses),
                           cache_read_error_pct_without_misses=round(read_rest, 3),
                           cache_write_error_pct_without_misses=round(write_rest, 3))
 
@@ -127,38 +134,65 @@ def _blocks(head: list[Block], context: list[Message], tail: list[Block] = ()) -
     return blocks
 
 
+class _Checker:
+    """The recorded requests in time order through one cache per model, each compared with its log."""
+
+    def __init__(self, traj: Trajectory, head: list[Block]) -> None:
+        self.default = usual_ttl(traj)
+        self.head = sum(b.tokens for b in head)
+        self.caches = ModelCaches()
+        self.recent = RecentPrefixes()
+        self.previous: tuple[str, float, str] | None = None     # model, time, TTL
+        if traj.requests and head and head[0].key.startswith("head-warm"):
+            first = traj.requests[0]
+            self.caches.warm(first.model, chain(head[:1])[0], head[0].tokens, first.timestamp + 3600.0)
+
+    def check(self, req: Request, blocks: list[Block]) -> Checked:
+        log_read = int(req.usage.get("cache_read", 0))
+        ttl = ttl_of(req.usage, self.default)
+        if not blocks:
+            return Checked(req.index, req.purpose, req.timestamp, 0, 0, log_read, _writes(req.usage), req.model)
+        digests = chain(blocks)
+        sizes, total = [], 0
+        for b in blocks:
+            total += b.tokens
+            sizes.append(total)
+        bps = [i for i, b in enumerate(blocks) if b.breakpoint]
+        expected = self.recent.expected(digests, bps)
+        used = bill(self.caches.get(req.model), digests, sizes, bps, req.timestamp, ttl)
+        self.recent.add(digests, sizes, bps)
+        reason = None
+        if expected - log_read > tolerance(expected):
+            model, at, previous_ttl = self.previous or (req.model, req.timestamp, ttl)
+            reason = miss_reason(model=req.model, previous_model=model, gap=req.timestamp - at,
+                                 previous_ttl=previous_ttl, read=log_read, head=self.head)
+        self.previous = (req.model, req.timestamp, ttl)
+        return Checked(req.index, req.purpose, req.timestamp, used.cache_read, used.cache_write, log_read,
+                       _writes(req.usage), req.model, expected, reason)
+
+
 def validate(traj: Trajectory) -> Validation:
     """Replay `traj` as recorded and compare (module doc)."""
     out = Validation(traj.path, traj.agent_id)
     head = head_blocks(traj)
-    default = usual_ttl(traj)
-    cache = PrefixCache()
-    if traj.requests and head and head[0].key.startswith("head-warm"):
-        start = traj.requests[0].timestamp
-        cache.entries[chain(head[:1])[0]] = (head[0].tokens, start + 3600.0)
+    checker = _Checker(traj, head)
     calls = sorted(traj.compaction_calls, key=lambda r: r.timestamp)
     previous: list[Message] = []
     for req, context in zip(traj.requests, traj.contexts()):
         while calls and calls[0].timestamp <= req.timestamp:
-            out.checked.append(_summary_call(cache, calls.pop(0), head, previous, traj, default))
-        out.checked.append(_check(cache, req, _blocks(head, context), default))
+            out.checked.append(_summary_call(checker, calls.pop(0), head, previous, traj))
+        out.checked.append(checker.check(req, _blocks(head, context)))
         previous = context
     for call in calls:
-        out.checked.append(_summary_call(cache, call, head, previous, traj, default))
+        out.checked.append(_summary_call(checker, call, head, previous, traj))
     return out
 
 
-def _check(cache: PrefixCache, req: Request, blocks: list[Block], default: str) -> Checked:
-    used = cache.request(blocks, req.timestamp, ttl_of(req.usage, default))
-    return Checked(req.index, req.purpose, req.timestamp, used.cache_read, used.cache_write,
-                   int(req.usage.get("cache_read", 0)), _writes(req.usage))
-
-
-def _summary_call(cache: PrefixCache, call: Request, head: list[Block], context: list[Message], traj: Trajectory,
-                  default: str) -> Checked:
+def _summary_call(checker: _Checker, call: Request, head: list[Block], context: list[Message],
+                  traj: Trajectory) -> Checked:
     """A summary call: the main context it shares, then what it appends (the last answer, the
     results since, its prompt) as one block sized by its logged total."""
     shared = traj.overhead_tokens + sum(m.tokens for m in context)
     extra = max(0, input_total(call.usage) - shared)
     tail = [Block(f"summary-call\x00{call.timestamp}\x00{call.index}", extra)]
-    return _check(cache, call, _blocks(head, context, tail), default)
+    return checker.check(call, _blocks(head, context, tail))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from compaction.scrub import scrub
 
+from agent_core.replay.report import misses_text
 from agent_core.replay.report_model import ReplayReport, ReportError, SessionResult
 
 from app import format as fmt
@@ -88,9 +89,9 @@ def validation_text(session: SessionResult) -> str:
         return "validation: the log records no cache usage to compare with"
     text = (f"validation: replayed cache reads within {fmt.percent(r, 1)}, writes within "
             f"{fmt.percent(w, 1)} of the log")
-    if v.unexplained_misses:
-        text += (f"; {len(v.unexplained_misses)} request(s) missed the cache for a reason the log does not "
-                 f"record — without them {fmt.percent(v.cache_read_error_pct_without_misses, 1)} / "
+    if v.misses:
+        text += (f"; {len(v.misses)} request(s) missed the cache ({misses_text(v.misses)}) — without them "
+                 f"{fmt.percent(v.cache_read_error_pct_without_misses, 1)} / "
                  f"{fmt.percent(v.cache_write_error_pct_without_misses, 1)}")
     return text
 

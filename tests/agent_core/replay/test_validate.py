@@ -69,7 +69,8 @@ def test_a_log_that_falls_back_to_the_head_is_listed_as_a_miss():
     t = Trajectory("x", "s", "m", overhead_tokens=2_000, requests=[
         request(0, 0.0, [a], usage(0, 5_000)), request(1, 60.0, [b], usage(2_000, 3_500))])
     v = validate(t)
-    assert [(c.index, c.sim_read, c.log_read) for c in v.misses] == [(1, 5_000, 2_000)]
+    assert [(c.index, c.sim_read, c.log_read, c.reason) for c in v.misses] == [
+        (1, 5_000, 2_000, "first message block changed")]
 
 
 def test_the_1h_ttl_is_taken_from_the_logged_split():
@@ -123,11 +124,12 @@ def test_the_summary_call_reads_the_main_prefix(validations):
 @real
 def test_the_unexplained_misses_of_258c7280_fall_back_to_the_head(validations):
     """Two requests, each right after a <task-notification> turn (20:51:18 and 21:36:46), read only
-    the system-prompt head (21,460) though nothing the log records changed the prefix; a third
-    notification (8463c716, 22:54:24) reads everything. Without them the log is reproduced almost
-    exactly."""
+    the system-prompt head (21,460) though nothing the log records changed the prefix: the first
+    message block changed. A third notification (8463c716, 22:54:24) reads everything. Without
+    them the log is reproduced almost exactly."""
     v = validations["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
-    assert [(c.index, c.log_read) for c in v.misses] == [(31, 21_460), (149, 21_460)]
+    assert [(c.index, c.log_read, c.reason) for c in v.misses] == [(31, 21_460, "first message block changed"),
+                                                                  (149, 21_460, "first message block changed")]
     rest = [c for c in v.checked if c not in v.misses]
     assert _error([(c.sim_read, c.log_read) for c in rest]) < 0.01
     assert _error([(c.sim_write, c.log_write) for c in rest]) < 0.05
@@ -137,6 +139,7 @@ def test_the_unexplained_misses_of_258c7280_fall_back_to_the_head(validations):
 @real
 def test_the_json_validation_lists_the_misses_and_the_figures_without_them(validations):
     s = validations["258c7280-ae70-4798-800f-63464d01a85d.jsonl"].summary()
-    assert s["unexplained_misses"] == [31, 149]
+    assert [(m["request"], m["reason"]) for m in s["misses"]] == [(31, "first message block changed"),
+                                                                  (149, "first message block changed")]
     assert s["cache_write_error_pct"] > 40 and s["cache_write_error_pct_without_misses"] < 0.05
     assert s["cache_read_error_pct_without_misses"] < 0.01
