@@ -44,8 +44,12 @@ sys.meta_path.insert(0, _Watch())
 mode, report_path, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 report = {}
 
+# loaded only when first wanted, not before a first paint (an answer, a watch, a new session file)
+DEFERRED = ("markdown_it", "pygments", "textual.widgets._markdown", "watchfiles")
+
 def moment():
-    return {"t": time.time(), "sdk_loaded": "anthropic" in sys.modules}
+    return {"t": time.time(), "sdk_loaded": "anthropic" in sys.modules,
+            "deferred": [m for m in DEFERRED if m in sys.modules]}
 
 class _Stdout:
     """What headless writes (one event a write, no `buffer`: written as text), recorded."""

@@ -12,7 +12,6 @@ in the exception's class hierarchy, so the SDK's subclasses (`RateLimitError`...
 """
 from __future__ import annotations
 
-import email.utils
 import re
 import time
 from dataclasses import dataclass
@@ -84,6 +83,7 @@ def retry_after_seconds(headers: Any) -> float | None:
         return max(0.0, float(ra))
     except (TypeError, ValueError):
         pass
+    import email.utils  # noqa: PLC0415  (an HTTP date here is rare; the package is start-up time)
     parsed = email.utils.parsedate_tz(ra)
     if parsed is None:
         return None

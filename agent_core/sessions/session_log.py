@@ -80,7 +80,6 @@ import os
 import threading
 import time
 from contextlib import contextmanager
-from importlib.metadata import version
 from pathlib import Path
 from secrets import token_hex
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -95,6 +94,7 @@ from agent_core.security.credentials import SECRET_ENV_VARS
 from agent_core.sessions.paths import UnsafeDir, new_session_id, session_log_path
 from agent_core.sessions.session_reader import LoadedSession, load_session
 from agent_core.sessions.state_delta import diff
+from agent_core.version import __version__
 
 FORMAT_VERSION = 2   # 2: `delta` records; a history record re-sends an entry that had left the history
 CHECKPOINT_EVERY = 4  # changes logged between whole copies of the state, in copies of it
@@ -182,13 +182,6 @@ def check_writable(folder: Path) -> None:
         os.unlink(probe)
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(folder)) from None
-
-
-def _version() -> str:
-    try:
-        return version("ctxtui")
-    except Exception:
-        return "0.0.0+local"
 
 
 def _dumps(obj: Any) -> str:
@@ -317,7 +310,7 @@ class SessionLog:
         sid = session_id or new_session_id(now)
         log = cls(session_log_path(Path(home), sid), sid, secrets, new=True, lazy=lazy)
         rec = {"t": "meta", "v": FORMAT_VERSION, "session_id": sid,
-               "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "version": _version(),
+               "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "version": __version__,
                **{k: v for k, v in (meta or {}).items() if k not in ("t", "v", "session_id")}}
         log._write(rec)
         return log

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from agent_core.security.process_guard import drop_tool_capabilities, make_non_dumpable
+from agent_core.version import __version__
 
 EPILOG = """\
 commands:
@@ -29,15 +30,6 @@ exit codes: 0 done, 1 run failed, 2 bad usage or configuration (or the session i
 """
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415  (start-up time: statusline)
-
-    try:
-        return version("ctxtui")
-    except PackageNotFoundError:
-        return "0.0.0+local"
-
-
 def build_parser() -> argparse.ArgumentParser:
     # Loaded here, not at the top, so `ctxtui statusline` (run on every Claude Code refresh) starts fast.
     from agent_core.config import format_variables  # noqa: PLC0415  (start-up time)
@@ -45,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ctxtui", description="Run a Claude coding agent while seeing and controlling its context window.",
         epilog=EPILOG.format(variables=format_variables()), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"ctxtui {_version()}")
+    p.add_argument("--version", action="version", version=f"ctxtui {__version__}")
     p.add_argument("--headless", action="store_true", help="run without a screen (for scripts and CI)")
     p.add_argument("-p", "--prompt", help="the prompt (headless); '-' or omitted reads stdin")
     p.add_argument("--model", help="model id, or 'demo' for the offline demo model (env CTXTUI_MODEL)")

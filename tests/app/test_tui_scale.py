@@ -19,6 +19,7 @@ from app.tui.widgets.conversation.container import Conversation
 from app.tui.widgets.conversation.earlier_messages import EarlierMessages
 from app.tui.widgets.conversation.tool_block import ToolBlock
 from app.tui.widgets.conversation.user_message import UserMessage
+from app.tui.widgets.footer import AppFooter
 from app.widgets.context_pane import ContextPane
 from app.widgets.cost_pane import CostPane
 from tests.tui_fakes import FakeAgent, context_event, cost_event
@@ -196,12 +197,70 @@ async def test_the_footer_leaves_no_dead_keys_behind_turn_after_turn():
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
+        footer = app.screen.query_one(AppFooter)
         before = footer_keys()
         for _ in range(10):
             app.busy = True
+            footer.refresh(recompose=True)     # what a change of the shown keys does
             await pilot.pause()
             app.busy = False
             await pilot.pause()
         shown = len(app.screen.query(FooterKey))
         grown = footer_keys() - before
         assert shown and grown <= shown, f"{grown} more footer keys alive after ten turns ({shown} shown)"
+
+
+async def test_a_turn_greys_esc_in_place_without_rebuilding_the_footer():
+    """A turn starting and ending only greys Esc in and out, and focus moves change nothing the
+    footer shows: the same key widgets stay (a recompose is a dozen widgets styled and laid out,
+    six times a turn before)."""
+    from textual.widgets._footer import FooterKey
+
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        keys = list(app.screen.query(FooterKey))
+        esc = next(k for k in keys if k.action == "cancel_turn")
+        assert esc.has_class("-disabled")
+        for _ in range(3):
+            app.busy = True
+            await pilot.pause()
+            assert not esc.has_class("-disabled")
+            app.conversation.focus()
+            await pilot.pause()
+            app.prompt_input.focus()
+            app.busy = False
+            await pilot.pause()
+            assert esc.has_class("-disabled")
+        assert list(app.screen.query(FooterKey)) == keys
+
+
+async def test_deltas_spread_over_many_frames_are_written_a_few_times_a_second(monkeypatch):
+    """A model that streams a delta every frame (the demo does, and so does a fast real model):
+    the answer's last block is re-parsed on each write, and a list is one block, so writing once
+    per frame rebuilt the same list dozens of times a turn. Writes come at most every
+    TEXT_FLUSH_S, however many frames the deltas span."""
+    import asyncio
+    import time
+
+    from app.tui.widgets.conversation.container import TEXT_FLUSH_S
+
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.conversation.add_user("go")
+        await pilot.pause()
+        n = Counting(monkeypatch)
+        words = ["- item one\n"] + [f"- item {i}, more words\n" for i in range(2, 40)]
+        started = time.monotonic()
+        for w in words:
+            await app.handle_event(ev.TextDelta(text=w))
+            await pilot.pause()            # a frame goes by between deltas
+            await asyncio.sleep(0.005)
+        elapsed = time.monotonic() - started
+        await app.handle_event(ev.AssistantDone(message_id="m1", model="demo", usage={}, stop_reason="end_turn"))
+        await pilot.pause()
+        md = app.conversation.messages[-1]
+        assert isinstance(md, AssistantMessage) and md.source == "".join(words)
+        allowed = elapsed / TEXT_FLUSH_S + 2
+        assert n.appends <= allowed, f"{n.appends} writes for {len(words)} deltas in {elapsed:.2f} s"
+        assert n.appends < len(words) / 2

@@ -19,7 +19,6 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
-from watchfiles import awatch
 
 from agent_core.logs.discover import LogFile, list_logs
 from agent_core.security.visible_text import one_line
@@ -101,6 +100,8 @@ class TranscriptBrowser(Screen[None]):
         roots = [r for r in (self.sessions_root, self.claude_root) if r is not None and r.is_dir()]
         if not roots:
             return
+        # watchfiles (with anyio) loads when the browser first watches, not before the first paint
+        from watchfiles import awatch  # noqa: PLC0415
         stop = asyncio.Event()
         try:
             self.watching = True

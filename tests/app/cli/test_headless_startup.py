@@ -62,9 +62,11 @@ def test_tui_on_the_demo_paints_and_runs_a_turn_without_the_sdk(tmp_path):
     painted = probe("tui", str(ws), env=env)
     assert painted["returncode"] == 0, painted["stderr"][-2000:]
     assert painted["model"] == "demo" and painted["paint"]["sdk_loaded"] is False
+    assert painted["paint"]["deferred"] == []       # Markdown, watchfiles, ...: with their first use
     turn = probe("tui-turn", str(ws), env=env)
     assert turn["returncode"] == 0, turn["stderr"][-2000:]
     assert turn["turns"] == 1 and turn["exit"]["sdk_loaded"] is False and turn["sdk_imported"] is None
+    assert "markdown_it" in turn["exit"]["deferred"]   # the answer loaded Markdown when it came
 
 
 def test_tui_with_a_real_model_paints_before_the_sdk_loads(tmp_path):
@@ -74,3 +76,4 @@ def test_tui_with_a_real_model_paints_before_the_sdk_loads(tmp_path):
         r = probe("tui", str(ws), MODEL, env=env)
     assert r["returncode"] == 0, r["stderr"][-2000:]
     assert r["model"] == MODEL and r["paint"]["sdk_loaded"] is False and r["sdk_imported"] is None
+    assert r["paint"]["deferred"] == []

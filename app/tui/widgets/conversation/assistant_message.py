@@ -1,12 +1,12 @@
 """The model's answer as Markdown, streamed into while it writes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from markdown_it import MarkdownIt
 from textual.widgets import Markdown
 
 from agent_core.security.visible_text import visible
+
+from app.tui.widgets.conversation.answer_record import AssistantRecord
 
 
 def text_only_parser() -> MarkdownIt:
@@ -14,15 +14,6 @@ def text_only_parser() -> MarkdownIt:
     line (`<summary>`, `<analysis>`, which Claude writes) is an HTML block, and Textual draws no
     HTML: the answer showed as a blank line. Off, tags are literal text and the rest is Markdown."""
     return MarkdownIt("gfm-like", {"html": False})
-
-
-@dataclass(slots=True)
-class AssistantRecord:
-    """A paged-out answer: its Markdown source (already passed through `visible`)."""
-    text: str
-
-    def build(self) -> "AssistantMessage":
-        return AssistantMessage(self.text)
 
 
 class AssistantMessage(Markdown):
@@ -36,4 +27,4 @@ class AssistantMessage(Markdown):
         return AssistantRecord(self.source)
 
     def clone(self) -> "AssistantMessage":
-        return self.record().build()
+        return AssistantMessage(self.source)

@@ -10,7 +10,9 @@ markup), so `[bold]` or `[@click=…]` in a file name is shown as written.
 Assistant text is streamed through Textual's `MarkdownStream`, which appends to the document (only
 the last block is re-parsed), so a chunk costs the same whether the conversation holds 2 messages
 or 2,000. The deltas of one model call come in bursts: they are gathered and written to the stream
-once per frame (`call_after_refresh`), not once per delta. The view follows the bottom (`anchor`)
+at most every `TEXT_FLUSH_S` (a tenth of a second, faster than anyone reads), not once per delta nor
+once per frame: each write re-parses the answer's last block, and a list is one block, so a burst
+written per frame rebuilt the same list dozens of times a turn. The view follows the bottom (`anchor`)
 until the user scrolls up, and picks it up again when they scroll back down.
 
 Textual lays out every mounted widget on each change, so only the latest messages stay mounted
@@ -21,18 +23,16 @@ time. A thousand-turn session holds a thousand turns of records, not of widgets.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
 
 from agent_core import events as ev
 from agent_core.security.visible_text import visible
 from compaction.entry import Entry
 
-from app.tui.widgets.conversation.assistant_message import AssistantMessage
+from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.tui.widgets.conversation.earlier_messages import EarlierMessages
 from app.tui.widgets.conversation.error_message import ErrorMessage
@@ -42,6 +42,20 @@ from app.tui.widgets.conversation.notice_message import NoticeMessage
 from app.tui.widgets.conversation.thinking_block import ThinkingBlock
 from app.tui.widgets.conversation.tool_block import ToolBlock, ToolRecord
 from app.tui.widgets.conversation.user_message import UserMessage
+
+if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownStream
+
+    from app.tui.widgets.conversation.assistant_message import AssistantMessage
+
+TEXT_FLUSH_S = 0.1   # how often gathered answer text is written to the Markdown stream
+
+
+def new_answer(markdown: str | None = None) -> "AssistantMessage":
+    """An answer widget. Markdown and what it loads (markdown_it, Pygments: about 50 ms) are
+    imported with the first answer, not before the first paint."""
+    from app.tui.widgets.conversation.assistant_message import AssistantMessage  # noqa: PLC0415
+    return AssistantMessage(markdown)
 
 
 class Conversation(VerticalScroll):
@@ -152,7 +166,7 @@ class Conversation(VerticalScroll):
             self._earlier = None
 
     def _build(self, records: list) -> list[Widget]:
-        widgets = [r.build() for r in records]
+        widgets = [new_answer(r.text) if isinstance(r, AssistantRecord) else r.build() for r in records]
         for w in widgets:
             if isinstance(w, ToolBlock):
                 self._tools[w.call_id] = w
@@ -190,14 +204,14 @@ class Conversation(VerticalScroll):
         """A delta of the answer: gathered, and written to the stream once per frame."""
         if self._stream is None:
             self._thinking = None
-            md = AssistantMessage()
+            md = new_answer()
             self._current_md = md
             await self._add(md)
-            self._stream = Markdown.get_stream(md)
+            self._stream = type(md).get_stream(md)
         self._pending_text.append(text)
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            self.call_after_refresh(self._flush_text)
+            self.set_timer(TEXT_FLUSH_S, self._flush_text, name="flush text")
 
     async def _flush_text(self) -> None:
         self._flush_scheduled = False

@@ -9,7 +9,7 @@ from agent_core.loop.agent import CANCELLED_RESULT
 from compaction.entry import Entry
 
 from app import format as fmt
-from app.tui.widgets.conversation.assistant_message import AssistantRecord
+from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.compaction_marker import MarkerRecord
 from app.tui.widgets.conversation.summary_block import SummaryRecord
 from app.tui.widgets.conversation.thinking_block import ThinkingRecord

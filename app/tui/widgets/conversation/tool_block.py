@@ -143,8 +143,9 @@ class ToolBlock(Collapsible):
 
     def _show_state(self) -> None:
         state = self.data.state
-        for s in STATES:
-            self.set_class(s == state, s)
+        if not self.has_class(state):      # one restyle for the change, none when it is the same
+            self.remove_class(*STATES, update=False)
+            self.add_class(state)
         if self._result_view is not None:
             self._result_view.update(self._result_content())
         self.title = self._heading()
