@@ -54,6 +54,9 @@ class Request:
     compaction_before: RecordedCompaction | None = None   # the log compacted right before this request
     context_after_compaction: list[Message] | None = None  # what the log's context held after it
     purpose: str = "main"                  # main | compaction | memory | subagent
+    sent: list[Message] | None = None      # the whole context as sent, when the log holds it (ctxtui's
+                                           # projected working history); `added` then stays the raw
+                                           # new messages, for the policies
 
 
 @dataclass
@@ -73,13 +76,18 @@ class Trajectory:
     compaction_calls: list[Request] = field(default_factory=list)  # the log's own summary calls
     head_cached_tokens: int = 0            # the part of the overhead already warm at the first request
     uncalibrated: int = 0                  # requests whose growth could not size their messages
+    logged_config: dict | None = None      # a ctxtui log's meta config (its window, its 1M setting)
 
     def contexts(self) -> Iterator[list[Message]]:
-        """The context each request sent, in order (after the overhead): the previous one plus
-        `added`, or `context_after_compaction` plus `added` right after a compaction. Each list is
-        a new list (the messages are shared)."""
+        """The context each request sent, in order (after the overhead): its `sent` when the log
+        holds it, else the previous one plus `added`, or `context_after_compaction` plus `added`
+        right after a compaction. Each list is a new list (the messages are shared)."""
         context: list[Message] = []
         for r in self.requests:
+            if r.sent is not None:
+                context = list(r.sent)
+                yield context
+                continue
             if r.context_after_compaction is not None:
                 context = list(r.context_after_compaction)
             context = context + r.added

@@ -50,7 +50,8 @@ def as_blocks(content: Any) -> list[dict]:
     return []
 
 
-def _text_of(blocks: list[dict]) -> str:
+def text_of(blocks: list[dict]) -> str:
+    """What references are searched in: the text, tool inputs and tool results of `blocks`."""
     parts = []
     for b in blocks:
         t = b.get("type")
@@ -60,7 +61,7 @@ def _text_of(blocks: list[dict]) -> str:
             parts.append(json.dumps(b.get("input", {}), default=str))
         elif t == "tool_result":
             c = b.get("content", "")
-            parts.append(c if isinstance(c, str) else _text_of(as_blocks(c)))
+            parts.append(c if isinstance(c, str) else text_of(as_blocks(c)))
     return "\n".join(parts)
 
 
@@ -143,10 +144,10 @@ class ClaudeCodeChain:
         elif obj.get("isMeta"):
             kind = "attachment"
         else:
-            text = _text_of(blocks).lstrip()
+            text = text_of(blocks).lstrip()
             kind = "other" if text.startswith(NOTICE_PREFIXES) else "prompt"
         m = Message(role="user", kind=kind, tokens=estimate_message({"content": blocks}), key=content_key(blocks),
-                    text=_text_of(blocks), tools=unique(t for t in tools if t), files=unique(files), timestamp=ts,
+                    text=text_of(blocks), tools=unique(t for t in tools if t), files=unique(files), timestamp=ts,
                     blocks=blocks)
         self.events.append(("user", m))
 
@@ -154,7 +155,7 @@ class ClaudeCodeChain:
         uses = [b for b in resp.blocks if b.get("type") == "tool_use"]
         return Message(
             role="assistant", kind="assistant", tokens=estimate_message({"content": resp.blocks}),
-            key=content_key(resp.blocks), text=_text_of(resp.blocks),
+            key=content_key(resp.blocks), text=text_of(resp.blocks),
             tools=unique(str(b.get("name", "")) for b in uses),
             files=unique(f for b in uses for f in call_files(b.get("input"))),
             references=unique(r for b in uses for r in call_references(b.get("input"))),

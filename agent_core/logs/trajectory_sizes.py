@@ -3,7 +3,9 @@
 Each request's usage gives the size of its whole input (input + cache writes + cache reads). So
 what a request added is exactly its total minus the previous request's total (or minus the
 overhead, for the first request and the first after a compaction); that measured growth is split
-over the added messages in proportion to their estimates. Where the growth is not positive (a log
+over the added messages in proportion to their estimates. A request whose whole context the log
+holds (`Request.sent`) is sized the same way: its messages not sized by an earlier request share
+its total minus the overhead and the ones that were. Where the growth is not positive (a log
 that shrank without a compaction record), the estimates are kept and the request is counted in
 `Trajectory.uncalibrated`.
 """
@@ -49,7 +51,11 @@ def calibrate(traj: Trajectory) -> None:
     for r in traj.requests:
         total = input_total(r.usage)
         msgs: list[Message] = list(r.added)
-        if prev is None or r.context_after_compaction is not None:
+        if r.sent is not None:
+            kept = [m for m in r.sent if id(m) in sized]
+            msgs = [m for m in r.sent if id(m) not in sized]
+            grew = total - traj.overhead_tokens - sum(m.tokens for m in kept)
+        elif prev is None or r.context_after_compaction is not None:
             kept = [m for m in r.context_after_compaction or [] if id(m) in sized]
             msgs = [m for m in r.context_after_compaction or [] if id(m) not in sized] + msgs
             grew = total - traj.overhead_tokens - sum(m.tokens for m in kept)

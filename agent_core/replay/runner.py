@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from agent_core.context_budget import limits_for
 from agent_core.logs.trajectory import Trajectory
 from agent_core.logs.trajectory_read import read_trajectories
 from agent_core.pricing.pricer import Pricer
@@ -31,6 +30,7 @@ from agent_core.replay.report_model import CacheCheck, ReplayReport, SkippedFile
 from agent_core.replay.simulate import Policy, PolicyRun, simulate
 from agent_core.replay.validate import validate
 from agent_core.replay.summary_size import SummarySize, summary_prompt_tokens, summary_size
+from agent_core.replay.window import replay_limits
 
 Progress = Callable[[str, float], None]
 READ_SHARE = 0.2            # of the progress bar, for reading the logs
@@ -67,7 +67,7 @@ def make_policy(spec: PolicySpec, traj: Trajectory, *, window: int, ttl: str, si
     if spec.base == "none":
         return NoCompaction(ttl, spec.name), window
     if spec.base == "cc":
-        max_out = limits_for(traj.model).max_output_tokens
+        max_out = replay_limits(traj, window).max_output_tokens
         return ClaudeCodeLike(overhead=traj.overhead_tokens, window=window, max_output=max_out, ttl=ttl,
                               summary_tokens=size.tokens, prompt_tokens=summary_prompt_tokens(),
                               name=spec.name), window
@@ -82,7 +82,7 @@ OnRequest = Callable[[int, str, int], None]     # (policy's index from 0, its na
 
 def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
                       on_request: OnRequest | None = None) -> tuple[dict[str, PolicyRun], int, SummarySize]:
-    window = options.window or limits_for(traj.model).context_window
+    window = replay_limits(traj, options.window).context_window
     size = summary_size(traj, window)
     refs = ReferenceIndex(traj)
     runs: dict[str, PolicyRun] = {}

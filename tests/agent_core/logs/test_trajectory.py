@@ -173,7 +173,7 @@ async def test_a_ctxtui_session_log_from_the_real_loop(tmp_path):
     assert t.source == "ctxtui" and t.skipped_lines == 0
     assert len(t.requests) == len(responses) > 5
     rewrites = [r for r in t.requests if r.compaction_before is not None]
-    assert rewrites and all(r.context_after_compaction for r in rewrites)
+    assert rewrites and all(r.sent for r in rewrites)
     assert {r.compaction_before.layer for r in rewrites} <= {"microcompact", "tool_result_budget", "session_memory",
                                                              "autocompact", "snip", "collapse"}
     for prev, r, ctx in zip(t.requests, t.requests[1:], list(t.contexts())[1:]):
