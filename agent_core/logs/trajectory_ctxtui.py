@@ -56,9 +56,11 @@ def digest_message(span: dict) -> Message:
                    key=content_key(blocks), text=span["digest"], blocks=blocks)
 
 
-def collapsed(uuids: list[str], messages: list[Message], spans: list[dict]) -> list[Message]:
+def collapsed(uuids: list[str], messages: list[Message], spans: list[dict],
+              digests: dict[tuple[str, str], Message]) -> list[Message]:
     """`messages` (one per uuid) with each span found whole in them replaced by its digest, the
-    earlier of two overlapping spans kept (as collapse.py locates them)."""
+    earlier of two overlapping spans kept (as collapse.py locates them). `digests` keeps one
+    message per digest, so a span every later request holds is sized once (trajectory_sizes.py)."""
     if not spans:
         return messages
     at = {u: i for i, u in enumerate(uuids)}
@@ -71,7 +73,10 @@ def collapsed(uuids: list[str], messages: list[Message], spans: list[dict]) -> l
         if a < pos:
             continue
         out += messages[pos:a]
-        out.append(digest_message(sp))
+        key = (sp["first"], sp["digest"])
+        if key not in digests:
+            digests[key] = digest_message(sp)
+        out.append(digests[key])
         pos = b
     return out + messages[pos:]
 
@@ -95,6 +100,7 @@ class CtxtuiBuilder:
         self.seen: set[str] = set()
         self.pipeline: Any = None                    # the logged pipeline state (for collapse's spans)
         self.unviewed: list[tuple[Request, list[str]]] = []   # requests whose `sent` awaits the spans
+        self.digests: dict[tuple[str, str], Message] = {}       # collapse digests as requests held them
 
     def feed(self, obj: dict) -> None:
         try:
@@ -149,7 +155,7 @@ class CtxtuiBuilder:
             return
         spans = collapse_spans(self.pipeline)
         for req, uuids in self.unviewed:
-            req.sent = collapsed(uuids, req.sent or [], spans)
+            req.sent = collapsed(uuids, req.sent or [], spans, self.digests)
         self.unviewed = []
 
     def _message(self, e: dict) -> Message | None:
