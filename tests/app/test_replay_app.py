@@ -478,10 +478,20 @@ async def test_the_real_engine_on_a_generated_session():
     assert seen and seen[-1] == 1.0
 
 
-def test_validation_text_names_unexplained_misses():
+def test_validation_text_names_each_miss_and_its_reason():
     data = fixture_report()
-    data["sessions"][1]["validation"].update({"unexplained_misses": [31, 149],
-                                              "cache_read_error_pct_without_misses": 0.1,
+    misses = [{"request": 31, "reason": "first message block changed", "read": 21_460, "expected": 111_068},
+              {"request": 149, "reason": "first message block changed", "read": 21_460, "expected": 76_541},
+              {"request": 7, "reason": "model switch", "read": 0, "expected": 5_000}]
+    data["sessions"][1]["validation"].update({"misses": misses, "cache_read_error_pct_without_misses": 0.1,
                                               "cache_write_error_pct_without_misses": 0.3})
     text = validation_text(ReplayReport.from_json(data).sessions[1])
-    assert "2 request(s) missed the cache" in text and "0.1% / 0.3%" in text
+    assert "3 request(s) missed the cache" in text and "0.1% / 0.3%" in text
+    assert "first message block changed: requests 31, 149; model switch: request 7" in text
+
+
+def test_a_saved_report_with_unexplained_misses_still_loads():
+    data = fixture_report()
+    data["sessions"][1]["validation"].update({"unexplained_misses": [31, 149]})
+    text = validation_text(ReplayReport.from_json(data).sessions[1])
+    assert "2 request(s) missed the cache (unknown: requests 31, 149)" in text
