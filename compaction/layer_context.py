@@ -19,6 +19,9 @@ class PipelineConfig:
     """One config for every layer. Layer-specific knobs live here so a session has one place to tune."""
     budget: ContextBudget = field(default_factory=ContextBudget)
     overhead_tokens: int = 0               # system prompt + tool definitions, used before any usage exists
+    # server tokens per estimated token, learned by the caller from usage and count_tokens
+    # (docs/engine.md, "Counting"); None: uncalibrated (estimates count as they are)
+    calibration: float | None = None
     # prompt-cache economics (compaction/accounting/cache_model.py): the TTL the client asks for and the
     # model's dollars per token (handed in from agent_core.pricing; Sonnet-like list prices otherwise:
     # the rewrite decisions depend only on the ratios between buckets)
@@ -68,6 +71,11 @@ class PipelineConfig:
     collapse_digest_chars: int = 600
     # extra knobs for layers added later, by name
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def count_ratio(self) -> float:
+        """The factor estimates are counted at: the calibration, or 1.0 before there is one."""
+        return self.calibration or 1.0
 
 
 @dataclass

@@ -76,6 +76,11 @@ class Pipeline:
         """What the system prompt and the tool definitions take, counted into every request."""
         self.config.overhead_tokens = tokens
 
+    def set_calibration(self, ratio: float | None) -> None:
+        """Count estimates at `ratio` server tokens each from now on (docs/engine.md, "Counting"):
+        the caller learns it from the usage the server reports and from its count_tokens."""
+        self.config.calibration = ratio
+
     def use_stages(self, stages: Sequence[CompactionStage]) -> None:
         """The summarizing stages, when they can only be built once the pipeline exists (they
         report to the agent that holds it)."""
@@ -104,7 +109,7 @@ class Pipeline:
         self.state.layers.pop(key, None)
 
     def count(self, entries: Sequence[Entry]) -> int:
-        return count_tokens(entries, self.config.overhead_tokens)
+        return count_tokens(entries, self.config.overhead_tokens, self.config.count_ratio)
 
     def _ctx(self, entries: Sequence[Entry], now: float, trigger: str = "auto",
              instructions: str | None = None, tokens: int | None = None) -> LayerContext:

@@ -86,14 +86,15 @@ def save_transcript(ctx: LayerContext, entries: Sequence[Entry], require: bool) 
 
 def reanchor(entries: list[Entry], overhead: int) -> list[Entry]:
     """Kept entries still carry the usage of the old, longer context; shift the newest anchor so
-    the count equals overhead + the estimate of the new history until the next response."""
+    the count equals overhead + the (calibrated) estimate of the new history until the next
+    response: the usage is cancelled in server tokens, the history put back in estimated ones."""
     i = anchor_index(entries)
     if i is None:
         return entries
     a = entries[i]
-    target = overhead + sum(e.tokens for e in entries[:i + 1])
     out = list(entries)
-    out[i] = a.with_meta(usage_adjust=target - usage_total(a.usage))
+    out[i] = a.with_meta(real_adjust=overhead - usage_total(a.usage),
+                         usage_adjust=sum(e.tokens for e in entries[:i + 1]))
     return out
 
 

@@ -16,10 +16,10 @@ from typing import AsyncIterator, Awaitable, Callable
 
 from compaction import Entry, Pipeline, breakdown, clock
 from compaction.entry import tool_result_block
-from compaction.estimate import estimate_tools
+from compaction.estimate import estimate_message, estimate_tools
 from compaction.pipeline import PipelineResult
 from compaction.report import CompactionReport
-from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text
+from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text, usage_total
 
 from agent_core import events as ev
 from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
@@ -44,7 +44,29 @@ MID_STREAM_RETRIES = 2
 # Share of the estimated input kept free beside max_tokens (estimates are usually within 2-3%).
 ESTIMATE_MARGIN = 0.02
 COUNTED = "counted"   # the pipeline-state part that keeps what count_tokens corrected (survives resume)
+# The calibration (docs/engine.md, "Counting"): server tokens per estimated token, learnt from a
+# request the server counted, once its messages are estimated at this many tokens at least (a
+# shorter one says more about the head's count than about the ratio); kept within these bounds.
+CALIBRATE_MIN_ESTIMATE = 500
+CALIBRATION_BOUNDS = (0.25, 4.0)
+# The head (system prompt and tools) is counted by count_tokens with this one short message; the
+# first model call waits for that count at most this long, once a session (the SDK it loads is the one
+# the call needs anyway: beyond that, one count_tokens round trip).
+HEAD_PROBE = [{"role": "user", "content": [{"type": "text", "text": "."}]}]
+HEAD_WAIT_S = 5.0
 PLOT_POINTS = 240     # context-history points kept in the state snapshot (the plot shows the latest)
+
+
+def _added_since_usage(view: list[Entry]) -> tuple[int, int] | None:
+    """(the usage anchor's count, the estimate of what follows it) for a request whose anchor no
+    layer has shifted: the server's count of it less the first is what it counts for the second."""
+    i = anchor_index(view)
+    if i is None:
+        return None
+    a = view[i]
+    if a.meta.get("usage_adjust") or a.meta.get("real_adjust") or a.meta.get("server_edits"):
+        return None
+    return usage_total(a.usage), sum(e.tokens for e in view[i + 1:])
 
 
 def _cache_figures(details: dict) -> dict | None:
@@ -120,6 +142,9 @@ class Agent:
         self._system_tokens = estimate_text(system_prompt)
         self._tools_tokens = estimate_tools(self._tool_defs)
         self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
+        self._request_estimate = 0      # the plain estimate of that request's messages (calibration)
+        self._request_added: tuple[int, int] | None = None   # its anchor's usage, the estimate added since
+        self.head_count: asyncio.Task | None = None   # count_tokens of the head, at session start
         self._compaction_started: float | None = None   # when the server began a compaction in this call
         # The count's confirmation by the API's count_tokens after a compaction, in the background;
         # `_count_gen` moves on with every new response or compaction, so a late one is dropped.
@@ -127,9 +152,13 @@ class Agent:
         self.count_confirmation: asyncio.Task | None = None
         self.on_context: Callable[[ev.ContextUpdate], object] | None = None   # a confirmed figure while idle
         self._queue: asyncio.Queue | None = None
-        counted = (self.pipeline.recalled(COUNTED) or {}).get("overhead_adjust", 0)
-        self.pipeline.set_overhead(self._system_tokens + self._tools_tokens + (
-            counted if isinstance(counted, int) else 0))
+        self._apply_calibration()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass              # built outside an event loop: the head is counted when the first turn starts
+        else:
+            self._count_head_later()
 
     # ----- state for front-ends -------------------------------------------------------------
     @property
@@ -143,6 +172,13 @@ class Agent:
     def tokens(self) -> int:
         """The count of what the next request would hold: the projected view (collapse replayed)."""
         return self.pipeline.view(self.entries)[1]
+
+    def count_request(self, messages: list[dict]) -> int:
+        """The calibrated count of a request of `messages` with the session's system prompt and tools
+        (a summary request, sized before it is sent): the head as counted, the messages' estimates
+        at the calibration."""
+        return self.pipeline.overhead_tokens + round(self.pipeline.config.count_ratio *
+                                                     sum(estimate_message(m) for m in messages))
 
     def context_event(self, tokens: int | None = None, view: list[Entry] | None = None) -> ev.ContextUpdate:
         """The context numbers now, from one projected view: the count and the categories (which sum
@@ -244,6 +280,8 @@ class Agent:
         self.cancel()
         if self.count_confirmation is not None:
             self.count_confirmation.cancel()
+        if self.head_count is not None:
+            self.head_count.cancel()
         if self._task is not None:
             try:
                 await self._task
@@ -466,6 +504,7 @@ class Agent:
         self.turns += 1
         self._append(Entry({"role": "user", "content": [{"type": "text", "text": prompt}]}))
         self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
+        await self._head_counted()
         while True:
             stop = self._over_limit(q, turn)
             if stop:
@@ -508,13 +547,15 @@ class Agent:
         said = self._say_figure_before_pipeline(q)
         res = await self.pipeline.run(self.entries)
         self._request_tokens = res.tokens
+        self._request_estimate = sum(e.tokens for e in res.view)
+        self._request_added = _added_since_usage(res.view)
         before = self.entries
         self._adopt(res.entries)
         compacted = self._report_events(q, res.reports, before)
         if compacted or res.tokens != said:     # the figure just said is still the figure
             self._context(q, compacted, tokens=res.tokens, view=res.view)
         if compacted:
-            self._confirm_count_later(res.request, res.tokens)
+            self._confirm_count_later(res.request, res.view)
         blocked = self.pipeline.blocked(res.tokens, res.view)
         if blocked:
             self._emit(q, ev.Error("blocking", blocked))
@@ -554,6 +595,15 @@ class Agent:
         paused = response.stop_reason == "compaction" and (outcome is None or outcome.message_usage is None)
         self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
                            usage=None if paused else response.usage, meta=meta))
+        if not paused and (outcome is None or not outcome.acted) and response.usage:
+            u = response.usage   # the server's count of the request just sent, against its estimate
+            served = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                      "cache_read_input_tokens"))
+            added = self._request_added
+            if added is not None and added[1] >= CALIBRATE_MIN_ESTIMATE:
+                self._learn_ratio(served - added[0], added[1], marginal=True)
+            else:
+                self._learn_ratio(served, self._request_estimate)
         self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
                                       usage=response.usage, duration_s=turn.call_s))
         if outcome is not None and outcome.compaction_usage:
@@ -621,25 +671,106 @@ class Agent:
         end = (self.pipeline.recalled(COUNTED) or {}).get("view_end")
         return "counted" if end is not None and any(e.uuid == end for e in view) else "estimate"
 
-    def _confirm_count_later(self, request: list[dict], tokens: int) -> None:
-        """After a compaction, with a real API: count the new request with the free count_tokens
-        endpoint in the background (never awaited by the turn) and re-anchor the count on it."""
+    # ----- calibration (docs/engine.md, "Counting") -------------------------------------------
+    def _apply_calibration(self) -> None:
+        """Hand the pipeline what the server's counts taught: the ratio its estimates are counted
+        at, and the head (system prompt and tools) in server tokens: counted by count_tokens, else
+        the head's estimate at the ratio (with what a confirmation before any answer corrected)."""
+        saved = self.pipeline.recalled(COUNTED) or {}
+        ratio, head = saved.get("ratio"), saved.get("head")
+        ratio = float(ratio) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0 else None
+        self.pipeline.set_calibration(ratio)
+        adjust = saved.get("overhead_adjust", 0)
+        adjust = adjust if isinstance(adjust, int) and not isinstance(adjust, bool) else 0
+        if self._head_known(saved):
+            self.pipeline.set_overhead(head + adjust)
+        else:
+            self.pipeline.set_overhead(round((ratio or 1.0) * (self._system_tokens + self._tools_tokens)) + adjust)
+
+    def _head_known(self, saved: dict) -> bool:
+        """Whether the saved head count is of this head (a resumed session's system prompt or tools
+        may have changed since it was counted)."""
+        head = saved.get("head")
+        return (isinstance(head, int) and not isinstance(head, bool) and head > 0
+                and saved.get("head_estimate") == self._system_tokens + self._tools_tokens)
+
+    def _learn_ratio(self, server_tokens: int, estimate: int, marginal: bool = False) -> None:
+        """A request the server counted. `marginal`: `server_tokens` is what it counted for what was
+        added since the last response (the usage anchor's own count taken out) and `estimate` what
+        ctxtui estimated for that: the ratio of the content a session adds and its layers remove
+        (tool results, answers), preferred once known. Otherwise `server_tokens` is the whole
+        request and `estimate` its messages: the ratio of the whole (the head's count taken out,
+        or the head's estimate put in before it is counted), used until a marginal one is learnt."""
+        if self.client.info.offline:
+            return   # the demo model counts with the estimator itself: nothing to learn
+        saved = self.pipeline.recalled(COUNTED) or {}
+        if not marginal and saved.get("ratio_from") == "added":
+            return
+        head = saved.get("head")
+        if marginal:
+            real, est = server_tokens, estimate
+        elif self._head_known(saved):
+            real, est = server_tokens - head, estimate
+        else:
+            real, est = server_tokens, estimate + self._system_tokens + self._tools_tokens
+        if estimate < CALIBRATE_MIN_ESTIMATE or real <= 0:
+            return
+        lo, hi = CALIBRATION_BOUNDS
+        ratio = round(min(hi, max(lo, real / est)), 4)
+        if ratio != saved.get("ratio"):
+            self.pipeline.remember(COUNTED, {"ratio": ratio, "ratio_from": "added" if marginal else "request"})
+            self._apply_calibration()
+
+    def _count_head_later(self) -> None:
+        """With a real API and no counted head yet: count the system prompt and the tools with the
+        free count_tokens endpoint, in the background, once a session."""
+        if self.client.info.offline or self.head_count is not None:
+            return
+        if self._head_known(self.pipeline.recalled(COUNTED) or {}):
+            return
+        self.head_count = asyncio.get_running_loop().create_task(self._count_head())
+
+    async def _count_head(self) -> None:
+        counted = await self.client.count_tokens(system=self.system_prompt, messages=HEAD_PROBE, tools=self._tool_defs)
+        if counted is None:
+            return   # the estimate stands (the API could not count)
+        probe = round(self.pipeline.config.count_ratio * estimate_message(HEAD_PROBE[0]))
+        self.pipeline.remember(COUNTED, {"head": max(1, counted - probe), "overhead_adjust": 0,
+                                         "head_estimate": self._system_tokens + self._tools_tokens})
+        self._apply_calibration()
+
+    async def _head_counted(self) -> None:
+        """Before the session's first call: let the head's count land (at most HEAD_WAIT_S)."""
+        self._count_head_later()
+        task = self.head_count
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), HEAD_WAIT_S)
+        except (asyncio.TimeoutError, Exception):
+            pass   # a count that is late or failed leaves the estimate; the first usage corrects it
+
+    def _confirm_count_later(self, request: list[dict], view: list[Entry]) -> None:
+        """After a compaction, with a real API: count the new request (`view` projected) with the
+        free count_tokens endpoint in the background (never awaited by the turn), learn the
+        calibration from it and re-anchor the count on it."""
         if self.client.info.offline:
             return
         if self.count_confirmation is not None:
             self.count_confirmation.cancel()
         self.count_confirmation = asyncio.get_running_loop().create_task(
-            self._confirm_count(request, tokens, self._count_gen))
+            self._confirm_count(request, view, self._count_gen))
 
-    async def _confirm_count(self, request: list[dict], tokens: int, gen: int) -> None:
+    async def _confirm_count(self, request: list[dict], view: list[Entry], gen: int) -> None:
         counted = await self.client.count_tokens(system=self.system_prompt, messages=request, tools=self._tool_defs)
         if counted is None or gen != self._count_gen:
             return   # the API could not count (a confirmation only), or a response or compaction came since
-        delta = counted - tokens
+        self._learn_ratio(counted, sum(e.tokens for e in view))
+        delta = counted - self.pipeline.count(view)   # what the calibrated count still misses
         i = anchor_index(self.entries)
         try:
             if i is not None:      # shift the usage anchor: the count of that request is now the API's
-                entries = adjust_anchor(self.entries, delta, i)
+                entries = adjust_anchor(self.entries, delta, i, real=True)
                 a = entries[i]
                 entries[i] = a.with_meta(counted_adjust=int(a.meta.get("usage_adjust", 0)))
                 self._adopt(entries)
@@ -647,7 +778,7 @@ class Agent:
                 adjust = int((self.pipeline.recalled(COUNTED) or {}).get("overhead_adjust", 0)) + delta
                 self.pipeline.remember(COUNTED, {"overhead_adjust": adjust,
                                                  "view_end": self.entries[-1].uuid if self.entries else None})
-                self.pipeline.set_overhead(self.pipeline.overhead_tokens + delta)
+                self._apply_calibration()
             c = self.context_event()
             if self.busy and self._queue is not None:
                 self._queue.put_nowait(c)
@@ -660,7 +791,8 @@ class Agent:
 
     def _max_tokens(self, turn: _Turn) -> int:
         """The model's max output, lowered so the request's count + max_tokens fits the window; when
-        not even a small floor fits, the request is too long (raised as the API would say it)."""
+        not even a small floor fits, or the count (with what the API said it counts above it) is at
+        the blocking limit, the request is too long (raised as the API would say it: nothing sent)."""
         b = self.pipeline.budget
         n = self._request_tokens + turn.undercount
         floor = min(OUTPUT_FLOOR, b.reserve)
@@ -671,6 +803,12 @@ class Agent:
             raise ModelError("prompt_too_long", f"The request (about {n:,} tokens) leaves no room for an answer "
                                                 f"in the {b.context_window:,}-token window; nothing was sent. "
                                                 "Run /compact.")
+        # counted over the window (what the API said it counts above the estimate included): never sent
+        if n >= b.blocking_limit and not self.pipeline.server_edits:
+            raise ModelError("prompt_too_long", f"The request, counted at about {n:,} tokens with what the API "
+                                                f"counted above the estimate, is at or above the blocking limit of "
+                                                f"{b.blocking_limit:,} (window {b.context_window:,}); nothing was "
+                                                "sent. Run /compact.")
         # The count is an estimate: keep a margin of its usual error, so the API rarely has to say so.
         margin = math.ceil(ESTIMATE_MARGIN * self._request_tokens)
         return min(room, max(floor, b.context_window - n - margin))
@@ -736,7 +874,7 @@ class Agent:
         # max_tokens leaves room for that (an earlier refit's figure belonged to the longer request).
         turn.undercount = math.ceil(out.tokens * (ratio - 1.0))
         self._context(q, True, tokens=out.tokens, view=out.view)
-        self._confirm_count_later(out.request, out.tokens)
+        self._confirm_count_later(out.request, out.view)
         return True
 
     async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: _Turn) -> ModelResponse:
@@ -828,5 +966,5 @@ class Agent:
                                     f"({time.monotonic() - started:.1f}s)."))
         self._context(q, compacted)
         if compacted:
-            self._confirm_count_later(out.request, out.tokens)
+            self._confirm_count_later(out.request, out.view)
         self._emit(q, self.cost.event())

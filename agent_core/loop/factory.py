@@ -196,7 +196,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     agent.engine, agent.engine_notice = engine, engine_notice  # type: ignore[attr-defined]
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
     pipeline.use_stages(default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
-                                                       system=prompt, emit=agent.live),
+                                                       system=prompt, emit=agent.live, count=agent.count_request),
                                        read_file=_file_reader(tool_ctx)))
     if loaded:
         if client.info.offline:

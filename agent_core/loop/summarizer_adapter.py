@@ -39,8 +39,12 @@ class ModelSummarizer:
 
     def __init__(self, client: ModelClient, record: Callable[[ModelCall], None], max_tokens: int | None = None,
                  tools: list[dict] | None = None, system: str = "",
-                 emit: Callable[[Event], None] | None = None) -> None:
+                 emit: Callable[[Event], None] | None = None,
+                 count: Callable[[list[dict]], int] | None = None) -> None:
         self.client = client
+        # How the session counts a request of these messages (its calibrated count: the agent's
+        # `count_request`); None: the plain estimate.
+        self.count = count
         self.record = record
         self.emit = emit
         self.max_tokens = max_tokens
@@ -52,7 +56,8 @@ class ModelSummarizer:
     async def summarize(self, messages: list[dict], *, instructions: str | None = None) -> SummaryResult:
         # The room for the summary: input + max_tokens must fit the window, or the API refuses it.
         info = self.client.info
-        n = estimate_text(self.system) + estimate_tools(self.tools) + sum(estimate_message(m) for m in messages)
+        n = self.count(messages) if self.count is not None else (
+            estimate_text(self.system) + estimate_tools(self.tools) + sum(estimate_message(m) for m in messages))
         cap = self.max_tokens or min(info.max_output_tokens, 20_000)
         floor = summary_floor(info.context_window, cap)
         max_tokens = output_room(info.context_window, cap, n, floor)

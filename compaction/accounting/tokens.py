@@ -40,22 +40,27 @@ def anchor_index(entries: Sequence[Entry]) -> int | None:
     return None
 
 
-def count_tokens(entries: Sequence[Entry], overhead: int = 0) -> int:
+def count_tokens(entries: Sequence[Entry], overhead: int = 0, ratio: float = 1.0) -> int:
     """The count that drives thresholds (CC `tokenCountWithEstimation`).
 
-    The latest usage (which already includes system prompt and tools) plus its `usage_adjust`
-    (what layers freed before it since) plus estimates of the entries after it. With no usage yet,
-    `overhead` (system prompt + tool definitions estimate) plus every entry's estimate.
+    The latest usage (which already includes system prompt and tools, in the server's own tokens),
+    plus its `real_adjust` (server tokens: a count_tokens confirmation), plus `ratio` times its
+    `usage_adjust` (what layers freed before it since, in estimated tokens) and the estimates of the
+    entries after it. With no usage yet, `overhead` (system prompt + tool definitions, in server
+    tokens when they were counted) plus `ratio` times every entry's estimate. `ratio` is the
+    calibration: server tokens per estimated token (docs/engine.md, "Counting"); 1.0 uncalibrated.
     """
     i = anchor_index(entries)
     if i is None:
-        return overhead + estimate_entries(entries)
+        return overhead + round(ratio * estimate_entries(entries))
     a = entries[i]
-    return max(0, usage_total(a.usage) + int(a.meta.get("usage_adjust", 0))) + estimate_entries(entries[i + 1:])
+    estimated = int(a.meta.get("usage_adjust", 0)) + estimate_entries(entries[i + 1:])
+    return max(0, usage_total(a.usage) + int(a.meta.get("real_adjust", 0)) + round(ratio * estimated))
 
 
-def adjust_anchor(entries: list[Entry], delta: int, upto: int) -> list[Entry]:
-    """Shift the usage anchor by `delta` tokens when entries at or before it changed (index <= upto).
+def adjust_anchor(entries: list[Entry], delta: int, upto: int, *, real: bool = False) -> list[Entry]:
+    """Shift the usage anchor by `delta` estimated tokens (`real`: server tokens, which the
+    calibration does not scale) when entries at or before it changed (index <= upto).
 
     Layers call this so the count stays truthful between a rewrite and the next response.
     Returns a new list (the input is not mutated)."""
@@ -63,8 +68,9 @@ def adjust_anchor(entries: list[Entry], delta: int, upto: int) -> list[Entry]:
     if i is None or delta == 0 or upto > i:
         return list(entries)
     a = entries[i]
+    key = "real_adjust" if real else "usage_adjust"
     out = list(entries)
-    out[i] = a.with_meta(usage_adjust=int(a.meta.get("usage_adjust", 0)) + delta)
+    out[i] = a.with_meta(**{key: int(a.meta.get(key, 0)) + delta})
     return out
 
 

@@ -139,7 +139,7 @@ class AutoCompactStage:
         note = user(summary_message(summary, path, recent_kept=bool(recent), auto=auto), kind="summary",
                     layer=self.name, transcript_path=path)
         body = [note, *recent, *files]
-        after = count_tokens(body, ctx.config.overhead_tokens)
+        after = count_tokens(body, ctx.config.overhead_tokens, ctx.config.count_ratio)
         if after >= ctx.tokens:
             return LayerResult(entries, _rejected(
                 self.name, f"the result would not be smaller ({ctx.tokens:,} → {after:,} tokens)", ctx, after,

@@ -208,17 +208,18 @@ def _applicable(entries: list[Entry], x: Located, ai: int | None,
 
 
 def _shift_for_new(entries: list[Entry], view: list[Entry], located: list[Located], anchor_uuid: str | None,
-                   overhead: int = 0) -> list[Entry]:
+                   overhead: int = 0, calibrated: bool = False) -> list[Entry]:
     """Shift the view's anchor for spans committed since that anchor's response (see module doc).
-    The anchor holds real tokens and the spans are estimated, so the shift is scaled by how the
-    anchor's usage compares with the estimate of what it answered (`_real_per_estimate`)."""
+    The anchor holds real tokens and the spans are estimated: with a calibration the count scales
+    the shift itself; without one it is scaled here by how the anchor's usage compares with the
+    estimate of what it answered (`_real_per_estimate`)."""
     if anchor_uuid is None:
         return view
     delta = 0
     for a, b, sp in located:
         if sp.get("anchor") == anchor_uuid:
             delta += digest_entry(sp).tokens - sum(e.tokens for e in entries[a:b])
-    if delta:
+    if delta and not calibrated:
         delta = round(delta * _real_per_estimate(view, overhead, delta))
     return adjust_anchor(view, delta, upto=0) if delta else view
 
@@ -310,12 +311,12 @@ def _cached_view(rt: dict[str, Any], entries: list[Entry], spans: list[dict[str,
 
 
 def _build_view(entries: list[Entry], spans: list[dict[str, Any]], rt: dict[str, Any], ai: int | None,
-                anchor_uuid: str | None, overhead: int = 0) -> list[Entry]:
+                anchor_uuid: str | None, overhead: int = 0, calibrated: bool = False) -> list[Entry]:
     located = [x for x in _locate(entries, spans) if _applicable(entries, x, ai, anchor_uuid)]
     if not located:
         rt.pop("view", None)
         return entries
-    view = _shift_for_new(entries, _view(entries, located, rt), located, anchor_uuid, overhead)
+    view = _shift_for_new(entries, _view(entries, located, rt), located, anchor_uuid, overhead, calibrated)
     # cache it (a list of our own, grown in place later) unless the count is estimated for some
     # span: then applicability is re-checked every turn
     if ai is not None and not any(sp.get("anchor") == anchor_uuid for _, _, sp in located):
@@ -344,8 +345,10 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     view = entries
     if spans:
         cached = _cached_view(rt, entries, spans)
-        view = cached if cached is not None else _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens)
-    tokens = count_tokens(view, cfg.overhead_tokens) if spans else ctx.tokens
+        if cached is None:
+            cached = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens, cfg.calibration is not None)
+        view = cached
+    tokens = count_tokens(view, cfg.overhead_tokens, cfg.count_ratio) if spans else ctx.tokens
     if tokens < commit_at:
         st.pop("retry_at", None)
         return LayerResult(view)
@@ -379,8 +382,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st.pop("retry_at", None)
     spans.extend(new)
     spans.sort(key=lambda sp: sp["hint"])
-    view = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens)
-    after = count_tokens(view, cfg.overhead_tokens)
+    view = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens, cfg.calibration is not None)
+    after = count_tokens(view, cfg.overhead_tokens, cfg.count_ratio)
     what = ", ".join(sp["digest"].split(" (")[0].removeprefix("[collapsed ") for sp in new)
     report = CompactionReport(layer=NAME, trigger=ctx.trigger,
                               action=f"collapsed {what} into digests (request view only; history kept); "

@@ -121,7 +121,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     assert verdict is not None   # targets were chosen, so they were judged
     action += f"; {ce.describe(verdict)}"
     report = CompactionReport(layer=NAME, trigger=trigger, action=action, tokens_before=ctx.tokens,
-                              tokens_after=count_tokens(out, cfg.overhead_tokens),
+                              tokens_after=count_tokens(out, cfg.overhead_tokens, cfg.count_ratio),
                               details={"cleared": n, "freed_estimate": freed_est, "cache": verdict.details()})
     return LayerResult(out, report)
 

@@ -430,7 +430,7 @@ class SessionMemoryStage:
             note = user(summary_message(summary_text, path, recent_kept=bool(kept), auto=ctx.trigger != "manual",
                                         source="notes"), kind="summary", layer=self.name, transcript_path=path)
             body = reanchor([note, *kept], overhead)
-            return body, count_tokens(body, overhead)
+            return body, count_tokens(body, overhead, ctx.config.count_ratio)
 
         body, after = build("?" * 80)
         threshold = ctx.budget.autocompact_threshold

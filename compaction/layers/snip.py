@@ -11,7 +11,9 @@ summarizing cannot run — the no-model fallback; see `trigger_tokens`), with hy
 snip (or a snip that found nothing to drop) it fires again only once the count has grown by
 `snip_growth_ratio` of the window over the lowest count seen since. The tail always includes the
 round holding the usage anchor, so everything removed lies before it and the anchor is shifted
-by exactly the estimated tokens freed. Cuts are at round starts only, so no tool pair is split.
+by the estimated tokens freed: what the anchor's request held of the dropped rounds, where a round
+collapse had shown as a digest held only the digest (`layerkit.held_by_anchor`). Cuts are at
+round starts only, so no tool pair is split.
 
 Cache: a snip rewrites the cached prefix from the head on. It is not held back by the cache rule
 (compaction/cache_economics.py) — it runs only when nothing else can keep the session inside the
@@ -25,7 +27,7 @@ from typing import Any
 
 from compaction import cache_economics as ce
 from compaction.entry import Entry
-from compaction.layerkit import tail_round
+from compaction.layerkit import held_by_anchor, tail_round
 from compaction.layer_context import LayerContext
 from compaction.report import CompactionReport, LayerResult
 from compaction.rounds import round_starts
@@ -85,11 +87,14 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
 
     head = entries[:head_end]
     old_markers = [e for e in head if e.kind == "snip_marker"]
-    removed = sum(e.tokens for e in old_markers)
+    markers = sum(e.tokens for e in old_markers)
     target = int(cfg.snip_target_ratio * e_win)
+    ratio = cfg.count_ratio
     r = 1
-    while r < tail_r and (r == 1 or tokens - removed + MARKER_ESTIMATE > target):
+    removed = held = markers   # estimated tokens of what goes; held: what the anchor's request held of it
+    while r < tail_r and (r == 1 or tokens - round(ratio * (held - MARKER_ESTIMATE)) > target):
         removed += sum(e.tokens for e in entries[starts[r]:starts[r + 1]])
+        held = markers + held_by_anchor(entries, ctx.state, head_end, starts[r + 1])
         r += 1
     cut_end = starts[r]  # entries[head_end:cut_end] go
     gone = entries[head_end:cut_end]
@@ -114,14 +119,14 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         timestamp=gone[0].timestamp,
         meta={"rounds_total": n_rounds, "messages_total": n_msgs, "tokens_total": n_tokens,
               "transcripts": earlier + [path], "transcript_path": path})
-    freed = removed - marker.tokens
+    freed = held - marker.tokens
     if freed <= 0:
         return LayerResult(entries)
     verdict = ce.judge(entries, ctx, head_end, freed)
     ce.note_rewrite(entries, ctx, head_end)
     kept_head = [e for e in head if e.kind != "snip_marker"]
     out = adjust_anchor(kept_head + [marker] + entries[cut_end:], -freed, upto=0)
-    after = count_tokens(out, cfg.overhead_tokens)
+    after = count_tokens(out, cfg.overhead_tokens, cfg.count_ratio)
     st["low_water"] = after
     st["snips"] = int(st.get("snips", 0)) + 1
     report = CompactionReport(

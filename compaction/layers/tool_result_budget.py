@@ -284,6 +284,6 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         parts.append(f"re-applied {totals['reapplied']} frozen replacement(s)")
     report = CompactionReport(
         layer=NAME, trigger="budget", action="; ".join(parts) or "replaced large tool results",
-        tokens_before=ctx.tokens, tokens_after=count_tokens(out, ctx.config.overhead_tokens),
+        tokens_before=ctx.tokens, tokens_after=count_tokens(out, ctx.config.overhead_tokens, ctx.config.count_ratio),
         details={k: v for k, v in totals.items() if v})
     return LayerResult(out, report)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 from tests.fake_anthropic import context_management as cm
 from tests.fake_anthropic import sse
 from tests.fake_anthropic.script import FAULTS, STATUS_FAULTS, Item, as_item, reply
-from tests.fake_anthropic.usage import PrefixCache, count_input, count_output
+from tests.fake_anthropic.usage import PrefixCache, Tokenizer, count_input, count_output
 from tests.fake_anthropic.validation import RequestError, validate_request
 
 SECRET_HEADERS = {"x-api-key", "authorization"}
@@ -73,7 +73,7 @@ class FakeAnthropic:
                  models: Iterable[str] | None = None, min_cache_tokens: int = 0,
                  require_tools_for_tool_blocks: bool = True, default_chunk: int = 16,
                  record_path: str | None = None, host: str = "127.0.0.1", port: int = 0,
-                 reject_betas: Iterable[str] = ()) -> None:
+                 reject_betas: Iterable[str] = (), tokenizer: Tokenizer | None = None) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("fake_anthropic binds loopback only")
         self._queue: deque[Item] = deque(as_item(x) for x in script)
@@ -84,7 +84,9 @@ class FakeAnthropic:
         self.models = set(models) if models is not None else None
         self.require_tools_for_tool_blocks = require_tools_for_tool_blocks
         self.default_chunk = default_chunk
-        self.cache = PrefixCache(min_cache_tokens)
+        # how the server counts tokens (usage, count_tokens, the window): None is ctxtui's own estimator
+        self.tokenizer = tokenizer
+        self.cache = PrefixCache(min_cache_tokens, tokenizer)
         self.count_delay = 0.0        # seconds count_tokens takes to answer
         self.count_bias = 0           # added to count_tokens answers: a server that counts unlike the estimator
         self.record_path = record_path
@@ -320,9 +322,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._cut()
             rec.status, rec.served = 200, "count_tokens"
             view = cm.manage({k: v for k, v in body.items() if k != "context_management"}).view
-            return self._json(200, {"input_tokens": count_input(view) + fake.count_bias})
+            return self._json(200, {"input_tokens": count_input(view, fake.tokenizer) + fake.count_bias})
         managed = cm.manage(body)       # what the model is shown once the server's edits are applied
-        total, shown = managed.size, count_input(managed.view)
+        total, shown = managed.size, count_input(managed.view, fake.tokenizer)
+        if fake.tokenizer is not None and "context_management" not in body:
+            total = shown   # (the server's edits count with ctxtui's estimator in any case)
         if fake.context_window is not None and total > fake.context_window:
             return self._error(rec, 400, "invalid_request_error",
                                f"prompt is too long: {total} tokens > {fake.context_window} maximum",
@@ -355,7 +359,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "cache_read_input_tokens": cu.cache_read_input_tokens,
                     "cache_creation": {"ephemeral_5m_input_tokens": cu.ephemeral_5m_input_tokens,
                                        "ephemeral_1h_input_tokens": cu.ephemeral_1h_input_tokens},
-                    "output_tokens": count_output(out) if out else 0}
+                    "output_tokens": count_output(out, self.fake.tokenizer) if out else 0}
         if managed.compaction is None:
             return priced(managed.view, content), None
         summary = managed.compaction.get("content") or ""

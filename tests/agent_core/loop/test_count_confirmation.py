@@ -7,6 +7,7 @@ import asyncio
 import time
 
 from agent_core import events as ev
+from agent_core.loop.agent import HEAD_PROBE
 from agent_core.sessions.session_reader import load_session
 from compaction import project, validate_history
 from tests.fake_anthropic import FakeAnthropic, count_input, echo_responder, is_summary_request, reply, tool_use
@@ -20,7 +21,8 @@ def wordy(body):
 
 
 def count_requests(fake: FakeAnthropic):
-    return [r for r in fake.requests if r.path == "/v1/messages/count_tokens"]
+    """The confirmations counted (the head's count at session start left out)."""
+    return [r for r in fake.requests if r.path == "/v1/messages/count_tokens" and r.body["messages"] != HEAD_PROBE]
 
 
 async def grow(agent, n: int = 3) -> None:

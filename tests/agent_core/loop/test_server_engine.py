@@ -97,7 +97,8 @@ async def test_hybrid_uses_cheap_layers_then_the_server_summary(tmp_path):
         assert "server_compact" in layers and "autocompact" not in layers and "session_memory" not in layers
         assert not any(r.body.get("context_management", {}).get("edits", [{}])[0].get("type") ==
                        "clear_tool_uses_20250919" for r in fake.requests)
-        assert fake.requests[0].headers["anthropic-beta"] == COMPACT_BETA
+        first = next(r for r in fake.requests if r.path == "/v1/messages")   # (the head is counted first)
+        assert first.headers["anthropic-beta"] == COMPACT_BETA
         # No summary call of our own was made: every request is a main call with the compact edit.
         assert all("context_management" in b for b in fake.message_requests)
         await agent.aclose()
