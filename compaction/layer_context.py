@@ -10,6 +10,7 @@ from typing import Any, Callable, Protocol
 
 from compaction.accounting.budget import ContextBudget
 from compaction.accounting.cache_model import Rates
+from compaction.accounting.tokens import Calibration
 from compaction.entry import Entry
 from compaction.report import LayerResult
 
@@ -22,6 +23,7 @@ class PipelineConfig:
     # server tokens per estimated token, learned by the caller from usage and count_tokens
     # (docs/engine.md, "Counting"); None: uncalibrated (estimates count as they are)
     calibration: float | None = None
+    calibration_assistant: float | None = None   # the same for the model's answers; None: `calibration`
     # prompt-cache economics (compaction/accounting/cache_model.py): the TTL the client asks for and the
     # model's dollars per token (handed in from agent_core.pricing; Sonnet-like list prices otherwise:
     # the rewrite decisions depend only on the ratios between buckets)
@@ -73,9 +75,10 @@ class PipelineConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def count_ratio(self) -> float:
-        """The factor estimates are counted at: the calibration, or 1.0 before there is one."""
-        return self.calibration or 1.0
+    def count_ratio(self) -> Calibration:
+        """The rates estimates are counted at: the calibration, or 1.0 before there is one."""
+        r = self.calibration or 1.0
+        return Calibration(r, self.calibration_assistant or r)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from compaction.entry import Entry, append_message
-from compaction.accounting.tokens import adjust_anchor, anchor_index, estimate_block, estimate_message
+from compaction.accounting.tokens import Calibration, adjust_anchor, anchor_index, estimate_block, estimate_message
 
 # ----- per-process scratch ---------------------------------------------------------------------
 
@@ -77,13 +77,14 @@ def hidden_from_anchor(entries: Sequence[Entry], state: Any, anchor: int | None 
             if sp.get("anchor") != anchor_uuid and not h <= a < e]
 
 
-def held_by_anchor(entries: Sequence[Entry], state: Any, lo: int, hi: int) -> int:
+def held_by_anchor(entries: Sequence[Entry], state: Any, lo: int, hi: int, cal: Calibration | None = None) -> float:
     """Estimated tokens the usage anchor's request held for entries[lo:hi], once they are gone and
     any collapse span they cut into is shown in full again: an entry a span hid from that request
     counts as its digest there, not in full. What removing those entries frees from the anchor
     (snip): without it, snipping collapsed rounds took their whole size off a count that held
-    only their digests (issue 24: 7,956 counted, 22,875 sent)."""
-    held = sum(e.tokens for e in entries[lo:hi])
+    only their digests (issue 24: 7,956 counted, 22,875 sent). In units of `cal`'s ratio."""
+    size = (cal or Calibration()).weighted
+    held = size(entries[lo:hi])
     spans = state.layers.get("collapse", {}).get("spans") if state is not None else None
     a = anchor_index(entries)
     if not spans or a is None:
@@ -92,8 +93,8 @@ def held_by_anchor(entries: Sequence[Entry], state: Any, lo: int, hi: int) -> in
     for sp, (x, y) in _span_ranges(entries, spans):
         if sp.get("anchor") == anchor_uuid or x <= a < y or y <= lo or x >= hi:
             continue   # counted in full by the anchor, or untouched
-        inside = sum(e.tokens for e in entries[max(x, lo):min(y, hi)])
-        kept = sum(e.tokens for e in entries[x:y]) - inside   # shown in full once the span is cut
+        inside = size(entries[max(x, lo):min(y, hi)])
+        kept = size(entries[x:y]) - inside   # shown in full once the span is cut
         digest = estimate_message({"role": "user", "content": [{"type": "text", "text": str(sp.get("digest", ""))}]})
         held += digest - inside - kept
     return held

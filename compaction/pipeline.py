@@ -76,10 +76,11 @@ class Pipeline:
         """What the system prompt and the tool definitions take, counted into every request."""
         self.config.overhead_tokens = tokens
 
-    def set_calibration(self, ratio: float | None) -> None:
-        """Count estimates at `ratio` server tokens each from now on (docs/engine.md, "Counting"):
-        the caller learns it from the usage the server reports and from its count_tokens."""
-        self.config.calibration = ratio
+    def set_calibration(self, ratio: float | None, assistant: float | None = None) -> None:
+        """Count estimates at `ratio` server tokens each from now on, the model's answers at
+        `assistant` (docs/engine.md, "Counting"): the caller learns them from the usage the server
+        reports and from its count_tokens."""
+        self.config.calibration, self.config.calibration_assistant = ratio, assistant
 
     def use_stages(self, stages: Sequence[CompactionStage]) -> None:
         """The summarizing stages, when they can only be built once the pipeline exists (they

@@ -12,7 +12,7 @@ from compaction.accounting.budget import REFERENCE_WINDOW
 from compaction.entry import Entry, project
 from compaction.layer_context import LayerContext
 from compaction.report import CompactionReport, LayerResult
-from compaction.accounting.tokens import anchor_index, usage_total
+from compaction.accounting.tokens import Calibration, anchor_index, usage_total
 from compaction.transcript import transcripts_dir, write_transcript
 from compaction.validate import validate_history
 
@@ -84,7 +84,7 @@ def save_transcript(ctx: LayerContext, entries: Sequence[Entry], require: bool) 
     return str(path), None
 
 
-def reanchor(entries: list[Entry], overhead: int) -> list[Entry]:
+def reanchor(entries: list[Entry], overhead: int, cal: Calibration | None = None) -> list[Entry]:
     """Kept entries still carry the usage of the old, longer context; shift the newest anchor so
     the count equals overhead + the (calibrated) estimate of the new history until the next
     response: the usage is cancelled in server tokens, the history put back in estimated ones."""
@@ -94,7 +94,7 @@ def reanchor(entries: list[Entry], overhead: int) -> list[Entry]:
     a = entries[i]
     out = list(entries)
     out[i] = a.with_meta(real_adjust=overhead - usage_total(a.usage),
-                         usage_adjust=sum(e.tokens for e in entries[:i + 1]))
+                         usage_adjust=round((cal or Calibration()).weighted(entries[:i + 1])))
     return out
 
 

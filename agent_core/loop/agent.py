@@ -16,7 +16,7 @@ from typing import AsyncIterator, Awaitable, Callable
 
 from compaction import Entry, Pipeline, breakdown, clock
 from compaction.entry import tool_result_block
-from compaction.estimate import estimate_message, estimate_tools
+from compaction.estimate import MESSAGE_OVERHEAD, estimate_message, estimate_tools
 from compaction.pipeline import PipelineResult
 from compaction.report import CompactionReport
 from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text, usage_total
@@ -49,12 +49,20 @@ COUNTED = "counted"   # the pipeline-state part that keeps what count_tokens cor
 # shorter one says more about the head's count than about the ratio); kept within these bounds.
 CALIBRATE_MIN_ESTIMATE = 500
 CALIBRATION_BOUNDS = (0.25, 4.0)
+# Answers are counted at their own rate (output tokens against their estimate, the latest weighing
+# most: each answer's figures join sums that decay by ANSWERS_DECAY), once the sums reach this size.
+CALIBRATE_MIN_ANSWERS = 300
+ANSWERS_DECAY = 0.8
 # The head (system prompt and tools) is counted by count_tokens with this one short message; the
 # first model call waits for that count at most this long, once a session (the SDK it loads is the one
 # the call needs anyway: beyond that, one count_tokens round trip).
 HEAD_PROBE = [{"role": "user", "content": [{"type": "text", "text": "."}]}]
 HEAD_WAIT_S = 5.0
 PLOT_POINTS = 240     # context-history points kept in the state snapshot (the plot shows the latest)
+
+
+def _positive(v: object) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else None
 
 
 def _added_since_usage(view: list[Entry]) -> tuple[int, int] | None:
@@ -177,8 +185,9 @@ class Agent:
         """The calibrated count of a request of `messages` with the session's system prompt and tools
         (a summary request, sized before it is sent): the head as counted, the messages' estimates
         at the calibration."""
-        return self.pipeline.overhead_tokens + round(self.pipeline.config.count_ratio *
-                                                     sum(estimate_message(m) for m in messages))
+        cal = self.pipeline.config.count_ratio
+        return self.pipeline.overhead_tokens + round(sum(
+            estimate_message(m) * (cal.assistant if m.get("role") == "assistant" else cal.ratio) for m in messages))
 
     def context_event(self, tokens: int | None = None, view: list[Entry] | None = None) -> ev.ContextUpdate:
         """The context numbers now, from one projected view: the count and the categories (which sum
@@ -599,6 +608,7 @@ class Agent:
             u = response.usage   # the server's count of the request just sent, against its estimate
             served = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
                                                       "cache_read_input_tokens"))
+            self._learn_answer_ratio(int(u.get("output_tokens") or 0), self.entries[-1])
             added = self._request_added
             if added is not None and added[1] >= CALIBRATE_MIN_ESTIMATE:
                 self._learn_ratio(served - added[0], added[1], marginal=True)
@@ -677,9 +687,13 @@ class Agent:
         at, and the head (system prompt and tools) in server tokens: counted by count_tokens, else
         the head's estimate at the ratio (with what a confirmation before any answer corrected)."""
         saved = self.pipeline.recalled(COUNTED) or {}
-        ratio, head = saved.get("ratio"), saved.get("head")
-        ratio = float(ratio) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0 else None
-        self.pipeline.set_calibration(ratio)
+        ratio, head = _positive(saved.get("ratio")), saved.get("head")
+        answers = _positive(saved.get("answers_real")), _positive(saved.get("answers_estimate"))
+        assistant = None
+        if ratio is not None and answers[0] and answers[1] and answers[1] >= CALIBRATE_MIN_ANSWERS:
+            lo, hi = CALIBRATION_BOUNDS
+            assistant = min(hi, max(lo, answers[0] / answers[1]))
+        self.pipeline.set_calibration(ratio, assistant)
         adjust = saved.get("overhead_adjust", 0)
         adjust = adjust if isinstance(adjust, int) and not isinstance(adjust, bool) else 0
         if self._head_known(saved):
@@ -721,6 +735,18 @@ class Agent:
             self.pipeline.remember(COUNTED, {"ratio": ratio, "ratio_from": "added" if marginal else "request"})
             self._apply_calibration()
 
+    def _learn_answer_ratio(self, output_tokens: int, answer: Entry) -> None:
+        """An answer's output tokens against its estimate (less the message's own overhead, which
+        output does not count): the rate answers are counted at, kept with the ratio."""
+        est = answer.tokens - MESSAGE_OVERHEAD
+        if self.client.info.offline or output_tokens <= 0 or est <= 0:
+            return
+        saved = self.pipeline.recalled(COUNTED) or {}
+        real = (_positive(saved.get("answers_real")) or 0.0) * ANSWERS_DECAY + output_tokens
+        est_sum = (_positive(saved.get("answers_estimate")) or 0.0) * ANSWERS_DECAY + est
+        self.pipeline.remember(COUNTED, {"answers_real": round(real, 1), "answers_estimate": round(est_sum, 1)})
+        self._apply_calibration()
+
     def _count_head_later(self) -> None:
         """With a real API and no counted head yet: count the system prompt and the tools with the
         free count_tokens endpoint, in the background, once a session."""
@@ -734,7 +760,7 @@ class Agent:
         counted = await self.client.count_tokens(system=self.system_prompt, messages=HEAD_PROBE, tools=self._tool_defs)
         if counted is None:
             return   # the estimate stands (the API could not count)
-        probe = round(self.pipeline.config.count_ratio * estimate_message(HEAD_PROBE[0]))
+        probe = round(self.pipeline.config.count_ratio.ratio * estimate_message(HEAD_PROBE[0]))
         self.pipeline.remember(COUNTED, {"head": max(1, counted - probe), "overhead_adjust": 0,
                                          "head_estimate": self._system_tokens + self._tools_tokens})
         self._apply_calibration()

@@ -5,6 +5,7 @@ assistant entry that carries `usage`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from compaction.entry import Entry
@@ -24,6 +25,27 @@ def estimate_entries(entries: Sequence[Entry]) -> int:
     return sum(e.tokens for e in entries)
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """Server tokens per estimated token (docs/engine.md, "Counting"): `ratio` for what the user and
+    the tools send, `assistant` for the model's answers (a server counts prose, JSON and tool calls
+    each at its own rate, and answers are mostly prose). 1.0 both: uncalibrated."""
+    ratio: float = 1.0
+    assistant: float = 1.0
+
+    def weighted(self, entries: Sequence[Entry]) -> float:
+        """The entries' estimate in units of `ratio`: answers weighted by assistant / ratio, so one
+        figure (a layer's `usage_adjust`) scaled by `ratio` counts each part at its own rate."""
+        w = self.assistant / self.ratio if self.ratio > 0 else 1.0
+        if w == 1.0:
+            return sum(e.tokens for e in entries)
+        return sum(e.tokens * w if e.role == "assistant" else e.tokens for e in entries)
+
+
+def _calibration(ratio: float | Calibration) -> Calibration:
+    return ratio if isinstance(ratio, Calibration) else Calibration(ratio, ratio)
+
+
 def usage_total(usage: dict[str, Any] | None) -> int:
     """Tokens a response's usage says the context held, output included (0 without a usage)."""
     if usage is None:
@@ -40,7 +62,7 @@ def anchor_index(entries: Sequence[Entry]) -> int | None:
     return None
 
 
-def count_tokens(entries: Sequence[Entry], overhead: int = 0, ratio: float = 1.0) -> int:
+def count_tokens(entries: Sequence[Entry], overhead: int = 0, ratio: float | Calibration = 1.0) -> int:
     """The count that drives thresholds (CC `tokenCountWithEstimation`).
 
     The latest usage (which already includes system prompt and tools, in the server's own tokens),
@@ -49,13 +71,15 @@ def count_tokens(entries: Sequence[Entry], overhead: int = 0, ratio: float = 1.0
     entries after it. With no usage yet, `overhead` (system prompt + tool definitions, in server
     tokens when they were counted) plus `ratio` times every entry's estimate. `ratio` is the
     calibration: server tokens per estimated token (docs/engine.md, "Counting"); 1.0 uncalibrated.
+    A `Calibration` counts answers at their own rate (`usage_adjust` is then in its `ratio`'s units).
     """
+    cal = _calibration(ratio)
     i = anchor_index(entries)
     if i is None:
-        return overhead + round(ratio * estimate_entries(entries))
+        return overhead + round(cal.ratio * cal.weighted(entries))
     a = entries[i]
-    estimated = int(a.meta.get("usage_adjust", 0)) + estimate_entries(entries[i + 1:])
-    return max(0, usage_total(a.usage) + int(a.meta.get("real_adjust", 0)) + round(ratio * estimated))
+    estimated = int(a.meta.get("usage_adjust", 0)) + cal.weighted(entries[i + 1:])
+    return max(0, usage_total(a.usage) + int(a.meta.get("real_adjust", 0)) + round(cal.ratio * estimated))
 
 
 def adjust_anchor(entries: list[Entry], delta: int, upto: int, *, real: bool = False) -> list[Entry]:

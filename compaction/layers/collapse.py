@@ -41,10 +41,10 @@ from typing import Any, Sequence
 from compaction import cache_economics as ce
 from compaction.entry import Entry
 from compaction.layerkit import runtime, tail_round
-from compaction.layer_context import LayerContext
+from compaction.layer_context import LayerContext, PipelineConfig
 from compaction.report import CompactionReport, LayerResult
 from compaction.rounds import round_starts
-from compaction.accounting.tokens import adjust_anchor, anchor_index, count_tokens, usage_total
+from compaction.accounting.tokens import Calibration, adjust_anchor, anchor_index, count_tokens, usage_total
 
 Located = tuple[int, int, dict[str, Any]]   # a committed span found in the history: (start, end, span)
 
@@ -208,20 +208,26 @@ def _applicable(entries: list[Entry], x: Located, ai: int | None,
 
 
 def _shift_for_new(entries: list[Entry], view: list[Entry], located: list[Located], anchor_uuid: str | None,
-                   overhead: int = 0, calibrated: bool = False) -> list[Entry]:
+                   overhead: int = 0, cal: Calibration | None = None) -> list[Entry]:
     """Shift the view's anchor for spans committed since that anchor's response (see module doc).
-    The anchor holds real tokens and the spans are estimated: with a calibration the count scales
-    the shift itself; without one it is scaled here by how the anchor's usage compares with the
-    estimate of what it answered (`_real_per_estimate`)."""
+    The anchor holds real tokens and the spans are estimated: with a calibration (`cal`) the count
+    scales the shift itself (answers weighted at their own rate); without one it is scaled here by
+    how the anchor's usage compares with the estimate of what it answered (`_real_per_estimate`)."""
     if anchor_uuid is None:
         return view
+    size = (cal or Calibration()).weighted
     delta = 0
     for a, b, sp in located:
         if sp.get("anchor") == anchor_uuid:
-            delta += digest_entry(sp).tokens - sum(e.tokens for e in entries[a:b])
-    if delta and not calibrated:
+            delta += round(digest_entry(sp).tokens - size(entries[a:b]))
+    if delta and cal is None:
         delta = round(delta * _real_per_estimate(view, overhead, delta))
     return adjust_anchor(view, delta, upto=0) if delta else view
+
+
+def _cal(cfg: PipelineConfig) -> Calibration | None:
+    """The config's calibration, or None when there is none (then `_real_per_estimate` scales)."""
+    return cfg.count_ratio if cfg.calibration is not None else None
 
 
 def _real_per_estimate(view: list[Entry], overhead: int, delta: int) -> float:
@@ -311,12 +317,12 @@ def _cached_view(rt: dict[str, Any], entries: list[Entry], spans: list[dict[str,
 
 
 def _build_view(entries: list[Entry], spans: list[dict[str, Any]], rt: dict[str, Any], ai: int | None,
-                anchor_uuid: str | None, overhead: int = 0, calibrated: bool = False) -> list[Entry]:
+                anchor_uuid: str | None, overhead: int = 0, cal: Calibration | None = None) -> list[Entry]:
     located = [x for x in _locate(entries, spans) if _applicable(entries, x, ai, anchor_uuid)]
     if not located:
         rt.pop("view", None)
         return entries
-    view = _shift_for_new(entries, _view(entries, located, rt), located, anchor_uuid, overhead, calibrated)
+    view = _shift_for_new(entries, _view(entries, located, rt), located, anchor_uuid, overhead, cal)
     # cache it (a list of our own, grown in place later) unless the count is estimated for some
     # span: then applicability is re-checked every turn
     if ai is not None and not any(sp.get("anchor") == anchor_uuid for _, _, sp in located):
@@ -346,7 +352,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     if spans:
         cached = _cached_view(rt, entries, spans)
         if cached is None:
-            cached = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens, cfg.calibration is not None)
+            cached = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens, _cal(cfg))
         view = cached
     tokens = count_tokens(view, cfg.overhead_tokens, cfg.count_ratio) if spans else ctx.tokens
     if tokens < commit_at:
@@ -382,7 +388,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     st.pop("retry_at", None)
     spans.extend(new)
     spans.sort(key=lambda sp: sp["hint"])
-    view = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens, cfg.calibration is not None)
+    view = _build_view(entries, spans, rt, ai, anchor_uuid, cfg.overhead_tokens, _cal(cfg))
     after = count_tokens(view, cfg.overhead_tokens, cfg.count_ratio)
     what = ", ".join(sp["digest"].split(" (")[0].removeprefix("[collapsed ") for sp in new)
     report = CompactionReport(layer=NAME, trigger=ctx.trigger,

@@ -429,7 +429,7 @@ class SessionMemoryStage:
         def build(path: str | None) -> tuple[list[Entry], int]:
             note = user(summary_message(summary_text, path, recent_kept=bool(kept), auto=ctx.trigger != "manual",
                                         source="notes"), kind="summary", layer=self.name, transcript_path=path)
-            body = reanchor([note, *kept], overhead)
+            body = reanchor([note, *kept], overhead, ctx.config.count_ratio)
             return body, count_tokens(body, overhead, ctx.config.count_ratio)
 
         body, after = build("?" * 80)

@@ -89,12 +89,12 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     old_markers = [e for e in head if e.kind == "snip_marker"]
     markers = sum(e.tokens for e in old_markers)
     target = int(cfg.snip_target_ratio * e_win)
-    ratio = cfg.count_ratio
+    cal = cfg.count_ratio
     r = 1
-    removed = held = markers   # estimated tokens of what goes; held: what the anchor's request held of it
-    while r < tail_r and (r == 1 or tokens - round(ratio * (held - MARKER_ESTIMATE)) > target):
+    removed, held = markers, float(markers)  # estimated tokens of what goes; held: what the anchor's request held
+    while r < tail_r and (r == 1 or tokens - round(cal.ratio * (held - MARKER_ESTIMATE)) > target):
         removed += sum(e.tokens for e in entries[starts[r]:starts[r + 1]])
-        held = markers + held_by_anchor(entries, ctx.state, head_end, starts[r + 1])
+        held = markers + held_by_anchor(entries, ctx.state, head_end, starts[r + 1], cal)
         r += 1
     cut_end = starts[r]  # entries[head_end:cut_end] go
     gone = entries[head_end:cut_end]
@@ -119,7 +119,7 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         timestamp=gone[0].timestamp,
         meta={"rounds_total": n_rounds, "messages_total": n_msgs, "tokens_total": n_tokens,
               "transcripts": earlier + [path], "transcript_path": path})
-    freed = held - marker.tokens
+    freed = round(held) - marker.tokens
     if freed <= 0:
         return LayerResult(entries)
     verdict = ce.judge(entries, ctx, head_end, freed)
