@@ -22,6 +22,7 @@ from agent_core.events import CostUpdate
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
+from app.widgets.table_caches import bound_render_caches
 
 BUCKETS: tuple[tuple[str, str], ...] = (
     ("input", "input"),
@@ -61,6 +62,7 @@ class CostPane(Vertical):
         self.extras: dict[str, Any] = {}
         # Held, not queried: the pane renders on every cost figure of a long session.
         self._table = DataTable(id="cost-table", show_cursor=False, zebra_stripes=False, cell_padding=1)
+        bound_render_caches(self._table, rows=16)          # new figures after every model call
         self._summary_view = Static(id="cost-summary")
         self._rows_shown: tuple | None = None     # (layout, rows) the table holds: not rebuilt when the same
 

@@ -21,6 +21,7 @@ from agent_core.watch.state import CompactionView
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
+from app.widgets.table_caches import bound_render_caches
 
 # The side pane has room for five columns: what the prefix rewrite cost is shown rather than how long
 # the compaction took (the conversation's marker says both).
@@ -86,6 +87,7 @@ class Timeline(DataTable):
     def __init__(self, *, columns: tuple[str, ...] = TUI_COLUMNS, clock: Callable[[], float] = clock_now,
                  id: str | None = None, selectable: bool = False) -> None:
         super().__init__(id=id, show_cursor=False, cell_padding=1)
+        bound_render_caches(self, columns=len(columns))    # a row per compaction, for thousands of turns
         self.columns_shown = columns
         self.clock = clock
         self.selectable = selectable               # rows open the inspector (the TUI; watch has none)

@@ -264,3 +264,27 @@ async def test_deltas_spread_over_many_frames_are_written_a_few_times_a_second(m
         allowed = elapsed / TEXT_FLUSH_S + 2
         assert n.appends <= allowed, f"{n.appends} writes for {len(words)} deltas in {elapsed:.2f} s"
         assert n.appends < len(words) / 2
+
+
+async def test_the_side_tables_keep_bounded_render_caches_over_a_long_session():
+    """DataTable keys its render caches by an update counter and sizes them for 10,000 cells: the
+    entries of every earlier update stay until the cache is full. The timeline (a row per
+    compaction) and the cost pane (new figures after each model call) hold a few screens' worth."""
+    from textual.widgets import DataTable
+
+    from app.widgets.timeline import Timeline
+
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(Timeline)
+        costs = app.cost_pane.query_one(DataTable)
+        for i in range(150):
+            timeline.add_compaction(ev.Compaction(layer="microcompact", trigger="auto", tokens_before=15_000 + i,
+                                                  tokens_after=12_000, duration_s=0.01, action="cleared"))
+            await app.handle_event(cost_event())
+            await pilot.pause()
+        assert timeline.row_count == 150
+        for table in (timeline, costs):
+            rows, cells = len(table._row_render_cache), len(table._cell_render_cache)
+            assert rows <= 256 and cells <= 2_048, (type(table).__name__, rows, cells)
