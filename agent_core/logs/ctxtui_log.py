@@ -73,8 +73,12 @@ class CtxtuiParser:
         if model in FREE_MODELS:
             return []
         buckets = buckets_of(usage)
+        # A response is counted once within its session (a model_call and the assistant_done of the
+        # same answer share its id), never across sessions: the offline demo's ids come from the
+        # request, so two sessions that start alike repeat them, and the second one was lost.
         rec = UsageRecord(
-            session_id=self.session_id, model=model, timestamp=parse_timestamp(ts), request_key=str(key),
+            session_id=self.session_id, model=model, timestamp=parse_timestamp(ts),
+            request_key=f"{self.session_id}/{key}",
             buckets=buckets, context_tokens=context_tokens(buckets) if purpose == "main" else 0,
             source=self.source,
             path=self.path, purpose=purpose)

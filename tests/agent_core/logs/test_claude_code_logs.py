@@ -298,10 +298,11 @@ def test_ctxtui_session_log_gives_the_same_records(tmp_path):
     recs = reader.read(final=True)
     assert reader.format == "ctxtui" and reader.skipped == 0
     us = usages(recs)
+    sid = "20250614T100000-abcdef"           # keys are the session's: demo ids repeat across sessions
     assert [(r.request_key, r.purpose, r.session_id) for r in us] == [
-        ("msg_a", "main", "20250614T100000-abcdef"),
-        ("20250614T100000-abcdef:compaction:1", "compaction", "20250614T100000-abcdef"),
-        ("msg_b", "main", "20250614T100000-abcdef")]
+        (f"{sid}/msg_a", "main", sid),
+        (f"{sid}/{sid}:compaction:1", "compaction", sid),
+        (f"{sid}/msg_b", "main", sid)]
     assert us[1].buckets["input"] == 2000 and us[1].model == MODEL and us[1].context_tokens == 0
     assert us[2].context_tokens == 9002
     (c,) = [r for r in recs if isinstance(r, CompactionRecord)]
@@ -311,7 +312,7 @@ def test_ctxtui_session_log_gives_the_same_records(tmp_path):
 def test_ctxtui_summary_calls_are_read_from_their_own_records(tmp_path):
     reader = LogReader(_ctxtui_log(tmp_path, model_calls=True))
     us = usages(reader.read(final=True))
-    assert [(r.request_key, r.purpose) for r in us] == [
+    assert [(r.request_key.split("/", 1)[1], r.purpose) for r in us] == [
         ("msg_a", "main"), ("msg_sum", "compaction"), ("msg_b", "main")]      # no total rebuilt from snapshots
     assert us[1].buckets["input"] == 2000 and us[1].buckets["output"] == 300 and us[1].model == MODEL
 

@@ -171,6 +171,25 @@ def test_ctxtui_sessions_folder_is_accepted(tmp_path):
     assert data["totals"]["input_tokens"] == 11
 
 
+def test_two_ctxtui_sessions_with_the_same_response_ids_are_both_counted(tmp_path):
+    """The offline demo's response ids come from the request, so two sessions that start alike
+    repeat them: each session's responses are its own (the second session was lost: 5 requests
+    where there were 10)."""
+    from agent_core.sessions.session_log import SessionLog
+    from compaction.entry import assistant as a_entry
+
+    state = tmp_path / "projects" / "-home-me-proj-1a2b3c4d"
+    for sid in ("20250614T100000-abcdef", "20250614T110000-fedcba"):
+        log = SessionLog.create(state, {"model": MODEL}, session_id=sid)
+        for i in range(3):
+            log.append_entry(a_entry(f"hi {i}", response_id=f"msg_demo_{i}", usage=usage(inp=10, out=5),
+                                     model=MODEL))
+        log.close()
+    data, _ = run_json(str(state / "sessions"))
+    assert data["totals"]["requests"] == 6 and data["totals"]["sessions"] == 2
+    assert data["totals"]["input_tokens"] == 60
+
+
 def test_same_path_twice_counts_once(projects):
     data, _ = run_json(str(projects), str(projects / "-home-me-a" / "s-a1.jsonl"))
     assert data["totals"]["requests"] == 5 and data["files"] == 3
