@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from agent_core.logs.trajectory import Trajectory
+from agent_core.pricing.cost import shown_price
+from agent_core.pricing.pricer import PriceFn
 from agent_core.replay.report_model import (CacheCheck, CacheMiss, Marker, PolicyResult, ReplayReport, SessionResult,
                                             Total)
 from agent_core.replay.simulate import PolicyRun
@@ -49,13 +51,25 @@ def policy_result(run: PolicyRun) -> PolicyResult:
     )
 
 
+def logged_cost(traj: Trajectory, price: PriceFn = shown_price) -> float | None:
+    """The log's own requests and summary calls at the prices of their dates, by the pricer
+    `usage` uses (so the same file gives the same dollars); None when one has no price."""
+    total = 0.0
+    for r in (*traj.requests, *traj.compaction_calls):
+        usd = price(r.model, r.usage, r.timestamp or None)
+        if usd is None:
+            return None
+        total += usd
+    return total
+
+
 def session_result(traj: Trajectory, runs: dict[str, PolicyRun], *, window: int, size: SummarySize,
-                   validation: CacheCheck) -> SessionResult:
+                   validation: CacheCheck, price: PriceFn = shown_price) -> SessionResult:
     return SessionResult(
         path=traj.path, model=traj.model, session_id=traj.session_id, agent_id=traj.agent_id,
         source=traj.source, requests=len(traj.requests), window=window,
         skipped_lines=traj.skipped_lines, summary_tokens=size.tokens, summary_source=size.source,
-        validation=validation,
+        validation=validation, logged_cost_usd=logged_cost(traj, price),
         policies={name: policy_result(run) for name, run in runs.items()},
     )
 
@@ -97,7 +111,8 @@ def format_text(report: ReplayReport) -> str:
                       f"{v.cache_read_error_pct_without_misses:.1f}% write "
                       f"{v.cache_write_error_pct_without_misses:.1f}%)")
         lines.append(f"{s.path}" + (f" [{s.agent_id}]" if s.agent_id else ""))
-        lines.append(f"  {s.model}, {s.requests} requests, window {s.window:,}{valid}")
+        logged = "" if s.logged_cost_usd is None else f", ${s.logged_cost_usd:.4f} as logged"
+        lines.append(f"  {s.model}, {s.requests} requests{logged}, window {s.window:,}{valid}")
         if v.misses:
             lines.append(f"  cache misses: {misses_text(v.misses)}")
         lines.append(head)

@@ -135,12 +135,16 @@ class SessionResult:
     summary_source: str | None = None
     validation: CacheCheck = field(default_factory=CacheCheck)
     policies: dict[str, PolicyResult] = field(default_factory=dict)
+    # what the log's own requests (summary calls included) cost at their dates' prices: the figure
+    # `usage`, `watch` and the TUI show for the same log; None when a model has no price
+    logged_cost_usd: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "model": self.model, "session_id": self.session_id, "agent_id": self.agent_id,
                 "source": self.source, "requests": self.requests, "window": self.window,
                 "skipped_lines": self.skipped_lines, "summary_tokens": self.summary_tokens,
-                "summary_source": self.summary_source, "validation": self.validation.to_json(),
+                "summary_source": self.summary_source, "logged_cost_usd": self.logged_cost_usd,
+                "validation": self.validation.to_json(),
                 "policies": {name: p.to_json() for name, p in self.policies.items()}}
 
 
@@ -312,6 +316,7 @@ def _session(data: object, where: str) -> SessionResult:
         skipped_lines=_int(d.get("skipped_lines"), f"{where}.skipped_lines"),
         summary_tokens=_int(d.get("summary_tokens"), f"{where}.summary_tokens"),
         summary_source=_str(d.get("summary_source")),
+        logged_cost_usd=_number(d.get("logged_cost_usd"), f"{where}.logged_cost_usd"),
         validation=_check(d.get("validation"), f"{where}.validation"),
         policies={str(k): _policy(v, f"{where}.policies.{k}") for k, v in policies.items()},
     )

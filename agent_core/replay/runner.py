@@ -152,7 +152,8 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
         done += n_policies * count
         tell(f"{where} · checking the cache model against the log",
              READ_SHARE + (1 - READ_SHARE) * done / total)
-        sessions.append(session_result(traj, runs, window=window, size=size, validation=validation_of(traj)))
+        sessions.append(session_result(traj, runs, window=window, size=size, validation=validation_of(traj),
+                                       price=pricer))
         done += count
         note = f"{name}: {size.describe()}."
         if traj.skipped_lines:

@@ -32,8 +32,10 @@ variants:
 
 output:
   in a terminal: a screen with plots; otherwise (or with --json) text or one JSON object:
-  {{"sessions": [{{"path", "model", "requests", "validation": {{"cache_read_error_pct",
-  "cache_write_error_pct"}}, "policies": {{NAME: {{"cost_usd", "cost_by_bucket", "overflows",
+  {{"sessions": [{{"path", "model", "requests", "logged_cost_usd" (the log's own requests at
+  their dates' prices, as usage counts them), "validation": {{"cache_read_error_pct",
+  "cache_write_error_pct", "misses": [{{"request", "reason", "read", "expected"}}]}},
+  "policies": {{NAME: {{"cost_usd", "cost_by_bucket", "overflows",
   "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
   "references_kept", "references_total", "series": {{"context", "cost_cum", "markers"}}}}}}}}],
   "totals": {{NAME: {{"cost_usd", "overflows"}}}}, "window", "ttl", "limits",

@@ -1,10 +1,14 @@
-"""The TUI, `watch` and `usage` agree to the cent on the same log (issue 24): one session run in
-the real app through the SDK and the fake server, with tool calls and compactions, then the log
-read by the two reading commands' own code."""
+"""The TUI, `watch`, `usage` and `replay` agree to the cent on the same log (issue 24): one session
+run in the real app through the SDK and the fake server, with tool calls and compactions, then the
+log read by the reading commands' own code (replay's "as logged" figure)."""
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
+from agent_core.replay.options import ReplayOptions
+from agent_core.replay.runner import run_replay
 from agent_core.watch.state import WatchState
 from app.cli.usage import build_report
 from tests.agent_helpers import heavy_tool_session, make_workspace
@@ -30,6 +34,9 @@ async def test_the_tui_watch_and_usage_show_the_same_dollars_for_one_log(tmp_pat
     usage = sum(s.tally.cost_usd or 0 for s in report.sessions.values())
     watched = WatchState(path)
     watched.poll()
+    (replayed,) = (await asyncio.to_thread(run_replay, ReplayOptions(paths=(path,)))).sessions   # its own loop
     assert shown == pane
+    assert replayed.logged_cost_usd is not None and f"{replayed.logged_cost_usd:.2f}" == f"{shown:.2f}"
+    assert replayed.logged_cost_usd == pytest.approx(shown, abs=1e-9)
     assert f"{shown:.2f}" == f"{usage:.2f}" == f"{watched.cost.total_usd:.2f}"
     assert shown == pytest.approx(usage, abs=1e-9) and shown == pytest.approx(watched.cost.total_usd, abs=1e-9)
