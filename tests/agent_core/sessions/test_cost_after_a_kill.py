@@ -1,5 +1,6 @@
 """Dollars after a crash (issue 24): a run killed mid-turn logged model calls its state does not
-count yet; the resumed session books them, so it agrees with `usage` and `watch` on the same log."""
+count yet; the resumed session books them, so it agrees with `usage`, `watch` and replay's "as
+logged" figure on the same log."""
 from __future__ import annotations
 
 import asyncio
@@ -17,6 +18,8 @@ from agent_core.loop.factory import build_agent
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.sessions.session_reader import load_session
+from agent_core.replay.options import ReplayOptions
+from agent_core.replay.runner import run_replay
 from agent_core.watch.state import WatchState
 from app.cli.usage import build_report
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs, wait_for
@@ -65,8 +68,10 @@ def test_a_killed_turns_logged_calls_are_counted_on_resume(tmp_path, calls_befor
     usage_usd = sum(s.tally.cost_usd or 0 for s in report.sessions.values())
     watched = WatchState(path)
     watched.poll()
+    (replayed,) = run_replay(ReplayOptions(paths=(path,))).sessions
     assert calls == _calls_logged(ws) >= calls_before_kill
     assert round(resumed, 2) == round(usage_usd, 2) == round(watched.cost.total_usd, 2)
+    assert replayed.logged_cost_usd == pytest.approx(usage_usd, abs=1e-6)
     assert resumed == pytest.approx(usage_usd, abs=1e-6) and resumed == pytest.approx(watched.cost.total_usd, abs=1e-6)
     assert agent.api_seconds() > 0 and len(logged.calls_after_state) <= calls
 
