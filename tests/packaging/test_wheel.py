@@ -8,14 +8,15 @@ import os
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from pathlib import Path
 
 import pytest
 
+from agent_core.version import __version__
+
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = ROOT / "app" / "cli" / "launcher.py"
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+VERSION = __version__   # the one source: hatch reads it from agent_core/version.py (pyproject says dynamic)
 
 
 def project_with_its_own_app(root: Path) -> Path:
