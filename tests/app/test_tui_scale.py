@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from textual.app import App
 from textual.screen import Screen
 from textual.widget import Widget
@@ -235,6 +237,7 @@ async def test_a_turn_greys_esc_in_place_without_rebuilding_the_footer():
         assert list(app.screen.query(FooterKey)) == keys
 
 
+@pytest.mark.slow
 async def test_deltas_spread_over_many_frames_are_written_a_few_times_a_second(monkeypatch):
     """A model that streams a delta every frame (the demo does, and so does a fast real model):
     the answer's last block is re-parsed on each write, and a list is one block, so writing once
@@ -266,6 +269,7 @@ async def test_deltas_spread_over_many_frames_are_written_a_few_times_a_second(m
         assert n.appends < len(words) / 2
 
 
+@pytest.mark.slow
 async def test_the_side_tables_keep_bounded_render_caches_over_a_long_session():
     """DataTable keys its render caches by an update counter and sizes them for 10,000 cells: the
     entries of every earlier update stay until the cache is full. The timeline (a row per

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_core.sessions.session_reader import SessionReplay
 from tests.agent_core.sessions.log_session_helpers import PROMPTS, assert_resumes_as_left, demo_session
 from tests.agent_helpers import collect, demo_agent
@@ -56,6 +58,7 @@ async def resume_turns(tmp_path: Path, turns: int, start: int = 0):
     return agent
 
 
+@pytest.mark.slow
 async def test_resume_reads_the_tail_not_the_file(tmp_path):
     agent = await demo_session(tmp_path, 30)
     path = agent.session.path

@@ -22,6 +22,7 @@ from tests.agent_helpers import collect, demo_agent, user_dirs
 from tests.demo_project import build
 
 FIXTURES = Path(__file__).parent / "fixtures"
+@pytest.mark.slow
 async def test_the_log_grows_with_the_entries_not_with_turns_times_state(tmp_path):
     # format 1 wrote the whole state after nearly every call: 4.2x the entries after 60 turns,
     # 5.5x after 100, growing (593 MB after 1,000); now about 1.5x, flat
