@@ -437,7 +437,9 @@ class AnthropicClient:
         if tools:
             params["tools"] = list(tools)
         try:
-            client = await self._ready()
+            # one try: a count only sharpens a figure, and against a silent server the SDK's
+            # retries would hold the first turn three idle timeouts before its own request
+            client = (await self._ready()).with_options(max_retries=0)
         except Exception as e:
             self.last_count_error = self._error(e)
             return None

@@ -73,7 +73,8 @@ async def test_server_engine_long_session(tmp_path):
         requests = fake.message_requests
         assert all(r.status == 200 for r in fake.requests)
         assert all(r["context_management"]["edits"][-1]["type"] == "compact_20260112" for r in requests)
-        assert fake.requests[0].headers["anthropic-beta"] == f"{CONTEXT_MANAGEMENT_BETA},{COMPACT_BETA}"
+        first = next(r for r in fake.requests if r.path == "/v1/messages")   # (the head is counted first)
+        assert first.headers["anthropic-beta"] == f"{CONTEXT_MANAGEMENT_BETA},{COMPACT_BETA}"
         compact = of(events, ev.Compaction)[layers.index("server_compact")]
         assert compact.tokens_after < compact.tokens_before and compact.usage["output_tokens"] > 0
         assert compact.parts is not None and compact.parts["removed"]
