@@ -40,7 +40,8 @@ def test_stream_json_prints_server_compactions_like_local_ones(tmp_path):
         code, out, err = _run(["-p", "work through it", "--workspace", str(ws), "--allow", "bash", "--engine",
                                "server", "--context-window", "100000", "--base-url", fake.base_url,
                                "--output-format", "stream-json"], {**env, "ANTHROPIC_BASE_URL": fake.base_url})
-        betas = {r.headers.get("anthropic-beta") for r in fake.requests if r.path == "/v1/messages"}  # not the head's count
+        # the messages requests' betas (the head's count carries the token-counting one too)
+        betas = {r.headers.get("anthropic-beta") for r in fake.requests if r.path == "/v1/messages"}
     events = [json.loads(line) for line in out.splitlines()]
     assert code == 0, err
     comps = [e for e in events if e["type"] == "compaction" and e["layer"] == "server_compact"]
