@@ -91,6 +91,7 @@ async def test_prompt_streams_and_panes_follow_the_loop(workspace):
         assert len(app.context_pane.history) == len(app.agent.context_history) > 0
 
 
+@pytest.mark.slow
 async def test_streaming_is_incremental_and_esc_cancels(workspace):
     app, events = make_app(workspace, chunk_delay=0.01)
     async with app.run_test(size=SIZE) as pilot:
@@ -201,6 +202,7 @@ async def test_cancelling_while_the_modal_asks_closes_it(workspace):
         assert not (workspace / "notes.txt").exists()
 
 
+@pytest.mark.slow
 async def test_slash_completion_palette_and_screens(workspace):
     app, _ = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
@@ -252,6 +254,7 @@ async def test_slash_completion_palette_and_screens(workspace):
         assert prompt.text == "explore the python files"
 
 
+@pytest.mark.slow
 async def test_resume_restores_conversation_and_panes(workspace):
     app, _ = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:

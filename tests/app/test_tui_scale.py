@@ -56,6 +56,7 @@ def live_widgets() -> int:
     return sum(1 for o in gc.get_objects() if isinstance(o, Widget))
 
 
+@pytest.mark.slow
 async def test_paged_out_messages_are_records_and_widgets_stay_bounded():
     """3,000 messages (a resumed 1,000-turn history, then live appends) leave a bounded number of
     widget objects: what is paged out is data. (Before: unmounted copies, four objects a tool block.)"""
@@ -80,6 +81,7 @@ async def test_paged_out_messages_are_records_and_widgets_stay_bounded():
         assert live_widgets() - baseline <= mounted + 50, "widgets outlive the messages they showed"
 
 
+@pytest.mark.slow
 async def test_scroll_back_builds_the_earliest_messages_with_their_content():
     app = One(live_limit=5, page=4)
     async with app.run_test(size=SIZE) as pilot:
@@ -187,6 +189,7 @@ async def test_one_model_call_is_shown_once_per_frame_not_once_per_event(monkeyp
         assert app.context_pane.context.tokens == 10_000 + 199 * 10     # the latest figure is the one shown
 
 
+@pytest.mark.slow
 async def test_the_footer_leaves_no_dead_keys_behind_turn_after_turn():
     """Each turn greys Esc in and out, and the footer recomposes its keys: the removed keys must
     not stay alive (Textual kept them bound to the footer, fourteen a turn)."""

@@ -24,6 +24,7 @@ def _file(word: str) -> str:
                    for i in range(360))
 
 
+@pytest.mark.slow
 async def test_session_memory_keeps_the_current_prompt_and_the_unseen_reads(tmp_path):
     ws = make_workspace(tmp_path)
     (ws / "alpha.txt").write_text(_file("alpha"))

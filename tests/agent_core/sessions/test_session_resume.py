@@ -185,6 +185,7 @@ def test_a_cut_off_last_line_is_cut_away_on_open(tmp_path):
 
 # ------------------------------------------------------------------ case 8: invalid UTF-8 and lone surrogates
 
+@pytest.mark.slow
 def test_invalid_utf8_on_stdin(tmp_path):
     ws, home = make_workspace(tmp_path), tmp_path / "state"
     with FakeAnthropic(responder=echo_responder) as fake:
