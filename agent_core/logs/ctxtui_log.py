@@ -97,7 +97,7 @@ class CtxtuiParser:
         kind = ev.get("type")
         if kind == "model_call" and isinstance(ev.get("usage"), dict):
             purpose = ev.get("purpose") if isinstance(ev.get("purpose"), str) and ev.get("purpose") else "main"
-            key = ev.get("message_id") or f"{self.session_id}:{purpose}@{line.get('at')}"
+            key = ev.get("message_id") or f"{purpose}@{line.get('at')}"
             return self._usage(key, ev.get("model"), ev["usage"], line.get("at"), purpose)
         if kind == "assistant_done" and isinstance(ev.get("usage"), dict) and ev.get("message_id"):
             return self._usage(ev["message_id"], ev.get("model"), ev["usage"], line.get("at"))
@@ -142,5 +142,5 @@ class CtxtuiParser:
                      "cache_creation": {"ephemeral_5m_input_tokens": delta["cache_write_5m"],
                                         "ephemeral_1h_input_tokens": delta["cache_write_1h"]},
                      "cache_read_input_tokens": delta["cache_read"]}
-            out.extend(self._usage(f"{self.session_id}:{purpose}:{calls}", model, usage, obj.get("at"), purpose))
+            out.extend(self._usage(f"{purpose}:{calls}", model, usage, obj.get("at"), purpose))
         return out

@@ -301,7 +301,7 @@ def test_ctxtui_session_log_gives_the_same_records(tmp_path):
     sid = "20250614T100000-abcdef"           # keys are the session's: demo ids repeat across sessions
     assert [(r.request_key, r.purpose, r.session_id) for r in us] == [
         (f"{sid}/msg_a", "main", sid),
-        (f"{sid}/{sid}:compaction:1", "compaction", sid),
+        (f"{sid}/compaction:1", "compaction", sid),
         (f"{sid}/msg_b", "main", sid)]
     assert us[1].buckets["input"] == 2000 and us[1].model == MODEL and us[1].context_tokens == 0
     assert us[2].context_tokens == 9002
