@@ -203,7 +203,7 @@ class Conversation(VerticalScroll):
     async def append_text(self, text: str) -> None:
         """A delta of the answer: gathered, and written to the stream once per frame."""
         if self._stream is None:
-            self._thinking = None
+            self._end_thinking()
             md = new_answer()
             self._current_md = md
             await self._add(md)
@@ -228,7 +228,12 @@ class Conversation(VerticalScroll):
             stream, self._stream = self._stream, None
             await stream.stop()
         self._pending_text.clear()
-        self._thinking = None
+        self._end_thinking()
+
+    def _end_thinking(self) -> None:
+        if self._thinking is not None:
+            self._thinking.finish()
+            self._thinking = None
 
     async def append_thinking(self, text: str) -> None:
         if self._stream is not None:

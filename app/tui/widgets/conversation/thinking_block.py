@@ -40,7 +40,15 @@ class ThinkingBlock(Collapsible):
             self._show_scheduled = True
             self.call_after_refresh(self._show_text)
 
+    def finish(self) -> None:
+        """The thinking ended: its text and count are shown now, not on a frame that may come after
+        the next block (a snapshot or a screenshot taken then would miss the count)."""
+        if self._show_scheduled:
+            self._show_text()
+
     def _show_text(self) -> None:
+        if not self._show_scheduled:
+            return   # already shown by finish()
         self._show_scheduled = False
         self.body.update(Content(visible(self.text)))
         self.title = Content(f"Thinking · {len(self.text):,} chars")
