@@ -3,8 +3,8 @@ measured in the same run; nothing is asserted.
 
 1. Append: time to add one message to an empty conversation and to one already holding N messages.
 2. Stream: time to stream C chunks of assistant text into a conversation holding N messages
-   through Textual's MarkdownStream (what the app does), against a baseline in the same run that
-   re-renders the whole markdown document for every chunk (`Markdown.update(text_so_far)`).
+   as the app does (gathered, appended and rendered again at most every TEXT_FLUSH_S), against a
+   baseline in the same run that renders the whole answer again for every chunk.
 3. Append CPU (time.process_time) of a user message and of a tool block, with the frame that shows
    it, into a conversation holding M messages (5,000), against a bare Textual app (a VerticalScroll
    of Statics) holding as many children, and one holding as many as the conversation keeps mounted.
@@ -109,10 +109,9 @@ async def baseline_time(pilot, conv: Conversation, pieces: list[str], samples: i
     n = len(pieces)
     if samples <= 0 or samples >= n:
         started = time.perf_counter()
-        text = ""
         for p in pieces:
-            text += p
-            await md.update(text)
+            md.append(p)
+            md.lines()
         await pilot.pause()
         return time.perf_counter() - started, md.source, False
     prefix = [0]
@@ -123,7 +122,8 @@ async def baseline_time(pilot, conv: Conversation, pieces: list[str], samples: i
     cost: list[tuple[int, float]] = []
     for i in points:
         started = time.perf_counter()
-        await md.update(full[:prefix[i + 1]])
+        md.source = full[:prefix[i + 1]]
+        md.lines()
         cost.append((i, time.perf_counter() - started))
     await pilot.pause()
     total = 0.0   # trapezoid over chunk index
@@ -159,12 +159,12 @@ async def view_bench(messages: int, n_chunks: int, samples: int) -> None:
           f"{full_append * 1000:.1f} ms into {messages:,} messages "
           f"(ratio {full_append / empty_append:.2f}x); with all {messages:,} mounted: "
           f"{unpaged_append * 1000:.1f} ms (ratio {unpaged_append / empty_append:.2f}x)")
-    print(f"stream {n_chunks:,} chunks into {messages:,} messages: MarkdownStream {stream_s:.2f}s "
+    print(f"stream {n_chunks:,} chunks into {messages:,} messages: gathered per flush {stream_s:.2f}s "
           f"({stream_s / n_chunks * 1000:.2f} ms/chunk)")
     how = f"estimated from {samples} timed re-renders" if estimated else "measured"
     print(f"baseline, whole markdown re-rendered per chunk: {base_s:.2f}s "
           f"({base_s / n_chunks * 1000:.2f} ms/chunk, {how})")
-    print(f"ratio baseline / MarkdownStream: {base_s / stream_s:.1f}x")
+    print(f"ratio baseline / gathered: {base_s / stream_s:.1f}x")
 
 
 # ---- 3. append CPU at N messages against a bare Textual app ---------------------------------------

@@ -172,33 +172,43 @@ def test_no_progress_off_a_terminal(tmp_path):
     assert err.getvalue() == "" and json.loads(out.getvalue())["sessions"]
 
 
+@pytest.mark.slow
 def test_a_terminal_stderr_and_piped_json_through_a_real_process(tmp_path):
     """`ctxtui replay LOG --json > file` in a terminal: stderr (a pty) shows progress once the
-    replay has run a second; stdout is exactly the report."""
+    replay has run a second; stdout is exactly the report. 1,500 requests take 3-4 s here: 500
+    took about a second, and on a quiet machine less, so no progress was due (a flaky test)."""
     import os
     import pty
     import subprocess
     import sys
+    import threading
     from agent_core.replay.synthetic_log import write_claude_code_log
     log = tmp_path / "long.jsonl"
-    write_claude_code_log(log, requests=500)
+    write_claude_code_log(log, requests=1_500)
     master, slave = pty.openpty()
     root = Path(__file__).resolve().parents[2]
-    try:
-        res = subprocess.run([sys.executable, "-m", "app.cli.main", "replay", str(log), "--json"], cwd=root,
-                             stdout=subprocess.PIPE, stderr=slave, timeout=300)
-        os.close(slave)
-        shown = b""
+    chunks: list[bytes] = []
+
+    def read_terminal() -> None:      # while the replay runs: a full pty would hold its writes
         while True:
             try:
                 chunk = os.read(master, 65536)
             except OSError:
-                break
+                return
             if not chunk:
-                break
-            shown += chunk
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
+    try:
+        res = subprocess.run([sys.executable, "-m", "app.cli.main", "replay", str(log), "--json"], cwd=root,
+                             stdout=subprocess.PIPE, stderr=slave, timeout=300)
+        os.close(slave)
+        reader.join(timeout=30)
     finally:
         os.close(master)
+    shown = b"".join(chunks)
     assert res.returncode == 0
     report = json.loads(res.stdout)
     check_schema(report)

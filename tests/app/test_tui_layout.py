@@ -4,7 +4,6 @@ goes when a screen or the maximized cost pane closes. Pilot tests on the scripte
 from __future__ import annotations
 
 import pytest
-from textual.widgets.markdown import MarkdownBlock
 
 from app.tui.screens.permission import PermissionScreen
 from app.tui.app import CtxApp
@@ -24,8 +23,8 @@ def make_app(**kw) -> CtxApp:
 
 
 def shown_text(md: AssistantMessage) -> str:
-    """What the message's blocks draw, as plain text."""
-    return "\n".join(str(b.render()) for b in md.query(MarkdownBlock))
+    """What the message draws, as plain text."""
+    return "\n".join(strip.text for strip in md.lines())
 
 
 def assert_all_shown(md: AssistantMessage) -> None:

@@ -1,8 +1,25 @@
-"""The model's answer as Markdown, streamed into while it writes."""
+"""The model's answer as Markdown: one widget that draws its lines itself.
+
+Textual's Markdown widget is a tree (a widget per paragraph, list item, code block and table
+cell), and every frame that lays the screen out measures and places each of them again: three
+answers a turn made the TUI turn cost 12-18x the same turn headless. Here the answer is rendered
+by Rich's Markdown into strips, cached by width and text, so a layout asks one widget for its
+height (the number of cached lines) and a frame draws only lines that changed. While the model
+writes, the gathered text (container.TEXT_FLUSH_S) is rendered again as a whole; a finished
+answer is rendered once per width.
+
+Raw HTML is off (`text_only_parser`): an answer that opens with a tag line (`<summary>`) is text.
+Links are drawn as text with their address, never as terminal hyperlinks."""
 from __future__ import annotations
 
 from markdown_it import MarkdownIt
-from textual.widgets import Markdown
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import Heading, Markdown
+from rich.text import Text
+from rich.theme import Theme
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
 
 from agent_core.security.visible_text import visible
 
@@ -10,21 +27,105 @@ from app.tui.widgets.conversation.answer_record import AssistantRecord
 
 
 def text_only_parser() -> MarkdownIt:
-    """Textual's Markdown parser with raw HTML off. With it on, an answer that opens with a tag
-    line (`<summary>`, `<analysis>`, which Claude writes) is an HTML block, and Textual draws no
-    HTML: the answer showed as a blank line. Off, tags are literal text and the rest is Markdown."""
+    """GitHub-like Markdown with raw HTML off: with it on, an answer that opens with a tag line
+    (`<summary>`, `<analysis>`, which Claude writes) is an HTML block, and HTML is not drawn: the
+    answer showed as a blank line. Off, tags are literal text and the rest is Markdown."""
     return MarkdownIt("gfm-like", {"html": False})
 
 
-class AssistantMessage(Markdown):
-    """Assistant text; streamed into while the model writes (the stream parses with the widget's
-    parser, so streamed, final and resumed text render alike)."""
+class LeftHeading(Heading):
+    """Headings flush left and unboxed, as a chat reads (Rich centres them and boxes the first)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text = self.text
+        text.justify = "left"
+        if self.tag in ("h1", "h2"):
+            yield Text("")
+        yield text
+
+
+class AnswerMarkdown(Markdown):
+    """Rich's Markdown with the answer's parser and left headings."""
+
+    elements = {**Markdown.elements, "heading_open": LeftHeading}
+
+    def __init__(self, markup: str, *, code_theme: str) -> None:
+        super().__init__("", code_theme=code_theme, hyperlinks=False)
+        self.markup = markup
+        self.parsed = text_only_parser().parse(markup)
+
+
+def markdown_theme(colors: dict[str, str]) -> Theme:
+    """Rich's Markdown styles in the app theme's colours (Textual's own Markdown widget draws
+    headings in the primary colour and inline code in the accent), so answers match the screen."""
+    def pick(name: str, fallback: str) -> str:
+        value = colors.get(name, "")
+        return value if value.startswith("#") and len(value) in (4, 7) else fallback
+    primary, accent = pick("text-primary", "blue"), pick("text-accent", "yellow")
+    return Theme({
+        "markdown.h1": f"bold underline {primary}", "markdown.h2": f"bold {primary}",
+        "markdown.h3": f"bold {primary}", "markdown.h4": f"italic {primary}",
+        "markdown.h5": "italic", "markdown.h6": "dim italic",
+        "markdown.code": f"bold {accent}", "markdown.item.bullet": f"bold {accent}",
+        "markdown.item.number": f"bold {accent}", "markdown.link": f"underline {primary}",
+        "markdown.link_url": "dim", "markdown.block_quote": "italic",
+        "markdown.table.border": "dim", "markdown.table.header": f"bold {primary}",
+    })
+
+
+class AssistantMessage(Widget):
+    """Assistant text, appended to while the model writes; drawn from cached lines."""
+
+    DEFAULT_CSS = """
+    AssistantMessage { height: auto; }
+    """
 
     def __init__(self, markdown: str | None = None) -> None:
-        super().__init__(visible(markdown) if markdown else markdown, parser_factory=text_only_parser)
+        super().__init__()
+        self.source = visible(markdown) if markdown else ""
+        self._cache_key: tuple | None = None
+        self._strips: list[Strip] = []
 
     def record(self) -> AssistantRecord:
         return AssistantRecord(self.source)
 
     def clone(self) -> "AssistantMessage":
         return AssistantMessage(self.source)
+
+    def append(self, text: str) -> None:
+        """More of the answer (already passed through `visible`): drawn on the next frame."""
+        if text:
+            self.source += text
+            self.refresh(layout=True)
+
+    def lines(self, width: int | None = None) -> list[Strip]:
+        """The answer's lines at `width` (the widget's content width by default), rendered once
+        per width, text and theme."""
+        width = self.size.width if width is None else width
+        theme = self.app.current_theme if self.is_attached else None
+        key = (width, len(self.source), theme.name if theme else None)
+        if key != self._cache_key:
+            self._strips = self._render(width, theme.dark if theme else True) if width > 0 else []
+            self._cache_key = key
+        return self._strips
+
+    def _render(self, width: int, dark: bool) -> list[Strip]:
+        if not self.source.strip():
+            return []
+        console = self.app.console
+        options = console.options.update(width=width, height=None, highlight=False)
+        markdown = AnswerMarkdown(self.source, code_theme="monokai" if dark else "default")
+        with console.use_theme(markdown_theme(self.app.theme_variables)):
+            lines = console.render_lines(markdown, options, pad=False)
+        return [Strip(line) for line in lines]
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.lines(width))
+
+    def render_line(self, y: int) -> Strip:
+        strips = self.lines()
+        strip = strips[y] if y < len(strips) else Strip.blank(self.size.width)
+        return strip.apply_style(self.rich_style)

@@ -7,19 +7,18 @@ every piece passes through `agent_core.security.visible_text` on its way in: an 
 reads `␛[2K` instead of erasing a line, and it is handed to Textual as `Content` (never parsed as
 markup), so `[bold]` or `[@click=…]` in a file name is shown as written.
 
-Assistant text is streamed through Textual's `MarkdownStream`, which appends to the document (only
-the last block is re-parsed), so a chunk costs the same whether the conversation holds 2 messages
-or 2,000. The deltas of one model call come in bursts: they are gathered and written to the stream
-at most every `TEXT_FLUSH_S` (a tenth of a second, faster than anyone reads), not once per delta nor
-once per frame: each write re-parses the answer's last block, and a list is one block, so a burst
-written per frame rebuilt the same list dozens of times a turn. The view follows the bottom (`anchor`)
-until the user scrolls up, and picks it up again when they scroll back down.
+Assistant text goes to one `AssistantMessage` widget per answer, which renders its Markdown to
+cached lines (assistant_message.py), so a layout asks it for a height, not for dozens of block
+widgets. The deltas of one model call come in bursts: they are gathered and appended at most every
+`TEXT_FLUSH_S` (a tenth of a second, faster than anyone reads), not once per delta nor once per
+frame: each append renders the answer again. The view follows the bottom (`anchor`) until the user
+scrolls up, and picks it up again when they scroll back down.
 
 Textual lays out every mounted widget on each change, so only the latest messages stay mounted
-(`live_limit` messages, at most about `widget_limit` widgets: one long answer is dozens of Markdown
-blocks). Older ones are paged out as data, a small record per message (its text, a tool call's
-name, input and result, ...), behind an `EarlierMessages` line that builds them again a page at a
-time. A thousand-turn session holds a thousand turns of records, not of widgets.
+(`live_limit` messages, at most about `widget_limit` widgets). Older ones are paged out as data,
+a small record per message (its text, a tool call's name, input and result, ...), behind an
+`EarlierMessages` line that builds them again a page at a time. A thousand-turn session holds a
+thousand turns of records, not of widgets.
 """
 from __future__ import annotations
 
@@ -44,16 +43,14 @@ from app.tui.widgets.conversation.tool_block import ToolBlock, ToolRecord
 from app.tui.widgets.conversation.user_message import UserMessage
 
 if TYPE_CHECKING:
-    from textual.widgets.markdown import MarkdownStream
-
     from app.tui.widgets.conversation.assistant_message import AssistantMessage
 
-TEXT_FLUSH_S = 0.1   # how often gathered answer text is written to the Markdown stream
+TEXT_FLUSH_S = 0.1   # how often gathered answer text is appended to the answer (rendered again)
 
 
 def new_answer(markdown: str | None = None) -> "AssistantMessage":
-    """An answer widget. Markdown and what it loads (markdown_it, Pygments: about 50 ms) are
-    imported with the first answer, not before the first paint."""
+    """An answer widget. Rich's Markdown and what it loads (markdown_it, Pygments: about 50 ms)
+    are imported with the first answer, not before the first paint."""
     from app.tui.widgets.conversation.assistant_message import AssistantMessage  # noqa: PLC0415
     return AssistantMessage(markdown)
 
@@ -72,8 +69,8 @@ class Conversation(VerticalScroll):
     def __init__(self, *, id: str | None = None, classes: str | None = None, live_limit: int = 40,
                  page: int = 20, widget_limit: int = 300, min_live: int = 12) -> None:
         super().__init__(id=id, classes=classes)
-        self._stream: MarkdownStream | None = None
-        self._current_md: AssistantMessage | None = None
+        self._current_md: AssistantMessage | None = None   # the latest answer
+        self._live_md: AssistantMessage | None = None      # the answer being written, if any
         self._pending_text: list[str] = []   # deltas not yet written to the stream (flushed per frame)
         self._flush_scheduled = False
         self._thinking: ThinkingBlock | None = None
@@ -92,7 +89,7 @@ class Conversation(VerticalScroll):
 
     @property
     def streaming(self) -> bool:
-        return self._stream is not None
+        return self._live_md is not None
 
     @property
     def messages(self) -> list[Widget]:
@@ -127,7 +124,7 @@ class Conversation(VerticalScroll):
         while n - cut > self.min_live and (n - cut > self.live_limit or total > low):
             total -= weights[cut]
             cut += 1
-        busy = {self._current_md, self._thinking, self._live_compaction}
+        busy = {self._live_md, self._thinking, self._live_compaction}
         for i, w in enumerate(live[:cut]):    # never page out what is still being written to
             if w in busy:
                 return i
@@ -201,13 +198,12 @@ class Conversation(VerticalScroll):
 
     # -- streaming text ---------------------------------------------------------------------------
     async def append_text(self, text: str) -> None:
-        """A delta of the answer: gathered, and written to the stream once per frame."""
-        if self._stream is None:
+        """A delta of the answer: gathered, and appended at most every `TEXT_FLUSH_S`."""
+        if self._live_md is None:
             self._end_thinking()
             md = new_answer()
-            self._current_md = md
+            self._current_md = self._live_md = md
             await self._add(md)
-            self._stream = type(md).get_stream(md)
         self._pending_text.append(text)
         if not self._flush_scheduled:
             self._flush_scheduled = True
@@ -215,18 +211,16 @@ class Conversation(VerticalScroll):
 
     async def _flush_text(self) -> None:
         self._flush_scheduled = False
-        if self._stream is not None and self._pending_text:
+        if self._live_md is not None and self._pending_text:
             text = "".join(self._pending_text)
             self._pending_text.clear()
-            await self._stream.write(visible(text))
+            self._live_md.append(visible(text))
 
     async def end_text(self) -> None:
-        """Finish the current assistant block (what is still gathered goes to the stream, and the
-        stream flushes what it still holds)."""
-        if self._stream is not None:
+        """Finish the current assistant block (what is still gathered is appended)."""
+        if self._live_md is not None:
             await self._flush_text()
-            stream, self._stream = self._stream, None
-            await stream.stop()
+            self._live_md = None
         self._pending_text.clear()
         self._end_thinking()
 
@@ -236,7 +230,7 @@ class Conversation(VerticalScroll):
             self._thinking = None
 
     async def append_thinking(self, text: str) -> None:
-        if self._stream is not None:
+        if self._live_md is not None:
             await self.end_text()
         if self._thinking is None:
             self._thinking = ThinkingBlock()
@@ -323,6 +317,7 @@ class Conversation(VerticalScroll):
 
     async def clear(self) -> None:
         await self.end_text()
+        self._current_md = None
         self._tools.clear()
         self._open.clear()
         self._live_compaction = None
