@@ -92,7 +92,7 @@ class CtxApp(App[int]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-medium-height"), (50, "-tall")]
 
     # A turn (or /compact) runs in the agent worker: set by `_drive`, shown by the status bar.
-    busy: reactive[bool] = reactive(False, init=False)
+    busy: reactive[bool] = reactive(False, init=False, repaint=False)   # a repaint would redraw the screen
 
     def __init__(self, agent: AgentHandle, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = clock_now,

@@ -23,6 +23,7 @@ from agent_core.security.visible_text import one_line
 
 from app import format as fmt
 from app.widgets.table_caches import bound_render_caches
+from app.widgets.update_in_place import update_in_place
 
 BUCKETS: tuple[tuple[str, str], ...] = (
     ("input", "input"),
@@ -121,7 +122,7 @@ class CostPane(Vertical):
                 table.add_row(*cells, key=key)
         self._rows_shown = (shape, cells_shown)
         summary = self._summary_view
-        summary.update(self._summary(ev) if ev is not None and rows else Content("no model calls yet"))
+        update_in_place(summary, self._summary(ev) if ev is not None and rows else Content("no model calls yet"))
 
     @staticmethod
     def _long(ev: CostUpdate) -> list[tuple[str, list[Text]]]:

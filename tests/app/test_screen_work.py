@@ -1,0 +1,67 @@
+"""Work a turn asks of the screen: no whole-screen repaint for the app's own state, and a pane
+figure that keeps its size does not lay the whole screen out."""
+from __future__ import annotations
+
+from textual._compositor import Compositor
+from textual.app import App, ComposeResult
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Static
+
+from app.tui.app import CtxApp
+from app.widgets.update_in_place import update_in_place
+from tests.tui_fakes import FakeAgent
+
+SIZE = (120, 40)
+
+
+async def test_a_turn_never_repaints_the_whole_screen(monkeypatch):
+    """`busy` going on and off (twice a turn) repainted the app: every widget on the screen drew
+    again, the side tables too."""
+    full = []
+    real = Compositor.render_full_update
+
+    def counting(self, *a, **k):
+        full.append(1)
+        return real(self, *a, **k)
+
+    app = CtxApp(FakeAgent(chunks=10), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        monkeypatch.setattr(Compositor, "render_full_update", counting)
+        for i in range(3):
+            app.fill_prompt(f"prompt {i}")
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        assert app.agent.turns == 3
+        assert not full, f"{len(full)} whole-screen repaints in 3 turns"
+
+
+class Figures(App):
+    def compose(self) -> ComposeResult:
+        yield Static("cache hit 84% · saved $0.81", id="figure")
+        yield Static("other", id="other")
+
+
+async def test_a_figure_that_keeps_its_size_is_drawn_without_a_layout(monkeypatch):
+    app = Figures()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        layouts = []
+        real = Screen._refresh_layout
+
+        def counting(screen, *a, **k):
+            layouts.append(1)
+            return real(screen, *a, **k)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counting)
+        figure = app.query_one("#figure", Static)
+        update_in_place(figure, Content("cache hit 85% · saved $0.82"))
+        await pilot.pause()
+        assert not layouts and "85%" in str(figure.render())
+        # a figure that needs more lines than it has: laid out, and the line below moves down
+        update_in_place(figure, Content("cache hit 85% · saved $0.82 · compaction $0.0095 · burn $1.37/h"))
+        await pilot.pause()
+        assert layouts and figure.size.height == 2
+        assert app.query_one("#other").region.y == 2
