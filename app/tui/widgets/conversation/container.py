@@ -32,6 +32,7 @@ from agent_core.security.visible_text import visible
 from compaction.entry import Entry
 
 from app.tui.widgets.conversation.answer_record import AssistantRecord
+from app.tui.widgets.conversation.archive import Archive
 from app.tui.widgets.conversation.compaction_marker import CompactionMarker
 from app.tui.widgets.conversation.earlier_messages import EarlierMessages
 from app.tui.widgets.conversation.error_message import ErrorMessage
@@ -81,7 +82,7 @@ class Conversation(VerticalScroll):
         self.page = page
         self.widget_limit = widget_limit
         self.min_live = min(min_live, live_limit)
-        self.archived: list = []           # paged-out messages as records, oldest first
+        self.archived = Archive()          # paged-out messages as records (compressed), oldest first
         self._earlier: EarlierMessages | None = None
 
     def on_mount(self) -> None:
@@ -140,7 +141,7 @@ class Conversation(VerticalScroll):
         if not cut:
             return
         old = live[:cut]
-        self.archived.extend(w.record() for w in old)
+        self.archived.extend((w.record() for w in old), open_records=self._open.values())
         for w in old:
             if isinstance(w, ToolBlock):
                 self._tools.pop(w.call_id, None)
@@ -336,7 +337,7 @@ class Conversation(VerticalScroll):
             records.extend(entry_records(e, pending))
         self._open.update({k: r for k, r in pending.items() if r.result is None})
         cut = max(0, len(records) - self.live_limit)
-        self.archived.extend(records[:cut])
+        self.archived.extend(records[:cut], open_records=self._open.values())
         live = self._build(records[cut:])
         if live:
             await self.mount_all(live)
