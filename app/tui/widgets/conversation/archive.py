@@ -67,5 +67,5 @@ class Archive:
 
     @property
     def nbytes(self) -> int:
-        """The compressed bytes held (for the benchmarks)."""
+        """The compressed bytes held."""
         return sum(len(b) for b in self._blobs if isinstance(b, bytes))

@@ -12,6 +12,8 @@ Raw HTML is off (`text_only_parser`): an answer that opens with a tag line (`<su
 Links are drawn as text with their address, never as terminal hyperlinks."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Heading, Markdown
@@ -26,10 +28,12 @@ from agent_core.security.visible_text import visible
 from app.tui.widgets.conversation.answer_record import AssistantRecord
 
 
+@lru_cache(maxsize=1)
 def text_only_parser() -> MarkdownIt:
     """GitHub-like Markdown with raw HTML off: with it on, an answer that opens with a tag line
     (`<summary>`, `<analysis>`, which Claude writes) is an HTML block, and HTML is not drawn: the
-    answer showed as a blank line. Off, tags are literal text and the rest is Markdown."""
+    answer showed as a blank line. Off, tags are literal text and the rest is Markdown. One parser
+    for every render: a streamed answer is parsed again ten times a second."""
     return MarkdownIt("gfm-like", {"html": False})
 
 
@@ -61,7 +65,12 @@ def markdown_theme(colors: dict[str, str]) -> Theme:
     def pick(name: str, fallback: str) -> str:
         value = colors.get(name, "")
         return value if value.startswith("#") and len(value) in (4, 7) else fallback
-    primary, accent = pick("text-primary", "blue"), pick("text-accent", "yellow")
+    return _theme(pick("text-primary", "blue"), pick("text-accent", "yellow"))
+
+
+@lru_cache(maxsize=8)
+def _theme(primary: str, accent: str) -> Theme:
+    """One Theme per pair of colours (built once, not on every streamed render)."""
     return Theme({
         "markdown.h1": f"bold underline {primary}", "markdown.h2": f"bold {primary}",
         "markdown.h3": f"bold {primary}", "markdown.h4": f"italic {primary}",

@@ -106,7 +106,7 @@ class Conversation(VerticalScroll):
 
     @staticmethod
     def _weight(w: Widget) -> int:
-        """The widgets a message is (a Markdown answer: one per block, list item, ...)."""
+        """The widgets a message is (a tool block: itself, its title and, once expanded, its body)."""
         return 1 + sum(1 for _ in w.walk_children())
 
     def _page_out_count(self, live: list[Widget]) -> int:
