@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 
 from dotenv import dotenv_values
 from compaction.accounting.budget import ContextBudget
+from compaction.presets import DEFAULT_PRESET, PRESETS, preset
 from compaction.scrub import redact_url, register_secret
 
 from agent_core.config_error import ConfigError
@@ -137,6 +138,13 @@ def _cache_ttl(v: Any) -> str:
     return s
 
 
+def _policy(v: Any) -> str:
+    s = _text(v).lower()
+    if s not in PRESETS:
+        raise ValueError
+    return s
+
+
 def _engine(v: Any) -> str:
     s = _text(v).lower()
     if s not in ENGINES:
@@ -193,6 +201,10 @@ SETTINGS: tuple[Setting, ...] = (
             "a boolean (1/0, true/false, yes/no, on/off)",
             "turn context collapse off, so summaries (session memory, auto-compact) take over at the threshold",
             _bool),
+    Setting("policy", "CTXTUI_POLICY", "policy", "one of " + ", ".join(PRESETS),
+            "the compaction policy (default ctxtui): "
+            + "; ".join(f"{p.name} = {p.about}" for p in PRESETS.values())
+            + ". `ctxtui replay` replays a log under each, to compare", _policy),
     Setting("cache_ttl", "CTXTUI_CACHE_TTL", "cache_ttl", "5m or 1h",
             "how long the prompt cache keeps the conversation (default 5m); 1h writes cost 2x input "
             "instead of 1.25x, worth it when you pause longer than 5 minutes between prompts", _cache_ttl),
@@ -255,6 +267,7 @@ class Config:
     autocompact_pct: float | None = None
     disable_autocompact: bool = False
     disable_collapse: bool = False
+    policy: str = DEFAULT_PRESET               # the compaction preset (compaction/presets.py)
     cache_ttl: str = "5m"                      # prompt-cache TTL the client asks for: 5m | 1h
     engine: str = "local"                      # who manages the context: local | server | hybrid
     home: Path | None = None                   # the state root (CTXTUI_HOME); None = state_root()
@@ -301,7 +314,8 @@ class Config:
         explicit_out = self.is_demo or self.sources.get("max_output_tokens") not in (None, "default")
         return BudgetSettings(context_window=self.context_window,
                               max_output_tokens=self.max_output_tokens if explicit_out else None,
-                              autocompact_enabled=not self.disable_autocompact, autocompact_pct=self.autocompact_pct,
+                              autocompact_enabled=not self.disable_autocompact and preset(self.policy).autocompact,
+                              autocompact_pct=self.autocompact_pct,
                               long_context=self.long_context)
 
     def resolved_context_window(self) -> int:

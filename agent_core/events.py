@@ -140,9 +140,15 @@ class Compaction(Event):
     timestamp: float = 0.0                      # epoch seconds when it happened
     cache: dict[str, Any] | None = None         # what rewriting the cached prefix cost and should save
                                                 # (cost_usd, saves_per_call_usd, rewrite_tokens, reason), if said
-    parts: dict[str, Any] | None = None         # what the run changed in the history, entry by entry
+    parts: Mapping[str, Any] | None = None      # what the run changed in the history, entry by entry
                                                 # (agent_core.loop.compaction_parts), on its last compaction
     usage: dict[str, Any] | None = None         # the summary call's usage, when a model wrote it
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if self.parts is not None and not isinstance(self.parts, dict):   # kept compressed (packed_parts)
+            d["parts"] = dict(self.parts)
+        return d
 
 
 @dataclass

@@ -36,7 +36,8 @@ class PipelineConfig:
     early_compaction: bool = True   # cache_aware: a summarizing stage that needs no model (session memory) may
                                     # act below the auto-compact threshold when that pays in dollars
                                     # (cache_economics.compaction_verdict: a cold cache, or reads saved > rewrite)
-    # 1. tool-result budget (CC numbers): always runs; decisions frozen per tool_use_id
+    # 1. tool-result budget (CC numbers): runs in every preset but `none`; decisions frozen per tool_use_id
+    tool_result_budget_enabled: bool = True
     tool_result_max_chars: int = 50_000       # one result over this is persisted
     message_results_max_chars: int = 200_000  # one message's results over this: largest persisted first
     preview_bytes: int = 2_000
@@ -53,6 +54,7 @@ class PipelineConfig:
     microcompact_enabled: bool = True
     compactable_tools: frozenset[str] = frozenset({"bash", "read_file", "grep", "glob", "write_file", "edit_file"})
     preserved_tools: frozenset[str] = frozenset()   # compactable tools whose results are never cleared
+    micro_count_enabled: bool = True          # count-based clearing (the `cc` preset has the time-based alone)
     micro_keep_recent: int = 5                # count-based: seen compactable results kept
     micro_min_chars: int = 100                # results this short or shorter are never cleared
     micro_trigger_ratio: float = 0.5          # count-based acts only at or above this share of the window ...

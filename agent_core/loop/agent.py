@@ -24,6 +24,7 @@ from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_in
 from agent_core import events as ev
 from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
 from agent_core.loop.compaction_parts import compaction_parts
+from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
 from agent_core.loop import server_window
@@ -127,6 +128,7 @@ class Agent:
         self.limits = limits or TurnLimits()
         self.entries: list[Entry] = list(entries or [])
         self.compactions: list[ev.Compaction] = list(compactions or [])
+        pack_older(self.compactions)
         self.context_history: list[tuple[int, int, bool]] = []
         self.session_id = session.session_id
         # Seconds of model activity (first call to latest) in earlier runs of this session, and this
@@ -410,7 +412,7 @@ class Agent:
                               usage=dict(r.details["usage"]) if isinstance(r.details.get("usage"), dict) else None)
             if before is not None and r is acted[-1]:
                 c.parts = compaction_parts(before, self.entries, [a.layer for a in acted])
-            self.compactions.append(c)
+            self._keep_compaction(c)
             self._emit(q, c)
             compacted = True
         if compacted:   # a confirmation still on its way counted the history before this one
@@ -641,7 +643,7 @@ class Agent:
         replaces the history it summarizes (the answer holding it is the newest entry)."""
         acted = False
         for c in clear_events(outcome, response.usage):
-            self.compactions.append(c)
+            self._keep_compaction(c)
             self._emit(q, c)
             acted = True
         if outcome.compaction_index is None:
@@ -658,9 +660,14 @@ class Agent:
         self._adopt(new)
         c = compact_event(outcome, tokens_before, tokens_after, time.time() - started)
         c.parts = compaction_parts(before, self.entries, [c.layer])
-        self.compactions.append(c)
+        self._keep_compaction(c)
         self._emit(q, c)
         return True
+
+    def _keep_compaction(self, c: ev.Compaction) -> None:
+        """Keep a compaction for the timeline and inspector; older ones' parts go compressed."""
+        self.compactions.append(c)
+        pack_older(self.compactions[-PARTS_LIVE - 1:])
 
     def _count_source(self, view: list[Entry]) -> str:
         """Where the count of `view` comes from, read from the history and the pipeline state alone

@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
+from compaction.presets import apply_preset, summarize_config
+from compaction.summarizing import SummarizeConfig
 from compaction.accounting.budget import MIN_WINDOW
 from compaction.accounting.cache_model import Rates
 from compaction.estimate import estimate_tools
@@ -197,6 +199,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
     pipeline.use_stages(default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
                                                        system=prompt, emit=agent.live, count=agent.count_request),
+                                       summarize_config(SummarizeConfig(), config.policy),
                                        read_file=_file_reader(tool_ctx)))
     if loaded:
         if client.info.offline:
@@ -286,7 +289,8 @@ def pipeline_config(config: Config, budget: ContextBudget, rates: dict[str, floa
     policy variant with (one builder, so a replayed setting means what it means in a session).
     `rates` are the model's dollars per token by bucket (`Pricer.rates`); None (a model without
     price data) keeps the engine's default rates, whose ratios are what its decisions depend on."""
-    cfg = PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse, cache_ttl=config.cache_ttl)
+    cfg = apply_preset(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse,
+                                      cache_ttl=config.cache_ttl), config.policy)
     if config.engine == "server":
         # The API clears and compacts; of ours only the tool-result budget (and the blocking limit) stays.
         cfg.snip_enabled = cfg.microcompact_enabled = cfg.time_based_enabled = cfg.collapse_enabled = False

@@ -112,12 +112,13 @@ class Recording:
 
 
 class EnginePolicy:
-    def __init__(self, config: PipelineConfig, *, summary_tokens: int, name: str = "ctxtui") -> None:
+    def __init__(self, config: PipelineConfig, *, summary_tokens: int, name: str = "ctxtui",
+                 summarize: SummarizeConfig | None = None) -> None:
         self.name = name
         self.ttl = config.cache_ttl
         self.summarizer = SizedSummarizer(summary_tokens)
         self.summary_tokens = summary_tokens
-        stages = default_stages(self.summarizer, SummarizeConfig(require_transcript=False))
+        stages = default_stages(self.summarizer, summarize or SummarizeConfig(require_transcript=False))
         self.stages = [Recording(s) if s.name == "autocompact" else s for s in stages]
         self.pipeline = Pipeline(config, session_dir=None, stages=self.stages)
         self.history: list[Entry] = []

@@ -1,9 +1,10 @@
 """What `ctxtui replay` was asked: the logs, the policies, the window and the cache TTL.
 
-A policy is `none`, `cc`, `ctxtui`, or a user variant of ctxtui written `NAME:KEY=VALUE,...`
-where each KEY is one of the loop's own settings (the CTXTUI_* variables of
-agent_core/config.py), parsed by the loop's own parser, so a replayed setting means exactly
-what it means in a session. Only settings that change the engine are accepted.
+A policy is one of the engine's presets (`none`, `cc`, `summary`, `ctxtui`: compaction/presets.py,
+the same ones `--policy` runs live), or a user variant written `NAME:KEY=VALUE,...` where each KEY
+is one of the loop's own settings (the CTXTUI_* variables of agent_core/config.py, CTXTUI_POLICY
+included), parsed by the loop's own parser, so a replayed setting means exactly what it means in a
+session. Only settings that change the engine are accepted.
 """
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ from compaction.accounting.cache_model import TTL_SECONDS
 from agent_core.config import SETTINGS, Setting
 from agent_core.replay.policy_server import SERVER
 
-BUILTIN = ("none", "cc", "ctxtui")
+BUILTIN = ("none", "cc", "summary", "ctxtui")     # the presets, the baseline first, the default last
 MIN_WINDOW = 1_000
 # The loop's settings that change what the engine does (the others — keys, timeouts, theme — do not).
 ENGINE_SETTINGS = ("context_window", "max_output_tokens", "autocompact_pct", "disable_autocompact",
-                   "disable_collapse", "cache_ttl", "microcompact")
+                   "disable_collapse", "cache_ttl", "microcompact", "policy")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 
 
@@ -31,8 +32,9 @@ class ReplayUsageError(ValueError):
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """One policy to replay: a built-in, or ctxtui with some settings changed (`settings` maps a
-    Config field name to its parsed value; `raw` keeps what the user wrote)."""
+    """One policy to replay: a preset, or a preset (ctxtui unless CTXTUI_POLICY names another) with
+    some settings changed (`settings` maps a Config field name to its parsed value; `raw` keeps
+    what the user wrote)."""
     name: str
     base: str = "ctxtui"
     settings: dict[str, Any] = field(default_factory=dict)
@@ -57,7 +59,7 @@ def engine_settings() -> dict[str, Setting]:
 
 
 def parse_policy(text: str) -> PolicySpec:
-    """`none`, `cc`, `ctxtui`, or `NAME:CTXTUI_X=VALUE,CTXTUI_Y=VALUE`."""
+    """A preset's name, or `NAME:CTXTUI_X=VALUE,CTXTUI_Y=VALUE`."""
     name, sep, rest = text.partition(":")
     name = name.strip()
     if not sep:
@@ -90,7 +92,7 @@ def parse_policy(text: str) -> PolicySpec:
         raw[key] = value
     if not settings:
         raise ReplayUsageError(f"--policy {name}: a variant sets at least one KEY=VALUE after the colon")
-    return PolicySpec(name, "ctxtui", settings, raw)
+    return PolicySpec(name, str(settings.get("policy", "ctxtui")), settings, raw)
 
 
 def make_options(paths: list[str], policies: list[str] | None = None, window: int | None = None,

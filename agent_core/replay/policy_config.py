@@ -24,6 +24,7 @@ _CONFIG_FIELDS = {f.name for f in dataclasses.fields(Config)}
 def policy_settings_config(spec: PolicySpec, model: str, window: int | None) -> Config:
     """A Config holding the variant's settings (sourced as if set on the command line)."""
     values = {k: v for k, v in spec.settings.items() if k in _CONFIG_FIELDS}
+    values.setdefault("policy", spec.base)
     if window is not None and "context_window" not in values:
         values["context_window"] = window
     return Config(model=model, sources={k: "flag" for k in values}, **values)

@@ -16,12 +16,15 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from compaction.presets import summarize_config
+from compaction.summarizing import SummarizeConfig
+
 from agent_core.logs.trajectory import Trajectory
 from agent_core.logs.trajectory_read import read_trajectories
 from agent_core.pricing.pricer import Pricer
 from agent_core.replay.engine_policy import EnginePolicy
 from agent_core.replay.options import PolicySpec, ReplayOptions
-from agent_core.replay.policies import ClaudeCodeLike, NoCompaction
+from agent_core.replay.policies import NoCompaction
 from agent_core.replay.policy_config import engine_config
 from agent_core.replay.policy_server import NOTE as SERVER_NOTE, SERVER, server_policy
 from agent_core.replay.references import ReferenceIndex
@@ -29,7 +32,7 @@ from agent_core.replay.report import build_report, session_result
 from agent_core.replay.report_model import CacheCheck, ReplayReport, SkippedFile
 from agent_core.replay.simulate import Policy, PolicyRun, simulate
 from agent_core.replay.validate import validate
-from agent_core.replay.summary_size import SummarySize, summary_prompt_tokens, summary_size
+from agent_core.replay.summary_size import SummarySize, summary_size
 from agent_core.replay.window import replay_limits
 
 Progress = Callable[[str, float], None]
@@ -64,17 +67,14 @@ class Throttled:
 def make_policy(spec: PolicySpec, traj: Trajectory, *, window: int, ttl: str, size: SummarySize,
                 pricer: Pricer) -> tuple[Policy, int]:
     """The policy object for one trajectory and the window its overflows are counted against."""
-    if spec.base == "none":
-        return NoCompaction(ttl, spec.name), window
-    if spec.base == "cc":
-        max_out = replay_limits(traj, window).max_output_tokens
-        return ClaudeCodeLike(overhead=traj.overhead_tokens, window=window, max_output=max_out, ttl=ttl,
-                              summary_tokens=size.tokens, prompt_tokens=summary_prompt_tokens(),
-                              name=spec.name), window
+    if spec.base == "none" and not spec.settings:
+        return NoCompaction(ttl, spec.name), window     # the `none` preset, without running an engine that does nothing
     if spec.base == SERVER:
         return server_policy(spec.name, traj, window=window, ttl=ttl, size=size)
     config = engine_config(spec, traj.model, window, ttl, traj.overhead_tokens, pricer)
-    return EnginePolicy(config, summary_tokens=size.tokens, name=spec.name), config.budget.context_window
+    summarize = summarize_config(SummarizeConfig(require_transcript=False), spec.base)
+    return (EnginePolicy(config, summary_tokens=size.tokens, name=spec.name, summarize=summarize),
+            config.budget.context_window)
 
 
 OnRequest = Callable[[int, str, int], None]     # (policy's index from 0, its name, requests done)

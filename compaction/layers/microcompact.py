@@ -179,7 +179,7 @@ def _choose(book: Book, entries: list[Entry], ctx: LayerContext, la: int,
         if targets:
             return targets, "time", _judge(entries, ctx, targets)
     e_win = ctx.budget.effective_window
-    if (ctx.tokens >= cfg.micro_trigger_ratio * e_win and book.freeable > 0
+    if (cfg.micro_count_enabled and ctx.tokens >= cfg.micro_trigger_ratio * e_win and book.freeable > 0
             and book.freeable >= cfg.micro_clear_at_least_ratio * e_win):
         targets = [r for r in book.seen[:book.keep_from] if not r.cleared and r.free > 0]
         if not targets:

@@ -241,6 +241,8 @@ def forget_gone(replaced: dict[str, Any], entries: list[Entry]) -> None:
 
 
 def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
+    if not ctx.config.tool_result_budget_enabled:
+        return LayerResult(entries)
     st = ctx.state.of(NAME)
     replaced: dict[str, Any] = st.setdefault("replaced", {})
     rt = runtime(ctx.state, NAME)

@@ -107,6 +107,7 @@ BAD = {
     "CTXTUI_DISABLE_AUTOCOMPACT": "maybe",
     "CTXTUI_DISABLE_COLLAPSE": "sometimes",
     "CTXTUI_CACHE_TTL": "10m",
+    "CTXTUI_POLICY": "claude-code",
     "CTXTUI_ENGINE": "cloud",
     "CTXTUI_MAX_TURNS": "1.5",
     "CTXTUI_MAX_BUDGET_USD": "-2",

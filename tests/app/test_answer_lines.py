@@ -76,3 +76,28 @@ async def test_hostile_text_in_an_answer_is_drawn_as_text():
         segments = [seg for strip in md.lines() for seg in strip]
         assert not any(seg.style and seg.style.link for seg in segments)
         assert not any(seg.style and seg.style.color and seg.style.color.name == "red" for seg in segments)
+
+
+CODE_ANSWERS = [ANSWER, "```\n\n  indented\n\n```", "```python\n" + "y" * 300 + " = 1\n```",
+                "- a list\n  ```js\n  let x = 1;\n  ```\n", "    an indented code block\n    second line\n",
+                "```rust\nfn main() {\n\tprintln!(\"tab\");\n}\n```"]
+
+
+def test_code_blocks_draw_the_lines_rich_draws():
+    """WholeCodeBlock renders a block as one text for speed; the lines are Rich's own, at every
+    width and in both themes (colours included)."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+    from app.tui.widgets.conversation.assistant_message import AnswerMarkdown, LeftHeading
+
+    class RichCode(AnswerMarkdown):
+        elements = {**Markdown.elements, "heading_open": LeftHeading}
+
+    console = Console(width=120, color_system="truecolor", force_terminal=True)
+    for width in (12, 40, 66, 119):
+        options = console.options.update(width=width, height=None, highlight=False)
+        for theme in ("monokai", "default"):
+            for md in CODE_ANSWERS:
+                ours = console.render_lines(AnswerMarkdown(md, code_theme=theme), options, pad=False)
+                assert ours == console.render_lines(RichCode(md, code_theme=theme), options, pad=False), \
+                    (width, theme, md[:20])

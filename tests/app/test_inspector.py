@@ -38,6 +38,16 @@ def test_parts_say_what_went_what_came_and_what_stayed():
     assert lines[1].startswith("~") and b.uuid[:8] in lines[1]
 
 
+def test_packed_parts_show_the_same_rows_and_lines():
+    """An older compaction's parts are kept compressed (agent_core/loop/packed_parts.py)."""
+    from agent_core.loop.packed_parts import PackedParts
+    a, b, c = user("first question " * 50), assistant("long answer " * 200, response_id="r1"), user("latest")
+    summary = user("<summary>the gist</summary>", kind="summary")
+    parts = compaction_parts([a, b, c], [summary, c], ["autocompact"])
+    packed = PackedParts(parts)
+    assert part_rows(packed) == part_rows(parts) and entry_lines(packed) == entry_lines(parts)
+
+
 def responder(body: dict):
     if is_summary_request(body):
         return reply(SUMMARY)

@@ -154,8 +154,8 @@ async def test_the_real_replay_reports_each_phase_to_the_screen(tmp_path, monkey
         await loaded(app, pilot)
         assert app.replay_screen.phase == "loaded"
     assert any(x.startswith("reading ") and " MB of " in x for x in labels)
-    for i, name in enumerate(("none", "cc", "ctxtui"), 1):
-        assert f"long.jsonl · policy {i} of 3 ({name}) · request {n} of {n}" in labels
+    for i, name in enumerate(("none", "cc", "summary", "ctxtui"), 1):
+        assert f"long.jsonl · policy {i} of 4 ({name}) · request {n} of {n}" in labels
     assert "long.jsonl · checking the cache model against the log" in labels
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     assert any("request" in x for x in shown)                   # put on the screen while it ran

@@ -145,7 +145,7 @@ def test_progress_goes_to_a_terminal_stderr_never_into_the_json(tmp_path, monkey
     assert out.getvalue().count("\n") == 1 and "\r" not in out.getvalue()
     check_schema(report)
     shown = err.getvalue()
-    assert "reading " in shown and f"policy 3 of 3 (ctxtui) · request {n:,} of {n:,}" in shown
+    assert "reading " in shown and f"policy 4 of 4 (ctxtui) · request {n:,} of {n:,}" in shown
     assert shown.endswith("\r" + " " * real.WIDTH + "\r")     # the line is wiped
     assert all(len(line) <= real.WIDTH for line in shown.split("\r"))
 

@@ -1,0 +1,64 @@
+"""Older compactions keep their entry-level changes compressed (issue 23: a thousand-turn session's
+memory). The inspector and the session log read them as before."""
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+
+from agent_core import events as ev
+from agent_core.loop.compaction_parts import compaction_parts
+from agent_core.loop.packed_parts import PARTS_LIVE, PackedParts
+from compaction.entry import assistant, user
+
+from tests.agent_helpers import demo_agent
+
+
+def notes_compaction(i: int) -> ev.Compaction:
+    """A session-memory compaction as the loop makes it: what it removed, and the notes it added."""
+    a, b = user(f"question {i} " * 40), assistant(f"answer {i} " * 300, response_id=f"r{i}")
+    notes = user("<session-notes>" + f"file_{i}.py: reads the config; " * 500 + "</session-notes>",
+                 kind="summary")
+    c = ev.Compaction(layer="session_memory", trigger="auto", tokens_before=9_000 + i, tokens_after=2_000)
+    c.parts = compaction_parts([a, b], [notes, b], ["session_memory"])
+    return c
+
+
+def test_packed_parts_read_as_the_dict_they_hold_and_are_smaller():
+    c = notes_compaction(1)
+    plain = dict(c.parts)
+    packed = PackedParts(plain)
+    assert dict(packed) == plain and packed.get("removed_count") == plain["removed_count"]
+    assert packed["added"][0]["text"] == plain["added"][0]["text"] and len(packed) == len(plain)
+    assert packed.get("no such key", 7) == 7
+    assert len(packed._blob) * 3 < len(json.dumps(plain))
+    assert dict(pickle.loads(pickle.dumps(packed))) == plain     # the conversation archive pickles markers
+
+
+def test_a_packed_compaction_serialises_as_a_plain_one():
+    c = notes_compaction(2)
+    before = json.dumps(c.to_dict(), sort_keys=True)
+    c.parts = PackedParts(c.parts)
+    assert json.dumps(c.to_dict(), sort_keys=True) == before
+
+
+def test_the_agent_packs_all_but_the_newest_compactions(tmp_path):
+    agent = demo_agent(tmp_path, home=str(tmp_path))
+    made = [notes_compaction(i) for i in range(PARTS_LIVE + 5)]
+    plain = [dict(c.parts) for c in made]
+    for c in made:
+        agent._keep_compaction(c)
+    assert [isinstance(c.parts, PackedParts) for c in agent.compactions] == [True] * 5 + [False] * PARTS_LIVE
+    assert [dict(c.parts) for c in agent.compactions] == plain
+    held = sum(sys.getsizeof(c.parts._blob) for c in agent.compactions[:5])
+    assert held * 3 < sum(len(json.dumps(p)) for p in plain[:5])
+
+
+def test_a_resumed_session_packs_its_logged_compactions(tmp_path):
+    from agent_core.loop.agent import Agent
+    made = [notes_compaction(i) for i in range(PARTS_LIVE + 3)]
+    agent = demo_agent(tmp_path, home=str(tmp_path))
+    resumed = Agent(client=agent.client, pipeline=agent.pipeline, tools=agent.tools, tool_ctx=agent.tool_ctx,
+                    permissions=agent.permissions, cost=agent.cost, system_prompt=agent.system_prompt,
+                    session=agent.session, compactions=made)
+    assert sum(isinstance(c.parts, PackedParts) for c in resumed.compactions) == 3
