@@ -74,12 +74,18 @@ class Verdict:
     saves_per_call_usd: float   # dollars each later call saves
     payback_calls: float | None  # later calls until the saving covers the cost; None: never (nothing saved)
     calls_ahead: int = 0        # calls the prefix is expected to live
+    reread_usd: float = 0.0     # expected dollars of reading again what it removes (`reread_estimate`)
+    lost_tokens: int = 0        # tokens of tool results it removes that the agent may need again
 
     def details(self) -> dict[str, Any]:
         """The `details["cache"]` of a compaction report (plain JSON)."""
-        return {"reason": self.reason, "rewrite_tokens": self.rewrite_tokens, "cost_usd": round(self.cost_usd, 6),
-                "saves_per_call_usd": round(self.saves_per_call_usd, 6),
-                "payback_calls": None if self.payback_calls is None else round(self.payback_calls, 1)}
+        out = {"reason": self.reason, "rewrite_tokens": self.rewrite_tokens, "cost_usd": round(self.cost_usd, 6),
+               "saves_per_call_usd": round(self.saves_per_call_usd, 6),
+               "payback_calls": None if self.payback_calls is None else round(self.payback_calls, 1)}
+        if self.lost_tokens:
+            out.update(calls_ahead=self.calls_ahead, reread_usd=round(self.reread_usd, 6),
+                       lost_tokens=self.lost_tokens)
+        return out
 
 
 def calls_ahead(*, tokens_now: int, freed: int, threshold: int, growth: float, cap: int = CALLS_AHEAD_CAP) -> int:
@@ -273,6 +279,54 @@ def note_rewrite(entries: Sequence[Entry], ctx: LayerContext, changed_at: int) -
     st["broken_anchor"], st["broken_at"] = entries[ai].uuid, at
 
 
+# ----- what a compaction makes the agent read again ------------------------------------------------
+#
+# A result removed from the history is gone for the model; when it needs it again it calls the
+# tool again: one more round trip, which reads the whole (compacted) context A from the cache and
+# writes the result back, t tokens, plus the call the model writes. Charged at its probability:
+# certain for what was read since the user's last prompt (the task at hand), likely for an older
+# file read, unlikely for older command output.
+
+REUSE_TASK = 1.0        # a result since the latest user prompt
+REUSE_READ = 0.5        # an older file read (read again in the closed loop: facts asked 2-12 prompts later)
+REUSE_OTHER = 0.1       # older command output, searches, listings
+REREAD_CALL_TOKENS = 100    # the tool call the model writes to get it back
+READ_TOOLS = frozenset({"read_file", "Read", "NotebookRead"})
+
+
+@dataclass(frozen=True)
+class Reread:
+    usd: float = 0.0        # expected dollars
+    tokens: int = 0         # tokens of the results removed that count (probability > 0)
+    task_tokens: int = 0    # ... of them, read since the latest user prompt
+
+
+def reread_estimate(removed: Sequence[Entry], task_from: int, *, after_tokens: int, rates: Rates,
+                    ttl: str | float) -> Reread:
+    """The expected re-read cost of removing `removed` (history order); entries at index
+    `task_from` or later belong to the current task."""
+    names: dict[str, str] = {}
+    usd, tokens, task = 0.0, 0, 0
+    trip = after_tokens * rates.cache_read + REREAD_CALL_TOKENS * rates.output
+    for i, e in enumerate(removed):
+        for b in e.content:
+            if b.get("type") == "tool_use":
+                names[str(b.get("id"))] = str(b.get("name"))
+        results = [b for b in e.content if b.get("type") == "tool_result"]
+        if not results:
+            continue
+        share = e.tokens / len(results)
+        for b in results:
+            if i >= task_from:
+                p = REUSE_TASK
+            else:
+                p = REUSE_READ if names.get(str(b.get("tool_use_id"))) in READ_TOOLS else REUSE_OTHER
+            usd += p * (share * rates.write(ttl) + trip)
+            tokens += int(share)
+            task += int(share) if i >= task_from else 0
+    return Reread(usd, tokens, task)
+
+
 # ----- a compaction that replaces the history (session memory) -------------------------------------
 #
 # A compaction that replaces the history by a short one (the session notes and a verbatim tail:
@@ -297,11 +351,14 @@ GROWTH_FLOOR = 0.01   # growth per call assumed at least this share of the effec
 
 def compaction_verdict(*, tokens_now: int, after_tokens: int, head_tokens: int, warm_tokens: int,
                        rates: Rates, ttl: str | float, growth: float, cold: bool, fixed_usd: float = 0.0,
-                       cold_min_gain: float = COLD_MIN_GAIN) -> Verdict:
+                       cold_min_gain: float = COLD_MIN_GAIN, lost: Reread | None = None) -> Verdict:
     """The rule above: `tokens_now` C, `after_tokens` A, `head_tokens` H, `warm_tokens` R0 (what
-    the last call cached), `growth` g, `fixed_usd` the compaction's own call (0 for notes)."""
+    the last call cached), `growth` g, `fixed_usd` the compaction's own call (0 for notes),
+    `lost` what the agent is expected to read again (`reread_estimate`): it counts as a cost, and
+    a warm rewrite must pay MARGIN times over, as the other layers' must."""
     if min(tokens_now, after_tokens, head_tokens, warm_tokens) < 0 or fixed_usd < 0:
         raise ValueError("token and dollar figures must be >= 0")
+    lost = lost or Reread()
     w, r = rates.write(ttl), rates.cache_read
     x = tokens_now - after_tokens
     body = max(0, after_tokens - head_tokens)
@@ -321,21 +378,21 @@ def compaction_verdict(*, tokens_now: int, after_tokens: int, head_tokens: int, 
     if x <= 0:
         act = False
     elif cold:
-        act = x >= cold_min_gain * body
+        act = x >= cold_min_gain * body and cost + lost.usd <= saves * ahead
     else:
-        act = cost <= saves * ahead
+        act = cost * MARGIN + lost.usd <= saves * ahead
     reason = ("cold" if cold else "pays") if act else "waits"
-    return Verdict(act, reason, rewrite, cost, saves, payback, int(ahead))
+    return Verdict(act, reason, rewrite, cost, saves, payback, int(ahead), lost.usd, lost.tokens)
 
 
 def judge_compaction(entries: Sequence[Entry], ctx: LayerContext, after_tokens: int,
-                     fixed_usd: float = 0.0) -> Verdict:
+                     fixed_usd: float = 0.0, lost: Reread | None = None) -> Verdict:
     """`compaction_verdict` for replacing `entries` (counted `ctx.tokens`) by a history counted
-    `after_tokens`."""
+    `after_tokens`, losing `lost`."""
     _ai, held, _ts = warm_prefix(entries)
     cfg = ctx.config
     head = cfg.overhead_tokens if cfg.overhead_tokens >= MIN_CACHEABLE else 0
     return compaction_verdict(tokens_now=ctx.tokens, after_tokens=after_tokens, head_tokens=head,
                               warm_tokens=held, rates=cfg.cache_rates, ttl=cfg.cache_ttl,
                               growth=max(growth_per_call(entries, ctx), GROWTH_FLOOR * ctx.budget.effective_window),
-                              cold=is_cold(entries, ctx), fixed_usd=fixed_usd)
+                              cold=is_cold(entries, ctx), fixed_usd=fixed_usd, lost=lost)

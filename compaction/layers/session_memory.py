@@ -18,9 +18,11 @@ result would still be above the auto-compact threshold.
 
 Under the threshold (`ctx.early`) it acts only when compacting now pays in dollars: the next call
 writes the short history instead of reading the long one, every later call reads less
-(cache_economics.compaction_verdict — on a cold cache the rewrite is free). A cheap lower bound of
-the result is judged first, so a turn where it cannot pay costs O(1); its report carries the
-verdict in `details["cache"]`.
+(cache_economics.compaction_verdict — on a cold cache the rewrite is free), by a margin (3x, as
+microcompact and collapse), and after the price of what the agent would have to read again
+(`reread_estimate`: the current task's results for certain, older file reads likely). A cheap
+lower bound of the result is judged first, so a turn where it cannot pay costs O(1); its report
+carries the verdict and those figures in `details["cache"]`.
 """
 from __future__ import annotations
 
@@ -436,7 +438,10 @@ class SessionMemoryStage:
         threshold = ctx.budget.autocompact_threshold
         if after >= threshold or after >= ctx.tokens or check_new_history(body):
             return None   # the LLM stage may do better
-        verdict = ce.judge_compaction(entries, ctx, after)
+        # What the agent would have to read again: the current task's results for certain, older reads likely.
+        lost = ce.reread_estimate(entries[:start], len(entries) if prompt is None else prompt, after_tokens=after,
+                                  rates=ctx.config.cache_rates, ttl=ctx.config.cache_ttl)
+        verdict = ce.judge_compaction(entries, ctx, after, lost=lost)
         if ctx.early and not verdict.act:
             runtime(ctx.state, self.name)["early_after"] = after     # what it would leave: the next pre-check
             return None
