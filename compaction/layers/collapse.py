@@ -73,7 +73,7 @@ def _result_status(b: dict[str, Any]) -> str:
     return "error" if b.get("is_error") else ""
 
 
-def _instruction(text: str) -> str:
+def quote_user(text: str) -> str:
     """A user message as the digest keeps it: verbatim, or for a very long one its head and tail
     with a pointer to where the whole of it stays."""
     text = str(text).strip()
@@ -103,7 +103,7 @@ def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: 
             t = b.get("type")
             if t == "text" and e.role == "user" and e.sent and e.kind == "message":
                 if str(b.get("text", "")).strip():
-                    asked.append(_instruction(b.get("text", "")))
+                    asked.append(quote_user(b.get("text", "")))
             elif t == "text" and e.role == "assistant" and not said:
                 said.append(f"“{_short(b.get('text', ''), 60)}”")
             elif t == "tool_use":

@@ -4,7 +4,9 @@ The head (round 0: the first request, or what a summary left) and a recent tail 
 kept; the oldest middle rounds go until the count is at most `snip_target_ratio` of the effective
 window. The whole history is archived to a transcript first — if that write fails (or there is no
 session folder) nothing is snipped — and a `snip_marker` user entry takes the rounds' place, saying
-how much went and where the transcript is. Earlier markers are folded into the new one.
+how much went and where the transcript is, and quoting every user prompt it removed word for word
+(a very long one by its head and tail, as collapse's digests do): a snip drops work, never what
+the user asked. Earlier markers are folded into the new one, their quotes first.
 
 When: only at or above the trigger (default: the auto-compact threshold while automatic
 summarizing cannot run — the no-model fallback; see `trigger_tokens`), with hysteresis — after a
@@ -29,6 +31,8 @@ from compaction import cache_economics as ce
 from compaction.entry import Entry
 from compaction.layerkit import held_by_anchor, tail_round
 from compaction.layer_context import LayerContext
+from compaction.layers.collapse import quote_user
+from compaction.layers.ptl import is_retry_marker
 from compaction.report import CompactionReport, LayerResult
 from compaction.rounds import round_starts
 from compaction.accounting.tokens import adjust_anchor, count_tokens
@@ -36,6 +40,9 @@ from compaction.transcript import transcripts_dir, write_transcript
 
 NAME = "snip"
 MARKER_ESTIMATE = 120  # tokens a marker costs, used while choosing rounds (checked exactly after)
+PROMPTS_SHARE = 0.25   # the quoted prompts take at most this share of the effective window (about 4
+                       # characters a token); past it the oldest stay only in the transcripts, so a
+                       # thousand-prompt session's marker cannot outgrow the window
 
 
 def trigger_tokens(ctx: LayerContext) -> int | None:
@@ -48,13 +55,42 @@ def trigger_tokens(ctx: LayerContext) -> int | None:
     return None if ctx.summarizing else ctx.budget.autocompact_threshold
 
 
-def marker_text(rounds: int, messages: int, tokens: int, path: str, earlier: list[str]) -> str:
+def marker_text(rounds: int, messages: int, tokens: int, path: str, earlier: list[str],
+                prompts: list[str] | None = None, left_out: int = 0) -> str:
     text = (f"[Snipped: {rounds} earlier API round(s) ({messages} messages, about {tokens:,} tokens) between "
             f"the first request and the recent turns were removed to free context. The full history before "
             f"the snip is archived at {path}")
     if earlier:
         text += "; earlier snips: " + ", ".join(earlier)
-    return text + ". Read it if you need details from that part.]"
+    text += ". Read it if you need details from that part."
+    if prompts:
+        text += " The user's messages in that part, word for word: " + "; ".join(prompts) + "."
+    if left_out:
+        text += f" {left_out:,} earlier message(s) of the user's are only in the transcripts."
+    return text + "]"
+
+
+def removed_prompts(gone: list[Entry]) -> list[str]:
+    """The user's prompts among the entries a snip removes, quoted (not tool results, not the
+    loop's own retry notes)."""
+    out = []
+    for e in gone:
+        if e.role == "user" and e.sent and e.kind == "message" and not is_retry_marker(e):
+            out += [quote_user(str(b.get("text", ""))) for b in e.content
+                    if b.get("type") == "text" and str(b.get("text", "")).strip()]
+    return out
+
+
+def within_share(prompts: list[str], max_chars: int) -> list[str]:
+    """The newest prompts whose quotes fit in `max_chars` (at least the newest one), oldest first."""
+    kept: list[str] = []
+    size = 0
+    for p in reversed(prompts):
+        if kept and size + len(p) > max_chars:
+            break
+        kept.append(p)
+        size += len(p)
+    return kept[::-1]
 
 
 def _noop(entries: list[Entry], st: dict[str, Any], tokens: int) -> LayerResult:
@@ -114,11 +150,15 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     n_msgs = sum(1 for e in gone if e.sent) + int(prev.get("messages_total", 0))
     n_tokens = sum(e.tokens for e in gone) + int(prev.get("tokens_total", 0))
     earlier = list(prev.get("transcripts", []))
+    quoted = [str(p) for p in prev.get("prompts", [])] + removed_prompts(gone)
+    prompts = within_share(quoted, int(PROMPTS_SHARE * e_win * 4))
+    left_out = int(prev.get("prompts_left_out", 0)) + len(quoted) - len(prompts)
     marker = Entry({"role": "user", "content": [{"type": "text", "text": marker_text(
-        n_rounds, n_msgs, n_tokens, path, earlier)}]}, kind="snip_marker", uuid=f"snip-{gone[0].uuid}",
-        timestamp=gone[0].timestamp,
+        n_rounds, n_msgs, n_tokens, path, earlier, prompts, left_out)}]}, kind="snip_marker",
+        uuid=f"snip-{gone[0].uuid}", timestamp=gone[0].timestamp,
         meta={"rounds_total": n_rounds, "messages_total": n_msgs, "tokens_total": n_tokens,
-              "transcripts": earlier + [path], "transcript_path": path})
+              "transcripts": earlier + [path], "transcript_path": path, "prompts": prompts,
+              "prompts_left_out": left_out})
     freed = round(held) - marker.tokens
     if freed <= 0:
         return LayerResult(entries)
@@ -134,5 +174,6 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
         action=f"snipped {r - 1} old API round(s) ({len(gone)} messages) from the middle; archived to {path}; "
                f"{ce.describe(verdict)}",
         tokens_before=tokens, tokens_after=after, transcript_path=path,
-        details={"rounds": r - 1, "messages": len(gone), "tokens_removed": removed, "cache": verdict.details()})
+        details={"rounds": r - 1, "messages": len(gone), "tokens_removed": removed, "prompts_quoted": len(prompts),
+                 "cache": verdict.details()})
     return LayerResult(out, report)

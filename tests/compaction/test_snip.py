@@ -168,3 +168,46 @@ def test_snip_below_the_threshold_waits_unless_a_ratio_is_configured(tmp_path):
     assert BUDGET.warning_threshold < tokens < BUDGET.autocompact_threshold, tokens
     assert snip.apply(es, ctx(es, tmp_path)).report is None
     assert snip.apply(es, ctx(es, tmp_path, snip_trigger_ratio=0.5)).report is not None
+
+
+def with_prompts(es: list[Entry], every: int = 10) -> list[Entry]:
+    """The session with a user prompt beside every `every`-th round's result (and one very long)."""
+    out = []
+    for i, e in enumerate(es):
+        if e.role == "user" and i and i % (2 * every) == 0 and any(b.get("type") == "tool_result" for b in e.content):
+            text = f"now check module m{i} and keep the API stable" if i != 4 * every else "L" * 6_000 + " END"
+            e = Entry({"role": "user", "content": [*e.content, {"type": "text", "text": text}]},
+                      uuid=e.uuid, timestamp=e.timestamp)
+        out.append(e)
+    return out
+
+
+def test_snip_quotes_every_user_prompt_it_removes(tmp_path):
+    """Issue 25: a snip drops rounds, never what the user asked: each prompt in the removed rounds
+    is in the marker word for word (a very long one by its head and tail), across two snips."""
+    es = with_prompts(session(80))
+    state = PipelineState()
+    res = snip.apply(es, ctx(es, tmp_path, state))
+    gone = {e.uuid for e in es} - {e.uuid for e in res.entries}
+    asked = [b["text"] for e in es if e.uuid in gone for b in e.content if b.get("type") == "text" and e.role == "user"]
+    assert len(asked) >= 3 and res.report.details["prompts_quoted"] == len(asked)
+    marker = res.entries[1]
+    for text in asked:
+        if len(text) < 4_000:
+            assert f"“{text}”" in marker.text()
+        else:
+            assert text[:2_500] in marker.text() and "characters left out here" in marker.text()
+    grown = extend(res.entries, 60)
+    again = snip.apply(grown, ctx(grown, tmp_path, state))
+    [folded] = [e for e in again.entries if e.kind == "snip_marker"]
+    assert all(f"“{t}”" in folded.text() for t in asked if len(t) < 4_000)
+    assert validate_history(project(again.entries)) == []
+
+
+def test_quoted_prompts_keep_to_their_share_of_the_window():
+    quotes = [f"“prompt {i} " + "w" * 400 + "”" for i in range(200)]
+    kept = snip.within_share(quotes, 10_000)
+    assert kept == quotes[-len(kept):] and sum(map(len, kept)) <= 10_000 < sum(map(len, quotes[-len(kept) - 1:]))
+    assert snip.within_share(["“" + "x" * 50_000 + "”"], 10_000)      # the newest always stays
+    text = snip.marker_text(3, 6, 9_000, "/t.jsonl", [], kept, left_out=200 - len(kept))
+    assert f"{200 - len(kept)} earlier message(s) of the user's are only in the transcripts" in text
