@@ -163,14 +163,21 @@ def describe(v: Verdict) -> str:
     call" — or "cache cold: rewrite free; ..." — and why it acted when that is not plain."""
     saves = f"saves {_usd(v.saves_per_call_usd)} per call"
     if v.reason == "cold":
-        return f"cache cold: rewrite free; {saves}"
+        return f"cache cold: rewrite free; {saves}{_rereads(v)}"
     if v.cost_usd <= 0:
         head = f"rewrote {_tokens(v.rewrite_tokens)} cached tokens, cheaper than not at once ({_usd(v.cost_usd)} less)"
     else:
         head = f"rewrote {_tokens(v.rewrite_tokens)} cached tokens, {_usd(v.cost_usd)}"
     why = {"prevents_summary": "; keeps the count under the auto-compact threshold",
            "pays": _payback(v.payback_calls)}.get(v.reason, "")
-    return f"{head}; {saves}{why}"
+    return f"{head}; {saves}{why}{_rereads(v)}"
+
+
+def _rereads(v: Verdict) -> str:
+    """"; re-reads expected $0.012 (9.6k tokens of results)": the price of what it removes."""
+    if not v.lost_tokens:
+        return ""
+    return f"; re-reads expected {_usd(v.reread_usd)} ({_tokens(v.lost_tokens)} tokens of results)"
 
 
 def _payback(calls: float | None) -> str:

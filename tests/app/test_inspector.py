@@ -143,3 +143,17 @@ async def test_a_resumed_session_inspects_its_logged_compactions(tmp_path):
             assert isinstance(shown, InspectorScreen)
             assert shown.compaction.parts == comp.parts and shown.compaction.usage == comp.usage
             assert list(again.query_one(Timeline).events.values())[-1].parts == comp.parts
+
+
+def test_the_cost_section_shows_what_the_rule_weighed():
+    """Issue 25: a compaction that priced re-reads says so in the inspector."""
+    from app.tui.screens.inspector import cost_lines
+    c = ev.Compaction(layer="session_memory", trigger="auto", tokens_before=40_000, tokens_after=9_000,
+                      cache={"reason": "pays", "cost_usd": 0.01, "saves_per_call_usd": 0.002, "calls_ahead": 12,
+                             "reread_usd": 0.0123, "lost_tokens": 9_600})
+    lines = cost_lines(c, None)
+    assert lines[-1].startswith("weighed: saves $0.02 over 12 calls against re-reads expected $0.01")
+    assert "(9,600 tokens of results the agent may need again)" in lines[-1]
+    plain = ev.Compaction(layer="microcompact", trigger="auto", tokens_before=40_000, tokens_after=30_000,
+                          cache={"reason": "pays", "cost_usd": 0.01, "saves_per_call_usd": 0.002})
+    assert not any(x.startswith("weighed") for x in cost_lines(plain, None))

@@ -81,6 +81,7 @@ def test_what_the_agent_would_read_again_is_a_cost():
     lost = ce.Reread(usd=0.2, tokens=20_000, task_tokens=0)
     got = cv(lost=lost)                       # $0.0675 + $0.20 > $0.12
     assert not got.act and got.reread_usd == 0.2 and got.details()["lost_tokens"] == 20_000
+    assert got.details()["calls_ahead"] == 10 and "re-reads expected $0.2 (20k tokens of results)" in ce.describe(got)
     # cold: the rewrite is free (it writes 15,000 fewer tokens, $0.056), the re-reads are not
     assert cv(tokens_now=35_000, cold=True).act and not cv(tokens_now=35_000, cold=True, lost=lost).act
 

@@ -80,7 +80,26 @@ def cost_lines(c: Compaction, price: PriceFn | None) -> list[str]:
     clause = fmt.cache_clause(c.cache)
     if clause:
         out.append(clause)
+    weighed = weighed_line(c.cache)
+    if weighed:
+        out.append(weighed)
     return out
+
+
+def weighed_line(cache: dict | None) -> str:
+    """What the rule weighed beside the rewrite (cache_economics: the saving over the calls the
+    prefix should live, and what the agent is expected to read again), when the layer said."""
+    if not isinstance(cache, dict):
+        return ""
+    lost, reread = cache.get("lost_tokens"), cache.get("reread_usd")
+    if not isinstance(lost, int) or isinstance(lost, bool) or lost <= 0 or not isinstance(reread, (int, float)):
+        return ""
+    ahead, saves = cache.get("calls_ahead"), cache.get("saves_per_call_usd")
+    head = ""
+    if isinstance(ahead, int) and not isinstance(ahead, bool) and isinstance(saves, (int, float)):
+        head = f"weighed: saves {fmt.usd(float(saves) * ahead)} over {ahead:,} calls against "
+    return (head or "weighed: ") + (f"re-reads expected {fmt.usd(float(reread))} "
+                                    f"({fmt.tokens(lost)} tokens of results the agent may need again)")
 
 
 class InspectorScreen(ModalScreen[None]):
