@@ -42,9 +42,10 @@ are read), and the growth is a running mean kept per process. O(new entries) per
 from __future__ import annotations
 
 import math
+import os
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from compaction.accounting.cache_model import LOOKBACK, MIN_CACHEABLE, Rates, ttl_seconds
 from compaction.entry import Entry
@@ -309,17 +310,25 @@ class Reread:
 
 
 def reread_estimate(removed: Sequence[Entry], task_from: int, *, after_tokens: int, rates: Rates,
-                    ttl: str | float) -> Reread:
+                    ttl: str | float, restored: Collection[str] = ()) -> Reread:
     """The expected re-read cost of removing `removed` (history order); entries at index
-    `task_from` or later belong to the current task."""
+    `task_from` or later belong to the current task; a read of a path in `restored` (re-attached
+    whole by the compaction) is not lost."""
     names: dict[str, str] = {}
+    paths: dict[str, str] = {}
+    back = {os.path.normpath(p) for p in restored}
     usd, tokens, task = 0.0, 0, 0
     trip = after_tokens * rates.cache_read + REREAD_CALL_TOKENS * rates.output
     for i, e in enumerate(removed):
         for b in e.content:
             if b.get("type") == "tool_use":
                 names[str(b.get("id"))] = str(b.get("name"))
-        results = [b for b in e.content if b.get("type") == "tool_result"]
+                inp = b.get("input")
+                if isinstance(inp, dict) and isinstance(inp.get("path"), str):
+                    paths[str(b.get("id"))] = os.path.normpath(inp["path"])
+        results = [b for b in e.content if b.get("type") == "tool_result"
+                   and not (names.get(str(b.get("tool_use_id"))) in READ_TOOLS
+                            and paths.get(str(b.get("tool_use_id"))) in back)]
         if not results:
             continue
         share = e.tokens / len(results)

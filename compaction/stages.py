@@ -17,6 +17,6 @@ def default_stages(summarizer: Summarizer, config: SummarizeConfig | None = None
     config = config or SummarizeConfig()
     stages: list[CompactionStage] = []
     if config.session_memory:
-        stages.append(SessionMemoryStage(config))
+        stages.append(SessionMemoryStage(config, read_file))
     stages.append(AutoCompactStage(summarizer, config, read_file))
     return stages

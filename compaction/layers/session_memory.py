@@ -36,6 +36,7 @@ from compaction.entry import Entry, boundary, user
 from compaction.layer_context import LayerContext, PipelineState
 from compaction.layerkit import runtime
 from compaction.layers.ptl import is_retry_marker
+from compaction.reinject import ReadFile, reinject
 from compaction.report import CompactionReport, LayerResult
 from compaction.summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
 from compaction.summary_prompt import summary_message
@@ -367,8 +368,9 @@ class SessionMemoryStage:
     name = "session_memory"
     early = True      # needs no model: may act under the threshold when that pays (ctx.early)
 
-    def __init__(self, config: SummarizeConfig | None = None) -> None:
+    def __init__(self, config: SummarizeConfig | None = None, read_file: ReadFile | None = None) -> None:
         self.config = config or SummarizeConfig()
+        self.read_file = read_file
 
     @staticmethod
     def notes(state: PipelineState) -> SessionNotes:
@@ -427,11 +429,16 @@ class SessionMemoryStage:
         overhead = ctx.config.overhead_tokens
         summary_text = notes.render(cfg.limit("notes_max_tokens", window),
                                     int(REQUESTS_SHARE * ctx.budget.autocompact_threshold))
+        # The files read most recently come back, as after an LLM summary (CC's budgets, scaled to
+        # the window): notes name a file, they cannot hold what it says.
+        files = await reinject(entries[:start], kept, read_file=self.read_file, max_files=cfg.reinject_files,
+                               file_tokens=cfg.limit("reinject_file_tokens", window),
+                               total_tokens=cfg.limit("reinject_total_tokens", window))
 
         def build(path: str | None) -> tuple[list[Entry], int]:
             note = user(summary_message(summary_text, path, recent_kept=bool(kept), auto=ctx.trigger != "manual",
                                         source="notes"), kind="summary", layer=self.name, transcript_path=path)
-            body = reanchor([note, *kept], overhead, ctx.config.count_ratio)
+            body = reanchor([note, *files, *kept], overhead, ctx.config.count_ratio)
             return body, count_tokens(body, overhead, ctx.config.count_ratio)
 
         body, after = build("?" * 80)
@@ -440,7 +447,8 @@ class SessionMemoryStage:
             return None   # the LLM stage may do better
         # What the agent would have to read again: the current task's results for certain, older reads likely.
         lost = ce.reread_estimate(entries[:start], len(entries) if prompt is None else prompt, after_tokens=after,
-                                  rates=ctx.config.cache_rates, ttl=ctx.config.cache_ttl)
+                                  rates=ctx.config.cache_rates, ttl=ctx.config.cache_ttl,
+                                  restored={str(f.meta["path"]) for f in files if not f.meta.get("partial")})
         verdict = ce.judge_compaction(entries, ctx, after, lost=lost)
         if ctx.early and not verdict.act:
             runtime(ctx.state, self.name)["early_after"] = after     # what it would leave: the next pre-check
@@ -458,9 +466,11 @@ class SessionMemoryStage:
             layer=self.name, trigger=ctx.trigger,
             action=(f"Replaced {start} older entries by the session notes ({ctx.tokens:,} → {after:,} tokens); "
                     f"kept the last {len(kept)} entries verbatim"
+                    + (f" and re-attached {len(files)} recently read file(s)" if files else "")
                     + (" (the current prompt included)" if prompt is not None and prompt < start else "")
                     + (f"; under the threshold because it pays: {ce.describe(verdict)}" if ctx.early else "")),
             tokens_before=ctx.tokens, tokens_after=after, duration_s=time.monotonic() - t0, transcript_path=path,
             details={"kept_entries": len(kept), "summary_tokens": body[0].tokens,
+                     "files": [f.meta["path"] for f in files],
                      "kept_tokens": sum(e.tokens for e in kept), "early": ctx.early, "cache": verdict.details()})
         return LayerResult(new, report)

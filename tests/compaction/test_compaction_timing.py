@@ -155,7 +155,8 @@ def test_under_the_threshold_a_warm_cache_is_compacted_only_when_it_pays(tmp_pat
     res = run(p, small, small[-1].timestamp + 5)
     assert not res.reports and res.entries is small
 
-    big = grown(40)                                 # ~100k, far under the threshold of 167k
+    big = grown(50)                                 # ~114k, far under the threshold of 167k (at 40 rounds, with
+                                                    # the five files re-attached, re-reads outweigh the saving)
     p = pipeline(tmp_path)
     before = p.count(big)
     assert before < p.config.budget.autocompact_threshold
@@ -167,7 +168,14 @@ def test_under_the_threshold_a_warm_cache_is_compacted_only_when_it_pays(tmp_pat
     assert cache["cost_usd"] < cache["saves_per_call_usd"] * ce.CALLS_AHEAD_CAP
     # every request of the session is still there word for word
     text = "\n".join(e.text() for e in res.entries)
-    assert all(f"Request {r}: look at src/m{r}.py" in text for r in range(40))
+    assert all(f"Request {r}: look at src/m{r}.py" in text for r in range(50))
+    # the five files read last come back whole, and their reads are not priced as lost
+    files = rep.details["files"]
+    newest = int(files[0][5:-3])                       # the newest read the tail does not already show
+    assert files == [f"src/m{r}.py" for r in range(newest, newest - 5, -1)] and newest >= 45
+    attached = [e.text() for e in res.entries if e.kind == "attachment"]
+    assert [f"# m{r}\n" in a for r, a in zip(range(newest, newest - 5, -1), attached)] == [True] * 5
+    assert cache["lost_tokens"] < sum(e.tokens for e in big if e.role == "user")
 
 
 def test_a_cold_cache_compacts_a_context_that_would_wait_on_a_warm_one(tmp_path):
@@ -204,7 +212,7 @@ def test_files_the_agent_read_are_priced_as_read_again(tmp_path):
 def test_under_the_threshold_the_verbatim_tail_is_shorter_than_at_it(tmp_path):
     """Early, the compaction happens because reading less pays, so it keeps the early tail
     (2,000–10,000 tokens) rather than CC's 10,000–40,000 at the threshold."""
-    es = grown(40)
+    es = grown(50)
     early = run(pipeline(tmp_path / "early"), es, es[-1].timestamp + 5)
     [rep] = [r for r in early.reports if r.layer == "session_memory"]
     assert 2_000 <= rep.details["kept_tokens"] <= 10_000

@@ -195,8 +195,12 @@ async def test_notes_become_the_summary_with_a_verbatim_tail(tmp_path):
     assert b.kind == "compact_boundary" and b.meta["layer"] == "session_memory"
     assert summary.kind == "summary" and "Please fix the parser bug" in summary.text()
     assert b.meta["transcript_path"] in summary.text()
-    tail = new[2:]
+    files = [e for e in new[2:] if e.kind == "attachment"]
+    tail = new[2 + len(files):]
     assert [e.uuid for e in tail] == [e.uuid for e in es[-len(tail):]]
+    assert all(e.kind != "attachment" for e in tail)
+    # the files read most recently before the tail come back (reinject's budgets, scaled to the window)
+    assert out.report.details["files"] == [f.meta["path"] for f in files]
     assert 1_000 <= sum(e.tokens for e in tail) <= 4_000                 # 10k–40k scaled to a 20k window
     assert sum(1 for e in tail if e.text().strip()) >= 5
     assert out.report.tokens_after == sum(e.tokens for e in new) < ctx.budget.autocompact_threshold <= ctx.tokens

@@ -1,6 +1,7 @@
 """The demo's tour: a dozen prompts and one `/wait` that show, at the demo's default window, the
-layers a default session uses act — the tool-result budget, session memory (early when that pays,
-and at the auto-compact threshold), microcompact once the cache has gone cold, and the LLM summary
+layers a default session uses act — the tool-result budget, session memory at the auto-compact
+threshold (under it only when that pays after the re-reads it would cause are priced, which a
+tour of file reads never does: docs/engine.md), microcompact once the cache has gone cold, and the LLM summary
 of `/compact` — and the context state move through warning, error and auto-compact without
 getting stuck in blocking.
 
@@ -104,8 +105,6 @@ def promises(steps: list[Step], budget: ContextBudget) -> list[str]:
                    for c in steps[w + 1].compactions):
             broken.append("microcompact did not clear old results on the cold cache after /wait")
     memory = [c for c in comps if c.layer == "session_memory"]
-    if not any(c.tokens_before < budget.autocompact_threshold for c in memory):
-        broken.append("session memory never acted early")
     if not any(budget.autocompact_threshold <= c.tokens_before < budget.blocking_limit for c in memory):
         broken.append("session memory never acted at the auto-compact threshold")
     if not any(c.layer == "tool_result_budget" for c in comps):

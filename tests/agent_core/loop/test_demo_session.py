@@ -72,9 +72,10 @@ async def walk_tour(**cli) -> tuple[list[Step], object]:
 
 
 async def test_the_tour_keeps_its_promises():
-    """Each default layer acts (microcompact only after /wait, on the cold cache; session memory
-    early and at the threshold), the state goes through warning, error and auto-compact, and no
-    step ends in BLOCKING."""
+    """Each default layer acts (microcompact only after /wait, on the cold cache; session memory at
+    the threshold), the state goes through warning, error and auto-compact, and no step ends in
+    BLOCKING. Session memory under the threshold does not act here: the tour reads files, and
+    removing them early costs more in re-reads than it saves (issue 25; tests/compaction hold when it does)."""
     steps, agent = await walk_tour()
     assert agent.info.context_window == 30_000 and len([s for s in steps if not s.said]) == 12
     assert promises(steps, agent.pipeline.config.budget) == []
@@ -86,7 +87,7 @@ def test_a_broken_promise_is_named():
     steps = [Step("hello", states=["ok", "blocking"], state="blocking", stop_reason="blocking")]
     broken = " | ".join(promises(steps, budget))
     for words in ("never reached autocompact, error, warning", "'hello' did not end normally", "BLOCKING",
-                  "no prompt after /wait", "never acted early", "at the auto-compact threshold",
+                  "no prompt after /wait", "at the auto-compact threshold",
                   "tool-result budget", "model-written summary"):
         assert words in broken, (words, broken)
 

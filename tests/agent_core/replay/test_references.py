@@ -1,15 +1,39 @@
-"""References kept and user messages kept, computed on a tiny hand-made trajectory."""
+"""References kept, content kept (and its re-read charge) and user messages kept, computed on a
+tiny hand-made trajectory (`tiny`, and `reads`: tiny, then seven files read and used again)."""
 from __future__ import annotations
+
+import json
+
+import pytest
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.pricing.pricer import Pricer
+from agent_core.replay.content import ContentIndex
+from agent_core.replay.options import PolicySpec
 from agent_core.replay.policies import NoCompaction
 from agent_core.replay.references import ReferenceIndex
-from agent_core.replay.simulate import simulate
+from agent_core.replay.report import build_report, format_text, policy_result
+from agent_core.replay.report_model import PolicyResult, ReplayReport, SessionResult
+from agent_core.replay.runner import make_policy
+from agent_core.replay.simulate import Step, simulate
+from agent_core.replay.summary_size import SummarySize
 
 
-def msg(kind, text, key, tokens=100, role="user", refs=(), files=(), tools=()):
-    return Message(role, kind, tokens, key, text, references=refs, files=files, tools=tools)
+def msg(kind, text, key, tokens=100, role="user", refs=(), files=(), tools=(), blocks=None):
+    return Message(role, kind, tokens, key, text, references=refs, files=files, tools=tools, blocks=blocks)
+
+
+def read_call(key: str, path: str, tid: str, at: float) -> Message:
+    """An answer that reads `path` (Claude Code's Read), as the engine sees it."""
+    return Message("assistant", "assistant", 30, key, f"reading {path}", tools=("Read",), files=(path,),
+                   references=(path,), timestamp=at,
+                   blocks=[{"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": path}}])
+
+
+def read_result(key: str, path: str, tid: str, tokens: int = 900) -> Message:
+    body = f"{path}\n" + f"a line of {path}\n" * 20
+    return Message("user", "tool_result", tokens, key, body, tools=("Read",), files=(path,),
+                   blocks=[{"type": "tool_result", "tool_use_id": tid, "content": body}])
 
 
 def tiny() -> Trajectory:
@@ -62,3 +86,193 @@ def test_reference_index_counts_each_reference_once():
     ctx = [t.requests[1].added[1], t.requests[1].added[1]]
     assert idx.found(("src/app.py", "handle_login", "src/new.py"), ctx) == 2
     assert idx.found((), ctx) == 0
+
+
+# ----- content kept ---------------------------------------------------------------------------------
+FILES = [f"src/f{i}.py" for i in range(7)]
+LAST_USES = ("src/f0.py", "src/f2.py", "src/f6.py", "src/app.py")
+
+
+def reads(gap: float = 10.0) -> Trajectory:
+    """`tiny`, then the agent reads src/f0.py … src/f6.py (900 tokens each, one request each), an
+    answer uses f0, f2, f6 and src/app.py, and after `gap` seconds the next prompt's answer uses
+    them again."""
+    t = tiny()
+    ts = 1030.0
+    last = t.requests[-1].response
+    added = [last, msg("prompt", "read the files", "p3", tokens=50)]
+    for i, path in enumerate(FILES):
+        resp = read_call(f"c{i}", path, f"t{i}", ts + 2)
+        t.requests.append(Request(len(t.requests), ts, t.model, added, resp, {"output": 30}))
+        added = [resp, read_result(f"f{i}", path, f"t{i}")]
+        ts += 10
+    use = msg("assistant", "using them", "u1", tokens=30, role="assistant", refs=LAST_USES)
+    use.timestamp = ts + 2
+    t.requests.append(Request(len(t.requests), ts, t.model, added, use, {"output": 30}))
+    again = msg("assistant", "using them again", "u2", tokens=30, role="assistant", refs=LAST_USES)
+    t.requests.append(Request(len(t.requests), ts + gap, t.model, [use, msg("prompt", "again", "p4", tokens=50)],
+                              again, {"output": 30}))
+    return t
+
+
+class Recorded:
+    """A policy wrapper that keeps the context each step sent (the test's own count reads them)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.ttl = inner, inner.name, inner.ttl
+        self.sent: list[list[Message]] = []
+
+    def step(self, request: Request) -> Step:
+        step = self.inner.step(request)
+        self.sent.append(list(step.context))
+        return step
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
+
+def engine(t: Trajectory, preset: str, window: int) -> Recorded:
+    return Recorded(make_policy(PolicySpec(preset, preset), t, window=window, ttl="5m",
+                                size=SummarySize(50, "default", 50, 50), pricer=Pricer())[0])
+
+
+def carried(context: list[Message], path: str, read_keys: set[str]) -> str | None:
+    """How `context` carries `path`'s content, by reading it: "result" (a recorded read result),
+    "attachment" (re-attached after a compaction), or None."""
+    for m in context:
+        if m.key in read_keys and m.kind == "tool_result" and path in m.files:
+            return "result"
+        if m.kind == "attachment" and f'<file path="{path}">' in m.text:
+            return "attachment"
+    return None
+
+
+def test_content_uses_are_paths_read_earlier():
+    t = reads()
+    uses = ContentIndex(t).uses
+    assert [u.path for u in uses[1]] == ["src/app.py"]        # a2 edits the file r1 read
+    assert all(not u for u in uses[3:10])                    # each Read of a new file is no use
+    assert [u.path for u in uses[10]] == list(LAST_USES)
+    assert {u.tokens for u in uses[10]} == {900} and all(u.charged for u in uses[10])
+    assert sum(len(u) for u in uses) == 1 + 2 * len(LAST_USES)
+
+
+def test_under_none_every_use_keeps_its_content():
+    t = reads()
+    r = simulate(t, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    assert r.content_total == 1 + 2 * len(LAST_USES)
+    assert r.content_kept == r.content_total
+    assert (r.rereads, r.reread_usd) == (0, 0.0)
+
+
+def test_a_cleared_result_does_not_keep_content():
+    """cc at 200,000: after the hour's pause, time-based microcompact clears every read result but
+    the last five (src/app.py's, f0's, f1's). The answer's uses of f0 and src/app.py lose their
+    content though their paths are still in the context (in the Read calls): references kept, content
+    not."""
+    t = reads(gap=3_700)
+    policy = engine(t, "cc", 200_000)
+    r = simulate(t, policy, window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    assert [m for m in r.markers if m[1] == "microcompact"] == [[11, "microcompact"]]
+    last = policy.sent[11]
+    assert sum(1 for m in last if m.text.startswith("[Old result of")) == 3
+    keys = {f"f{i}" for i in range(7)} | {"r1"}
+    assert [carried(last, p, keys) for p in LAST_USES] == [None, "result", "result", None]
+    assert r.content_total == 9 and r.content_kept == 9 - 2
+    assert r.rereads == 2 and r.reread_usd > 0
+    assert r.references_kept == r.references_total        # every path is still named somewhere
+
+
+def test_a_compaction_keeps_content_only_where_the_file_came_back_or_stayed():
+    """cc at 6,000 compacts: a use keeps its content exactly when the context sent holds the file
+    re-attached or its result still there (the test reads the contexts itself), and on this
+    trajectory some come back re-attached and some are lost."""
+    t = reads()
+    policy = engine(t, "cc", 6_000)
+    r = simulate(t, policy, window=6_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    assert r.compactions["autocompact"] >= 1
+    read_keys = {"r1"} | {f"f{i}" for i in range(7)}
+    how = [carried(policy.sent[i], u.path, read_keys) for i, uses in enumerate(ContentIndex(t).uses) for u in uses]
+    assert "attachment" in how and None in how
+    assert r.content_total == len(how)
+    assert r.content_kept == sum(1 for h in how if h is not None)
+    assert r.rereads == how.count(None)
+
+
+class ClearFirstRead:
+    """Sends what `none` does, but with src/app.py's read result (r1) replaced by a cleared one."""
+    name, ttl = "clear", "5m"
+
+    def __init__(self) -> None:
+        self.inner = NoCompaction("5m")
+
+    def step(self, request: Request) -> Step:
+        context = [msg("other", "[Old result of read_file cleared]", "r1-cleared", tokens=10)
+                   if m.key == "r1" else m for m in self.inner.step(request).context]
+        return Step(context)
+
+
+def test_the_reread_charge_is_one_round_trip_priced_by_hand():
+    """Request 1 of `tiny` uses src/app.py, whose 900-token result was cleared: one re-read, the
+    context sent (head 2,000 + p1 100 + a1 100 + the cleared result 10) read from the cache, the
+    file written at the 5-minute rate, 100 output tokens; claude-sonnet-4-5 at $3/M input:
+    reads $0.30/M, 5m writes $3.75/M, output $15/M. Not in cost_usd."""
+    t = tiny()
+    r = simulate(t, ClearFirstRead(), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    base = simulate(t, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    assert (r.content_kept, r.content_total, r.rereads) == (0, 1, 1)
+    assert r.reread_usd == pytest.approx(2_210 * 0.30e-6 + 900 * 3.75e-6 + 100 * 15e-6, rel=1e-9)
+    assert r.reread_usd == pytest.approx(0.005538, abs=1e-9)
+    assert r.cost_usd < base.cost_usd          # the re-read is charged apart, not in the replayed cost
+
+
+def test_an_answer_that_reads_the_file_again_is_not_charged_twice():
+    """The log holds that read (and replay prices it): a lost use is counted, not charged."""
+    t = tiny()
+    again = read_call("a2", "src/app.py", "t9", 1012.0)
+    t.requests[1].response = again
+    t.requests[2].added[0] = again
+    (use,) = ContentIndex(t).uses[1]
+    assert not use.charged
+    r = simulate(t, ClearFirstRead(), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    assert (r.content_kept, r.content_total, r.rereads, r.reread_usd) == (0, 1, 0, 0.0)
+
+
+def test_content_kept_and_rereads_in_the_report_and_its_json():
+    t = tiny()
+    runs = {"none": simulate(t, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t)),
+            "cc": simulate(t, ClearFirstRead(), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))}
+    cc = policy_result(runs["cc"])
+    assert (cc.content_kept, cc.content_total, cc.rereads) == (0, 1, 1)
+    assert cc.net_cost_usd == pytest.approx(cc.cost_usd + cc.reread_usd, abs=1e-6)
+    session = SessionResult("tiny.jsonl", policies={n: policy_result(r) for n, r in runs.items()})
+    report = build_report([session], ["none", "cc"], window=None, ttl="5m", notes=[])
+    assert report.totals["cc"].net_cost_usd == cc.net_cost_usd
+    data = json.loads(json.dumps(report.to_json()))
+    p = data["sessions"][0]["policies"]["cc"]
+    assert (p["content_kept"], p["content_total"], p["rereads"]) == (0, 1, 1)
+    assert p["net_cost_usd"] == cc.net_cost_usd and data["totals"]["cc"]["net_cost_usd"] == cc.net_cost_usd
+    back = ReplayReport.from_json(data)
+    assert back == report
+    text = format_text(report)
+    assert "net÷cc" in text and "0/1" in text and "net of re-reads" in text
+    assert max(len(line) for line in text.splitlines()) < 100
+
+
+def test_a_report_saved_before_content_kept_still_loads():
+    t = tiny()
+    session = SessionResult("tiny.jsonl", policies={"cc": policy_result(
+        simulate(t, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t)))})
+    data = build_report([session], ["cc"], window=None, ttl="5m", notes=[]).to_json()
+    for key in ("content_kept", "content_total", "rereads", "reread_usd", "net_cost_usd"):
+        del data["sessions"][0]["policies"]["cc"][key]
+    del data["totals"]["cc"]["net_cost_usd"]
+    back = ReplayReport.from_json(data)
+    old = back.sessions[0].policies["cc"]
+    assert isinstance(old, PolicyResult)
+    assert (old.content_kept, old.content_total, old.rereads, old.reread_usd, old.net_cost_usd) == (None,) * 5
+    assert back.totals["cc"].net_cost_usd is None
+    assert old.cost_usd == session.policies["cc"].cost_usd
+    assert "-" in format_text(back)
