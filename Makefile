@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) bench/statusline.py
 	$(PY) bench/cache_cost.py
 	$(PY) bench/cache_fake_server.py
+	$(PY) bench/closed_loop.py
 	$(PY) bench/startup.py
 	$(PY) bench/session_log.py
 	$(PY) bench/soak.py --only-headless
