@@ -21,7 +21,7 @@ snip), cc / summary / none = compaction/presets.py's presets.
 
 Usage: .venv/bin/python bench/closed_loop.py [--windows 20000,60000,200000]
        [--variants ctxtui,no-autocompact,cc,summary,none] [--baseline cc] [--files 24] [--questions 16]
-       [--seed 0] [--summary-facts]
+       [--seed 0] [--min-gap 2] [--max-gap 12] [--summary-facts]
 About 1 minute on 2 cores (15 sessions of 40 prompts, 3–5 s each). Nothing is asserted.
 """
 from __future__ import annotations
@@ -61,15 +61,16 @@ def row(f: Figures, base: float | None) -> str:
 
 async def measure(args: argparse.Namespace, names: list[str], windows: list[int], root: Path) -> None:
     style = SummaryStyle(facts=args.summary_facts)
-    print(f"{args.files} files, {args.questions} questions, seed {args.seed}; dollars ÷ {args.baseline} "
-          f"at the same window\n")
+    print(f"{args.files} files, {args.questions} questions {args.min_gap}–{args.max_gap} prompts after the read, "
+          f"seed {args.seed}; dollars ÷ {args.baseline} at the same window\n")
     print(f"{'variant':<15} {'window':>8} {'dollars':>8} {'ratio':>7} {'requests':<19} {'re-reads':>8} "
           f"{'context':>8} {'lost':>5} {'prompts':>8} {'time':>6}  compactions")
     for w in windows:
         got: dict[str, Figures] = {}
         for name in names:
             run = await run_session(root / f"{name}-{w}", window=w, settings=VARIANTS[name], variant=name,
-                                    files=args.files, questions=args.questions, seed=args.seed, summary=style)
+                                    files=args.files, questions=args.questions, seed=args.seed, summary=style,
+                                    min_gap=args.min_gap, max_gap=args.max_gap)
             got[name] = run.figures
         base = got[args.baseline].dollars if args.baseline in got else None
         for name in names:
@@ -85,6 +86,8 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=24)
     ap.add_argument("--questions", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--min-gap", type=int, default=2, help="a question comes at least this many prompts after the read")
+    ap.add_argument("--max-gap", type=int, default=12, help="... and at most this many")
     ap.add_argument("--summary-facts", action="store_true", help="summaries copy every fact they can see")
     args = ap.parse_args()
     names = [n.strip() for n in args.variants.split(",") if n.strip()]
