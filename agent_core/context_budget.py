@@ -89,6 +89,11 @@ def budget_for(model: str | None, settings: BudgetSettings = BudgetSettings()) -
 OUTPUT_FLOOR = 3_000
 
 
+# Share of the estimated input kept free beside max_tokens (estimates are usually within 2-3%): the
+# main call and the summary call both leave it, so the API rarely has to refuse input + max_tokens.
+ESTIMATE_MARGIN = 0.02
+
+
 def output_room(window: int, max_output: int, input_tokens: int, floor: int = OUTPUT_FLOOR) -> int | None:
     """`max_tokens` for a call whose input is `input_tokens`: the model's max output, lowered so
     input + max_tokens fits the window (the API refuses a request that does not); None when not

@@ -22,7 +22,7 @@ from compaction.report import CompactionReport
 from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text, usage_total
 
 from agent_core import events as ev
-from agent_core.context_budget import OUTPUT_FLOOR, context_update, output_room
+from agent_core.context_budget import ESTIMATE_MARGIN, OUTPUT_FLOOR, context_update, output_room
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
@@ -42,8 +42,6 @@ from agent_core.tools.base import ToolContext
 CANCELLED_RESULT = "Cancelled by the user before this tool finished."
 # The SDK retries failed requests itself, but never a stream that broke after it started.
 MID_STREAM_RETRIES = 2
-# Share of the estimated input kept free beside max_tokens (estimates are usually within 2-3%).
-ESTIMATE_MARGIN = 0.02
 COUNTED = "counted"   # the pipeline-state part that keeps what count_tokens corrected (survives resume)
 # The calibration (docs/engine.md, "Counting"): server tokens per estimated token, learnt from a
 # request the server counted, once its messages are estimated at this many tokens at least (a
