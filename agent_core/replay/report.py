@@ -19,6 +19,10 @@ LIMITS = [
     "ask again or work longer; every policy replays the recorded requests and answers as they were.",
     "Summaries are sized, not written: a replayed summary holds no references, so references kept after a "
     "summary count only what stayed verbatim, in session notes or digests, or was re-attached.",
+    "Re-reads are charged, not replayed: each use of a file the context no longer carries (a cleared or "
+    "summarized read result) costs one more round trip (the context read from the cache, the file written, "
+    "a 100-token call) in the dollars net of re-reads; the replayed context does not grow by the file, so a "
+    "file used again later is charged again.",
     "Snip never acts in replay (it archives a transcript first, and replay writes none); in a session it acts "
     "only when automatic summarizing cannot run.",
     "cc is modelled, not run: auto-compact at Claude Code's threshold, 5 re-attached files, the 60-minute "
@@ -44,6 +48,10 @@ def policy_result(run: PolicyRun) -> PolicyResult:
         user_messages_total=run.user_messages_total,
         references_kept=run.references_kept,
         references_total=run.references_total,
+        content_kept=run.content_kept,
+        content_total=run.content_total,
+        rereads=run.rereads,
+        reread_usd=_r(run.reread_usd),
         unpriced_models=tuple(sorted(run.unpriced_models)),
         context=tuple(run.context),
         cost_cum=tuple(_r(c) for c in run.cost_cum),
@@ -78,13 +86,28 @@ def build_report(sessions: list[SessionResult], names: list[str], *, window: int
                  notes: list[str], skipped_files: tuple = ()) -> ReplayReport:
     """The report over `sessions`, with each policy's totals and the limits (LIMITS, then `notes`)."""
     totals = {n: Total(_r(sum(s.policies[n].cost_usd for s in sessions)),
-                       sum(s.policies[n].overflows for s in sessions)) for n in names}
+                       sum(s.policies[n].overflows for s in sessions),
+                       net_total([s.policies[n] for s in sessions])) for n in names}
     return ReplayReport(sessions=tuple(sessions), totals=totals, window=window, ttl=ttl,
                         limits=tuple(LIMITS + notes), skipped_files=tuple(skipped_files))
 
 
-def _pct(a: int, b: int) -> str:
-    return f"{a}/{b}" if b else "-"
+def net_total(policies: Sequence[PolicyResult]) -> float | None:
+    """Σ dollars net of re-reads, None when one of them has no re-read figure."""
+    nets = [p.net_cost_usd for p in policies]
+    return None if any(n is None for n in nets) else _r(sum(n for n in nets if n is not None))
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}" if a is not None and b else "-"
+
+
+def _usd(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _pct(a: int | None, b: int | None) -> str:
+    return f"{a}/{b}" if b and a is not None else "-"
 
 
 def misses_text(misses: Sequence[CacheMiss]) -> str:
@@ -97,11 +120,15 @@ def misses_text(misses: Sequence[CacheMiss]) -> str:
 
 
 def format_text(report: ReplayReport) -> str:
-    """A compact table per session (under 100 columns), the totals and the limits. Paths, models,
+    """A compact table per session (under 100 columns), the totals and the limits: per policy its
+    dollars and their ratio to cc, the dollars net of re-reads (`net $`: with each use of lost
+    content charged a re-read) and their ratio to cc's, overflows, hit rate, user prompts,
+    references and content kept, re-reads; its compactions on the line below. Paths, models,
     agent ids and notes come from the logs: every line passes through `one_line` (an escape
     sequence is shown, never obeyed) before it is wrapped."""
     lines: list[str] = []
-    head = f"  {'policy':<14}{'cost $':>10}{'÷cc':>7}{'over':>6}{'hit%':>6}{'users':>9}{'refs':>11}  compactions"
+    head = (f"  {'policy':<14}{'cost $':>9}{'÷cc':>6}{'net $':>9}{'net÷cc':>7}{'over':>5}{'hit%':>6}"
+            f"{'users':>8}{'refs':>10}{'content':>10}{'reread':>7}")
     for s in report.sessions:
         v = s.validation
         valid = ("" if v.cache_read_error_pct is None else
@@ -116,22 +143,35 @@ def format_text(report: ReplayReport) -> str:
         if v.misses:
             lines.append(f"  cache misses: {misses_text(v.misses)}")
         lines.append(head)
-        cc = (s.policies["cc"].cost_usd if "cc" in s.policies else None) or 0.0
+        cc = s.policies.get("cc")
         for name, p in s.policies.items():
-            ratio = f"{p.cost_usd / cc:.2f}" if cc else "-"
-            comp = ", ".join(f"{k} {n}" for k, n in p.compactions.items()) or "-"
-            lines.append(f"  {name[:14]:<14}{p.cost_usd:>10.4f}{ratio:>7}{p.overflows:>6}"
-                         f"{100 * p.cache_hit_rate:>6.1f}"
-                         f"{_pct(p.user_messages_kept, p.user_messages_total):>9}"
-                         f"{_pct(p.references_kept, p.references_total):>11}  {comp[:40]}")
+            comp = ", ".join(f"{k} {n}" for k, n in p.compactions.items()) or "none"
+            lines.append(f"  {name[:14]:<14}{_usd(p.cost_usd):>9}{_ratio(p.cost_usd, cc and cc.cost_usd):>6}"
+                         f"{_usd(p.net_cost_usd):>9}{_ratio(p.net_cost_usd, cc and cc.net_cost_usd):>7}"
+                         f"{p.overflows:>5}{100 * p.cache_hit_rate:>6.1f}"
+                         f"{_pct(p.user_messages_kept, p.user_messages_total):>8}"
+                         f"{_pct(p.references_kept, p.references_total):>10}"
+                         f"{_pct(p.content_kept, p.content_total):>10}"
+                         f"{'-' if p.rereads is None else p.rereads:>7}")
+            lines.append(f"  {'':<14}compactions: {comp}")
         lines.append("")
-    lines.append("totals: " + "; ".join(f"{n} ${t.cost_usd:.4f}, {t.overflows} over"
-                                        for n, t in report.totals.items()))
+    base = report.totals.get("cc")
+    lines.append("totals: " + "; ".join(_total_text(n, t, base) for n, t in report.totals.items()))
     lines.append("")
     lines.append("limits:")
     for lim in report.limits:
         lines.append(f"  - {lim}")
     return "\n".join(_wrap(one_line(line)) for line in lines)
+
+
+def _total_text(name: str, t: Total, base: Total | None) -> str:
+    """"ctxtui $5.7012, 0 over, net of re-reads $6.1034 (0.58× cc)"."""
+    text = f"{name} ${_usd(t.cost_usd)}, {t.overflows} over"
+    if t.net_cost_usd is not None:
+        text += f", net of re-reads ${t.net_cost_usd:.4f}"
+        if base is not None and name != "cc" and base.net_cost_usd:
+            text += f" ({t.net_cost_usd / base.net_cost_usd:.2f}× cc)"
+    return text
 
 
 def _wrap(line: str, width: int = 99) -> str:

@@ -2,7 +2,8 @@
 
     ReplayReport(sessions=(SessionResult(path, model, ..., validation=CacheCheck(...),
                  policies={NAME: PolicyResult(cost_usd, ..., context, cost_cum, markers)}), ...),
-                 totals={NAME: Total(cost_usd, overflows)}, window, ttl, limits, skipped_files)
+                 totals={NAME: Total(cost_usd, overflows, net_cost_usd)}, window, ttl, limits,
+                 skipped_files)
 
 `to_json()` is the `--json` object (the shape is documented in app/cli/replay.py's epilog):
 
@@ -13,13 +14,21 @@
       "policies": {NAME: {"cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket",
       "overflows", "compactions", "cache_hit_rate",
       "user_messages_kept", "user_messages_total", "references_kept", "references_total",
+      "content_kept", "content_total", "rereads", "reread_usd", "net_cost_usd",
       "unpriced_models", "series": {"context", "cost_cum", "markers"}}}}],
-     "totals": {NAME: {"cost_usd", "overflows"}}, "window", "ttl", "limits",
+     "totals": {NAME: {"cost_usd", "overflows", "net_cost_usd"}}, "window", "ttl", "limits",
      "skipped_files": [{"path", "reason"}]}
+
+`content_kept` / `content_total`: the uses of a file read earlier (a path in an answer's tool
+inputs) whose content the context sent still carried (replay/content.py); `rereads` /
+`reread_usd`: the uses of lost content charged a re-read and its dollars, not in `cost_usd`;
+`net_cost_usd` is `cost_usd + reread_usd`, the dollars net of re-reads (derived: `from_json` does
+not read it, it recomputes it).
 
 `ReplayReport.from_json` reads that object back (a saved `--json` report, the screen's test
 fixtures): a malformed one is one `ReportError` naming the first bad field. A figure a partial
-report leaves out is None. No Textual, no formatting: the screen's words live in app/replay/.
+report leaves out is None (a report saved before content kept and re-reads: those four, and so
+the net dollars, are None). No Textual, no formatting: the screen's words live in app/replay/.
 """
 from __future__ import annotations
 
@@ -40,9 +49,11 @@ class Marker(NamedTuple):
 
 
 class Total(NamedTuple):
-    """One policy over every session."""
+    """One policy over every session. `net_cost_usd`: with the re-reads charged (None when a
+    session has no re-read figure: a report saved before them)."""
     cost_usd: float | None
     overflows: int | None
+    net_cost_usd: float | None = None
 
 
 class CacheMiss(NamedTuple):
@@ -79,6 +90,17 @@ class PolicyResult:
     context: tuple[int, ...] = ()                # tokens sent, one per request
     cost_cum: tuple[float, ...] = ()             # cumulative dollars, one per request
     markers: tuple[Marker, ...] = ()
+    content_kept: int | None = None              # uses of a file read earlier whose content was still sent
+    content_total: int | None = None
+    rereads: int | None = None                   # uses of lost content charged a re-read
+    reread_usd: float | None = None              # their dollars, not in cost_usd
+
+    @property
+    def net_cost_usd(self) -> float | None:
+        """The dollars net of re-reads: `cost_usd + reread_usd` (None when either is unknown)."""
+        if self.cost_usd is None or self.reread_usd is None:
+            return None
+        return round(self.cost_usd + self.reread_usd, 6)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +115,11 @@ class PolicyResult:
             "user_messages_total": self.user_messages_total,
             "references_kept": self.references_kept,
             "references_total": self.references_total,
+            "content_kept": self.content_kept,
+            "content_total": self.content_total,
+            "rereads": self.rereads,
+            "reread_usd": self.reread_usd,
+            "net_cost_usd": self.net_cost_usd,
             "unpriced_models": list(self.unpriced_models),
             "series": {"context": list(self.context), "cost_cum": list(self.cost_cum),
                        "markers": [list(m) for m in self.markers]},
@@ -168,7 +195,8 @@ class ReplayReport:
     def to_json(self) -> dict[str, Any]:
         """The `--json` object (module docstring)."""
         return {"sessions": [s.to_json() for s in self.sessions],
-                "totals": {name: {"cost_usd": t.cost_usd, "overflows": t.overflows} for name, t in self.totals.items()},
+                "totals": {name: {"cost_usd": t.cost_usd, "overflows": t.overflows, "net_cost_usd": t.net_cost_usd}
+                           for name, t in self.totals.items()},
                 "window": self.window, "ttl": self.ttl, "limits": list(self.limits),
                 "skipped_files": [{"path": f.path, "reason": f.reason} for f in self.skipped_files]}
 
@@ -183,7 +211,8 @@ class ReplayReport:
         for name, t in _mapping(d.get("totals") or {}, "totals").items():
             t = _mapping(t, f"totals.{name}")
             totals[str(name)] = Total(_number(t.get("cost_usd"), f"totals.{name}.cost_usd"),
-                                      _int(t.get("overflows"), f"totals.{name}.overflows"))
+                                      _int(t.get("overflows"), f"totals.{name}.overflows"),
+                                      _number(t.get("net_cost_usd"), f"totals.{name}.net_cost_usd"))
         skipped = []
         for i, f in enumerate(_list(d.get("skipped_files"), "skipped_files")):
             f = _mapping(f, f"skipped_files[{i}]")
@@ -264,6 +293,10 @@ def _policy(data: object, where: str) -> PolicyResult:
         user_messages_total=_int(d.get("user_messages_total"), f"{where}.user_messages_total"),
         references_kept=_int(d.get("references_kept"), f"{where}.references_kept"),
         references_total=_int(d.get("references_total"), f"{where}.references_total"),
+        content_kept=_int(d.get("content_kept"), f"{where}.content_kept"),
+        content_total=_int(d.get("content_total"), f"{where}.content_total"),
+        rereads=_int(d.get("rereads"), f"{where}.rereads"),
+        reread_usd=_number(d.get("reread_usd"), f"{where}.reread_usd"),
         unpriced_models=tuple(str(m) for m in _list(d.get("unpriced_models"), f"{where}.unpriced_models")),
         context=tuple(int(v) for v in _numbers(series.get("context"), f"{where}.series.context")),
         cost_cum=_numbers(series.get("cost_cum"), f"{where}.series.cost_cum"),

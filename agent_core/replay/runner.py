@@ -22,6 +22,7 @@ from compaction.summarizing import SummarizeConfig
 from agent_core.logs.trajectory import Trajectory
 from agent_core.logs.trajectory_read import read_trajectories
 from agent_core.pricing.pricer import Pricer
+from agent_core.replay.content import ContentIndex
 from agent_core.replay.engine_policy import EnginePolicy
 from agent_core.replay.options import PolicySpec, ReplayOptions
 from agent_core.replay.policies import NoCompaction
@@ -85,6 +86,7 @@ def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
     window = replay_limits(traj, options.window).context_window
     size = summary_size(traj, window)
     refs = ReferenceIndex(traj)
+    content = ContentIndex(traj)
     runs: dict[str, PolicyRun] = {}
     for i, spec in enumerate(options.policies):
         tell = None
@@ -93,7 +95,8 @@ def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
                 on_request(i, name, n)
             tell(0)
         policy, policy_window = make_policy(spec, traj, window=window, ttl=options.ttl, size=size, pricer=pricer)
-        runs[spec.name] = simulate(traj, policy, window=policy_window, pricer=pricer, refs=refs, on_request=tell)
+        runs[spec.name] = simulate(traj, policy, window=policy_window, pricer=pricer, refs=refs, on_request=tell,
+                                  content=content)
     return runs, window, size
 
 

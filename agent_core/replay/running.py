@@ -3,10 +3,11 @@
 Pricing a request through `PrefixCache.request` hashes every block of it, and counting the
 references it kept scans its messages: O(context) per request, so O(requests × context) for a
 run — quadratic under `none`, whose context is the whole session. `RunningContext` keeps, for
-the context last sent, the prefix digest and running size after each block and how many of its
-messages hold each reference; a new request drops the messages after the part it kept and adds
-its new ones, so it costs O(what changed). The cache decision itself is `PrefixCache.request`'s,
-reading the kept digests (a test holds the two equal on random request sequences).
+the context last sent, the prefix digest and running size after each block, how many of its
+messages hold each reference and how many carry each file's content (content.py); a new request
+drops the messages after the part it kept and adds its new ones, so it costs O(what changed). The
+cache decision itself is `PrefixCache.request`'s, reading the kept digests (a test holds the two
+equal on random request sequences).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Iterable, Sequence
 from compaction.accounting.cache_model import Block, CacheUsage, PrefixCache, chain, ttl_seconds, write_bucket
 
 from agent_core.logs.trajectory import Message
+from agent_core.replay.content import ContentIndex
 from agent_core.replay.references import ReferenceIndex
 
 
@@ -26,10 +28,12 @@ def _digest(previous: str, key: str) -> str:
 
 
 class RunningContext:
-    """See module docstring. `head` are the blocks before the messages (breakpoints set)."""
+    """See module docstring. `head` are the blocks before the messages (breakpoints set);
+    `content`, when given, keeps `files`: the files whose content the context holds (content.py)."""
 
-    def __init__(self, head: Sequence[Block], refs: ReferenceIndex) -> None:
+    def __init__(self, head: Sequence[Block], refs: ReferenceIndex, content: ContentIndex | None = None) -> None:
         self.refs = refs
+        self.content = content
         self.head = list(head)
         self.messages: list[Message] = []
         self.digests: list[str] = chain(self.head)          # after each block: head, then messages
@@ -41,6 +45,7 @@ class RunningContext:
         self.head_bps = [i for i, b in enumerate(self.head) if b.breakpoint]
         self.totals: list[int] = []                         # Σ m.tokens after each message
         self.present: Counter[str] = Counter()              # reference -> messages holding it
+        self.files: Counter[str] = Counter()                # path -> messages holding its content
 
     @property
     def tokens(self) -> int:
@@ -60,6 +65,10 @@ class RunningContext:
         if kept < len(old):
             for m in old[kept:]:
                 self.present.subtract(self.refs.held(m))
+                if self.content is not None:
+                    paths = self.content.paths(m)
+                    if paths:
+                        self.files.subtract(paths)
             del old[kept:]
             del self.digests[len(self.head) + kept:]
             del self.sizes[len(self.head) + kept:]
@@ -77,6 +86,10 @@ class RunningContext:
             total += m.tokens
             self.totals.append(total)
             self.present.update(self.refs.held(m))
+            if self.content is not None:
+                paths = self.content.paths(m)
+                if paths:
+                    self.files.update(paths)
 
     def found(self, wanted: Iterable[str]) -> int:
         """How many of `wanted` the current context holds (as `ReferenceIndex.found`)."""

@@ -7,6 +7,13 @@ prompt and tools, as validate.py splits it) then one block per context message k
 unchanged message reads from the cache — with breakpoints on the head and the last message, the
 TTL of the policy and the log's timestamps. Output tokens are the logged ones; dollars come from
 genai-prices through the `Pricer`, split by bucket.
+
+Content kept (content.py): each use of a file the trajectory had read keeps its content when the
+context sent for that request still carries it; each use that does not (and is not the answer
+reading the file itself) is charged a re-read, priced apart from `cost_usd` by the same pricer:
+
+    reread_usd += price(model, cache_read = head + context sent, cache_write(TTL) = the file's
+                        latest read result, output = REREAD_CALL_TOKENS)
 """
 from __future__ import annotations
 
@@ -14,11 +21,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from compaction.accounting.cache_model import BUCKETS, Block, CacheUsage, chain, mark_last
+from compaction.accounting.cache_model import BUCKETS, Block, CacheUsage, chain, mark_last, write_bucket
+from compaction.cache_economics import REREAD_CALL_TOKENS
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.pricing.pricer import Pricer
 from agent_core.replay.cache_misses import ModelCaches
+from agent_core.replay.content import ContentIndex, Use
 from agent_core.replay.references import ReferenceIndex, user_prompts
 from agent_core.replay.running import RunningContext
 from agent_core.replay.validate import head_blocks
@@ -67,6 +76,10 @@ class PolicyRun:
     markers: list[list] = field(default_factory=list)
     references_kept: int = 0
     references_total: int = 0
+    content_kept: int = 0          # uses of a file read earlier whose content the context sent held
+    content_total: int = 0
+    rereads: int = 0               # uses of lost content charged a re-read
+    reread_usd: float = 0.0        # their dollars (not in cost_usd)
     user_messages_kept: int = 0
     user_messages_total: int = 0
     unpriced_models: set[str] = field(default_factory=set)
@@ -109,6 +122,18 @@ class Biller:
         self.run.cost_usd += priced.total
         return priced.total
 
+    def reread(self, context_tokens: int, file_tokens: int, model: str) -> float:
+        """The dollars of reading a file again (module docstring), not added to the run's cost."""
+        usage = dict.fromkeys(BUCKETS, 0)
+        usage["cache_read"] = max(0, context_tokens)
+        usage[write_bucket(self.ttl)] = max(0, file_tokens)
+        usage["output"] = REREAD_CALL_TOKENS
+        usd = self.pricer(model, usage)
+        if usd is None:
+            self.run.unpriced_models.add(model)
+            return 0.0
+        return usd
+
     def blocks(self, context: Sequence[Message]) -> list[Block]:
         return [*self.head, *(Block(m.key, max(0, m.tokens)) for m in context)]
 
@@ -117,17 +142,21 @@ OnRequest = Callable[[int], None]          # told the count of requests done so 
 
 
 def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pricer,
-             refs: ReferenceIndex, on_request: OnRequest | None = None) -> PolicyRun:
+             refs: ReferenceIndex, on_request: OnRequest | None = None,
+             content: ContentIndex | None = None) -> PolicyRun:
     """Walk the trajectory under `policy`. Each request costs what changed in its context since
-    the previous one (running.py), not the whole context, so a run is linear in the log."""
+    the previous one (running.py), not the whole context, so a run is linear in the log.
+    `content`: the trajectory's reads and uses (made here when not given; share one between the
+    policies of a trajectory)."""
     run = PolicyRun(policy.name)
     biller = Biller(trajectory, policy.ttl, pricer, run)
-    context = RunningContext(biller.head, refs)
+    content = content if content is not None else ContentIndex(trajectory)
+    context = RunningContext(biller.head, refs, content)
     head = max(0, trajectory.overhead_tokens)
     last: Step | None = None
     try:
         for n, req in enumerate(trajectory.requests, 1):
-            last = _request(req, policy.step(req), run, biller, context, head, window)
+            last = _request(req, policy.step(req), run, biller, context, head, window, content.uses[n - 1])
             if on_request is not None:
                 on_request(n)
     finally:
@@ -141,7 +170,7 @@ def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pri
 
 
 def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, context: RunningContext, head: int,
-             window: int) -> Step:
+             window: int, uses: Sequence[Use] = ()) -> Step:
     """Price one request (and the summary calls before it) and record what the report needs."""
     for n, call in enumerate(step.calls):
         blocks = biller.blocks(call.context) + [Block(f"summary-prompt\x00{req.index}\x00{n}", call.prompt_tokens)]
@@ -161,4 +190,12 @@ def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, context: 
     if wanted:
         run.references_total += len(wanted)
         run.references_kept += context.found(wanted)
+    if uses:
+        lost = ContentIndex.lost(uses, context.files)
+        run.content_total += len(uses)
+        run.content_kept += len(uses) - len(lost)
+        for use in lost:
+            if use.charged:
+                run.rereads += 1
+                run.reread_usd += biller.reread(tokens, use.tokens, req.model)
     return step

@@ -37,8 +37,11 @@ output:
   "cache_write_error_pct", "misses": [{{"request", "reason", "read", "expected"}}]}},
   "policies": {{NAME: {{"cost_usd", "cost_by_bucket", "overflows",
   "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
-  "references_kept", "references_total", "series": {{"context", "cost_cum", "markers"}}}}}}}}],
-  "totals": {{NAME: {{"cost_usd", "overflows"}}}}, "window", "ttl", "limits",
+  "references_kept", "references_total", "content_kept", "content_total" (uses of a file
+  read earlier whose content the context still carried), "rereads", "reread_usd" (each use of
+  lost content charged a re-read, not in cost_usd), "net_cost_usd" (cost_usd + reread_usd),
+  "series": {{"context", "cost_cum", "markers"}}}}}}}}],
+  "totals": {{NAME: {{"cost_usd", "overflows", "net_cost_usd"}}}}, "window", "ttl", "limits",
   "skipped_files": [{{"path", "reason"}}]}}
 
 examples:

@@ -44,8 +44,9 @@ def hit_rate(rate: float | None) -> str:
 
 def table_rows(session: SessionResult) -> list[tuple[str, list[str]]]:
     """The policy table, one row per figure and one column per policy (so three policies fit
-    in 80 columns): dollars total and by bucket, the ratio to `cc`, overflows, compactions by
-    layer, cache hit rate, user messages and references kept."""
+    in 80 columns): dollars total and by bucket, the ratio to `cc`, the dollars net of re-reads
+    (with each use of lost content charged a re-read) and their ratio to `cc`'s, overflows,
+    compactions by layer, cache hit rate, user messages, references and content kept."""
     pols = list(session.policies.values())
     base = session.policies.get(BASELINE)
     buckets = list(dict.fromkeys(b for p in pols for b in p.cost_by_bucket))
@@ -56,6 +57,11 @@ def table_rows(session: SessionResult) -> list[tuple[str, list[str]]]:
         rows.append(("  of which compaction", [fmt.usd(p.compaction_cost_usd) for p in pols]))
     if base is not None:
         rows.append((f"vs {BASELINE}", [ratio(p.cost_usd, base.cost_usd) for p in pols]))
+    if any(p.reread_usd is not None for p in pols):
+        rows.append(("$ net of re-reads", [fmt.usd(p.net_cost_usd) for p in pols]))
+        rows.append(("  of which re-reads", [fmt.usd(p.reread_usd) for p in pols]))
+        if base is not None:
+            rows.append((f"vs {BASELINE}, net", [ratio(p.net_cost_usd, base.net_cost_usd) for p in pols]))
     rows.append(("overflows", [fmt.tokens(p.overflows) for p in pols]))
     if layers:
         rows += [(f"compactions: {layer}", [str(p.compactions.get(layer, 0)) for p in pols]) for layer in layers]
@@ -64,19 +70,29 @@ def table_rows(session: SessionResult) -> list[tuple[str, list[str]]]:
     rows += [("cache hit rate", [hit_rate(p.cache_hit_rate) for p in pols]),
              ("user msgs kept", [kept(p.user_messages_kept, p.user_messages_total) for p in pols]),
              ("references kept", [kept(p.references_kept, p.references_total) for p in pols])]
+    if any(p.content_total is not None for p in pols):
+        rows.append(("content kept", [kept(p.content_kept, p.content_total) for p in pols]))
+    if any(p.rereads is not None for p in pols):
+        rows.append(("re-reads charged", ["—" if p.rereads is None else fmt.tokens(p.rereads) for p in pols]))
     return rows
 
 
 def totals_parts(result: ReplayReport) -> list[tuple[str, str]]:
-    """(policy, "$2.44 · 0 overflows · 0.54× cc") for the header, in policy order."""
-    base = result.totals[BASELINE].cost_usd if BASELINE in result.totals else None
+    """(policy, "$2.44 · net $2.61 · 0 overflows · 0.54× cc · net 0.58×") for the header, in policy
+    order: the dollars, net of re-reads (left out when no re-read was charged), and the ratios to
+    cc of both (a report saved before re-reads: without the net figures)."""
+    base = result.totals.get(BASELINE)
     parts = []
-    for name, (cost, overflows) in result.totals.items():
+    for name, (cost, overflows, net) in result.totals.items():
         text = fmt.usd(cost)
+        if net is not None and net != cost:
+            text += f" · net {fmt.usd(net)}"
         if overflows is not None:
             text += f" · {overflows} overflow{'' if overflows == 1 else 's'}"
-        if name != BASELINE and base:
-            text += f" · {ratio(cost, base)} {BASELINE}"
+        if name != BASELINE and base is not None and base.cost_usd:
+            text += f" · {ratio(cost, base.cost_usd)} {BASELINE}"
+            if net is not None and base.net_cost_usd:
+                text += f" · net {ratio(net, base.net_cost_usd)}"
         parts.append((name, text))
     return parts
 

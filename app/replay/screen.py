@@ -41,9 +41,11 @@ HELP = Content.assemble(
     ("?", "bold"), " this help  ", ("q", "bold"), " quit\n",
     ("plots ", "bold $accent"), "left: tokens sent per request under each policy, the grey line is the "
     "window and each glyph a compaction (glyph per layer). right: dollars spent so far.\n",
-    ("table ", "bold $accent"), "one column per policy: dollars by bucket, the ratio to cc, requests over "
-    "the window, compactions by layer, cache hit rate, and how many user messages and referenced "
-    "files/identifiers were still in the context the policy would have sent.")
+    ("table ", "bold $accent"), "one column per policy: dollars by bucket, the ratio to cc, the dollars "
+    "net of re-reads (each use of a file whose content was dropped charged a read again) and their ratio "
+    "to cc's, requests over the window, compactions by layer, cache hit rate, and how many user messages "
+    "and referenced files/identifiers were still in the context the policy would have sent, and how "
+    "many uses of a file read earlier still had its content there.")
 
 
 class ReplayScreen(Screen):

@@ -12,8 +12,9 @@ from app.replay.report import table_rows
 
 
 class PolicyTable(DataTable):
-    """Dollars total and by bucket, the ratio to cc, overflows, compactions by layer, hit rate,
-    user messages and references kept, for each policy of one session."""
+    """Dollars total and by bucket, the ratio to cc, dollars net of re-reads and their ratio,
+    overflows, compactions by layer, hit rate, user messages, references and content kept, for
+    each policy of one session."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="none", zebra_stripes=True, show_cursor=False)

@@ -3,7 +3,8 @@
 Two sessions under `none`, `cc` and `ctxtui` at an 80,000-token window. Context grows by a fixed
 step per request; `cc` auto-compacts near the window, `ctxtui` also clears old results now and
 then; dollars are a simple function of the context (reads at 0.1×, the new tail written at 1.25×
-of $3/M). The numbers only need to be plausible and fixed, not true.
+of $3/M), each re-read $0.02 (ctxtui loses content twice per compaction, cc once). The numbers
+only need to be plausible and fixed, not true.
 """
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ def _policy(requests: int, step: int, policy: str, users: int, refs: int) -> dic
         layers[layer] = layers.get(layer, 0) + 1
     overflows = sum(1 for t in context if t > WINDOW)
     lost = {"none": 0, "cc": 2 * len(markers), "ctxtui": len(markers)}[policy]
+    uses = refs // 2
+    rereads = min(uses, {"none": 0, "cc": len(markers), "ctxtui": 2 * len(markers)}[policy])
     return {
         "cost_usd": round(total, 6),
         "cost_by_bucket": {"cache_write": round(write, 6), "cache_read": round(read, 6)},
@@ -67,6 +70,8 @@ def _policy(requests: int, step: int, policy: str, users: int, refs: int) -> dic
         "cache_hit_rate": round(read / RATE / 0.1 / max(1.0, read / RATE / 0.1 + write / RATE / 1.25), 4),
         "user_messages_kept": max(0, users - lost), "user_messages_total": users,
         "references_kept": max(0, refs - lost), "references_total": refs,
+        "content_kept": uses - rereads, "content_total": uses, "rereads": rereads,
+        "reread_usd": round(0.02 * rereads, 6),
         "series": {"context": context, "cost_cum": cost_cum, "markers": markers},
     }
 
@@ -86,7 +91,9 @@ def _build() -> dict:
                  (0.6, 2.1), agent_id="agent-7b2c", skipped=2),
     ]
     totals = {p: {"cost_usd": round(sum(s["policies"][p]["cost_usd"] for s in sessions), 6),
-                  "overflows": sum(s["policies"][p]["overflows"] for s in sessions)} for p in POLICIES}
+                  "overflows": sum(s["policies"][p]["overflows"] for s in sessions),
+                  "net_cost_usd": round(sum(s["policies"][p]["cost_usd"] + s["policies"][p]["reread_usd"]
+                                            for s in sessions), 6)} for p in POLICIES}
     return {"sessions": sessions, "totals": totals, "window": WINDOW, "ttl": "5m",
             "limits": ["Cannot see how behaviour would change under another policy (re-reads, longer runs).",
                        "Summaries are sized, not written: their content is not judged."]}

@@ -223,6 +223,9 @@ async def test_table_and_notes_show_the_session():
         ctxtui = report["sessions"][0]["policies"]["ctxtui"]
         assert rows["compactions: microcompact"][2] == str(ctxtui["compactions"]["microcompact"])
         assert rows["user msgs kept"][2] == f"{ctxtui['user_messages_kept']}/{ctxtui['user_messages_total']}"
+        assert rows["content kept"][2] == f"{ctxtui['content_kept']}/{ctxtui['content_total']}"
+        assert rows["$ net of re-reads"][2] == fmt.usd(ctxtui["cost_usd"] + ctxtui["reread_usd"])
+        assert list(rows).index("content kept") == list(rows).index("references kept") + 1
         assert table.row_count == len(table.rows_shown)
         notes = text_of(app, "#replay-notes")
         assert "1.8%" in notes and "3.2%" in notes          # the session's validation figures
@@ -363,7 +366,10 @@ def test_parse_report_keeps_the_figures():
     assert cc.cost_usd == raw["cost_usd"] and cc.overflows == raw["overflows"]
     assert cc.markers == tuple((i, layer) for i, layer in raw["series"]["markers"])
     assert result.policy_names == POLICIES
-    assert result.totals["none"] == (report["totals"]["none"]["cost_usd"], report["totals"]["none"]["overflows"])
+    assert result.totals["none"] == (report["totals"]["none"]["cost_usd"], report["totals"]["none"]["overflows"],
+                                     report["totals"]["none"]["net_cost_usd"])
+    assert (cc.content_kept, cc.content_total, cc.rereads, cc.reread_usd) == (
+        raw["content_kept"], raw["content_total"], raw["rereads"], raw["reread_usd"])
 
 
 @pytest.mark.parametrize("mutate, where", [
@@ -395,11 +401,44 @@ def test_table_rows_compare_with_cc():
     assert ratio(1.0, 0) == "—" and ratio(None, 1.0) == "—"
 
 
+def test_table_rows_show_content_kept_and_dollars_net_of_rereads():
+    result = ReplayReport.from_json(fixture_report())
+    s = result.sessions[0]
+    rows = dict(table_rows(s))
+    pols = [s.policies[n] for n in POLICIES]
+    nets = [p.cost_usd + p.reread_usd for p in pols]
+    assert rows["content kept"] == [f"{p.content_kept}/{p.content_total}" for p in pols]
+    assert rows["$ net of re-reads"] == [fmt.usd(n) for n in nets]
+    assert rows["  of which re-reads"] == [fmt.usd(p.reread_usd) for p in pols]
+    assert rows["re-reads charged"] == [str(p.rereads) for p in pols]
+    assert rows["vs cc, net"] == [f"{n / nets[1]:.2f}×" for n in nets]
+    assert rows["vs cc, net"][2] != rows["vs cc"][2]       # ctxtui's re-reads change its ratio
+
+
+def test_a_report_without_content_kept_shows_no_such_rows():
+    report = fixture_report()
+    for s in report["sessions"]:
+        for p in s["policies"].values():
+            for key in ("content_kept", "content_total", "rereads", "reread_usd"):
+                del p[key]
+    for t in report["totals"].values():
+        del t["net_cost_usd"]
+    result = ReplayReport.from_json(report)
+    rows = dict(table_rows(result.sessions[0]))
+    assert not {"content kept", "$ net of re-reads", "vs cc, net", "re-reads charged"} & set(rows)
+    assert "references kept" in rows
+    parts = dict(totals_parts(result))
+    assert "net" not in parts["ctxtui"] and "× cc" in parts["ctxtui"]
+
+
 def test_totals_and_validation_text():
     result = ReplayReport.from_json(fixture_report())
     parts = dict(totals_parts(result))
     assert list(parts) == list(POLICIES)
     assert "× cc" not in parts["cc"] and "× cc" in parts["ctxtui"]
+    net = result.totals["ctxtui"].net_cost_usd / result.totals["cc"].net_cost_usd
+    assert f"net {fmt.usd(result.totals['ctxtui'].net_cost_usd)}" in parts["ctxtui"]
+    assert parts["ctxtui"].endswith(f"net {net:.2f}×")
     assert "17 overflows" in parts["none"]
     s = result.sessions[1]
     assert "0.6%" in validation_text(s) and "2.1%" in validation_text(s)

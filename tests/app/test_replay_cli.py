@@ -14,7 +14,8 @@ from agent_core.replay.runner import run_replay
 from agent_core.replay.synthetic import generate
 
 POLICY_KEYS = {"cost_usd", "cost_by_bucket", "overflows", "compactions", "cache_hit_rate", "user_messages_kept",
-               "user_messages_total", "references_kept", "references_total", "series"}
+               "user_messages_total", "references_kept", "references_total", "content_kept", "content_total",
+               "rereads", "reread_usd", "net_cost_usd", "series"}
 BUCKETS = {"input", "output", "cache_write_5m", "cache_write_1h", "cache_read"}
 
 
@@ -63,10 +64,14 @@ def check_schema(report: dict, names=("none", "cc", "ctxtui")) -> None:
             assert all(len(m) == 2 and isinstance(m[0], int) and isinstance(m[1], str)
                        for m in p["series"]["markers"])
             assert 0.0 <= p["cache_hit_rate"] <= 1.0
+            assert 0 <= p["content_kept"] <= p["content_total"] and p["rereads"] <= p["content_total"]
+            assert p["net_cost_usd"] == pytest.approx(p["cost_usd"] + p["reread_usd"], abs=1e-6)
     for n in names:
-        assert set(report["totals"][n]) == {"cost_usd", "overflows"}
+        assert set(report["totals"][n]) == {"cost_usd", "overflows", "net_cost_usd"}
         assert report["totals"][n]["cost_usd"] == pytest.approx(
             sum(s["policies"][n]["cost_usd"] for s in report["sessions"]), abs=1e-5)
+        assert report["totals"][n]["net_cost_usd"] == pytest.approx(
+            sum(s["policies"][n]["cost_usd"] + s["policies"][n]["reread_usd"] for s in report["sessions"]), abs=1e-5)
 
 
 def test_json_schema_on_a_generated_session(tmp_path):

@@ -38,9 +38,13 @@ def read_result(key: str, path: str, tid: str, tokens: int = 900) -> Message:
 
 def tiny() -> Trajectory:
     p1 = msg("prompt", "please fix src/app.py", "p1")
-    a1 = msg("assistant", "reading", "a1", role="assistant", refs=("src/app.py",))
+    a1 = msg("assistant", "reading", "a1", role="assistant", refs=("src/app.py",), tools=("Read",),
+             files=("src/app.py",),
+             blocks=[{"type": "text", "text": "reading"},
+                     {"type": "tool_use", "id": "t-app", "name": "Read", "input": {"file_path": "src/app.py"}}])
     r1 = msg("tool_result", "src/app.py\ndef handle_login(): pass", "r1", tokens=900, files=("src/app.py",),
-             tools=("Read",))
+             tools=("Read",), blocks=[{"type": "tool_result", "tool_use_id": "t-app",
+                                       "content": "src/app.py\ndef handle_login(): pass"}])
     a2 = msg("assistant", "editing", "a2", role="assistant", refs=("src/app.py", "handle_login", "src/new.py"))
     p2 = msg("prompt", "now the tests", "p2")
     a3 = msg("assistant", "done", "a3", role="assistant", refs=("handle_login",))
@@ -169,36 +173,39 @@ def test_under_none_every_use_keeps_its_content():
 
 def test_a_cleared_result_does_not_keep_content():
     """cc at 200,000: after the hour's pause, time-based microcompact clears every read result but
-    the last five (src/app.py's, f0's, f1's). The answer's uses of f0 and src/app.py lose their
-    content though their paths are still in the context (in the Read calls): references kept, content
-    not."""
+    the last five (src/app.py's is too short to clear): f0's and f1's. The answer's use of f0 loses
+    its content though its path is still in the context (in the Read call): the reference is kept,
+    the content not."""
     t = reads(gap=3_700)
     policy = engine(t, "cc", 200_000)
     r = simulate(t, policy, window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
     assert [m for m in r.markers if m[1] == "microcompact"] == [[11, "microcompact"]]
     last = policy.sent[11]
-    assert sum(1 for m in last if m.text.startswith("[Old result of")) == 3
+    assert sum(1 for m in last if m.text.startswith("[Old result of")) == 2
     keys = {f"f{i}" for i in range(7)} | {"r1"}
-    assert [carried(last, p, keys) for p in LAST_USES] == [None, "result", "result", None]
-    assert r.content_total == 9 and r.content_kept == 9 - 2
-    assert r.rereads == 2 and r.reread_usd > 0
-    assert r.references_kept == r.references_total        # every path is still named somewhere
+    assert [carried(last, p, keys) for p in LAST_USES] == [None, "result", "result", "result"]
+    assert (r.content_kept, r.content_total, r.rereads) == (8, 9, 1)
+    assert r.reread_usd > 0
+    assert ReferenceIndex(t).found(["src/f0.py"], last) == 1      # the name is still there
 
 
 def test_a_compaction_keeps_content_only_where_the_file_came_back_or_stayed():
-    """cc at 6,000 compacts: a use keeps its content exactly when the context sent holds the file
-    re-attached or its result still there (the test reads the contexts itself), and on this
-    trajectory some come back re-attached and some are lost."""
+    """cc at 10,000 compacts once, before request 9 (src/app.py and f0 … f5 read): the five newest
+    files come back re-attached, src/app.py and f0 do not; f6 is read after. A use keeps its
+    content exactly where the context sent holds the file re-attached or its result (the test
+    reads the contexts itself)."""
     t = reads()
-    policy = engine(t, "cc", 6_000)
-    r = simulate(t, policy, window=6_000, pricer=Pricer(), refs=ReferenceIndex(t))
-    assert r.compactions["autocompact"] >= 1
+    policy = engine(t, "cc", 10_000)
+    r = simulate(t, policy, window=10_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    assert r.markers == [[9, "autocompact"]]
     read_keys = {"r1"} | {f"f{i}" for i in range(7)}
-    how = [carried(policy.sent[i], u.path, read_keys) for i, uses in enumerate(ContentIndex(t).uses) for u in uses]
-    assert "attachment" in how and None in how
-    assert r.content_total == len(how)
-    assert r.content_kept == sum(1 for h in how if h is not None)
-    assert r.rereads == how.count(None)
+    how = [(i, u.path, carried(policy.sent[i], u.path, read_keys))
+           for i, uses in enumerate(ContentIndex(t).uses) for u in uses]
+    assert how[:5] == [(1, "src/app.py", "result"), (10, "src/f0.py", None), (10, "src/f2.py", "attachment"),
+                       (10, "src/f6.py", "result"), (10, "src/app.py", None)]
+    assert [h for _, _, h in how[5:]] == [h for _, _, h in how[1:5]]       # request 11: the same
+    assert (r.content_kept, r.content_total) == (5, 9)
+    assert r.rereads == 4
 
 
 class ClearFirstRead:
@@ -240,6 +247,10 @@ def test_an_answer_that_reads_the_file_again_is_not_charged_twice():
     assert (r.content_kept, r.content_total, r.rereads, r.reread_usd) == (0, 1, 0, 0.0)
 
 
+def tiny_session(policies: dict[str, PolicyResult]) -> SessionResult:
+    return SessionResult("tiny.jsonl", model="claude-sonnet-4-5", requests=3, window=200_000, policies=policies)
+
+
 def test_content_kept_and_rereads_in_the_report_and_its_json():
     t = tiny()
     runs = {"none": simulate(t, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t)),
@@ -247,7 +258,7 @@ def test_content_kept_and_rereads_in_the_report_and_its_json():
     cc = policy_result(runs["cc"])
     assert (cc.content_kept, cc.content_total, cc.rereads) == (0, 1, 1)
     assert cc.net_cost_usd == pytest.approx(cc.cost_usd + cc.reread_usd, abs=1e-6)
-    session = SessionResult("tiny.jsonl", policies={n: policy_result(r) for n, r in runs.items()})
+    session = tiny_session({n: policy_result(r) for n, r in runs.items()})
     report = build_report([session], ["none", "cc"], window=None, ttl="5m", notes=[])
     assert report.totals["cc"].net_cost_usd == cc.net_cost_usd
     data = json.loads(json.dumps(report.to_json()))
@@ -263,7 +274,7 @@ def test_content_kept_and_rereads_in_the_report_and_its_json():
 
 def test_a_report_saved_before_content_kept_still_loads():
     t = tiny()
-    session = SessionResult("tiny.jsonl", policies={"cc": policy_result(
+    session = tiny_session({"cc": policy_result(
         simulate(t, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t)))})
     data = build_report([session], ["cc"], window=None, ttl="5m", notes=[]).to_json()
     for key in ("content_kept", "content_total", "rereads", "reread_usd", "net_cost_usd"):

@@ -13,7 +13,8 @@ SESSION_KEYS = ["path", "model", "session_id", "agent_id", "source", "requests",
                 "summary_tokens", "summary_source", "logged_cost_usd", "validation", "policies"]
 POLICY_KEYS = ["cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket", "overflows", "compactions",
                "cache_hit_rate", "user_messages_kept", "user_messages_total", "references_kept",
-               "references_total", "unpriced_models", "series"]
+               "references_total", "content_kept", "content_total", "rereads", "reread_usd", "net_cost_usd",
+               "unpriced_models", "series"]
 
 
 def test_the_json_form_keeps_its_keys_and_reads_back_unchanged(tmp_path):
