@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent_core import events as ev  # noqa: E402
 from compaction.accounting.cache_model import Block, PrefixCache, Rates  # noqa: E402
-from tests.agent_core.loop.test_current_round import INSTRUCTIONS, _instruction_session  # noqa: E402
+from tests.agent_core.loop.instruction_helpers import INSTRUCTIONS, instruction_session  # noqa: E402
 from tests.agent_helpers import collect, fake_agent, make_workspace, of  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, is_summary_request  # noqa: E402
 from tests.fake_anthropic.usage import segments  # noqa: E402
@@ -48,7 +48,7 @@ def price(bodies: list[dict]) -> tuple[float, float]:
 async def run(window: int, policy: dict) -> tuple[float, float, int, int, dict[str, int]]:
     with tempfile.TemporaryDirectory() as d:
         ws = make_workspace(Path(d))
-        with FakeAnthropic(responder=_instruction_session(ws, window)) as fake:
+        with FakeAnthropic(responder=instruction_session(ws, window)) as fake:
             agent = fake_agent(ws, fake.base_url, context_window=window)
             for k, v in policy.items():
                 setattr(agent.pipeline.config, k, v)

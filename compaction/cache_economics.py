@@ -116,10 +116,12 @@ def summary_estimate(threshold: int, rates: Rates, ttl: str | float, cheap: bool
 def verdict(*, warm_tokens: int, readable_tokens: int, freed: int, tokens_now: int, threshold: int,
             rates: Rates, ttl: str | float, growth: float, cold: bool = False,
             summary_usd: float = 0.0, summary_frees: int = 0, always_prevent_summary: bool = False,
-            cap: int = CALLS_AHEAD_CAP) -> Verdict:
+            cap: int = CALLS_AHEAD_CAP, lost: Reread | None = None) -> Verdict:
     """The rule in the module docstring. `warm_tokens` is R0, `readable_tokens` R1 (clamped to
     R0), `freed` x, `tokens_now` the count before acting, `growth` tokens added per call,
-    `summary_usd` and `summary_frees` S and F (0: summaries not counted)."""
+    `summary_usd` and `summary_frees` S and F (0: summaries not counted), `lost` what the agent is
+    expected to read again (a cost beside the rewrite's; on a cold cache too)."""
+    lost = lost or Reread()
     if min(warm_tokens, readable_tokens, freed, tokens_now, summary_frees) < 0 or summary_usd < 0:
         raise ValueError("token and dollar figures must be >= 0")
     r0 = 0 if cold else warm_tokens
@@ -133,13 +135,13 @@ def verdict(*, warm_tokens: int, readable_tokens: int, freed: int, tokens_now: i
     deferral = summary_usd * freed / summary_frees if summary_frees > 0 else 0.0
     at_threshold = tokens_now + max(0.0, growth) >= threshold and tokens_now - freed < threshold
     if cold or r0 == 0:
-        reason = "cold"
-    elif cost * MARGIN <= saves * ahead + deferral or (at_threshold and always_prevent_summary):
+        reason = "cold" if cost + lost.usd <= saves * ahead + deferral else "waits"
+    elif cost * MARGIN + lost.usd <= saves * ahead + deferral or (at_threshold and always_prevent_summary):
         reason = "prevents_summary" if at_threshold else "pays"
     else:
         reason = "waits"
     act = reason != "waits" and freed > 0
-    return Verdict(act, reason if act else "waits", rewrite, cost, saves, payback, ahead)
+    return Verdict(act, reason if act else "waits", rewrite, cost, saves, payback, ahead, lost.usd, lost.tokens)
 
 
 # ----- human wording -------------------------------------------------------------------------------
@@ -252,7 +254,7 @@ def growth_per_call(entries: Sequence[Entry], ctx: LayerContext) -> float:
 
 
 def judge(entries: Sequence[Entry], ctx: LayerContext, changed_at: int, freed: int,
-          prevent_summary: bool = False) -> Verdict:
+          prevent_summary: bool = False, lost: Reread | None = None) -> Verdict:
     """The verdict for changing `entries` from index `changed_at` on, freeing `freed` tokens, with
     what earlier layers already rewrote this turn taken into account (`note_rewrite`).
     `prevent_summary`: at the threshold, act whenever that gets the count under it (a layer that
@@ -271,7 +273,7 @@ def judge(entries: Sequence[Entry], ctx: LayerContext, changed_at: int, freed: i
     return verdict(warm_tokens=warm, readable_tokens=readable, freed=freed, tokens_now=ctx.tokens,
                    threshold=threshold, rates=cfg.cache_rates, ttl=cfg.cache_ttl,
                    growth=growth_per_call(entries, ctx), cold=cold, summary_usd=s_usd, summary_frees=s_frees,
-                   always_prevent_summary=prevent_summary or cfg.always_prevent_summary)
+                   always_prevent_summary=prevent_summary or cfg.always_prevent_summary, lost=lost)
 
 
 def note_rewrite(entries: Sequence[Entry], ctx: LayerContext, changed_at: int) -> None:
@@ -333,14 +335,37 @@ def reread_estimate(removed: Sequence[Entry], task_from: int, *, after_tokens: i
             continue
         share = e.tokens / len(results)
         for b in results:
-            if i >= task_from:
-                p = REUSE_TASK
-            else:
-                p = REUSE_READ if names.get(str(b.get("tool_use_id"))) in READ_TOOLS else REUSE_OTHER
+            p = reuse_odds(names.get(str(b.get("tool_use_id")), ""), i >= task_from)
             usd += p * (share * rates.write(ttl) + trip)
             tokens += int(share)
             task += int(share) if i >= task_from else 0
     return Reread(usd, tokens, task)
+
+
+def reuse_odds(tool: str, in_task: bool) -> float:
+    """How likely a removed result of `tool` is to be needed again."""
+    if in_task:
+        return REUSE_TASK
+    return REUSE_READ if tool in READ_TOOLS else REUSE_OTHER
+
+
+def reread_of(results: Sequence[tuple[int, str, bool]], *, after_tokens: int, rates: Rates,
+              ttl: str | float) -> Reread:
+    """`reread_estimate` for results given as (tokens, tool, in the current task)."""
+    trip = after_tokens * rates.cache_read + REREAD_CALL_TOKENS * rates.output
+    usd = sum(reuse_odds(tool, task) * (t * rates.write(ttl) + trip) for t, tool, task in results)
+    return Reread(usd, sum(t for t, _, _ in results), sum(t for t, _, task in results if task))
+
+
+def latest_prompt(entries: Sequence[Entry]) -> int:
+    """The index of the newest user prompt (a user message with text), or len(entries) when there
+    is none: where the current task starts. Scans back from the end, so a turn pays for its own rounds."""
+    for i in range(len(entries) - 1, -1, -1):
+        e = entries[i]
+        if e.role == "user" and e.sent and e.kind == "message" and any(
+                b.get("type") == "text" and str(b.get("text", "")).strip() for b in e.content):
+            return i
+    return len(entries)
 
 
 # ----- a compaction that replaces the history (session memory) -------------------------------------

@@ -17,7 +17,6 @@ from compaction.summarizer import SummarizeError, SummaryResult
 from agent_core.context_budget import ESTIMATE_MARGIN, OUTPUT_FLOOR, output_room
 
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, Event, ModelCall, TextDelta
-from agent_core.providers.errors import parse_max_tokens_over_window
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 
 TRANSPORT_KINDS = frozenset({"connection", "server", "overloaded", "rate_limit"})
@@ -67,13 +66,15 @@ class ModelSummarizer:
             raise SummarizeError(f"the summary request leaves no room for the summary: prompt is too long: "
                                  f"{n + floor} tokens > {info.context_window} maximum "
                                  "(estimated)", prompt_too_long=True)
-        # The count is an estimate: leave the main call's margin of its usual error beside it.
+        # The count is an estimate: leave the main call's margin of its usual error beside it. Without
+        # it a count a few tokens low was refused as input + max_tokens over the window, taken for
+        # prompt too long, and every retry with fewer rounds filled the window again, up to the breaker.
         max_tokens = min(max_tokens, max(floor, info.context_window - n - math.ceil(ESTIMATE_MARGIN * n)))
         started = time.monotonic()
         self._say(CompactionStarted(purpose="compaction", tokens_before=n, started=time.time()))
         chars = 0
         try:
-            response = await self._sent(messages, max_tokens, floor)
+            response = await self._stream(messages, max_tokens)
             self.record(ModelCall(message_id=response.id, model=response.model, purpose="compaction",
                                   usage=response.usage, duration_s=round(time.monotonic() - started, 3)))
             called = [str(b.get("name", "?")) for b in response.content if b.get("type") == "tool_use"]
@@ -90,23 +91,6 @@ class ModelSummarizer:
             raise
         self._say(CompactionEnded(ok=True, duration_s=round(time.monotonic() - started, 3), chars=chars))
         return SummaryResult(text=text, usage=response.usage, model=response.model)
-
-    async def _sent(self, messages: list[dict], max_tokens: int, floor: int) -> ModelResponse:
-        """The summary call, sent once more when the API counted more than the estimate and refused
-        input + max_tokens over the window, with the room it says is left: as the main call does
-        (Agent._refitted). Said as prompt too long, that refusal made the stage drop rounds and
-        retry with the same shortfall until the breaker tripped."""
-        try:
-            return await self._stream(messages, max_tokens)
-        except SummarizeError as e:
-            over = parse_max_tokens_over_window(e.message)
-            if over is None:
-                raise
-            counted, _asked, window = over
-            room = window - counted - math.ceil(ESTIMATE_MARGIN * counted)
-            if room < floor:
-                raise
-            return await self._stream(messages, min(max_tokens, room))
 
     async def _stream(self, messages: list[dict], max_tokens: int) -> ModelResponse:
         """The summary call; its text deltas are passed on as CompactionDelta as they arrive."""

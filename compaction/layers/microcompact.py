@@ -200,7 +200,11 @@ def _judge(entries: list[Entry], ctx: LayerContext, targets: list[Seen]) -> ce.V
         return ce.verdict(warm_tokens=0, readable_tokens=0, freed=0, tokens_now=ctx.tokens,
                           threshold=ctx.budget.autocompact_threshold, rates=ctx.config.cache_rates,
                           ttl=ctx.config.cache_ttl, growth=0.0)
-    return ce.judge(entries, ctx, shown[0].index, sum(r.free for r in shown))
+    freed = sum(r.free for r in shown)
+    task_from = ce.latest_prompt(entries)
+    lost = ce.reread_of([(r.free, r.tool, r.index >= task_from) for r in shown],
+                        after_tokens=max(0, ctx.tokens - freed), rates=ctx.config.cache_rates, ttl=ctx.config.cache_ttl)
+    return ce.judge(entries, ctx, shown[0].index, freed, lost=lost)
 
 
 def _clear(entries: list[Entry],

@@ -119,10 +119,11 @@ def test_calls_ahead_is_the_room_over_the_growth_capped():
 BUDGET = ContextBudget(60_000, 8_000)   # E 54,000, threshold 50,100; count trigger 27,000, batch 2,700
 
 
-def history(task_chars: int) -> list[Entry]:
-    """8 bash rounds of ~1,000-token results (compactable), then 12 rounds of a tool microcompact
-    never clears, with results of `task_chars`: the bash results lie deep in the cached prefix.
-    The last response's usage equals the estimates before it, so real and estimated tokens agree."""
+def history(task_chars: int, prompt_after_bash: bool = True) -> list[Entry]:
+    """8 bash rounds of ~1,000-token results (compactable), then (a new user prompt and) 12 rounds
+    of a tool microcompact never clears, with results of `task_chars`: the bash results lie deep in
+    the cached prefix, before the current task. The last response's usage equals the estimates
+    before it, so real and estimated tokens agree."""
     es = [Entry({"role": "user", "content": [{"type": "text", "text": "start"}]}, timestamp=T0)]
     tools = ["bash"] * 8 + ["task"] * 12
     for r, name in enumerate(tools):
@@ -130,7 +131,10 @@ def history(task_chars: int) -> list[Entry]:
         es.append(Entry({"role": "assistant", "content": [
             {"type": "tool_use", "id": f"t{r}", "name": name, "input": {"command": "x"}}]}, response_id=f"m{r}",
             timestamp=T0 + 10 * r))
-        es.append(Entry({"role": "user", "content": [tool_result_block(f"t{r}", body)]}, timestamp=T0 + 10 * r + 1))
+        content = [tool_result_block(f"t{r}", body)]
+        if r == 7 and prompt_after_bash:
+            content.append({"type": "text", "text": "good; now run the task tool on every module"})
+        es.append(Entry({"role": "user", "content": content}, timestamp=T0 + 10 * r + 1))
     a = es[-2]
     es[-2] = Entry(a.message, uuid=a.uuid, response_id=a.response_id, timestamp=a.timestamp,
                    usage={"input_tokens": sum(e.tokens for e in es[:-2]), "output_tokens": a.tokens})
@@ -168,6 +172,26 @@ def test_the_same_history_after_the_ttl_is_rewritten_for_free():
     assert res.report.trigger == "auto" and res.report.details["cache"]["reason"] == "cold"
 
 
+def test_results_of_the_current_task_are_priced_as_read_again():
+    """Issue 25: the same bash results, read since the latest prompt (the task at hand), are
+    certain to be needed again, where older command output is charged a tenth of that; past a
+    price the free cold rewrite does not cover, it waits."""
+    es = history(task_chars=7_000, prompt_after_bash=False)
+    task = mc.apply(es, ctx(es, gap=301.0)).report.details["cache"]
+    older = history(task_chars=7_000)
+    old = mc.apply(older, ctx(older, gap=301.0)).report.details["cache"]
+    assert old["lost_tokens"] == task["lost_tokens"] > 2_000
+    assert task["reread_usd"] == pytest.approx(old["reread_usd"] / ce.REUSE_OTHER, rel=0.01)
+    # the rule itself: a re-read charge past what acting saves makes a warm and a cold rewrite wait
+    args = dict(warm_tokens=40_000, readable_tokens=30_000, freed=10_000, tokens_now=40_000, threshold=50_000,
+                rates=Rates.from_input(3.0, 15.0), ttl="5m", growth=1_000.0)
+    for cold in (False, True):
+        free = ce.verdict(cold=cold, **args)
+        assert free.act
+        dear = ce.verdict(cold=cold, lost=ce.Reread(usd=1.0, tokens=10_000), **args)
+        assert not dear.act and dear.reason == "waits" and dear.reread_usd == 1.0
+
+
 def test_at_the_threshold_it_rewrites_to_prevent_a_summary_only_when_that_is_cheaper():
     es = history(task_chars=14_000)
     c = ctx(es)
@@ -181,7 +205,7 @@ def test_at_the_threshold_it_rewrites_to_prevent_a_summary_only_when_that_is_che
     cache = res.report.details["cache"]
     assert cache["reason"] == "prevents_summary" and cache["cost_usd"] > 0 and cache["rewrite_tokens"] > 30_000
     assert res.report.tokens_after < threshold
-    assert res.report.action.endswith("keeps the count under the auto-compact threshold")
+    assert "keeps the count under the auto-compact threshold" in res.report.action
     assert "rewrote " in res.report.action and " cached tokens, $" in res.report.action
 
 

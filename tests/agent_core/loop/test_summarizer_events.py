@@ -72,9 +72,6 @@ class Recording(Scripted):
         yield it
 
 
-OVER = "input length and `max_tokens` exceed context limit: {n} + {m} > {w}, decrease input length or `max_tokens`"
-
-
 async def test_the_summary_leaves_the_estimate_margin_beside_max_tokens():
     big = [{"role": "user", "content": [{"type": "text", "text": "w " * 180_000}]}]     # ~45k of a 50k window
     done = ModelResponse(id="r1", model="m", content=[{"type": "text", "text": "gist"}], usage={})
@@ -82,19 +79,3 @@ async def test_the_summary_leaves_the_estimate_margin_beside_max_tokens():
     s = ModelSummarizer(client, lambda c: None, count=lambda m: 45_000)
     await s.summarize(big)
     assert client.asked == [50_000 - 45_000 - 900]          # 2% of the count kept free, as the main call does
-
-
-async def test_a_summary_refused_for_input_plus_max_tokens_is_sent_again_with_the_room_left():
-    """The API counted more than the estimate: one resend with the room it names (it was taken
-    for prompt-too-long, and the stage dropped rounds until the breaker tripped)."""
-    done = ModelResponse(id="r1", model="m", content=[{"type": "text", "text": "gist"}], usage={})
-    refusal = ModelError("prompt_too_long", OVER.format(n=43_000, m=8_000, w=50_000))
-    client = Recording(refusal, done)
-    s = ModelSummarizer(client, lambda c: None, count=lambda m: 40_000)
-    assert (await s.summarize(MESSAGES)).text == "gist"
-    assert client.asked == [8_000, 50_000 - 43_000 - 860]
-    # no room even for the floor: the refusal stands, as prompt too long
-    client = Recording(ModelError("prompt_too_long", OVER.format(n=49_900, m=8_000, w=50_000)))
-    with pytest.raises(SummarizeError) as e:
-        await ModelSummarizer(client, lambda c: None, count=lambda m: 40_000).summarize(MESSAGES)
-    assert e.value.prompt_too_long and len(client.asked) == 1
