@@ -134,9 +134,12 @@ def verdict(*, warm_tokens: int, readable_tokens: int, freed: int, tokens_now: i
     ahead = calls_ahead(tokens_now=tokens_now, freed=freed, threshold=threshold, growth=growth, cap=cap)
     deferral = summary_usd * freed / summary_frees if summary_frees > 0 else 0.0
     at_threshold = tokens_now + max(0.0, growth) >= threshold and tokens_now - freed < threshold
+    # At the threshold the alternative is a summary, which loses more than any cheap layer: what
+    # this one loses is charged only against doing nothing (reported either way).
+    charge = 0.0 if at_threshold else lost.usd
     if cold or r0 == 0:
-        reason = "cold" if cost + lost.usd <= saves * ahead + deferral else "waits"
-    elif cost * MARGIN + lost.usd <= saves * ahead + deferral or (at_threshold and always_prevent_summary):
+        reason = "cold" if cost + charge <= saves * ahead + deferral else "waits"
+    elif cost * MARGIN + charge <= saves * ahead + deferral or (at_threshold and always_prevent_summary):
         reason = "prevents_summary" if at_threshold else "pays"
     else:
         reason = "waits"

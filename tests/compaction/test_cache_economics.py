@@ -190,6 +190,9 @@ def test_results_of_the_current_task_are_priced_as_read_again():
         assert free.act
         dear = ce.verdict(cold=cold, lost=ce.Reread(usd=1.0, tokens=10_000), **args)
         assert not dear.act and dear.reason == "waits" and dear.reread_usd == 1.0
+    # at the threshold the alternative is a summary, which loses more: the charge is said, not weighed
+    at = ce.verdict(cold=True, lost=ce.Reread(usd=1.0, tokens=10_000), **{**args, "tokens_now": 49_500})
+    assert at.act and at.reread_usd == 1.0
 
 
 def test_at_the_threshold_it_rewrites_to_prevent_a_summary_only_when_that_is_cheaper():
