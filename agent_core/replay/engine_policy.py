@@ -14,8 +14,10 @@ Any entry a layer rewrites (a cleared result, a digest, a summary) is a new entr
 from its new content, as in a live session.
 
 The summarizing stages are the loop's (`compaction.default_stages`): session memory runs as is (it
-needs no model); LLM compaction runs with a summarizer that writes no summary but returns text of
-the sized length (summary_size.py), and its call is priced as a request reading the main prefix.
+needs no model); LLM compaction runs with a summarizer that calls no model but returns text of the
+sized length (summary_size.py) holding what Claude Code's summary prompt asks it to keep and replay
+can know — the user's messages and the paths of the files touched — and its call is priced as a
+request reading the main prefix.
 Replay writes no transcript, so snip — which only acts when it can archive first — never acts.
 
 The pipeline is a coroutine; every step runs it on one event loop the policy keeps for its whole
@@ -81,7 +83,11 @@ def entry_text(e: Entry) -> str:
 
 
 class SizedSummarizer:
-    """The `Summarizer` the LLM stage is handed: no model, a summary of the sized length."""
+    """The `Summarizer` the LLM stage is handed: no model, a summary of the sized length holding
+    what Claude Code's summary prompt asks a summary to keep and replay can know without a model
+    — every user message ("All user messages", newest kept first when they do not all fit) and
+    the files the conversation touched ("Files and code sections": paths, not contents) — then
+    filler up to the size."""
 
     def __init__(self, tokens: int) -> None:
         self.tokens = tokens
@@ -91,8 +97,38 @@ class SizedSummarizer:
         last = messages[-1]["content"] if messages else []
         prompt = next((b.get("text", "") for b in reversed(last) if b.get("type") == "text"), "")
         self.calls.append(max(1, len(prompt) // 4))
-        text = (FILLER * (self.tokens * 4 // len(FILLER) + 1))[: self.tokens * 4]
-        return SummaryResult(text=text, usage={}, model="replay")
+        return SummaryResult(text=sized_summary(messages[:-1], self.tokens * 4), usage={}, model="replay")
+
+
+def sized_summary(messages: list[dict], chars: int) -> str:
+    """The summary text for `messages` (the conversation, without the summary prompt), `chars` long."""
+    prompts: list[str] = []
+    paths: dict[str, None] = {}
+    for m in messages:
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for b in blocks:
+            if not isinstance(b, dict):
+                continue
+            if m.get("role") == "user" and b.get("type") == "text" and str(b.get("text", "")).strip():
+                prompts.append(" ".join(str(b["text"]).split()))
+            elif b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
+                path = b["input"].get("path") or b["input"].get("file_path")
+                if isinstance(path, str) and path:
+                    paths[path] = None
+    files = "Files and code sections:\n" + "".join(f"- {p}\n" for p in paths)
+    kept: list[str] = []
+    room = chars - len(files) - 40
+    for p in reversed(prompts):              # the newest first, when they do not all fit
+        line = f"- {p}\n"
+        if len(line) > room:
+            break
+        kept.append(line)
+        room -= len(line)
+    text = "All user messages:\n" + "".join(reversed(kept)) + files
+    if len(text) >= chars:
+        return text[:chars]
+    return text + (FILLER * ((chars - len(text)) // len(FILLER) + 1))[: chars - len(text)]
 
 
 class Recording:

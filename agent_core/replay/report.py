@@ -17,16 +17,18 @@ from agent_core.security.visible_text import one_line
 LIMITS = [
     "Replay cannot see how behaviour would change: after another compaction the model might re-read files, "
     "ask again or work longer; every policy replays the recorded requests and answers as they were.",
-    "Summaries are sized, not written: a replayed summary holds no references, so references kept after a "
-    "summary count only what stayed verbatim, in session notes or digests, or was re-attached.",
+    "Summaries are sized, not written: a replayed summary holds the user's messages and the paths of the files "
+    "touched (what Claude Code's summary prompt asks for and replay can know), then filler; no file content, so "
+    "content kept after a summary counts only what stayed verbatim or was re-attached.",
     "Re-reads are charged, not replayed: each use of a file the context no longer carries (a cleared or "
     "summarized read result) costs one more round trip (the context read from the cache, the file written, "
     "a 100-token call) in the dollars net of re-reads; the replayed context does not grow by the file, so a "
     "file used again later is charged again.",
     "Snip never acts in replay (it archives a transcript first, and replay writes none); in a session it acts "
     "only when automatic summarizing cannot run.",
-    "cc is modelled, not run: auto-compact at Claude Code's threshold, 5 re-attached files, the 60-minute "
-    "clear of old tool results (one tool-result message counts as one result).",
+    "Every policy but none runs the engine under its preset (compaction/presets.py, the same as --policy in a "
+    "session): cc is the tool-result budget, the 60-minute clear of old tool results and the LLM summary at "
+    "Claude Code's threshold with 5 re-attached files.",
 ]
 
 

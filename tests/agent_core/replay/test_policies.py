@@ -128,3 +128,20 @@ def test_ctxtui_overflows_none_where_none_overflows():
     r = run(EnginePolicy(config, summary_tokens=1_500), traj)
     assert run(NoCompaction("5m"), traj).overflows > 0
     assert r.overflows == 0 and sum(r.compactions.values()) > 0
+
+
+def test_a_replayed_summary_keeps_the_prompts_and_the_paths_at_its_size():
+    """What Claude Code's summary prompt asks for (all user messages; files and code sections) is
+    in the replay's summary, which stays the sized length; the newest prompts win when not all fit."""
+    from agent_core.replay.engine_policy import sized_summary
+    msgs = [{"role": "user", "content": "please fix src/app.py"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file",
+                                               "input": {"path": "src/app.py"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "def f(): pass"},
+                                         {"type": "text", "text": "and   then the tests"}]}]
+    text = sized_summary(msgs, 2_000)
+    assert len(text) == 2_000
+    assert "- please fix src/app.py\n- and then the tests\n" in text and "- src/app.py\n" in text
+    assert "def f()" not in text                        # paths, not contents
+    short = sized_summary(msgs, 120)
+    assert len(short) == 120 and "and then the tests" in short and "please fix" not in short
