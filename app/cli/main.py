@@ -7,7 +7,6 @@ import sys
 
 from agent_core.security.process_guard import drop_tool_capabilities, make_non_dumpable
 from agent_core.version import __version__
-from compaction.presets import PRESETS
 
 EPILOG = """\
 commands:
@@ -71,9 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
     p.add_argument("--disable-collapse", action="store_true", default=None,
                    help="no context collapse: summaries take over at the threshold (env CTXTUI_DISABLE_COLLAPSE)")
-    p.add_argument("--policy", metavar="NAME",
-                   help="the compaction policy: " + "; ".join(f"{x.name} = {x.about}" for x in PRESETS.values())
-                        + " (env CTXTUI_POLICY; `ctxtui replay` compares them on a log)")
+    p.add_argument("--policy", metavar="NAME",   # the presets of compaction/presets.py (a test holds them equal)
+                   help="the compaction policy: ctxtui (default: every layer, a rewrite of the cached prefix only "
+                        "when it pays), cc (Claude Code's pipeline: 60-minute time-based clearing and the LLM "
+                        "summary at the threshold), summary (the LLM summary at the threshold only) or none "
+                        "(nothing compacts) (env CTXTUI_POLICY; `ctxtui replay` compares them on a log)")
     p.add_argument("--cache-ttl", metavar="5m|1h",
                    help="how long the prompt cache keeps the conversation: 5m (default) or 1h, whose writes cost "
                         "2x input instead of 1.25x (env CTXTUI_CACHE_TTL)")

@@ -95,10 +95,13 @@ class Timeline(DataTable):
         self.breaker_trips = 0
         self.events: dict[str, Compaction] = {}     # row key -> the compaction it shows
         self.short = False                          # short layer names and HH:MM (a narrow pane)
-        self._shown: dict[str, tuple[float | None, str | Text]] = {}   # row key -> (time, layer) as given
+        self._rows: dict[str, dict] = {}    # row key -> what `show` was given, to draw it again in other names
 
     def on_mount(self) -> None:
         self.border_title = "Compactions"
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         for key in self.columns_shown:
             self.add_column(Text(key, justify="right") if key in _NUMERIC else key, key=key)
 
@@ -108,7 +111,8 @@ class Timeline(DataTable):
         """Add the row `key`, or complete it in place when it is already shown. `unknown` stands
         for a count not known yet ("…") or one that does not apply ("—")."""
         freed = None if before is None or after is None else max(0, before - after)
-        self._shown[key] = (at, layer)
+        self._rows[key] = dict(at=at, layer=layer, trigger=trigger, before=before, after=after, took=took,
+                               unknown=unknown, cache=cache)
         cells = {"time": self._time(at),
                  "layer": self._layer(layer),
                  "trigger": trigger if isinstance(trigger, Text) else cell(fmt.one_line(str(trigger), 8)),
@@ -117,11 +121,25 @@ class Timeline(DataTable):
                  "freed": Text(_tokens(freed, unknown), justify="right"),
                  "took": Text("—" if took is None else fmt.duration(took), justify="right"),
                  "cache": Text(_cache_cost(cache), justify="right")}
+        self._hold_width("time", cells["time"])
+        self._hold_width("layer", cells["layer"])
         if key in self.rows:
             for col in self.columns_shown:
-                self.update_cell(key, col, cells[col])
+                self.update_cell(key, col, cells[col], update_width=True)
             return
         self.add_row(*(cells[c] for c in self.columns_shown), key=key)
+
+    def _hold_width(self, key: str, value: str | Text) -> None:
+        """The time and layer columns at the width of their widest cell, set now: measured lazily
+        (on idle) the table now and then drew a row with the column still at an earlier width, a
+        layer name cut to five letters."""
+        column = self.columns.get(key)   # type: ignore[call-overload]
+        if column is None:
+            return
+        width = Text(value).cell_len if isinstance(value, str) else value.cell_len
+        label = column.label.cell_len
+        column.width = max(column.width if not column.auto_width else label, width, label)
+        column.auto_width = False
         self.scroll_end(animate=False)
 
     def _time(self, at: float | None) -> str:
@@ -137,11 +155,15 @@ class Timeline(DataTable):
             return
         self.short = short
         self.tooltip = SHORT_LEGEND if short else None
-        for key, (at, layer) in self._shown.items():
-            if key in self.rows:
-                if "time" in self.columns_shown:
-                    self.update_cell(key, "time", self._time(at))
-                self.update_cell(key, "layer", self._layer(layer), update_width=True)
+        # Drawn again from scratch: cells updated in place kept a column at an earlier width now and
+        # then (a layer name or a time cut short), as the table measures them lazily.
+        cursor = self.cursor_row
+        self.clear(columns=True)
+        self._add_columns()
+        for key, args in list(self._rows.items()):
+            self.show(key, **args)
+        if self.show_cursor and self.row_count:
+            self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
 
     def watch_virtual_size(self, old: Size, new: Size) -> None:
         """Keep the newest row in view. The table learns its new height only when idle, after the
@@ -204,6 +226,7 @@ class Timeline(DataTable):
 
     def reset(self) -> None:
         self.clear()
+        self._rows.clear()
         self.events.clear()
         self.count = 0
         self.breaker_trips = 0

@@ -404,3 +404,22 @@ async def test_timeline_columns_fit_the_sidebar(size, short):
         layers = [str(tl.get_row(r)[1]) for r in tl.rows]
     assert layers == (["results", "memory"] if short else ["result budget", "session memory"])
     assert (tl.tooltip is not None) == short
+
+
+async def test_timeline_rows_added_narrow_show_whole_times_once_wide():
+    """Rows added while the pane was narrow (HH:MM) and then shown wide get HH:MM:SS in a column
+    wide enough for it: the column grew with the cells, it was not left cropped to 00:00 (a
+    snapshot flake when the first layout came before the sidebar's width)."""
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.handle_event(ev.Compaction(layer="microcompact", trigger="auto", tokens_before=40_000,
+                                             tokens_after=20_000))
+        await pilot.pause()
+        tl = app.timeline
+        assert tl.short and len(str(tl.get_row(next(iter(tl.rows)))[0])) == 5
+        await pilot.resize_terminal(200, 60)
+        await pilot.pause()
+        await pilot.pause()
+        assert not tl.short
+        cell = str(tl.get_row(next(iter(tl.rows)))[0])
+        assert len(cell) == 8 and tl.columns["time"].get_render_width(tl) >= 8 + 2 * tl.cell_padding

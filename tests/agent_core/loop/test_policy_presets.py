@@ -76,3 +76,13 @@ async def test_a_demo_session_under_each_preset_uses_only_its_layers(tmp_path, p
     assert layers <= allowed, layers
     if policy != "none":
         assert "autocompact" in layers          # the demo's 30,000 window fills within 8 prompts
+
+
+def test_the_cli_help_names_every_preset_in_order():
+    """app/cli/main.py spells the presets out (importing compaction would slow every command)."""
+    import re
+    from app.cli.main import build_parser
+    text = " ".join(build_parser().format_help().split())
+    at = text.index("--policy NAME the compaction policy")
+    named = re.findall(r"\b(ctxtui|cc|summary|none) \(", text[at:at + 600])
+    assert named == list(PRESETS)
