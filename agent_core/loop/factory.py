@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
-from compaction.presets import apply_preset, summarize_config
+from compaction.presets import DEFAULT_PRESET, apply_preset, preset, summarize_config
 from compaction.summarizing import SummarizeConfig
 from compaction.accounting.budget import MIN_WINDOW
 from compaction.accounting.cache_model import Rates
@@ -196,6 +196,9 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
     # Which engine runs and, when it is not the one asked for, why (the front-ends say it at start).
     agent.engine, agent.engine_notice = engine, engine_notice  # type: ignore[attr-defined]
+    # A policy other than the default is said once at start, so a comparison run cannot be mistaken.
+    agent.policy_notice = (None if config.policy == DEFAULT_PRESET  # type: ignore[attr-defined]
+                           else f"compaction policy {config.policy}: {preset(config.policy).about}")
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
     pipeline.use_stages(default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
                                                        system=prompt, emit=agent.live, count=agent.count_request),

@@ -479,6 +479,8 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
         output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
     if (engine_notice := getattr(agent, "engine_notice", None)):
         output.startup_notice(engine_notice)   # CTXTUI_ENGINE could not be honoured: why, once
+    if (policy_notice := getattr(agent, "policy_notice", None)):
+        output.startup_notice(policy_notice)   # --policy other than the default
     if prompts is not None:
         all_ok = asyncio.run(run_stream(agent, prompts, output, signals))
         if signals.received is not None:

@@ -80,7 +80,8 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
         claude_root = claude_projects_root(environ)
     app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
                  agent_factory=factory, theme=theme,
-                 notices=(config.ignored_message() or "", agent.engine_notice or ""),   # said once, at start
+                 notices=(config.ignored_message() or "", agent.engine_notice or "",   # said once, at start
+                          agent.policy_notice or ""),
                  banner=demo_banner(config) if config.is_demo else None,
                  keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)
     return app

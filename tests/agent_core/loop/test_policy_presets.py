@@ -86,3 +86,22 @@ def test_the_cli_help_names_every_preset_in_order():
     at = text.index("--policy NAME the compaction policy")
     named = re.findall(r"\b(ctxtui|cc|summary|none) \(", text[at:at + 600])
     assert named == list(PRESETS)
+
+
+def test_a_policy_other_than_the_default_is_said_at_start(tmp_path):
+    """Headless stream-json: a notice names the policy before the run; the default says nothing."""
+    import json
+    from tests.agent_helpers import user_dirs
+    from tests.headless_helpers import run_headless
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    said = {}
+    for policy in ("cc", "ctxtui"):
+        env = {**user_dirs(), "CTXTUI_HOME": str(tmp_path / policy)}
+        code, out, err = run_headless(["-p", "hi", "--workspace", str(ws), "--output-format", "stream-json",
+                                       "--policy", policy], env)
+        assert code == 0, err
+        said[policy] = [e["message"] for e in map(json.loads, out.splitlines()) if e["type"] == "notice"]
+    assert any(m.startswith("compaction policy cc: Claude Code's pipeline") for m in said["cc"])
+    assert not any("compaction policy" in m for m in said["ctxtui"])
