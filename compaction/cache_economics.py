@@ -322,8 +322,7 @@ def reread_estimate(removed: Sequence[Entry], task_from: int, *, after_tokens: i
     names: dict[str, str] = {}
     paths: dict[str, str] = {}
     back = {os.path.normpath(p) for p in restored}
-    usd, tokens, task = 0.0, 0, 0
-    trip = after_tokens * rates.cache_read + REREAD_CALL_TOKENS * rates.output
+    lost: list[tuple[int, str, bool]] = []
     for i, e in enumerate(removed):
         for b in e.content:
             if b.get("type") == "tool_use":
@@ -336,13 +335,9 @@ def reread_estimate(removed: Sequence[Entry], task_from: int, *, after_tokens: i
                             and paths.get(str(b.get("tool_use_id"))) in back)]
         if not results:
             continue
-        share = e.tokens / len(results)
-        for b in results:
-            p = reuse_odds(names.get(str(b.get("tool_use_id")), ""), i >= task_from)
-            usd += p * (share * rates.write(ttl) + trip)
-            tokens += int(share)
-            task += int(share) if i >= task_from else 0
-    return Reread(usd, tokens, task)
+        share = e.tokens // len(results)
+        lost += [(share, names.get(str(b.get("tool_use_id")), ""), i >= task_from) for b in results]
+    return reread_of(lost, after_tokens=after_tokens, rates=rates, ttl=ttl)
 
 
 def reuse_odds(tool: str, in_task: bool) -> float:

@@ -110,8 +110,9 @@ def sized_summary(messages: list[dict], chars: int) -> str:
         for b in blocks:
             if not isinstance(b, dict):
                 continue
-            if m.get("role") == "user" and b.get("type") == "text" and str(b.get("text", "")).strip():
-                prompts.append(" ".join(str(b["text"]).split()))
+            text = str(b.get("text", "")) if b.get("type") == "text" else ""
+            if m.get("role") == "user" and text.strip() and FILLER not in text and "<file path=" not in text:
+                prompts.append(" ".join(text.split()))     # not an earlier sized summary, not a re-attached file
             elif b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
                 path = b["input"].get("path") or b["input"].get("file_path")
                 if isinstance(path, str) and path:

@@ -389,15 +389,17 @@ class SessionMemoryStage:
 
     def _may_pay(self, entries: Sequence[Entry], ctx: LayerContext) -> bool:
         """O(1) pre-check under the threshold: would compacting pay even if it left only the head,
-        the smallest tail and nothing else — or what the last full check found it would leave, if
-        the history has not been compacted since? A compaction that leaves more never pays more.
+        the smallest tail and nothing else — or what the last full check found it would leave and
+        lose to re-reads, if the history has not been compacted since? A compaction that leaves
+        more, or removes more, never pays more.
         No response yet: nothing is known of the cache or the growth, so nothing is due."""
         if anchor_index(entries) is None:
             return False
         floor = ctx.config.overhead_tokens + self._tail_limits(ctx)[0]
-        seen = int(runtime(ctx.state, self.name).get("early_after", 0) * EARLY_SLACK)
-        floor = max(floor, seen)
-        return ce.judge_compaction(entries, ctx, min(floor, ctx.tokens)).act
+        rt = runtime(ctx.state, self.name)
+        floor = max(floor, int(rt.get("early_after", 0) * EARLY_SLACK))
+        lost = ce.Reread(usd=float(rt.get("early_lost", 0.0)) * EARLY_SLACK)   # it loses more as the history grows
+        return ce.judge_compaction(entries, ctx, min(floor, ctx.tokens), lost=lost).act
 
     async def __call__(self, entries: list[Entry], ctx: LayerContext) -> LayerResult | None:
         t0 = time.monotonic()
@@ -430,10 +432,13 @@ class SessionMemoryStage:
         summary_text = notes.render(cfg.limit("notes_max_tokens", window),
                                     int(REQUESTS_SHARE * ctx.budget.autocompact_threshold))
         # The files read most recently come back, as after an LLM summary (CC's budgets, scaled to
-        # the window): notes name a file, they cannot hold what it says.
-        files = await reinject(entries[:start], kept, read_file=self.read_file, max_files=cfg.reinject_files,
-                               file_tokens=cfg.limit("reinject_file_tokens", window),
-                               total_tokens=cfg.limit("reinject_total_tokens", window))
+        # the window): notes name a file, they cannot hold what it says. Judged on the contents as
+        # last read; read again from disk only once it acts.
+        async def attachments(read_file: ReadFile | None) -> list[Entry]:
+            return await reinject(entries[:start], kept, read_file=read_file, max_files=cfg.reinject_files,
+                                  file_tokens=cfg.limit("reinject_file_tokens", window),
+                                  total_tokens=cfg.limit("reinject_total_tokens", window))
+        files = await attachments(None)
 
         def build(path: str | None) -> tuple[list[Entry], int]:
             note = user(summary_message(summary_text, path, recent_kept=bool(kept), auto=ctx.trigger != "manual",
@@ -451,17 +456,21 @@ class SessionMemoryStage:
                                   restored={str(f.meta["path"]) for f in files if not f.meta.get("partial")})
         verdict = ce.judge_compaction(entries, ctx, after, lost=lost)
         if ctx.early and not verdict.act:
-            runtime(ctx.state, self.name)["early_after"] = after     # what it would leave: the next pre-check
+            rt = runtime(ctx.state, self.name)        # what it would leave and lose: the next pre-check
+            rt["early_after"], rt["early_lost"] = after, lost.usd
             return None
         path, why = save_transcript(ctx, entries, cfg.require_transcript)
         if why:
             # under the threshold nothing is due: not compacting is no failure
             return None if ctx.early else failed(self.name, ctx, why, entries, t0)
+        if self.read_file is not None:
+            files = await attachments(self.read_file)     # their current contents (edits since the read)
         body, after = build(path)
         if after >= ctx.tokens:
             return None
         new = [boundary(ctx.trigger, ctx.tokens, after, path, self.name), *body]
         runtime(ctx.state, self.name).pop("early_after", None)
+        runtime(ctx.state, self.name).pop("early_lost", None)
         report = CompactionReport(
             layer=self.name, trigger=ctx.trigger,
             action=(f"Replaced {start} older entries by the session notes ({ctx.tokens:,} → {after:,} tokens); "

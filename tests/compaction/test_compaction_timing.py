@@ -236,3 +236,24 @@ def test_the_llm_stage_never_runs_under_the_threshold(tmp_path):
     p = Pipeline(config, tmp_path, default_stages(summarizer, SummarizeConfig(session_memory=False)), layers=([], []))
     res = run(p, es, es[-1].timestamp + 400)
     assert not res.reports and summarizer.calls == []
+
+
+def test_files_are_read_from_disk_only_when_it_acts(tmp_path):
+    """An early check that waits is judged on the files as last read: no disk read per turn; a
+    compaction that acts attaches their current contents."""
+    read: list[str] = []
+
+    def read_file(path: str) -> str:
+        read.append(path)
+        return f"# {path} as it is now\n" + "y" * 2_000
+
+    def with_reader(d):
+        config = PipelineConfig(budget=ContextBudget(context_window=WINDOW), overhead_tokens=12_000)
+        return Pipeline(config, d, [SessionMemoryStage(SummarizeConfig(), read_file=read_file)], layers=([], []))
+    waits = grown(30)
+    assert not run(with_reader(tmp_path / "w"), waits, waits[-1].timestamp + 5).reports and read == []
+    acts = grown(50)
+    res = run(with_reader(tmp_path / "a"), acts, acts[-1].timestamp + 5)
+    [rep] = res.reports
+    assert read == rep.details["files"] and len(read) == 5
+    assert all("as it is now" in e.text() for e in res.entries if e.kind == "attachment")

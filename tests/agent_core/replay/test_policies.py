@@ -143,5 +143,9 @@ def test_a_replayed_summary_keeps_the_prompts_and_the_paths_at_its_size():
     assert len(text) == 2_000
     assert "- please fix src/app.py\n- and then the tests\n" in text and "- src/app.py\n" in text
     assert "def f()" not in text                        # paths, not contents
+    again = sized_summary([{"role": "user", "content": text},
+                           {"role": "user", "content": 'Re-attached: <file path="src/app.py">\ndef f(): pass\n</file>'},
+                           *msgs], 2_000)
+    assert again.count("- please fix src/app.py\n") == 1 and "Re-attached" not in again   # earlier summaries
     short = sized_summary(msgs, 120)
     assert len(short) == 120 and "and then the tests" in short and "please fix" not in short
