@@ -7,7 +7,8 @@ measured in the same run; nothing is asserted.
    baseline in the same run that renders the whole answer again for every chunk.
 3. Append CPU (time.process_time) of a user message and of a tool block, with the frame that shows
    it, into a conversation holding M messages (5,000), against a bare Textual app (a VerticalScroll
-   of Statics) holding as many children, and one holding as many as the conversation keeps mounted.
+   of Statics) holding as many children, and one holding a single Static (the conversation is one
+   widget).
 4. Soak (only with --turns T): the real app (build_app on the offline demo model, 120×40) runs T
    prompts, each typed and sent with Enter; it prints CPU per turn and RSS at turns 10, 50, 100,
    500, 1000 (those up to T), the same turn's CPU through the Agent alone (headless) and the ratio.
@@ -36,9 +37,10 @@ from textual.app import App, ComposeResult  # noqa: E402
 from textual.containers import VerticalScroll  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
-from app.tui.widgets.conversation.assistant_message import AssistantMessage  # noqa: E402
+from app.tui.widgets.conversation.answer_record import AssistantRecord  # noqa: E402
+from app.tui.widgets.conversation.assistant_message import answer_lines  # noqa: E402
 from app.tui.widgets.conversation.container import Conversation  # noqa: E402
-from app.tui.widgets.conversation.user_message import UserMessage  # noqa: E402
+from app.tui.widgets.conversation.user_message import UserRecord  # noqa: E402
 
 PARAGRAPH = ("The loop compacted the history: **{i}** rounds were summarised, and the `transcript` "
              "kept every entry. See `compaction/pipeline.py` for the order of layers.\n")
@@ -73,10 +75,8 @@ class BenchApp(App):
 async def fill(conv: Conversation, n: int) -> float:
     """n messages through the conversation's own path (which pages out all but `live_limit`)."""
     started = time.perf_counter()
-    widgets = []
     for i in range(n):
-        widgets.append(UserMessage(f"prompt {i}") if i % 2 == 0 else AssistantMessage(PARAGRAPH.format(i=i)))
-    await conv._add(*widgets)
+        conv._append(UserRecord(f"prompt {i}") if i % 2 == 0 else AssistantRecord(PARAGRAPH.format(i=i)))
     return time.perf_counter() - started
 
 
@@ -97,23 +97,23 @@ async def stream_time(pilot, conv: Conversation, pieces: list[str]) -> tuple[flo
     md = conv.current_markdown
     await conv.end_text()
     await pilot.pause()
-    return time.perf_counter() - started, md.source if md else ""
+    return time.perf_counter() - started, md.text if md else ""
 
 
 async def baseline_time(pilot, conv: Conversation, pieces: list[str], samples: int) -> tuple[float, str, bool]:
     """Re-render the whole document per chunk. With `samples` > 0, only that many evenly spaced
     chunks are timed (each a full re-render at that length) and the total is integrated from them:
     the full baseline takes minutes, its cost per chunk grows with the document."""
-    md = AssistantMessage()
-    await conv.mount(md)
+    look, width = conv._make_look(), conv._width
+    source = ""
     n = len(pieces)
     if samples <= 0 or samples >= n:
         started = time.perf_counter()
         for p in pieces:
-            md.append(p)
-            md.lines()
+            source += p
+            answer_lines(look, source, width)
         await pilot.pause()
-        return time.perf_counter() - started, md.source, False
+        return time.perf_counter() - started, source, False
     prefix = [0]
     for p in pieces:
         prefix.append(prefix[-1] + len(p))
@@ -122,15 +122,15 @@ async def baseline_time(pilot, conv: Conversation, pieces: list[str], samples: i
     cost: list[tuple[int, float]] = []
     for i in points:
         started = time.perf_counter()
-        md.source = full[:prefix[i + 1]]
-        md.lines()
+        source = full[:prefix[i + 1]]
+        answer_lines(look, source, width)
         cost.append((i, time.perf_counter() - started))
     await pilot.pause()
     total = 0.0   # trapezoid over chunk index
     for (i0, c0), (i1, c1) in zip(cost, cost[1:]):
         total += (c0 + c1) / 2 * (i1 - i0)
     total += cost[0][1]
-    return total, md.source, True
+    return total, source, True
 
 
 async def view_bench(messages: int, n_chunks: int, samples: int) -> None:
@@ -142,7 +142,7 @@ async def view_bench(messages: int, n_chunks: int, samples: int) -> None:
         await conv.clear()
         fill_s = await fill(conv, messages)
         await pilot.pause()
-        mounted = len(conv.messages)
+        mounted = len(conv.messages)   # drawn; the rest are paged out
         full_append = await append_time(pilot, conv, 20)
         stream_s, streamed = await stream_time(pilot, conv, pieces)
         base_s, rebuilt, estimated = await baseline_time(pilot, conv, pieces, samples)
@@ -154,10 +154,10 @@ async def view_bench(messages: int, n_chunks: int, samples: int) -> None:
         await pilot.pause()
         unpaged_append = await append_time(pilot, conv, 5)
     assert streamed == rebuilt == "".join(pieces), "both methods must end with the same document"
-    print(f"conversation: {messages:,} messages added in {fill_s:.2f}s ({mounted} mounted, the rest paged out)")
+    print(f"conversation: {messages:,} messages added in {fill_s:.2f}s ({mounted} drawn, the rest paged out)")
     print(f"append one message: {empty_append * 1000:.1f} ms into an empty conversation, "
           f"{full_append * 1000:.1f} ms into {messages:,} messages "
-          f"(ratio {full_append / empty_append:.2f}x); with all {messages:,} mounted: "
+          f"(ratio {full_append / empty_append:.2f}x); with all {messages:,} drawn: "
           f"{unpaged_append * 1000:.1f} ms (ratio {unpaged_append / empty_append:.2f}x)")
     print(f"stream {n_chunks:,} chunks into {messages:,} messages: gathered per flush {stream_s:.2f}s "
           f"({stream_s / n_chunks * 1000:.2f} ms/chunk)")
@@ -222,7 +222,7 @@ async def append_cpu(messages: int, repeat: int) -> dict[str, float]:
 
         out["user"] = await cpu_of(app, lambda i: conv.add_user(f"one more prompt {i}"), repeat)
         out["tool"] = await cpu_of(app, tool, repeat)
-        out["mounted_widgets"] = len(list(conv.walk_children()))
+        out["mounted_widgets"] = 1 + len(list(conv.walk_children()))   # the conversation is one widget
         out["mounted_messages"] = len(conv.messages)
         await pilot.pause()
     # The bare app holding every message lays them all out on each append (about a second at
@@ -242,12 +242,12 @@ async def append_cpu(messages: int, repeat: int) -> dict[str, float]:
 def report_append(messages: int, r: dict[str, float]) -> None:
     ms = {k: v * 1000 for k, v in r.items()}
     print(f"append CPU (time.process_time, median, with its frame), {messages:,} messages held, "
-          f"{int(r['mounted_messages'])} mounted ({int(r['mounted_widgets'])} widgets):")
+          f"{int(r['mounted_messages'])} drawn ({int(r['mounted_widgets'])} widget):")
     print(f"  conversation: user message {ms['user']:.1f} ms, tool block {ms['tool']:.1f} ms "
           f"(empty conversation: {ms['empty_user']:.1f} ms)")
     print(f"  bare Textual app, {messages:,} Statics: {ms['bare']:.1f} ms  → user {ms['user'] - ms['bare']:+.1f} ms, "
           f"tool {ms['tool'] - ms['bare']:+.1f} ms ({r['user'] / r['bare']:.2f}x, {r['tool'] / r['bare']:.2f}x)")
-    print(f"  bare Textual app, {int(r['mounted_widgets'])} Statics (as many as the conversation mounts): "
+    print(f"  bare Textual app, {int(r['mounted_widgets'])} Static (as many widgets as the conversation): "
           f"{ms['bare_mounted']:.1f} ms  → user {ms['user'] - ms['bare_mounted']:+.1f} ms, "
           f"tool {ms['tool'] - ms['bare_mounted']:+.1f} ms")
 

@@ -19,7 +19,7 @@ from textual.worker import WorkerState
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from app.tui.launch import build_app  # noqa: E402 - the repository's app, wherever this is run from
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker  # noqa: E402
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord  # noqa: E402
 PROMPTS = (
     "Explore the project and tell me what each module does",
     "How does the compaction pipeline decide what to drop?",
@@ -53,9 +53,9 @@ async def take(out: Path) -> None:
             await pilot.pause()
         app.fill_prompt("Summarise what you changed")
         # Scrolled back to the last compaction marker, as a user checking what it did would be.
-        markers = app.conversation.query(CompactionMarker)
+        markers = app.conversation.records_of(MarkerRecord)
         if markers:
-            app.conversation.scroll_to_widget(markers.last(), animate=False, top=True)
+            app.conversation.scroll_to_record(markers[-1])
         await pilot.pause(0.5)
         app.save_screenshot(filename=out.name, path=str(out.parent))
 

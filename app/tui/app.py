@@ -41,9 +41,9 @@ from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.resume import ResumeScreen
 from app.tui.screens.transcript_browser import TranscriptBrowser
 from app.widgets.context_pane import ContextPane, history_points
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord
 from app.tui.widgets.conversation.container import Conversation
-from app.tui.widgets.conversation.notice_message import NoticeMessage
+from app.tui.widgets.conversation.notice_message import NoticeRecord
 from app.widgets.cost_pane import CostPane
 from app.tui.widgets.footer import AppFooter
 from app.tui.widgets.prompt import PromptInput
@@ -55,6 +55,7 @@ CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "perm
 
 # A batch of loop events is shown at least this often (a frame at 60 fps).
 FRAME_S = 1 / 60
+PANES_INTERVAL_S = 0.25   # the side panes and the status line take new figures at most this often
 
 # Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -110,7 +111,7 @@ class CtxApp(App[int]):
         self._user_keymap = dict(keymap or {})
         self._started_at: float | None = None
         self._streamed = False                         # answer text shown since the model call began
-        self._waiting: NoticeMessage | None = None     # the "Waiting for the API" line, updated in place
+        self._waiting: NoticeRecord | None = None     # the "Waiting for the API" line, updated in place
         self._focus_before_max: Widget | None = None
         self._signals: list[int] = []
         self._widgets: dict[type, Widget] = {}         # the main screen's panes, found once (see _pane)
@@ -118,6 +119,7 @@ class CtxApp(App[int]):
         self._pending_context: ev.ContextUpdate | None = None
         self._pending_cost: ev.CostUpdate | None = None
         self._panes_scheduled = False
+        self._panes_shown_at = 0.0      # when the panes last got figures (time.monotonic)
         self._history_points: list[tuple[int, int, bool]] = []   # context_history as the plot's tuples
         self._history_seen: tuple[int, Any] = (0, None)          # (entries converted, the list converted)
         self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
@@ -279,14 +281,24 @@ class CtxApp(App[int]):
         self._schedule_panes()
 
     def _schedule_panes(self) -> None:
-        if not self._panes_scheduled:
-            self._panes_scheduled = True
+        """Show the latest figures on the next frame, or, when the panes were drawn less than
+        `PANES_INTERVAL_S` ago, when that interval ends: a model call sends a burst of figures
+        and a turn several model calls, and each showing redraws the side panes (a fifth of a
+        TUI turn's CPU when shown per frame); four times a second is as fast as anyone reads them."""
+        if self._panes_scheduled:
+            return
+        self._panes_scheduled = True
+        wait = self._panes_shown_at + PANES_INTERVAL_S - time.monotonic()
+        if wait > 0:
+            self.set_timer(wait, self._flush_panes, name="show figures")
+        else:
             self.call_after_refresh(self._flush_panes)
 
     def _flush_panes(self) -> None:
         """Hand the latest context and cost figures down to the panes and the status line: once
         per frame however many updates came since (each pane renders, and may lay out, per set)."""
         self._panes_scheduled = False
+        self._panes_shown_at = time.monotonic()
         c, self._pending_context = self._pending_context, None
         k, self._pending_cost = self._pending_cost, None
         try:
@@ -375,8 +387,8 @@ class CtxApp(App[int]):
 
     async def _on_waiting(self, e: ev.Waiting) -> None:
         """One line per wait, updated as the seconds pass (not a new line every few seconds)."""
-        if self._waiting is not None and self._waiting.is_attached:
-            self._waiting.set_text(e.message)
+        if self._waiting is not None and self.conversation.holds(self._waiting):
+            self.conversation.set_notice(self._waiting, e.message)
             return
         self._waiting = await self.conversation.add_notice(e.message)
 
@@ -392,8 +404,8 @@ class CtxApp(App[int]):
             self.conversation.cancel_running_tools()    # still running when the turn was cancelled
             await self.conversation.add_notice("Turn cancelled. What was done so far is kept; send the next prompt.")
 
-    @on(CompactionMarker.Selected)
-    def _marker_selected(self, event: CompactionMarker.Selected) -> None:
+    @on(Conversation.MarkerSelected)
+    def _marker_selected(self, event: Conversation.MarkerSelected) -> None:
         event.stop()
         self.inspect(event.marker.event or self._logged_compaction(event.marker))
 
@@ -402,13 +414,13 @@ class CtxApp(App[int]):
         event.stop()
         self.inspect(event.compaction)
 
-    def _logged_compaction(self, m: CompactionMarker) -> ev.Compaction:
+    def _logged_compaction(self, m: MarkerRecord) -> ev.Compaction:
         """A resumed boundary's compaction: the logged event with the same figures, when there is one."""
         for c in reversed(self.agent.compactions):
-            if (c.layer, c.tokens_before, c.tokens_after) == (m.compaction_layer, m.tokens_before, m.tokens_after):
+            if (c.layer, c.tokens_before, c.tokens_after) == (m.layer, m.before, m.after):
                 return c
-        return ev.Compaction(layer=m.compaction_layer, trigger=m.trigger, tokens_before=m.tokens_before,
-                             tokens_after=m.tokens_after, transcript_path=m.transcript_path, action=m.action)
+        return ev.Compaction(layer=m.layer, trigger=m.trigger, tokens_before=m.before,
+                             tokens_after=m.after, transcript_path=m.transcript_path, action=m.action)
 
     def inspect(self, c: ev.Compaction) -> None:
         """Open the compaction inspector; the summary call is priced with the session's rates."""
@@ -468,6 +480,8 @@ class CtxApp(App[int]):
             try:
                 self.busy = False
                 await self.conversation.end_text()
+                if self._panes_scheduled:
+                    self._flush_panes()     # the turn's final figures now, not after the interval
             except NoMatches:  # the app is closing and the widgets are gone
                 pass
 

@@ -22,6 +22,7 @@ from agent_core.security.visible_text import one_line
 from app import format as fmt
 from app.widgets.context_plot import ContextPlot
 from app.widgets.gauge import Gauge
+from app.widgets.update_in_place import update_in_place
 
 STATES = ("ok", "warning", "error", "autocompact", "blocking")
 STATE_WORDS = {"ok": "OK", "warning": "WARNING", "error": "ERROR", "autocompact": "AUTO-COMPACT",
@@ -155,8 +156,9 @@ class ContextPane(Vertical):
         view.update(content, layout=not same)
 
     def _set_state(self, state: str, word: str) -> None:
-        self._state.update(Content.assemble(("● ", STATE_VARS.get(state, "$foreground")),
-                                            (word, f"bold {STATE_VARS.get(state, '')}")))
+        # the state word changes about every turn in a compacting session: a repaint, not a layout
+        update_in_place(self._state, Content.assemble(("● ", STATE_VARS.get(state, "$foreground")),
+                                                      (word, f"bold {STATE_VARS.get(state, '')}")))
 
     @staticmethod
     def _breakdown(categories: dict[str, int]) -> Content:

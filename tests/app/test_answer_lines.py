@@ -1,62 +1,80 @@
-"""The answer widget draws its Markdown from cached lines: one widget per answer, rendered once per
-width and text, whatever the number of layouts; someone else's text stays text."""
+"""An answer is drawn from its Markdown into lines the conversation keeps: no widget, rendered once
+per width and text, whatever the number of layouts; someone else's text stays text."""
 from __future__ import annotations
 
 from app.tui.app import CtxApp
-from app.tui.widgets.conversation.assistant_message import AssistantMessage
+from app.tui.widgets.conversation import assistant_message
+from app.tui.widgets.conversation.answer_record import AssistantRecord
+from app.tui.widgets.conversation.container import Conversation
 from tests.tui_fakes import FakeAgent
 
 ANSWER = ("## Findings\n\n- `compaction/` holds the engine\n- `app/` holds the TUI\n\n"
           "```python\ndef hello():\n    return 'world'\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
 
 
-def shown(md: AssistantMessage) -> str:
-    return "\n".join(s.text for s in md.lines())
+def shown(conv: Conversation, md: AssistantRecord) -> str:
+    return conv.text_of(md)
 
 
-async def test_an_answer_is_one_widget_rendered_once_per_width(monkeypatch):
+def view_strips(conv: Conversation) -> list:
+    """The rows the conversation hands the screen, top to bottom."""
+    return [conv.render_line(y) for y in range(conv.scrollable_content_region.height)]
+
+
+async def test_an_answer_is_no_widget_and_is_rendered_once_per_width(monkeypatch):
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=(120, 40)) as pilot:
-        renders = []
-        real = AssistantMessage._render
+        renders: list = []             # (width, lines) of each render of an answer
+        real = assistant_message.answer_lines
 
-        def counting(md, width, dark):
-            renders.append(width)
-            return real(md, width, dark)
+        def counting(look, source, width):
+            lines = real(look, source, width)
+            if source == ANSWER:
+                renders.append((width, lines))
+            return lines
 
-        monkeypatch.setattr(AssistantMessage, "_render", counting)
-        await app.conversation.append_text(ANSWER)
-        await app.conversation.end_text()
+        monkeypatch.setattr(assistant_message, "answer_lines", counting)
+        conv = app.conversation
+        await conv.append_text(ANSWER)
+        await conv.end_text()
         await pilot.pause()
-        md = app.conversation.current_markdown
-        assert md is not None and not md.children           # no widget per block
-        text = shown(md)
+        md = conv.current_markdown
+        assert isinstance(md, AssistantRecord) and md.text == ANSWER
+        assert not list(conv.walk_children())               # no widget per answer, nor per block
+        text = shown(conv, md)
         for part in ("Findings", "compaction/ holds the engine", "def hello():", "return 'world'", "a", "1"):
             assert part in text, part
-        assert md.size.height == len(md.lines()) > 5
+        lines = renders[-1][1]
+        assert len(lines) > 5 and text == "\n".join(s.text.rstrip() for s in lines)
+        # the scroll range is every line drawn, the answer's included
+        assert conv.virtual_size.height == sum(len(conv.text_of(r).split("\n")) for r in conv.messages)
         before = len(renders)
         for i in range(5):                                   # layouts for other reasons: no new render
-            await app.conversation.add_notice(f"notice {i}")
+            await conv.add_notice(f"notice {i}")
             await pilot.pause()
         assert len(renders) == before, renders
         await pilot.resize_terminal(90, 40)     # new widths (the sidebar folds away at 90): once each
         await pilot.pause()
-        after = renders[before:]
-        assert after and after[-1] == md.size.width and len(after) == len(set(after)) <= 2, renders
-        assert all(s.cell_length <= md.size.width for s in md.lines())
+        after = [w for w, _ in renders[before:]]
+        width = conv.scrollable_content_region.width
+        assert after and after[-1] == width and len(after) == len(set(after)) <= 2, after
+        assert all(s.cell_length <= width for s in renders[-1][1])
+        assert shown(conv, md) == "\n".join(s.text.rstrip() for s in renders[-1][1])
 
 
 async def test_streamed_text_is_appended_a_batch_at_a_time_and_kept_whole():
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=(120, 40)) as pilot:
+        conv = app.conversation
         for i in range(0, len(ANSWER), 5):
-            await app.conversation.append_text(ANSWER[i:i + 5])
+            await conv.append_text(ANSWER[i:i + 5])
         await pilot.pause(0.3)
-        md = app.conversation.current_markdown
-        assert app.conversation.streaming and md.source == ANSWER
-        await app.conversation.end_text()
-        assert not app.conversation.streaming
-        assert "def hello():" in shown(md)
+        md = conv.current_markdown
+        assert conv.streaming and md.text == ANSWER
+        assert "def hello():" in shown(conv, md)          # drawn while still streaming
+        await conv.end_text()
+        assert not conv.streaming
+        assert "def hello():" in shown(conv, md) and "| 1" not in shown(conv, md)
 
 
 async def test_hostile_text_in_an_answer_is_drawn_as_text():
@@ -65,15 +83,19 @@ async def test_hostile_text_in_an_answer_is_drawn_as_text():
     hostile = "\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\ and [bold red]not bold[/] and [site](http://x.test)"
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.conversation.append_text(hostile)
-        await app.conversation.end_text()
+        conv = app.conversation
+        await conv.append_text(hostile)
+        await conv.end_text()
         await pilot.pause()
-        md = app.conversation.current_markdown
-        text = " ".join(shown(md).split())
+        md = conv.current_markdown
+        text = " ".join(shown(conv, md).split())
         assert "\x1b" not in text and "␛" in text
         assert "[bold red]not bold[/]" in text
         assert "site (http://x.test)" in text
-        segments = [seg for strip in md.lines() for seg in strip]
+        strips = view_strips(conv)                         # what the screen gets
+        assert "[bold red]not bold[/]" in " ".join(" ".join(s.text for s in strips).split())
+        segments = [seg for strip in strips for seg in strip]
+        assert not any("\x1b" in seg.text for seg in segments)
         assert not any(seg.style and seg.style.link for seg in segments)
         assert not any(seg.style and seg.style.color and seg.style.color.name == "red" for seg in segments)
 

@@ -3,11 +3,14 @@
 reads in the cost pane."""
 from __future__ import annotations
 
+from rich.console import Console
 from textual.app import App, ComposeResult
 
 from agent_core import events as ev
 from app import format as fmt
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker
+from app.tui.widgets.conversation.archive import Archive
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+from app.tui.widgets.conversation.draw import Look
 from app.widgets.cost_pane import CostPane
 from app.widgets.timeline import Timeline
 
@@ -48,15 +51,26 @@ async def test_timeline_row_shows_the_cache_cost_and_nothing_when_absent():
         assert t.get_row("c3")[t.columns_shown.index("cache")].plain == "-" + fmt.usd(0.011104)
 
 
+def shown(marker: MarkerRecord) -> str:
+    """The marker's text, and the same words as its drawn lines say them (wide enough not to wrap)."""
+    text = marker.content().plain
+    drawn = "\n".join(s.text.rstrip() for s in marker.draw(Look(Console(width=300)), 300))
+    assert drawn.strip() == "\n".join(" " + line for line in text.splitlines()).strip()
+    return text
+
+
 def test_marker_shows_the_layers_clause_once_or_the_figures_when_the_action_lacks_them():
-    with_clause = CompactionMarker("microcompact", "auto", 15_000, 12_000, None, compaction().action, CACHE)
-    text = str(with_clause.render())
+    with_clause = MarkerRecord("microcompact", "auto", 15_000, 12_000, None, compaction().action, CACHE)
+    text = shown(with_clause)
     assert "saves $0.00045 per call" in text and "/call" not in text        # said once, in the layer's words
-    bare = CompactionMarker("collapse", "auto", 15_000, 12_000, None, "collapsed 2 spans", CACHE)
-    assert fmt.cache_clause(CACHE) in str(bare.render())
-    plain = CompactionMarker("autocompact", "manual", 15_000, 3_000, None, "Summarised 10 messages")
-    assert "cache" not in str(plain.render()) and plain.clone().cache is None
-    assert bare.clone().cache == CACHE
+    bare = MarkerRecord("collapse", "auto", 15_000, 12_000, None, "collapsed 2 spans", CACHE)
+    assert fmt.cache_clause(CACHE) in shown(bare)
+    plain = MarkerRecord("autocompact", "manual", 15_000, 3_000, None, "Summarised 10 messages")
+    assert "cache" not in shown(plain)
+    # paged out (kept compressed) and drawn again, a marker keeps its cache figures
+    back_plain, back_bare = Archive([plain, bare])
+    assert back_plain.cache is None and back_bare.cache == CACHE
+    assert shown(back_bare) == shown(bare) and shown(back_plain) == shown(plain)
 
 
 async def test_cost_pane_shows_what_compaction_read_from_the_cache():

@@ -40,3 +40,30 @@ def test_an_open_record_stays_the_same_object():
     running.set_result("done", 4, False)              # the conversation writes to the record
     assert archive[1] is running and archive[1].result == ("done", 4, False)
     assert archive[0] == AssistantRecord("before")
+
+
+def test_every_kind_of_message_comes_back_equal():
+    """The conversation pages out whatever it drew: each kind of record survives the archive."""
+    from agent_core import events as ev
+    from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+    from app.tui.widgets.conversation.error_message import ErrorRecord
+    from app.tui.widgets.conversation.live_compaction import LiveCompactionRecord
+    from app.tui.widgets.conversation.notice_message import NoticeRecord
+    from app.tui.widgets.conversation.summary_block import SummaryRecord
+    from app.tui.widgets.conversation.thinking_block import ThinkingRecord
+    from app.tui.widgets.conversation.user_message import UserRecord
+
+    live = LiveCompactionRecord(150_000, "the summary so far")
+    live.end(True, 12.5)
+    cancelled = ToolRecord("t2", "bash", {"command": "sleep 9"})
+    cancelled.set_cancelled()
+    event = ev.Compaction(layer="microcompact", trigger="auto", tokens_before=15_000, tokens_after=12_000,
+                          duration_s=0.01, action="cleared", cache={"cost_usd": 0.01})
+    recs = [UserRecord("a prompt"), AssistantRecord("an answer"), ThinkingRecord("hmm", expanded=True),
+            SummaryRecord("a summary"), MarkerRecord.of(event), ErrorRecord("rate_limit", "slow down", True),
+            NoticeRecord("a notice"), live, cancelled, *records(1)]
+    archive = Archive(recs)
+    back = list(archive)
+    assert back == recs and [type(r) for r in back] == [type(r) for r in recs]
+    assert all(b is not r for b, r in zip(back, recs))
+    assert back[4].event == event and back[7].outcome == live.outcome and back[8].state == "-cancelled"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
+from textual.strip import Strip
 from textual.widgets import Collapsible
 
 from agent_core import events as ev
@@ -29,12 +30,15 @@ from app.tui.screens.transcript_browser import TranscriptBrowser
 from app.tui.screens.transcript_viewer import TranscriptViewer
 from app.tui.screens.trust import TrustApp
 from app.tui.app import CtxApp
-from app.tui.widgets.conversation.summary_block import SummaryBlock
-from app.tui.widgets.conversation.tool_block import ToolBlock
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+from app.tui.widgets.conversation.container import Conversation
+from app.tui.widgets.conversation.notice_message import NoticeRecord
+from app.tui.widgets.conversation.summary_block import SummaryRecord
+from app.tui.widgets.conversation.tool_block import ToolRecord
 from tests.log_helpers import assistant, boundary, usage, user, write_log
 from tests.agent_helpers import MODEL, SECRET, user_dirs
 from tests.app.hostile import (BAD_MARKUP, CLEAR, CLICK, ERASE, MARKUP, SPOOF, TITLE, assert_clean, flat,
-                               terminal_text)
+                               raw_controls, terminal_text)
 from tests.app.replay_fixture import fixture_report
 from tests.fake_anthropic import FakeAnthropic, reply, tool_use
 from tests.tui_fakes import FIXED_TIME, FakeAgent, context_event
@@ -55,10 +59,50 @@ async def until(pilot, cond, what: str) -> None:
 
 
 async def expand_all(app, pilot) -> None:
+    """Open every collapsible of the screen on top, and every block of the conversation (a tool
+    call, thinking, a summary, a live summary) as Enter or a click on it would."""
     for c in app.screen.query(Collapsible):
         c.collapsed = False
+    for conv in app.screen_stack[0].query(Conversation):
+        for record in conv.messages:
+            if getattr(record, "expanded", True) is False:
+                conv.activate(record)
     await pilot.pause()
     await pilot.pause()
+
+
+def drawn_lines(conv: Conversation) -> list[Strip]:
+    """Every line the conversation draws, top to bottom, as `render_line` hands it to the screen:
+    the view is scrolled over the whole height (then back to the bottom)."""
+    lines: dict[int, Strip] = {}
+    height, rows = conv.virtual_size.height, conv.scrollable_content_region.height
+    for top in range(0, max(1, height), max(1, rows)):
+        conv.scroll_to(y=top, animate=False, immediate=True)
+        first = int(conv.scroll_y)
+        for y in range(rows):
+            if first + y < height:
+                lines.setdefault(first + y, conv.render_line(y))
+    conv.scroll_end(animate=False, immediate=True)
+    assert sorted(lines) == list(range(height)), "some lines of the conversation were not read"
+    return [lines[k] for k in sorted(lines)]
+
+
+def assert_drawn_clean(conv: Conversation) -> str:
+    """What the conversation draws holds no raw control character in any segment, and no segment
+    is a link or an action (`@click` meta): outside text is drawn as text, never as markup.
+    Returns the drawn text, line by line."""
+    for record in conv.messages:
+        assert not raw_controls(conv.text_of(record)), (record, conv.text_of(record))
+    lines = drawn_lines(conv)
+    for strip in lines:
+        for seg in strip:
+            assert not raw_controls(seg.text), f"raw control characters drawn: {seg.text!r}"
+            style = seg.style
+            if style is None:
+                continue
+            assert not style.link, f"a link drawn: {seg!r}"
+            assert not any(str(k).startswith("@") for k in (style.meta or {})), f"an action drawn: {seg!r}"
+    return "\n".join(strip.text for strip in lines)
 
 
 class ModalHost(App[str]):
@@ -108,10 +152,18 @@ async def test_permission_modal_shows_the_spoofed_command_whole_with_a_warning(t
             await until(pilot, lambda: not app.busy, "the end of the turn")
             await pilot.pause()
             assert not (ws / "pwned.txt").exists()
-            block = app.conversation.query_one(ToolBlock)
-            assert "␍␛[2K␛[1Als -la" in str(block.title) and not any(ch in str(block.title) for ch in "\r\x1b")
+            conv = app.conversation
+            [block] = conv.records_of(ToolRecord)
+            title = block.heading().plain
+            assert "␍␛[2K␛[1Als -la" in title and not any(ch in title for ch in "\r\x1b")
+            drawn = conv.text_of(block)
+            assert "␍␛[2K␛[1Als -la" in drawn and not any(ch in drawn for ch in "\r\x1b")
+            assert_drawn_clean(conv)
             await expand_all(app, pilot)
+            assert block.expanded
             assert_clean(terminal_text(app))
+            assert "␍␛[2K␛[1Als -la" in flat(conv.text_of(block))
+            assert_drawn_clean(conv)
 
 
 @pytest.mark.parametrize(("name", "args", "needles", "warned"), [
@@ -170,6 +222,7 @@ async def test_conversation_blocks_show_every_outside_text_visibly():
             ev.ToolResult(id="t2", name="read_file", preview="\x1b[31mred\x1b[0m\x07", size=10),
             ev.TextDelta(text=f"The answer {CLEAR}"),
             ev.TextDelta(text=f"with {TITLE} and {CLICK}\n"),
+            ev.TextDelta(text="and [a link](https://evil.example/x) drawn as text\n"),
             ev.AssistantDone(message_id="m1", model="demo", usage={}, stop_reason="end_turn"),
             ev.CompactionStarted(purpose="compaction", tokens_before=1_000),
             ev.CompactionDelta(text=f"summary {TITLE}"),
@@ -183,16 +236,31 @@ async def test_conversation_blocks_show_every_outside_text_visibly():
         ]
         for e in events:
             await app.handle_event(e)
-        await conv._add(SummaryBlock(f"an old summary {TITLE}"))
+        await conv._add(SummaryRecord(f"an old summary {TITLE}"))
         await expand_all(app, pilot)
         shown = terminal_text(app)
         assert_clean(shown)
+        drawn = assert_drawn_clean(conv)
+        texts = "\n".join(conv.text_of(r) for r in conv.messages)
         for needle in (f"my prompt {STARTS}", f"thinking {STARTS}", "␍␛[2K␛[1Als -la", f"out ␛[2J{STARTS}",
                        MARKUP, CLICK, f"evil{STARTS}.py", f"tool{STARTS}", "␛[31mred␛[0m␇", "The answer ␛[2J",
                        f"summary {STARTS}", BAD_MARKUP, f"upstream said {STARTS}", "notice ␛[2J",
                        f"still waiting {STARTS}", f"layer{STARTS}", "did ␛[2J", f"evil{STARTS}.jsonl",
-                       f"an old summary {STARTS}"):
+                       f"an old summary {STARTS}", "https://evil.example/x"):
             assert needle in shown, needle
+            assert needle in drawn, needle
+            assert needle in texts, needle
+        # the waiting line was updated in place: one notice, the latest words
+        waits = [r.text for r in conv.records_of(NoticeRecord) if "waiting" in r.text]
+        assert waits == [f"still waiting {TITLE} {BAD_MARKUP}"], waits
+        # a click on the marker whose trigger reads `[@click=app.quit]` opens the inspector, nothing else
+        [marker] = conv.records_of(MarkerRecord)
+        rows = [y for y in range(conv.scrollable_content_region.height) if conv.record_at(y) is marker]
+        assert rows, "the marker is not in view"
+        await pilot.click(Conversation, offset=(4, rows[len(rows) // 2]))
+        await pilot.pause()
+        assert app.is_running and app._exception is None
+        assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is marker.event
 
 
 # ================================================================ 3. a file name in the workspace
@@ -217,7 +285,10 @@ async def test_a_hostile_file_name_does_not_kill_the_tui(tmp_path, name):
         assert app.is_running and app._exception is None
         assert_clean(shown)
         assert name.replace("\x1b", "␛").replace("\x07", "␇") in shown
-        assert app.conversation.query(ToolBlock)
+        conv = app.conversation
+        assert conv.records_of(ToolRecord)
+        drawn = assert_drawn_clean(conv)
+        assert name.replace("\x1b", "␛").replace("\x07", "␇") in drawn
 
 
 # ================================================================ 4. the trust dialog

@@ -8,7 +8,8 @@ from textual.widgets import Collapsible, DataTable, Static
 from agent_core import events as ev
 from agent_core.loop.compaction_parts import compaction_parts
 from app.tui.screens.inspector import InspectorScreen, entry_lines, part_rows
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+from app.tui.widgets.conversation.container import Conversation
 from app.widgets.timeline import Timeline
 from compaction.entry import assistant, user
 from app.tui.launch import build_app
@@ -58,6 +59,35 @@ def screen_text(screen) -> str:
     return "\n".join(str(w.render()) for w in screen.query(Static))
 
 
+def drawn_index(conv: Conversation, record) -> int:
+    """Where `record` is among the drawn items (`conv.cursor` counts the earlier-messages line)."""
+    shown = [i for i, r in enumerate(conv.messages) if r is record]
+    assert shown, "the record is not drawn"
+    return shown[0] + (1 if conv.archived else 0)
+
+
+async def marker_by_keys(pilot, conv: Conversation, marker: MarkerRecord) -> None:
+    """Focus the conversation, move its cursor with the arrows to `marker` and press Enter."""
+    conv.focus()
+    await pilot.pause()
+    target = drawn_index(conv, marker)
+    for _ in range(len(conv.messages) + 2):
+        await pilot.press("up" if conv.cursor is None or conv.cursor > target else "down")
+        if conv.cursor == target:
+            break
+    assert conv.cursor == target
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def marker_by_click(pilot, conv: Conversation, marker: MarkerRecord) -> None:
+    """Click a row of the conversation where `marker` is drawn (its text, not its margin)."""
+    rows = [y for y in range(conv.scrollable_content_region.height) if conv.record_at(y) is marker]
+    assert rows, "the marker is not in view"
+    await pilot.click(Conversation, offset=(4, rows[len(rows) // 2]))
+    await pilot.pause()
+
+
 @pytest.mark.slow
 async def test_inspector_opens_from_the_marker(tmp_path):
     ws = make_workspace(tmp_path)
@@ -69,10 +99,9 @@ async def test_inspector_opens_from_the_marker(tmp_path):
             await wait_idle(app, pilot)
             comp = [e for e in events if isinstance(e, ev.Compaction)][-1]
             assert comp.parts is not None and comp.usage
-            marker = list(app.conversation.query(CompactionMarker))[-1]
-            marker.focus()
-            await pilot.press("enter")
-            await pilot.pause()
+            marker = app.conversation.records_of(MarkerRecord)[-1]
+            assert marker.event is comp
+            await marker_by_keys(pilot, app.conversation, marker)
             screen = app.screen
             assert isinstance(screen, InspectorScreen) and screen.compaction is comp
             table = screen.query_one("#inspector-parts", DataTable)
@@ -134,11 +163,9 @@ async def test_a_resumed_session_inspects_its_logged_compactions(tmp_path):
         again = build_app({"model": MODEL, "allow": ["all"]}, environ=env, workspace=ws, claude_root=None, resume=sid)
         async with again.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            marker = list(again.conversation.query(CompactionMarker))[-1]
+            marker = again.conversation.records_of(MarkerRecord)[-1]
             assert marker.event is None          # a boundary rebuilt from the history
-            marker.focus()
-            await pilot.press("enter")
-            await pilot.pause()
+            await marker_by_click(pilot, again.conversation, marker)
             shown = again.screen
             assert isinstance(shown, InspectorScreen)
             assert shown.compaction.parts == comp.parts and shown.compaction.usage == comp.usage

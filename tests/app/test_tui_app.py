@@ -20,11 +20,11 @@ from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.resume import ResumeScreen
 from app.tui.screens.transcript_browser import TranscriptBrowser
 from app.tui.screens.transcript_viewer import TranscriptViewer
-from app.tui.widgets.conversation.assistant_message import AssistantMessage
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker
-from app.tui.widgets.conversation.notice_message import NoticeMessage
-from app.tui.widgets.conversation.tool_block import ToolBlock
-from app.tui.widgets.conversation.user_message import UserMessage
+from app.tui.widgets.conversation.answer_record import AssistantRecord
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+from app.tui.widgets.conversation.notice_message import NoticeRecord
+from app.tui.widgets.conversation.tool_block import ToolRecord
+from app.tui.widgets.conversation.user_message import UserRecord
 from compaction.transcript import atomic_write_text
 from tests.app.tui_helpers import agent_running, make_app, send
 
@@ -47,6 +47,11 @@ def last(events, cls):
     return [e for e in events if isinstance(e, cls)][-1]
 
 
+def shown(conv, record) -> str:
+    """What a record shows on screen, its wrapped lines read as one line."""
+    return " ".join(conv.text_of(record).split())
+
+
 async def test_prompt_streams_and_panes_follow_the_loop(workspace):
     app, events = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
@@ -56,12 +61,12 @@ async def test_prompt_streams_and_panes_follow_the_loop(workspace):
             await send(app, pilot, prompt)
             turn = events[start:]
             assert isinstance(turn[-1], ev.TurnFinished) and turn[-1].stop_reason == "end_turn"
-            # the text streamed into Markdown widgets, unchanged
+            # the text streamed into answer records, unchanged
             deltas = "".join(e.text for e in turn if isinstance(e, ev.TextDelta))
             assert deltas
-            md = [w for w in app.conversation.query(AssistantMessage)]
-            assert deltas.strip()[-40:] in "".join(m.source for m in md)
-            assert prompt in [u.text for u in app.conversation.query(UserMessage)]
+            md = app.conversation.records_of(AssistantRecord)
+            assert deltas.strip()[-40:] in "".join(m.text for m in md)
+            assert prompt in [u.text for u in app.conversation.records_of(UserRecord)]
             # context pane shows exactly the loop's last context event, numbers and state
             ctx = last(turn, ev.ContextUpdate)
             pane = app.context_pane
@@ -84,9 +89,9 @@ async def test_prompt_streams_and_panes_follow_the_loop(workspace):
             assert table.get_row("total")[1].plain == f"{total:,}"
             # tool calls became collapsible blocks with their results
             calls = [e for e in turn if isinstance(e, ev.ToolCall)]
-            blocks = {b.call_id: b for b in app.conversation.query(ToolBlock)}
+            blocks = {b.call_id: b for b in app.conversation.records_of(ToolRecord)}
             assert calls and all(c.id in blocks for c in calls)
-            assert all(blocks[c.id].has_class("-ok") or blocks[c.id].has_class("-error") for c in calls)
+            assert all(blocks[c.id].state in ("-ok", "-error") for c in calls)
         assert seen[0] != seen[1]
         assert len(app.context_pane.history) == len(app.agent.context_history) > 0
 
@@ -104,8 +109,8 @@ async def test_streaming_is_incremental_and_esc_cancels(workspace):
         partial = None
         while agent_running(app):
             md = app.conversation.current_markdown
-            if app.conversation.streaming and md is not None and md.source:
-                partial = md.source
+            if app.conversation.streaming and md is not None and md.text:
+                partial = md.text
                 break
             await pilot.pause(0.005)
         assert partial, "no text was visible while the model was still writing"
@@ -125,7 +130,7 @@ async def test_streaming_is_incremental_and_esc_cancels(workspace):
         await pilot.pause()
         finished = last(events, ev.TurnFinished)
         assert finished.stop_reason == "cancelled"
-        notices = [str(n.render()) for n in app.conversation.query(NoticeMessage)]
+        notices = [shown(conv, n) for n in conv.records_of(NoticeRecord)]
         assert any("cancelled" in n for n in notices)
         assert not app.busy
         # the next prompt still works (and sending follows the bottom again)
@@ -145,9 +150,9 @@ async def test_small_window_shows_compactions_and_compact_command(workspace):
             await send(app, pilot, prompt)
         auto = [e for e in events if isinstance(e, ev.Compaction)]
         assert auto, "an 8,000-token window should compact within three prompts"
-        markers = list(app.conversation.query(CompactionMarker))
+        markers = app.conversation.records_of(MarkerRecord)
         assert len(markers) == len(auto)
-        assert [(m.compaction_layer, m.tokens_before, m.tokens_after) for m in markers] == \
+        assert [(m.layer, m.before, m.after) for m in markers] == \
             [(c.layer, c.tokens_before, c.tokens_after) for c in auto]
         breakers = [e for e in events if isinstance(e, ev.BreakerTripped)]
         assert app.timeline.row_count == len(auto) + len(breakers)
@@ -160,7 +165,7 @@ async def test_small_window_shows_compactions_and_compact_command(workspace):
         if manual:
             assert manual[-1].trigger == "manual"
             assert app.timeline.row_count == len(auto) + len(breakers) + len(manual)
-            assert list(app.conversation.query(CompactionMarker))[-1].trigger == "manual"
+            assert app.conversation.records_of(MarkerRecord)[-1].trigger == "manual"
             assert app.context_pane.context == last(events[start:], ev.ContextUpdate)
         assert last(events[start:], ev.TurnFinished).stop_reason == "compacted"
 
@@ -174,7 +179,7 @@ async def test_permission_modal_denies_then_allows(workspace):
         assert not target.exists()
         denied = [e for e in events if isinstance(e, ev.ToolResult) and e.name == "write_file"]
         assert denied and denied[-1].is_error
-        assert app.conversation.query_one("ToolBlock.-error") is not None
+        assert [r for r in app.conversation.records_of(ToolRecord) if r.state == "-error"]
 
         asked = await send(app, pilot, "create a file called notes.txt with the module list", answer="a")
         assert any(r.name == "write_file" for r in asked)
@@ -241,11 +246,11 @@ async def test_slash_completion_palette_and_screens(workspace):
         assert app.screen.maximized is app.cost_pane
         app.run_slash("/cost")
         await send(app, pilot, "explore the python files")
-        assert app.conversation.query(AssistantMessage)
+        assert app.conversation.records_of(AssistantRecord)
         app.run_slash("/clear")
         await pilot.pause()
         await pilot.pause()
-        assert not app.conversation.query(AssistantMessage)
+        assert not app.conversation.records_of(AssistantRecord)
         assert app.context_pane.context == app.agent.context_event()
         # history: Up recalls the last prompt
         prompt.focus()
@@ -260,14 +265,14 @@ async def test_resume_restores_conversation_and_panes(workspace):
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "explore the python files")
         session_id = app.agent.session_id
-        n_tools = len(app.conversation.query(ToolBlock))
+        n_tools = len(app.conversation.records_of(ToolRecord))
 
     def check(a) -> None:
         assert a.status.session_id == session_id
-        users = [str(u.render()) for u in a.conversation.query(UserMessage)]
+        users = [shown(a.conversation, u) for u in a.conversation.records_of(UserRecord)]
         assert any("explore the python files" in u for u in users)
-        assert len(a.conversation.query(ToolBlock)) == n_tools
-        assert a.conversation.query(AssistantMessage)
+        assert len(a.conversation.records_of(ToolRecord)) == n_tools
+        assert a.conversation.records_of(AssistantRecord)
         assert a.context_pane.context == a.agent.context_event()
         assert a.cost_pane.cost.by_model == a.agent.cost_event().by_model
 
@@ -300,7 +305,7 @@ async def test_resume_restores_conversation_and_panes(workspace):
             await pilot.pause(0.01)
         await pilot.pause()
         assert app3.agent.session_id != session_id
-        assert not app3.conversation.query(UserMessage)
+        assert not app3.conversation.records_of(UserRecord)
 
 
 async def test_theme_and_keymap_from_config(workspace):
@@ -421,8 +426,7 @@ async def test_a_50mb_log_loads_without_blocking_input(workspace, tmp_path):
 async def test_long_conversations_page_out_old_messages():
     from textual.app import App
 
-    from app.tui.widgets.conversation.container import Conversation
-    from app.tui.widgets.conversation.earlier_messages import EarlierMessages
+    from app.tui.widgets.conversation.container import Conversation, EarlierRecord
 
     class One(App):
         def compose(self):
@@ -439,19 +443,25 @@ async def test_long_conversations_page_out_old_messages():
         live = conv.messages
         assert 5 <= len(live) <= 8
         assert len(conv.archived) + len(live) == 40
-        assert conv.query_one(EarlierMessages)
-        assert isinstance(live[-1], ToolBlock) and live[-1].tool_name == "bash" and live[-1].call_id == "t19"
-        # paged-out copies keep their state and come back a page at a time
+        assert isinstance(live[-1], ToolRecord) and live[-1].name == "bash" and live[-1].call_id == "t19"
+        # the earlier-messages line is drawn first, above the oldest message drawn
         conv.scroll_home(animate=False)
         await pilot.pause()
+        earlier = conv.record_at(0)
+        assert isinstance(earlier, EarlierRecord) and earlier.count == len(conv.archived)
+        assert f"{len(conv.archived):,} earlier messages" in conv.text_of(earlier)
+        assert conv.record_at(len(conv.text_of(earlier).splitlines())) is live[0]
+        # paged-out records keep their state and come back a page at a time (a click on the line)
         before = len(conv.archived)
-        await pilot.click(EarlierMessages)
+        await pilot.click(Conversation, offset=(2, 0))
         await pilot.pause()
         assert len(conv.archived) == before - 3
+        assert conv.record_at(0).count == before - 3
         shown = conv.messages[:3]
-        assert [type(w).__name__ for w in shown].count("ToolBlock") >= 1
-        tool = next(w for w in shown if type(w).__name__ == "ToolBlock")
-        assert tool.result is not None and tool.has_class("-ok")
+        assert [type(r).__name__ for r in shown].count("ToolRecord") >= 1
+        tool = next(r for r in shown if isinstance(r, ToolRecord))
+        assert tool.result is not None and tool.state == "-ok"
+        assert conv.messages[3:] == live
         # while the user reads older messages nothing is paged out under them
         await conv.add_user("new while scrolled up")
         assert len(conv.archived) == before - 3

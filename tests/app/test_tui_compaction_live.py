@@ -7,8 +7,8 @@ import pytest
 
 from agent_core import events as ev
 from app.tui.screens.inspector import InspectorScreen
-from app.tui.widgets.conversation.compaction_marker import CompactionMarker
-from app.tui.widgets.conversation.live_compaction import LiveCompaction
+from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+from app.tui.widgets.conversation.live_compaction import LiveCompactionRecord
 from app.widgets.timeline import Timeline
 from tests.agent_helpers import make_workspace
 from tests.app.tui_helpers import SUMMARY, fake_app, prompt, wait_idle
@@ -52,17 +52,24 @@ async def test_a_streamed_summary_shows_live_then_lands(tmp_path):
             partial, landed = await compact_and_watch(app, pilot, events)
             assert not landed, "the live block must show before the compaction lands"
             assert SUMMARY.startswith(partial) and len(partial) < len(SUMMARY)
-            block = app.conversation.live_compaction
-            assert isinstance(block, LiveCompaction) and not block.collapsed and "compacting" in str(block.title)
-            assert not list(app.conversation.query(CompactionMarker))
+            conv = app.conversation
+            block = conv.live_compaction
+            assert isinstance(block, LiveCompactionRecord) and block.expanded and "compacting" in block.heading()
+            assert conv.holds(block) and block.running
+            drawn = conv.text_of(block)                 # the title and the partial text, on screen
+            assert "compacting" in drawn and partial.splitlines()[0] in drawn
+            assert not conv.records_of(MarkerRecord)
             await wait_idle(app, pilot)
 
-            assert app.conversation.live_compaction is None
-            assert block.text == SUMMARY and block.collapsed and "summary written" in str(block.title)
+            assert conv.live_compaction is None
+            assert block.text == SUMMARY and not block.expanded and "summary written" in block.heading()
+            assert not block.running and conv.holds(block)
+            drawn = conv.text_of(block)                 # closed to its title line
+            assert "summary written" in drawn and "Primary Request" not in drawn
             comps = [e for e in events if isinstance(e, ev.Compaction)]
             assert comps and comps[-1].trigger == "manual"
-            markers = list(app.conversation.query(CompactionMarker))
-            assert markers and markers[-1].tokens_after == comps[-1].tokens_after
+            markers = conv.records_of(MarkerRecord)
+            assert markers and markers[-1].after == comps[-1].tokens_after and markers[-1].event is comps[-1]
             # the gauge moved when it landed (then count_tokens may refine the figure)
             i = events.index(comps[-1])
             landed_at = next(e for e in events[i:] if isinstance(e, ev.ContextUpdate))
@@ -72,8 +79,16 @@ async def test_a_streamed_summary_shows_live_then_lands(tmp_path):
                                                                    ev.Compaction))]
             assert kinds[-3:] == [ev.CompactionStarted, ev.CompactionEnded, ev.Compaction]
 
-            # then the inspector, from the marker and from the timeline row
-            markers[-1].focus()
+            # then the inspector, from the marker (the conversation's cursor moved to it, Enter)
+            # and from the timeline row
+            conv.focus()
+            await pilot.pause()
+            target = [i for i, r in enumerate(conv.messages) if r is markers[-1]][0] + (1 if conv.archived else 0)
+            for _ in range(len(conv.messages) + 2):
+                await pilot.press("up" if conv.cursor is None or conv.cursor > target else "down")
+                if conv.cursor == target:
+                    break
+            assert conv.cursor == target
             await pilot.press("enter")
             await pilot.pause()
             assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comps[-1]

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 from app.tui.launch import build_app
-from app.tui.widgets.conversation.notice_message import NoticeMessage
+from app.tui.widgets.conversation.notice_message import NoticeRecord
 from tests.agent_helpers import SECRET, make_workspace, user_dirs
 from tests.fake_anthropic import FakeAnthropic
+
+
+def _shown(conv, record) -> str:
+    """What a record shows on screen, its wrapped lines read as one line."""
+    return " ".join(conv.text_of(record).split())
 
 
 async def test_the_fallback_to_the_local_engine_is_said_at_start(tmp_path):
@@ -15,5 +20,6 @@ async def test_the_fallback_to_the_local_engine_is_said_at_start(tmp_path):
                         claude_root=None)
         async with app.run_test() as pilot:
             await pilot.pause()
-            said = [str(n.render()) for n in app.conversation.query(NoticeMessage)]
+            conv = app.conversation
+            said = [_shown(conv, n) for n in conv.records_of(NoticeRecord)]
     assert sum("cannot be used" in s and "local engine" in s for s in said) == 1, said

@@ -7,7 +7,8 @@ import pytest
 
 from app.tui.screens.permission import PermissionScreen
 from app.tui.app import CtxApp
-from app.tui.widgets.conversation.assistant_message import AssistantMessage
+from app.tui.widgets.conversation.answer_record import AssistantRecord
+from app.tui.widgets.conversation.container import Conversation
 from app.tui.widgets.status import StatusBar
 from compaction.entry import Entry
 from tests.tui_fakes import FIXED_TIME, FakeAgent, context_event
@@ -22,13 +23,14 @@ def make_app(**kw) -> CtxApp:
     return CtxApp(FakeAgent(**kw), clock=lambda: FIXED_TIME)
 
 
-def shown_text(md: AssistantMessage) -> str:
-    """What the message draws, as plain text."""
-    return "\n".join(strip.text for strip in md.lines())
+def shown_text(conv: Conversation, md: AssistantRecord) -> str:
+    """What the conversation draws for the answer, as plain text."""
+    assert conv.holds(md), "the answer is not drawn"
+    return conv.text_of(md)
 
 
-def assert_all_shown(md: AssistantMessage) -> None:
-    text = shown_text(md)
+def assert_all_shown(conv: Conversation, md: AssistantRecord) -> None:
+    text = shown_text(conv, md)
     missing = [s for s in SHOWN if s not in text]
     assert not missing, f"not shown: {missing!r} in {text!r}"
 
@@ -43,17 +45,25 @@ async def test_an_answer_opening_with_a_tag_is_shown_while_streamed_and_after():
             await conv.append_text(TAGGED[i:i + 7])
         await pilot.pause(0.2)
         md = conv.current_markdown
-        assert "<summary>" in shown_text(md)   # the stream already shows it, before the end
+        assert "<summary>" in shown_text(conv, md)   # the stream already shows it, before the end
         await conv.append_text(TAGGED[63:])
         await conv.end_text()
         await pilot.pause()
-        assert md.source == TAGGED
-        assert_all_shown(md)
-        # The copy kept when a long conversation pages it out renders the same way once shown again.
-        copy = md.clone()
-        await conv.mount(copy)
+        assert md.text == TAGGED
+        assert_all_shown(conv, md)
+        # The record kept when a long conversation pages it out draws the same way once shown again.
+        conv.live_limit, conv.page = 1, 1
+        for i in range(2):
+            await conv.add_notice(f"notice {i}")
         await pilot.pause()
-        assert_all_shown(copy)
+        assert not conv.holds(md) and md in list(conv.archived)
+        while not conv.records_of(AssistantRecord):
+            assert conv.show_earlier() == 1
+        await pilot.pause()
+        (copy,) = conv.records_of(AssistantRecord)
+        assert copy is not md and copy == md      # unpacked from the archive
+        assert_all_shown(conv, copy)
+        assert shown_text(conv, copy) == conv.text_of(md)
 
 
 async def test_a_resumed_answer_opening_with_a_tag_is_shown():
@@ -64,8 +74,8 @@ async def test_a_resumed_answer_opening_with_a_tag_is_shown():
             Entry({"role": "assistant", "content": [{"type": "text", "text": TAGGED}]}),
         ])
         await pilot.pause()
-        (md,) = app.conversation.query(AssistantMessage)
-        assert_all_shown(md)
+        (md,) = app.conversation.records_of(AssistantRecord)
+        assert_all_shown(app.conversation, md)
 
 
 @pytest.mark.parametrize("text", ["<b>bold?</b> plain", "a < b and c > d", "<!-- note -->\nafter"])
@@ -75,7 +85,8 @@ async def test_other_angle_brackets_stay_literal(text):
         await app.conversation.append_text(text)
         await app.conversation.end_text()
         await pilot.pause()
-        shown = shown_text(app.conversation.query_one(AssistantMessage))
+        (md,) = app.conversation.records_of(AssistantRecord)
+        shown = shown_text(app.conversation, md)
         assert " ".join(shown.split()) == " ".join(text.split())
 
 

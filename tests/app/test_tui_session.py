@@ -17,9 +17,10 @@ from agent_core.loop.agent import CANCELLED_RESULT
 from app.tui.launch import build_app, run_tui
 from compaction.entry import Entry, tool_result_block
 from app.widgets.context_plot import ContextPlot
-from app.tui.widgets.conversation.error_message import ErrorMessage
-from app.tui.widgets.conversation.notice_message import NoticeMessage
-from app.tui.widgets.conversation.tool_block import ToolBlock
+from app.tui.widgets.conversation.archive import Archive
+from app.tui.widgets.conversation.error_message import ErrorRecord
+from app.tui.widgets.conversation.notice_message import NoticeRecord
+from app.tui.widgets.conversation.tool_block import CANCELLED_TOOL, ToolRecord
 from app.widgets.timeline import Timeline
 from app.tui.screens.transcript_viewer import TranscriptViewer
 from tests.agent_helpers import SECRET, demo_agent, make_workspace
@@ -78,6 +79,11 @@ async def send(app: CtxApp, pilot, text: str) -> None:
     app.fill_prompt(text)
     await pilot.press("enter")
     await settle(app, pilot)
+
+
+def shown(conv, record) -> str:
+    """What a record shows on screen, its wrapped lines read as one line."""
+    return " ".join(conv.text_of(record).split())
 
 
 def panes(app: CtxApp) -> dict:
@@ -168,10 +174,14 @@ async def test_cancelled_tool_shows_cancelled_not_running():
         await app.handle_event(ev.ToolResult(id="t2", name="grep", preview="a:1:x", size=5, is_error=False))
         await app.handle_event(ev.TurnFinished(stop_reason="cancelled", turns=1))
         await pilot.pause()
-        blocks = {b.call_id: b for b in app.conversation.query(ToolBlock)}
-        assert not blocks["t1"].has_class("-running") and blocks["t1"].has_class("-cancelled")
-        assert "cancelled" in str(blocks["t1"].title) and "⚙" not in str(blocks["t1"].title)
-        assert blocks["t2"].has_class("-ok") and not blocks["t2"].has_class("-cancelled")
+        conv = app.conversation
+        blocks = {b.call_id: b for b in conv.records_of(ToolRecord)}
+        assert blocks["t1"].state == "-cancelled" and blocks["t1"].mark == "⊘"
+        title = shown(conv, blocks["t1"])
+        assert "cancelled" in title and "⚙" not in title, title
+        assert "cancelled" in blocks["t1"].heading().plain and "⚙" not in blocks["t1"].heading().plain
+        assert blocks["t2"].state == "-ok" and not blocks["t2"].cancelled
+        assert "cancelled" not in shown(conv, blocks["t2"])
 
 
 async def test_stream_retry_mentions_a_partial_answer_only_when_one_was_shown():
@@ -181,7 +191,7 @@ async def test_stream_retry_mentions_a_partial_answer_only_when_one_was_shown():
         await app.handle_event(ev.TextDelta("Half an ans"))
         await app.handle_event(ev.StreamRetry("The connection broke", 2, 2))
         await pilot.pause()
-        notes = [n.text for n in app.conversation.query(NoticeMessage)][1:]   # after the demo banner
+        notes = [n.text for n in app.conversation.records_of(NoticeRecord)][1:]   # after the demo banner
     assert len(notes) == 2
     assert "partial answer" not in notes[0] and "(1 of 2)" in notes[0]
     assert "partial answer above is discarded" in notes[1] and "(2 of 2)" in notes[1]
@@ -194,8 +204,11 @@ async def test_waiting_is_one_line_updated_in_place():
         for s in (1, 4, 7):
             await app.handle_event(ev.Waiting(f"Waiting for the API: {s} s", elapsed_s=s))
         await pilot.pause()
-        notes = [n.text for n in app.conversation.query(NoticeMessage)][1:]   # after the demo banner
+        conv = app.conversation
+        notes = [n.text for n in conv.records_of(NoticeRecord)][1:]   # after the demo banner
+        drawn = [shown(conv, n) for n in conv.records_of(NoticeRecord)][1:]
     assert notes == ["Waiting for the API: 7 s"]
+    assert drawn == ["Waiting for the API: 7 s"]     # the line drawn again with the new words
 
 
 async def test_a_dead_port_says_one_correct_thing(workspace):
@@ -209,8 +222,9 @@ async def test_a_dead_port_says_one_correct_thing(workspace):
                     workspace=workspace, claude_root=None)
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "hello")
-        errors = [str(e.render()) for e in app.conversation.query(ErrorMessage)]
-        notes = [n.text for n in app.conversation.query(NoticeMessage)]
+        conv = app.conversation
+        errors = [shown(conv, e) for e in conv.records_of(ErrorRecord)]
+        notes = [n.text for n in conv.records_of(NoticeRecord)]
     assert len(errors) == 1 and "Could not connect" in errors[0], errors
     assert not [n for n in notes if "retry" in n.lower() or "partial answer" in n], notes
 
@@ -229,7 +243,7 @@ async def test_clear_starts_a_new_session_with_its_own_log_and_cost(workspace):
         assert app.status.session_id == new.session_id
         assert not new.entries and not new.cost_event().by_model
         assert app.cost_pane.cost.by_model == {}
-        notes = [n.text for n in app.conversation.query(NoticeMessage)]
+        notes = [n.text for n in app.conversation.records_of(NoticeRecord)]
         assert any(new.session_id in n and f"/resume {old.session_id}" in n for n in notes), notes
         await send(app, pilot, "what does util do")
         assert new.session.path.is_file() and new.session.path != old.session.path
@@ -331,7 +345,7 @@ async def test_demo_banner_says_how_the_demo_was_chosen(workspace, cli, environ,
     app = build_app(cli, environ=environ, workspace=workspace, claude_root=None)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        banner = app.conversation.query(NoticeMessage).first().text
+        banner = app.conversation.records_of(NoticeRecord)[0].text
     assert banner.startswith("Demo model, offline") and says in banner and not_says not in banner, banner
 
 
@@ -363,8 +377,14 @@ def _cancelled_history() -> list:
             *[Entry({"role": "user", "content": [{"type": "text", "text": f"prompt {i}"}]}) for i in range(4)]]
 
 
-def _marks(blocks) -> dict[str, str]:
-    return {b.call_id: str(b.title).split()[0] for b in blocks}
+def _marks(conv, blocks) -> dict[str, str]:
+    """Each call's mark as its title line shows it (after the ▶ / ▼ of the collapsible title)."""
+    marks = {}
+    for b in blocks:
+        symbol, mark = conv.text_of(b).split()[:2]
+        assert symbol in ("▶", "▼")
+        marks[b.call_id] = mark
+    return marks
 
 
 async def test_cancelled_tool_shows_cancelled_after_resume_and_paging():
@@ -373,20 +393,26 @@ async def test_cancelled_tool_shows_cancelled_after_resume_and_paging():
         conv = app.conversation
         await conv.load_entries(_cancelled_history())       # what resume does
         await pilot.pause()
-        blocks = list(conv.query(ToolBlock))
-        assert _marks(blocks) == {"t1": "⊘", "t2": "✗"}
-        assert blocks[0].has_class("-cancelled") and not blocks[0].has_class("-error")
-        assert "Cancelled by the user" not in str(blocks[0].result_view.render())
-        assert _marks(b.clone() for b in blocks) == {"t1": "⊘", "t2": "✗"}   # a paged-out copy
+        blocks = conv.records_of(ToolRecord)
+        assert _marks(conv, blocks) == {"t1": "⊘", "t2": "✗"}
+        assert blocks[0].state == "-cancelled" and blocks[0].cancelled
+        assert "Cancelled by the user" not in blocks[0].result_text()
+        conv.activate(blocks[0])                             # opened: the result drawn under the title
+        assert blocks[0].expanded
+        opened = shown(conv, blocks[0])
+        assert "Cancelled by the user" not in opened and CANCELLED_TOOL in opened, opened
+        conv.activate(blocks[0])
+        assert _marks(conv, Archive(blocks)) == {"t1": "⊘", "t2": "✗"}   # paged-out (packed) copies
         # paged out at load, then shown again
         await conv.clear()
         conv.live_limit = 2
         await conv.load_entries(_cancelled_history())
-        assert not list(conv.query(ToolBlock))
+        assert not conv.records_of(ToolRecord)
+        assert [r.call_id for r in conv.walk_records() if isinstance(r, ToolRecord)] == ["t1", "t2"]
         while conv.archived:
-            await conv.show_earlier()
+            conv.show_earlier()
         await pilot.pause()
-        assert _marks(conv.query(ToolBlock)) == {"t1": "⊘", "t2": "✗"}
+        assert _marks(conv, conv.records_of(ToolRecord)) == {"t1": "⊘", "t2": "✗"}
 
 
 @pytest.mark.parametrize("size,short", [pytest.param((120, 40), True, marks=pytest.mark.slow), ((200, 60), False)])

@@ -15,6 +15,8 @@ KEYS = (
     ("Shift+Enter / Ctrl+J", "new line in the prompt"),
     ("Up / Down", "prompt history (at the first / last line)"),
     ("Tab", "complete a slash command"),
+    ("Shift+Tab / click", "focus the conversation: Up / Down between blocks"),
+    ("Enter / click", "open or close a block; inspect a compaction"),
     ("Esc", "cancel the running turn; close a screen"),
     ("F1", "this help"),
     ("Ctrl+P", "command palette (the same commands)"),

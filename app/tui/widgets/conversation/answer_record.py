@@ -1,13 +1,20 @@
-"""A paged-out answer: its Markdown source. Unlike the other records it does not build its own
-widget: the conversation does (`container.new_answer`), so that Textual's Markdown, with
-markdown_it and the Pygments highlighter (about 50 ms of imports), loads with the first answer
-shown and not before the first paint of a session that has none yet."""
+"""An answer: its Markdown source. Drawing it needs Rich's Markdown, markdown_it and the Pygments
+highlighter (about 50 ms of imports), so assistant_message.py is loaded with the first answer
+drawn, not before the first paint of a session that has none yet."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.strip import Strip
+
+from app.tui.widgets.conversation.draw import Look
+
 
 @dataclass(slots=True)
 class AssistantRecord:
-    """A paged-out answer: its Markdown source (already passed through `visible`)."""
-    text: str
+    """An answer: its Markdown source (already passed through `visible`), growing while streamed."""
+    text: str = ""
+
+    def draw(self, look: Look, width: int) -> list[Strip]:
+        from app.tui.widgets.conversation.assistant_message import answer_lines  # noqa: PLC0415 (start-up)
+        return answer_lines(look, self.text, width)

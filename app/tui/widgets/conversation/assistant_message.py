@@ -1,12 +1,11 @@
-"""The model's answer as Markdown: one widget that draws its lines itself.
+"""The model's answer as Markdown, drawn as lines.
 
 Textual's Markdown widget is a tree (a widget per paragraph, list item, code block and table
 cell), and every frame that lays the screen out measures and places each of them again: three
 answers a turn made the TUI turn cost 12-18x the same turn headless. Here the answer is rendered
-by Rich's Markdown into strips, cached by width and text, so a layout asks one widget for its
-height (the number of cached lines) and a frame draws only lines that changed. While the model
-writes, the gathered text (container.TEXT_FLUSH_S) is rendered again as a whole; a finished
-answer is rendered once per width.
+by Rich's Markdown into strips that the conversation keeps. While the model writes, the gathered
+text (container.TEXT_FLUSH_S) is rendered again as a whole; a finished answer is rendered once
+per width.
 
 Raw HTML is off (`text_only_parser`): an answer that opens with a tag line (`<summary>`) is text.
 Links are drawn as text with their address, never as terminal hyperlinks."""
@@ -18,16 +17,13 @@ from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Heading, Markdown
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 from rich.theme import Theme
-from textual.geometry import Size
 from textual.strip import Strip
-from textual.widget import Widget
 
-from agent_core.security.visible_text import visible
-
-from app.tui.widgets.conversation.answer_record import AssistantRecord
+from app.tui.widgets.conversation.draw import Look
 
 
 @lru_cache(maxsize=1)
@@ -99,59 +95,15 @@ def _theme(primary: str, accent: str) -> Theme:
     })
 
 
-class AssistantMessage(Widget):
-    """Assistant text, appended to while the model writes; drawn from cached lines."""
-
-    DEFAULT_CSS = """
-    AssistantMessage { height: auto; }
-    """
-
-    def __init__(self, markdown: str | None = None) -> None:
-        super().__init__()
-        self.source = visible(markdown) if markdown else ""
-        self._cache_key: tuple | None = None
-        self._strips: list[Strip] = []
-
-    def record(self) -> AssistantRecord:
-        return AssistantRecord(self.source)
-
-    def clone(self) -> "AssistantMessage":
-        return AssistantMessage(self.source)
-
-    def append(self, text: str) -> None:
-        """More of the answer (already passed through `visible`): drawn on the next frame."""
-        if text:
-            self.source += text
-            self.refresh(layout=True)
-
-    def lines(self, width: int | None = None) -> list[Strip]:
-        """The answer's lines at `width` (the widget's content width by default), rendered once
-        per width, text and theme."""
-        width = self.size.width if width is None else width
-        theme = self.app.current_theme if self.is_attached else None
-        key = (width, len(self.source), theme.name if theme else None)
-        if key != self._cache_key:
-            self._strips = self._render(width, theme.dark if theme else True) if width > 0 else []
-            self._cache_key = key
-        return self._strips
-
-    def _render(self, width: int, dark: bool) -> list[Strip]:
-        if not self.source.strip():
-            return []
-        console = self.app.console
-        options = console.options.update(width=width, height=None, highlight=False)
-        markdown = AnswerMarkdown(self.source, code_theme="monokai" if dark else "default")
-        with console.use_theme(markdown_theme(self.app.theme_variables)):
-            lines = console.render_lines(markdown, options, pad=False)
-        return [Strip(line) for line in lines]
-
-    def get_content_width(self, container: Size, viewport: Size) -> int:
-        return container.width
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.lines(width))
-
-    def render_line(self, y: int) -> Strip:
-        strips = self.lines()
-        strip = strips[y] if y < len(strips) else Strip.blank(self.size.width)
-        return strip.apply_style(self.rich_style)
+def answer_lines(look: Look, source: str, width: int) -> list[Strip]:
+    """An answer's Markdown as lines `width` wide with a column of padding each side, in the
+    theme's colours (one render per width and text: the conversation keeps the lines)."""
+    if not source.strip():
+        return []
+    console = look.console
+    options = console.options.update(width=max(1, width - 2), height=None, highlight=False)
+    markdown = AnswerMarkdown(source, code_theme="monokai" if look.dark else "default")
+    with console.use_theme(markdown_theme(look.variables)):
+        lines = console.render_lines(markdown, options, pad=False)
+    pad = Segment(" ")
+    return [Strip(Segment.apply_style([pad, *line, pad], look.base)) for line in lines]

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.content import Content
-from textual.widgets import Static
+from rich.text import Text
+from textual.strip import Strip
 
 from agent_core.security.visible_text import one_line, visible
+
+from app.tui.widgets.conversation.draw import Look, paragraph
 
 # What the user can do about each kind of error (the loop's message says what happened).
 ERROR_HINTS = {
@@ -24,30 +26,22 @@ ERROR_HINTS = {
 
 @dataclass(slots=True)
 class ErrorRecord:
-    """A paged-out error: its kind, the loop's message and whether it can be retried."""
+    """An error: its kind, the loop's message and whether it can be retried."""
+    margin = (1, 0)     # blank lines above and below (collapsed with the neighbours')
     kind: str
     message: str
     retryable: bool = False
 
-    def build(self) -> "ErrorMessage":
-        return ErrorMessage(self.kind, self.message, self.retryable)
-
-
-class ErrorMessage(Static):
-    """An error with what to do about it."""
-
-    def __init__(self, kind: str, message: str, retryable: bool = False) -> None:
-        self.error_kind, self.message, self.retryable = kind, message, retryable
-        hint = ERROR_HINTS.get(kind, "")
-        parts: list = [(f"✗ {one_line(kind.replace('_', ' '))}: ", "bold"), visible(message)]
-        if retryable:
-            parts.append(("  (retryable)", "dim"))
+    def content(self) -> Text:
+        hint = ERROR_HINTS.get(self.kind, "")
+        text = Text.assemble((f"✗ {one_line(self.kind.replace('_', ' '))}: ", "bold"), visible(self.message))
+        if self.retryable:
+            text.append("  (retryable)", "dim")
         if hint:
-            parts += ["\n  → ", (hint, "italic")]
-        super().__init__(Content.assemble(*parts), classes="error")
+            text.append("\n  → ")
+            text.append(hint, "italic")
+        return text
 
-    def record(self) -> ErrorRecord:
-        return ErrorRecord(self.error_kind, self.message, self.retryable)
-
-    def clone(self) -> "ErrorMessage":
-        return self.record().build()
+    def draw(self, look: Look, width: int) -> list[Strip]:
+        return paragraph(look, self.content(), width, style=look.style("error"),
+                                        bar=look.style("error-bar"))

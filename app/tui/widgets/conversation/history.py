@@ -1,11 +1,11 @@
-"""A logged history (resume) as conversation records: the data of the same widgets a live turn
-makes. The conversation builds widgets only for the records it mounts (the latest); the rest stay
-records, paged out, until scrolled back to."""
+"""A logged history (resume) as conversation records, the same records a live turn makes. The
+conversation draws the latest; the rest stay paged out until scrolled back to."""
 from __future__ import annotations
 
 import json
 
 from agent_core.loop.agent import CANCELLED_RESULT
+from agent_core.security.visible_text import visible
 from compaction.entry import Entry
 
 from app import format as fmt
@@ -30,7 +30,7 @@ def entry_records(e: Entry, pending: dict[str, ToolRecord]) -> list:
     for b in e.content:
         t = b.get("type")
         if t == "text" and b.get("text"):
-            out.append(UserRecord(b["text"]) if e.role == "user" else AssistantRecord(b["text"]))
+            out.append(UserRecord(b["text"]) if e.role == "user" else AssistantRecord(visible(b["text"])))
         elif t == "thinking":
             out.append(ThinkingRecord(b.get("thinking", "")))
         elif t == "tool_use":

@@ -1,33 +1,28 @@
-"""A compaction summary shown on resume, collapsed."""
+"""A compaction summary shown on resume, collapsed: it is long and the marker says what happened."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.content import Content
-from textual.widgets import Collapsible, Static
+from rich.text import Text
+from textual.strip import Strip
 
 from agent_core.security.visible_text import visible
+
+from app.tui.widgets.conversation.draw import Look, paragraph, title
 
 
 @dataclass(slots=True)
 class SummaryRecord:
-    """A paged-out summary: its text."""
+    """A summary: its text, collapsed until opened."""
     text: str
+    expanded: bool = False
 
-    def build(self) -> "SummaryBlock":
-        return SummaryBlock(self.text)
+    def heading(self) -> str:
+        return f"Summary · {len(self.text):,} chars"
 
-
-class SummaryBlock(Collapsible):
-    """A compaction summary (on resume): collapsed, it is long and the marker says what happened."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        super().__init__(Static(Content(visible(text))), title=f"Summary · {len(text):,} chars", collapsed=True,
-                         classes="summary")
-
-    def record(self) -> SummaryRecord:
-        return SummaryRecord(self.text)
-
-    def clone(self) -> "SummaryBlock":
-        return self.record().build()
+    def draw(self, look: Look, width: int) -> list[Strip]:
+        style = look.style("summary")
+        lines = title(look, Text(self.heading()), width, expanded=self.expanded, style=style)
+        if self.expanded:
+            lines += paragraph(look, Text(visible(self.text)), width, style=style, left=4)
+        return lines

@@ -3,30 +3,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.content import Content
-from textual.widgets import Static
+from rich.text import Text
+from textual.strip import Strip
 
 from agent_core.security.visible_text import visible
+
+from app.tui.widgets.conversation.draw import Look, paragraph
 
 
 @dataclass(slots=True)
 class UserRecord:
-    """A paged-out prompt: its text."""
+    """A prompt: its text. Drawn bold on a raised background behind a bar, a line below the last block."""
+    margin = (1, 0)     # blank lines above and below (collapsed with the neighbours')
     text: str
 
-    def build(self) -> "UserMessage":
-        return UserMessage(self.text)
-
-
-class UserMessage(Static):
-    """A prompt the user sent."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        super().__init__(Content(visible(text)), classes="message")
-
-    def record(self) -> UserRecord:
-        return UserRecord(self.text)
-
-    def clone(self) -> "UserMessage":
-        return self.record().build()
+    def draw(self, look: Look, width: int) -> list[Strip]:
+        return paragraph(look, Text(visible(self.text)), width, style=look.style("user"),
+                                        bar=look.style("user-bar"))
