@@ -13,6 +13,7 @@ from app.tui.widgets.conversation.container import Conversation
 from app.widgets.timeline import Timeline
 from compaction.entry import assistant, user
 from app.tui.launch import build_app
+from tests.conversation_keys import enter_on
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.app.tui_helpers import SUMMARY, fake_app, prompt, wait_idle
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
@@ -59,25 +60,8 @@ def screen_text(screen) -> str:
     return "\n".join(str(w.render()) for w in screen.query(Static))
 
 
-def drawn_index(conv: Conversation, record) -> int:
-    """Where `record` is among the drawn items (`conv.cursor` counts the earlier-messages line)."""
-    shown = [i for i, r in enumerate(conv.messages) if r is record]
-    assert shown, "the record is not drawn"
-    return shown[0] + (1 if conv.archived else 0)
-
-
 async def marker_by_keys(pilot, conv: Conversation, marker: MarkerRecord) -> None:
-    """Focus the conversation, move its cursor with the arrows to `marker` and press Enter."""
-    conv.focus()
-    await pilot.pause()
-    target = drawn_index(conv, marker)
-    for _ in range(len(conv.messages) + 2):
-        await pilot.press("up" if conv.cursor is None or conv.cursor > target else "down")
-        if conv.cursor == target:
-            break
-    assert conv.cursor == target
-    await pilot.press("enter")
-    await pilot.pause()
+    await enter_on(pilot, conv, marker)
 
 
 async def marker_by_click(pilot, conv: Conversation, marker: MarkerRecord) -> None:

@@ -10,6 +10,7 @@ from app.tui.screens.inspector import InspectorScreen
 from app.tui.widgets.conversation.compaction_marker import MarkerRecord
 from app.tui.widgets.conversation.live_compaction import LiveCompactionRecord
 from app.widgets.timeline import Timeline
+from tests.conversation_keys import enter_on
 from tests.agent_helpers import make_workspace
 from tests.app.tui_helpers import SUMMARY, fake_app, prompt, wait_idle
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
@@ -81,16 +82,7 @@ async def test_a_streamed_summary_shows_live_then_lands(tmp_path):
 
             # then the inspector, from the marker (the conversation's cursor moved to it, Enter)
             # and from the timeline row
-            conv.focus()
-            await pilot.pause()
-            target = [i for i, r in enumerate(conv.messages) if r is markers[-1]][0] + (1 if conv.archived else 0)
-            for _ in range(len(conv.messages) + 2):
-                await pilot.press("up" if conv.cursor is None or conv.cursor > target else "down")
-                if conv.cursor == target:
-                    break
-            assert conv.cursor == target
-            await pilot.press("enter")
-            await pilot.pause()
+            await enter_on(pilot, conv, markers[-1])
             assert isinstance(app.screen, InspectorScreen) and app.screen.compaction is comps[-1]
             await pilot.press("escape")
             await pilot.pause()

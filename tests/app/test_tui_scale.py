@@ -172,17 +172,23 @@ async def test_appending_a_block_draws_that_block_and_lays_nothing_out(monkeypat
         assert conv.text_of(tool).strip() == "▶ ✓ grep  p59  · 5 B"      # drawn with its result
 
 
+async def running_calls_paged_out(app: App) -> Conversation:
+    """A resumed history of 30 messages, then ten tool calls still running when paged out."""
+    conv = app.query_one(Conversation)
+    await conv.load_entries(history(10))
+    for i in range(10):
+        await conv.add_tool_call(f"run{i}", "bash", {"command": f"sleep {i}"})
+    assert not any(isinstance(r, ToolRecord) and r.call_id == "run0" for r in conv.messages)
+    return conv
+
+
 async def test_paging_out_keeps_the_records_and_a_late_result_lands_on_its_block():
     """Paged out while still running, a tool call keeps getting its result (it is the same record),
     and paging keeps every record in order."""
     app = One(live_limit=5, page=4)
     async with app.run_test(size=SIZE) as pilot:
-        conv = app.query_one(Conversation)
-        await conv.load_entries(history(10))
-        for i in range(10):   # calls still running when they are paged out…
-            await conv.add_tool_call(f"run{i}", "bash", {"command": f"sleep {i}"})
+        conv = await running_calls_paged_out(app)
         await pilot.pause()
-        assert not any(isinstance(r, ToolRecord) and r.call_id == "run0" for r in conv.messages)
         assert 5 <= len(conv.messages) <= 9 and len(conv.archived) + len(conv.messages) == 40
         conv.set_tool_result("run0", "done 0", 6, True)        # …this one does, paged out by now
         (run0,) = [r for r in conv.archived if isinstance(r, ToolRecord) and r.call_id == "run0"]
@@ -198,11 +204,7 @@ async def test_paging_out_keeps_the_records_and_a_late_result_lands_on_its_block
 async def test_scroll_back_draws_the_earliest_messages_with_their_content():
     app = One(live_limit=5, page=4)
     async with app.run_test(size=SIZE) as pilot:
-        conv = app.query_one(Conversation)
-        await conv.load_entries(history(10))
-        for i in range(10):   # calls still running when they are paged out…
-            await conv.add_tool_call(f"run{i}", "bash", {"command": f"sleep {i}"})
-        assert not any(isinstance(r, ToolRecord) and r.call_id == "run0" for r in conv.messages)
+        conv = await running_calls_paged_out(app)
         conv.set_tool_result("run0", "done 0", 6, True)        # …this one does, paged out by now
         everything = list(conv.walk_records())
         conv.scroll_home(animate=False)

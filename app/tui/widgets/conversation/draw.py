@@ -78,3 +78,12 @@ def title(look: Look, parts: Text, width: int, *, expanded: bool, style: Style =
     """A collapsible block's title line(s): the open/closed symbol, then `parts`."""
     head = Text.assemble(f"{EXPANDED if expanded else COLLAPSED} ", parts)
     return paragraph(look, head, width, style=style, left=left, right=1)
+
+
+def folded(look: Look, heading: Text, body: Text, width: int, *, expanded: bool, style: Style = PLAIN,
+           max_lines: int | None = None) -> list[Strip]:
+    """A collapsible block: its title and, opened, its body indented under it."""
+    lines = title(look, heading, width, expanded=expanded, style=style)
+    if expanded:
+        lines += paragraph(look, body, width, style=style, left=4, max_lines=max_lines)
+    return lines

@@ -8,7 +8,7 @@ from textual.strip import Strip
 
 from agent_core.security.visible_text import visible
 
-from app.tui.widgets.conversation.draw import Look, paragraph, title
+from app.tui.widgets.conversation.draw import Look, folded
 
 
 @dataclass(slots=True)
@@ -21,8 +21,5 @@ class SummaryRecord:
         return f"Summary · {len(self.text):,} chars"
 
     def draw(self, look: Look, width: int) -> list[Strip]:
-        style = look.style("summary")
-        lines = title(look, Text(self.heading()), width, expanded=self.expanded, style=style)
-        if self.expanded:
-            lines += paragraph(look, Text(visible(self.text)), width, style=style, left=4)
-        return lines
+        return folded(look, Text(self.heading()), Text(visible(self.text)), width, expanded=self.expanded,
+                      style=look.style("summary"))

@@ -9,7 +9,7 @@ from textual.strip import Strip
 
 from agent_core.security.visible_text import visible
 
-from app.tui.widgets.conversation.draw import Look, paragraph, title
+from app.tui.widgets.conversation.draw import Look, folded
 
 
 @dataclass(slots=True)
@@ -22,8 +22,5 @@ class ThinkingRecord:
         return f"Thinking · {len(self.text):,} chars" if self.text else "Thinking"
 
     def draw(self, look: Look, width: int) -> list[Strip]:
-        style = look.style("muted")
-        lines = title(look, Text(self.heading()), width, expanded=self.expanded, style=style)
-        if self.expanded:
-            lines += paragraph(look, Text(visible(self.text)), width, style=style, left=4)
-        return lines
+        return folded(look, Text(self.heading()), Text(visible(self.text)), width, expanded=self.expanded,
+                      style=look.style("muted"))
