@@ -34,3 +34,30 @@ async def test_dragging_over_two_blocks_selects_the_text_drawn():
         assert "\x1b" not in selected
         # the whole prompt row reads as drawn: escapes visible, markup literal
         assert "␛[31mred␛[0m [bold]here[/bold]" in conv.text_of(conv.messages[-1])
+
+
+async def test_a_clickable_block_is_lit_under_the_mouse_and_the_cursor_skips_empty_ones():
+    """A tool call (it opens) is lit while the mouse is over it, a prompt (nothing to open) is not;
+    Up / Down pass over an answer that has drawn nothing yet."""
+    app = OneConversation()
+    async with app.run_test(size=(80, 12)) as pilot:
+        conv = app.query_one(Conversation)
+        prompt = await conv.add_user("a prompt")
+        tool = await conv.add_tool_call("t1", "bash", {"command": "ls"})
+        await conv.append_text("")            # an answer begun: nothing drawn yet
+        await pilot.pause()
+        row = conv._tops[conv._index(tool)] + conv._gaps[conv._index(tool)]
+        await pilot.hover(Conversation, offset=(5, row))
+        await pilot.pause()
+        assert conv._hover is not None and conv._items[conv._hover] is tool
+        lit = conv.render_line(row)
+        assert any(seg.style and seg.style.bgcolor == conv._cursor_style("hover").bgcolor for seg in lit)
+        prompt_row = conv._tops[conv._index(prompt)] + conv._gaps[conv._index(prompt)]
+        await pilot.hover(Conversation, offset=(5, prompt_row))
+        await pilot.pause()
+        assert conv._hover is None
+        conv.focus()
+        await pilot.press("up")                # from nothing: the last block that shows something
+        assert conv.messages[conv.cursor] is tool
+        await pilot.press("down")              # the empty answer is passed over: the cursor stays
+        assert conv.messages[conv.cursor] is tool

@@ -65,12 +65,17 @@ R = TypeVar("R")
 
 # the stylesheet's names for what the records draw (styles/conversation.tcss)
 PARTS = ("user", "user-bar", "notice", "muted", "tool-running", "tool-ok", "tool-error", "tool-result",
-         "summary", "marker", "error", "error-bar", "live", "live-running", "live-error", "cursor")
+         "summary", "marker", "error", "error-bar", "live", "live-running", "live-error", "cursor", "hover")
 
 
 def _over(strip: Strip, style: Style) -> Strip:
     """`strip` with `style` laid over every segment (the cursor's or the selection's background)."""
     return Strip([seg._replace(style=(seg.style or Style()) + style) for seg in strip], strip.cell_length)
+
+
+def _clickable(record: Any) -> bool:
+    """Whether a click on the record does something (see `Conversation.activate`)."""
+    return isinstance(record, (EarlierRecord, MarkerRecord)) or hasattr(record, "expanded")
 
 
 class EarlierRecord:
@@ -126,6 +131,7 @@ class Conversation(ScrollView, can_focus=True):
         self._width = 0
         self._look: Look | None = None
         self.cursor: int | None = None     # the block under the cursor (an index into `_items`)
+        self._hover: int | None = None     # the clickable block under the mouse
         self._live_md: AssistantRecord | None = None      # the answer being written, if any
         self._current_md: AssistantRecord | None = None   # the latest answer
         self._thinking: ThinkingRecord | None = None
@@ -307,6 +313,8 @@ class Conversation(ScrollView, can_focus=True):
         strip = lines[k]
         if i == self.cursor and self.has_focus:
             strip = _over(strip, self._cursor_style())
+        elif i == self._hover:
+            strip = _over(strip, self._cursor_style("hover"))
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(line)) is not None:
             start, end = span
@@ -331,8 +339,8 @@ class Conversation(ScrollView, can_focus=True):
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()
 
-    def _cursor_style(self) -> Style:
-        style = self._look.style("cursor") if self._look is not None else Style(reverse=True)
+    def _cursor_style(self, part: str = "cursor") -> Style:
+        style = self._look.style(part) if self._look is not None else Style(reverse=True)
         return Style(bgcolor=style.bgcolor) if style.bgcolor is not None else Style(reverse=True)
 
     # ----- paging -------------------------------------------------------------------------------------
@@ -354,7 +362,7 @@ class Conversation(ScrollView, can_focus=True):
         start = 1 if self._items and isinstance(self._items[0], EarlierRecord) else 0
         del self._items[start:start + cut]
         del self._lines[start:start + cut]
-        self.cursor = None
+        self.cursor = self._hover = None     # the indices moved
         self._show_earlier_line()
 
     def _show_earlier_line(self) -> None:
@@ -383,7 +391,7 @@ class Conversation(ScrollView, can_focus=True):
         start = 1 if self._items and isinstance(self._items[0], EarlierRecord) else 0
         self._items[start:start] = batch
         self._lines[start:start] = [self._draw(r) for r in batch]
-        self.cursor = None
+        self.cursor = self._hover = None     # the indices moved
         self._show_earlier_line()
         return len(batch)
 
@@ -391,10 +399,13 @@ class Conversation(ScrollView, can_focus=True):
     def action_cursor(self, step: int) -> None:
         if not self._items:
             return
-        if self.cursor is None:
-            self.cursor = self._last_visible() if step < 0 else self._first_visible()
-        else:
-            self.cursor = max(0, min(len(self._items) - 1, self.cursor + step))
+        i = (self._last_visible() if step < 0 else self._first_visible()) if self.cursor is None else self.cursor + step
+        while 0 <= i < len(self._items) and not self._lines[i]:    # a block that shows something (an
+            i += step                                              # answer begun shows nothing yet)
+        if 0 <= i < len(self._items):
+            self.cursor = i
+        elif self.cursor is None:
+            return
         self._reveal(self._items[self.cursor])
         self.refresh()
 
@@ -449,6 +460,19 @@ class Conversation(ScrollView, can_focus=True):
         if record is not None:
             self.cursor = self._index(record)
             self.activate(record)
+            self.refresh()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """A block that does something when clicked is lit while the mouse is over it."""
+        record = self.record_at(event.y)
+        hover = self._index(record) if record is not None and _clickable(record) else None
+        if hover != self._hover:
+            self._hover = hover
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self._hover is not None:
+            self._hover = None
             self.refresh()
 
     def on_focus(self) -> None:
@@ -592,7 +616,7 @@ class Conversation(ScrollView, can_focus=True):
         self._tops.clear()
         self._gaps.clear()
         self._height = 0
-        self.cursor = None
+        self.cursor = self._hover = None     # the indices moved
         self._sized()
         self.refresh()
         self.anchor()
@@ -612,7 +636,7 @@ class Conversation(ScrollView, can_focus=True):
         self.archived.extend(records[:cut], open_records=self._open.values())
         self._items = records[cut:]
         self._lines = [self._draw(r) for r in self._items]
-        self.cursor = None
+        self.cursor = self._hover = None     # the indices moved
         self._show_earlier_line()
         self.anchor()
         return loaded
