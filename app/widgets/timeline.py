@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual import events
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.widgets import DataTable
 
 from compaction.clock import now as clock_now
@@ -78,6 +79,13 @@ class Timeline(DataTable):
     click it), starting on the newest row — when `selectable` (the TUI; watch has no inspector)."""
 
     BINDINGS = [Binding("enter", "inspect", "Inspect", show=False)]
+
+    # The table's own size comes from its pane's CSS (a fixed height or a share), never from its
+    # rows, so a new row changes only the scroll range. As a layout reactive (Widget's) every
+    # compaction laid the whole screen out again, about a quarter of a TUI turn's CPU; the
+    # scrollbars are told directly in `watch_virtual_size`, as Textual does when it sizes a
+    # widget without a layout.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
     class CompactionSelected(Message):
         def __init__(self, compaction: Compaction) -> None:
@@ -168,6 +176,7 @@ class Timeline(DataTable):
     def watch_virtual_size(self, old: Size, new: Size) -> None:
         """Keep the newest row in view. The table learns its new height only when idle, after the
         row was added, so a scroll at `add_row` time stops short (and at mount, on the oldest rows)."""
+        self._scroll_update(new)
         if new.height > old.height:
             self.scroll_end(animate=False)
 

@@ -6,6 +6,7 @@ from app.tui.app import CtxApp
 from app.tui.widgets.conversation import assistant_message
 from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.container import Conversation
+from tests.pilot_until import until
 from tests.tui_fakes import FakeAgent
 
 ANSWER = ("## Findings\n\n- `compaction/` holds the engine\n- `app/` holds the TUI\n\n"
@@ -68,10 +69,10 @@ async def test_streamed_text_is_appended_a_batch_at_a_time_and_kept_whole():
         conv = app.conversation
         for i in range(0, len(ANSWER), 5):
             await conv.append_text(ANSWER[i:i + 5])
-        await pilot.pause(0.3)
         md = conv.current_markdown
-        assert conv.streaming and md.text == ANSWER
-        assert "def hello():" in shown(conv, md)          # drawn while still streaming
+        # drawn while still streaming, by the flush timer on its own time
+        await until(pilot, lambda: md.text == ANSWER and "def hello():" in shown(conv, md), "the streamed answer drawn")
+        assert conv.streaming
         await conv.end_text()
         assert not conv.streaming
         assert "def hello():" in shown(conv, md) and "| 1" not in shown(conv, md)

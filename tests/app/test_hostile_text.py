@@ -41,21 +41,13 @@ from tests.app.hostile import (BAD_MARKUP, CLEAR, CLICK, ERASE, MARKUP, SPOOF, T
                                raw_controls, terminal_text)
 from tests.app.replay_fixture import fixture_report
 from tests.fake_anthropic import FakeAnthropic, reply, tool_use
+from tests.pilot_until import until
 from tests.tui_fakes import FIXED_TIME, FakeAgent, context_event
 
 SIZE = (120, 40)
 TALL = (140, 120)      # room for every block of a conversation at once
 DEADLINE = 10.0
 STARTS = "␛]0;TITLE␇"  # TITLE as it must read
-
-
-async def until(pilot, cond, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + DEADLINE
-    while not cond():
-        if loop.time() > end:
-            pytest.fail(f"timed out waiting for {what}")
-        await pilot.pause(0.02)
 
 
 async def expand_all(app, pilot) -> None:

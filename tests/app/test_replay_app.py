@@ -25,18 +25,9 @@ from app.replay.table import PolicyTable
 from compaction.scrub import register_secret
 from tests.app.replay_fixture import POLICIES, WINDOW, fixture_load, fixture_report
 from tests.app.snapshot_helpers import settled
+from tests.pilot_until import until
 
 DEADLINE = 10.0
-
-
-async def until(condition, pilot, what: str) -> None:
-    """Poll `condition` (with the app pausing in between) until true, or fail saying what."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + DEADLINE
-    while not condition():
-        if loop.time() > end:
-            pytest.fail(f"timed out waiting for {what}")
-        await pilot.pause(0.01)
 
 
 async def loaded(app: ReplayApp, pilot) -> None:
@@ -63,7 +54,7 @@ async def test_worker_shows_progress_then_the_report():
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.replay_screen
         bar = screen.query_one("#replay-progress", ProgressBar)
-        await until(lambda: bar.progress == 25, pilot, "the progress bar at 25%")
+        await until(pilot, lambda: bar.progress == 25, "the progress bar at 25%")
         label = str(screen.query_one("#replay-progress-label", Label).render())
         assert "reading big.jsonl" in label and "25%" in label
         assert screen.phase == "loading"

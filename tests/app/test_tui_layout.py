@@ -11,6 +11,7 @@ from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.container import Conversation
 from app.tui.widgets.status import StatusBar
 from compaction.entry import Entry
+from tests.pilot_until import until
 from tests.tui_fakes import FIXED_TIME, FakeAgent, context_event
 
 TAGGED = ("<summary>\nThe user asked for a map of the engine.\n</summary>\n\n"
@@ -43,9 +44,9 @@ async def test_an_answer_opening_with_a_tag_is_shown_while_streamed_and_after():
         await conv.add_user("summarise")
         for i in range(0, 60, 7):   # the first chunks hold only the opening tag's line
             await conv.append_text(TAGGED[i:i + 7])
-        await pilot.pause(0.2)
         md = conv.current_markdown
-        assert "<summary>" in shown_text(conv, md)   # the stream already shows it, before the end
+        # the stream already shows it, before the end (drawn by the flush timer, on its own time)
+        await until(pilot, lambda: "<summary>" in shown_text(conv, md), "the opening tag drawn while streaming")
         await conv.append_text(TAGGED[63:])
         await conv.end_text()
         await pilot.pause()

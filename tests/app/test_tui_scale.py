@@ -454,3 +454,28 @@ async def test_the_panes_take_figures_at_most_four_times_a_second(monkeypatch):
         assert len(flushes) >= 3, "the panes must follow the figures while they come, not only at the end"
         gaps = [b - a for a, b in zip(flushes, flushes[1:])]
         assert min(gaps) >= PANES_INTERVAL_S * 0.9, gaps
+
+
+async def test_a_compaction_row_scrolls_the_timeline_without_laying_the_screen_out(monkeypatch):
+    """The timeline's height is its pane's (CSS), never its rows': a row per compaction changes
+    only its scroll range. A new row used to arrange the whole screen once per compaction; now
+    the screen is laid out only when the scrollbar first appears, and the newest row stays shown."""
+    from app.widgets.timeline import Timeline
+
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(Timeline)
+        n = Draws(monkeypatch)
+        for i in range(40):
+            timeline.add_compaction(ev.Compaction(layer="microcompact", trigger="auto",
+                                                  tokens_before=15_000 + 1_000 * i, tokens_after=12_000,
+                                                  duration_s=0.01, action="cleared"))
+            await pilot.pause()
+        assert timeline.row_count == 40
+        assert n.layouts <= 2, f"{n.layouts} layouts of the screen for 40 compaction rows"
+        assert timeline.show_vertical_scrollbar and timeline.vertical_scrollbar.window_virtual_size == \
+            timeline.virtual_size.height
+        assert timeline.scroll_y == timeline.max_scroll_y > 0       # the newest row in view
+        shown = "\n".join(timeline.render_line(y).text for y in range(timeline.scrollable_content_region.height))
+        assert "42k" in shown and "3.0k" not in shown       # the last row freed 42k, the first 3.0k
