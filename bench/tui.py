@@ -303,7 +303,10 @@ async def soak_tui(turns: int, marks: tuple[int, ...]) -> tuple[list[float], dic
 
     per_turn, rss = [], {}
     with fixed_place() as (ws, env):
-        app = build_app({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws, claude_root=None)
+        # settled after its first frame as the `ctxtui` command's app is (app/tui/heap.py), and put
+        # back when it ends, before the headless baseline runs in this process
+        app = build_app({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws, claude_root=None,
+                        settle_heap=True)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             for i in range(turns):

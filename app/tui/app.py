@@ -32,7 +32,7 @@ from agent_core.providers.demo.pause import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
 from agent_core.security.visible_text import visible
 
-from app.tui import commands
+from app.tui import commands, heap
 from app.tui.agent_port import AgentHandle
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
@@ -98,8 +98,12 @@ class CtxApp(App[int]):
     def __init__(self, agent: AgentHandle, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = clock_now,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
-                 notices: tuple[str, ...] = (), banner: str | None = None) -> None:
+                 notices: tuple[str, ...] = (), banner: str | None = None, settle_heap: bool = False) -> None:
         super().__init__()
+        # The `ctxtui` command's app settles the collector after its first frame (heap.py); tests
+        # leave it alone, as many apps run in one process.
+        self.settle_heap = settle_heap
+        self._settled: heap.Settled | None = None
         self.banner = banner or DEMO_BANNER   # said when the model is the offline demo: how it came to be
         self.agent: AgentHandle = agent
         self.notices = tuple(n for n in notices if n)   # said once, at start (e.g. ignored .env settings)
@@ -207,6 +211,12 @@ class CtxApp(App[int]):
         await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
+        if self.settle_heap:
+            self.call_after_refresh(self._settle_heap)
+
+    def _settle_heap(self) -> None:
+        if self._settled is None and self.is_running:
+            self._settled = heap.settle()
 
     def _maximized_changed(self, maximized: Widget | None) -> None:
         """Maximizing a pane (/cost) hides the prompt and Textual moves the focus to the next
@@ -218,6 +228,9 @@ class CtxApp(App[int]):
             self.prompt_input.focus()
 
     async def on_unmount(self) -> None:
+        if self._settled is not None:
+            self._settled.restore()
+            self._settled = None
         loop = asyncio.get_running_loop()
         for sig in self._signals:
             loop.remove_signal_handler(sig)

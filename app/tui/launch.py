@@ -55,10 +55,11 @@ def demo_banner(config: Config) -> str:
 def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, environ: Mapping[str, str] | None = None,
               workspace: Path | None = None, resume: str | None = None, continue_: bool = False,
               claude_root: Path | None | str = "default", client: Any = None, paced: bool = False,
-              **app_kwargs: Any):
+              settle_heap: bool = False, **app_kwargs: Any):
     """Config → agent → app. Raises ConfigError. `client` replaces the model client (tests);
     `claude_root` defaults to Claude Code's projects folder when it exists (`claude_projects_root`);
-    `paced`: the demo streams like a real model (the `ctxtui` command; tests stay instant)."""
+    `paced`: the demo streams like a real model (the `ctxtui` command; tests stay instant);
+    `settle_heap`: the collector is settled after the first frame (app/tui/heap.py; the command)."""
     cli_dict = dict(vars(cli) if isinstance(cli, argparse.Namespace) else (cli or {}))
     config: Config = load_config(cli_dict, environ=environ, workspace=workspace)
     theme = app_kwargs.pop("theme", None) or config.theme
@@ -83,7 +84,8 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
                  notices=(config.ignored_message() or "", agent.engine_notice or "",   # said once, at start
                           agent.policy_notice or ""),
                  banner=demo_banner(config) if config.is_demo else None,
-                 keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), **app_kwargs)
+                 keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), settle_heap=settle_heap,
+                 **app_kwargs)
     return app
 
 
@@ -128,7 +130,7 @@ def run_tui(args: argparse.Namespace) -> int:
         if settle_trust(args) == "quit":
             return 0
         app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)),
-                        paced=True)
+                        paced=True, settle_heap=True)
     except ConfigError as e:
         print(f"ctxtui: {visible(str(e))}", file=sys.stderr)     # a folder's name can be in it
         return 2

@@ -124,3 +124,18 @@ def test_code_blocks_draw_the_lines_rich_draws():
                 ours = console.render_lines(AnswerMarkdown(md, code_theme=theme), options, pad=False)
                 assert ours == console.render_lines(RichCode(md, code_theme=theme), options, pad=False), \
                     (width, theme, md[:20])
+
+
+def test_an_answer_markdown_has_every_attribute_rich_gives_its_markdown():
+    """AnswerMarkdown sets Rich's attributes itself (Rich's __init__ builds a parser it would
+    throw away): an upgrade of Rich that adds one must show here, not as a broken render."""
+    from rich.markdown import Markdown
+    from app.tui.widgets.conversation.assistant_message import AnswerMarkdown, text_only_parser
+
+    ours = AnswerMarkdown("# Title\n\nsome `code`", code_theme="monokai")
+    rich = Markdown("# Title\n\nsome `code`", code_theme="monokai", hyperlinks=False)
+    assert set(vars(rich)) <= set(vars(ours)), set(vars(rich)) - set(vars(ours))
+    for name in vars(rich):
+        if name != "parsed":
+            assert getattr(ours, name) == getattr(rich, name), name
+    assert [t.type for t in ours.parsed] == [t.type for t in text_only_parser().parse("# Title\n\nsome `code`")]

@@ -67,9 +67,17 @@ class AnswerMarkdown(Markdown):
                 "code_block": WholeCodeBlock}
 
     def __init__(self, markup: str, *, code_theme: str) -> None:
-        super().__init__("", code_theme=code_theme, hyperlinks=False)
+        # Rich's __init__ builds a new parser and parses its text with it: a sixth of drawing a
+        # short answer, for a parser this class replaces. The same attributes, set here (a test
+        # checks them against Rich's, so an upgrade that adds one is noticed).
         self.markup = markup
         self.parsed = text_only_parser().parse(markup)
+        self.code_theme = code_theme
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = False
+        self.inline_code_lexer = None
+        self.inline_code_theme = code_theme
 
 
 def markdown_theme(colors: dict[str, str]) -> Theme:
