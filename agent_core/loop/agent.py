@@ -38,8 +38,8 @@ from agent_core.sessions.session_age import session_started
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
 from agent_core.tools.base import ToolContext
+from agent_core.loop.cancelled import CANCELLED_RESULT
 
-CANCELLED_RESULT = "Cancelled by the user before this tool finished."
 # The SDK retries failed requests itself, but never a stream that broke after it started.
 MID_STREAM_RETRIES = 2
 COUNTED = "counted"   # the pipeline-state part that keeps what count_tokens corrected (survives resume)

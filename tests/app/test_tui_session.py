@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Static
 
 from agent_core import events as ev
-from agent_core.loop.agent import CANCELLED_RESULT
+from agent_core.loop.cancelled import CANCELLED_RESULT
 from app.tui.launch import build_app, run_tui
 from compaction.entry import Entry, tool_result_block
 from app.widgets.context_plot import ContextPlot

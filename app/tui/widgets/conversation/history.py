@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent_core.loop.agent import CANCELLED_RESULT
+from agent_core.loop.cancelled import CANCELLED_RESULT
 from agent_core.security.visible_text import visible
 from compaction.entry import Entry
 
