@@ -10,8 +10,8 @@ Probes (`python -c PROBE MODE REPORT_PATH ARGS...`):
   tui [WS] [MODEL]   ctxtui's TUI (app.tui.launch.build_app, as `ctxtui` builds it) run headless
                      until its first screen update, then exit
   minimal            a bare `textual.app.App` run headless until its first screen update
-  tui-turn WS        the TUI on the demo model (tools allowed): first screen, one prompt typed,
-                     the turn's end
+  tui-turn WS        the TUI on the demo model (tools allowed): first screen, idle before a
+                     prompt, one prompt typed, the turn's end
 
 A screen update is a call of `App._display` with something to show: Textual calls it once the
 compositor has rendered the screen (headless, it computes the update and writes it nowhere); both
@@ -104,6 +104,8 @@ elif mode == "tui-turn":
     async def drive():
         async with app.run_test() as pilot:
             report["ready"] = moment()
+            await pilot.pause()
+            report["idle"] = moment()      # the first frame drawn, no prompt yet
             app.prompt_input.focus()
             app.fill_prompt("explore this project")
             await pilot.press("enter")

@@ -41,6 +41,7 @@ from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.resume import ResumeScreen
 from app.tui.screens.transcript_browser import TranscriptBrowser
 from app.widgets.context_pane import ContextPane, history_points
+from app.tui.widgets.conversation import answer_record
 from app.tui.widgets.conversation.compaction_marker import MarkerRecord
 from app.tui.widgets.conversation.container import Conversation
 from app.tui.widgets.conversation.notice_message import NoticeRecord
@@ -211,11 +212,15 @@ class CtxApp(App[int]):
         await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
-        if self.settle_heap:
-            self.call_after_refresh(self._settle_heap)
+        self.call_after_refresh(self._after_first_frame)
 
-    def _settle_heap(self) -> None:
-        if self._settled is None and self.is_running:
+    def _after_first_frame(self) -> None:
+        """What start-up left for later: the answer renderer, then (the command's app) the heap
+        settled, so the renderer's objects are frozen with the rest of start-up's."""
+        if not self.is_running:
+            return
+        answer_record.preload()
+        if self.settle_heap and self._settled is None:
             self._settled = heap.settle()
 
     def _maximized_changed(self, maximized: Widget | None) -> None:

@@ -66,7 +66,8 @@ def test_tui_on_the_demo_paints_and_runs_a_turn_without_the_sdk(tmp_path):
     turn = probe("tui-turn", str(ws), env=env)
     assert turn["returncode"] == 0, turn["stderr"][-2000:]
     assert turn["turns"] == 1 and turn["exit"]["sdk_loaded"] is False and turn["sdk_imported"] is None
-    assert "markdown_it" in turn["exit"]["deferred"]   # the answer loaded Markdown when it came
+    # Markdown is loaded in the idle time after the first frame, before the first prompt's answer
+    assert "markdown_it" in turn["idle"]["deferred"] and "markdown_it" in turn["exit"]["deferred"]
 
 
 def test_tui_with_a_real_model_paints_before_the_sdk_loads(tmp_path):

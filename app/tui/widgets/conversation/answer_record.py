@@ -1,6 +1,7 @@
 """An answer: its Markdown source. Drawing it needs Rich's Markdown, markdown_it and the Pygments
-highlighter (about 50 ms of imports), so assistant_message.py is loaded with the first answer
-drawn, not before the first paint of a session that has none yet."""
+highlighter (about 50 ms of imports), so assistant_message.py is loaded after the first paint:
+by `preload`, which the app calls once its first frame is drawn (while the user types the first
+prompt), or with the first answer drawn if that comes sooner."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,3 +19,8 @@ class AssistantRecord:
     def draw(self, look: Look, width: int) -> list[Strip]:
         from app.tui.widgets.conversation.assistant_message import answer_lines  # noqa: PLC0415 (start-up)
         return answer_lines(look, self.text, width)
+
+
+def preload() -> None:
+    """Load the answer renderer now (idle time after the first frame), not in the first turn."""
+    from app.tui.widgets.conversation import assistant_message  # noqa: F401, PLC0415 (start-up)
