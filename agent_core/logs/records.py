@@ -191,8 +191,9 @@ class LogFollower:
     A half-written last line is kept and completed by the next read; `final=True` (a one-shot
     read of a finished file) hands it out as a line instead. A line longer than `max_line` is
     dropped as it streams (never held whole) and counted corrupt. If the file was replaced (another
-    inode), shrank, or was rewritten (the bytes already read changed), reading restarts from the
-    beginning and `resets` is incremented. Only a regular file is opened (`open_regular`).
+    inode), shrank, or was rewritten (the bytes already read changed, or it was written without
+    growing: a rewrite in place that kept its size), reading restarts from the beginning and
+    `resets` is incremented. Only a regular file is opened (`open_regular`).
     """
     path: Path
     offset: int = 0
@@ -206,6 +207,10 @@ class LogFollower:
     _ident: tuple[int, int] | None = None    # (device, inode) of the file read last
     _mark: bytes = b""              # the last bytes read, ending at `_mark_end`: a rewrite changes them
     _mark_end: int = 0
+    # The file's modification time when everything in it had been read (None: it grew meanwhile).
+    # Written again without growing, it was rewritten in place: the marks alone miss a same-size
+    # rewrite that changed bytes before them. (A `touch` reads as one too: a re-read, same figures.)
+    _read_whole_at: int | None = None
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -223,6 +228,7 @@ class LogFollower:
     def _restart(self) -> None:
         self.offset, self._pieces, self._partial, self._skipping = 0, [], 0, False
         self._mark, self._mark_end = b"", 0
+        self._read_whole_at = None
         self.resets += 1
         self.stats.reset()
 
@@ -232,6 +238,9 @@ class LogFollower:
             return True
         if st.st_size < self.offset:
             return True
+        if (self._read_whole_at is not None and st.st_size == self.offset
+                and st.st_mtime_ns != self._read_whole_at):
+            return True
         if self._mark:
             f.seek(self._mark_end - len(self._mark))
             return f.read(len(self._mark)) != self._mark
@@ -239,6 +248,8 @@ class LogFollower:
 
     def _remember(self, f: BinaryIO, st: os.stat_result) -> None:
         self._ident = (st.st_dev, st.st_ino)
+        now = os.fstat(f.fileno())       # after the read: the file may have grown meanwhile
+        self._read_whole_at = now.st_mtime_ns if now.st_size == self.offset else None
         if self.offset == self._mark_end:
             return
         start = max(0, self.offset - MARK_BYTES)

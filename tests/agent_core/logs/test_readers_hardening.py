@@ -317,6 +317,43 @@ def test_watch_rereads_a_log_truncated_and_rewritten_in_place(tmp_path):
     _assert_second(s)
 
 
+def test_watch_rereads_a_log_rewritten_in_place_to_the_same_size(tmp_path):
+    """Two responses' input tokens changed in place (500 -> 900: the same number of bytes), far
+    before the follower's end mark, and the file kept its size and inode: only its modification
+    time says it was written. The figures are counted again from the start."""
+    path = write_log(tmp_path / f"{SESSION}.jsonl", _first(6, inp=500))
+    s = WatchState(path)
+    s.poll()
+    assert s.cost.event().by_model[MODEL]["input"] == 3_000
+    before = path.stat()
+    text = path.read_text()
+    key = '"input_tokens": 500' if '"input_tokens": 500' in text else '"input_tokens":500'
+    changed = text.replace(key, key.replace("500", "900"), 2)
+    assert len(changed) == len(text) and changed.index("900") < len(text) - 200   # before the end mark
+    with open(path, "r+") as f:                  # in place: same inode, same size
+        f.write(changed)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))   # a later write, whatever the clock
+    assert path.stat().st_ino == before.st_ino and path.stat().st_size == before.st_size
+    up = s.poll()
+    assert up.reset
+    assert s.cost.event().by_model[MODEL]["input"] == 3_800 and s.responses == 6
+    assert not s.poll().reset                    # and read once: nothing new, nothing re-read
+
+
+def test_a_follower_reads_on_after_an_append_that_raced_its_read(tmp_path):
+    """Lines appended while a read is under way are read by the next one, without a reset."""
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"a": 1}\n' * 1000)
+    follower = LogFollower(path, chunk_size=512)
+    lines = follower.lines()
+    next(lines)
+    with open(path, "ab") as f:
+        f.write(b'{"b": 2}\n')
+    rest = list(lines)
+    got = 1 + len(rest) + len(list(follower.lines()))
+    assert got == 1001 and follower.resets == 0
+
+
 def test_watch_rereads_a_log_truncated_to_less(tmp_path):
     path = write_log(tmp_path / f"{SESSION}.jsonl", _first(12, inp=500))
     s = WatchState(path)
