@@ -51,9 +51,11 @@ def _mark(path: Path, offset: int) -> str:
 def _unchanged_or_reset(st: os.stat_result, log: LogState, path: Path) -> tuple[bool, LogState]:
     """(nothing new to read, the log state to continue from)."""
     ident = [st.st_dev, st.st_ino]
-    if log.ident == ident and st.st_size == log.offset:
+    same_size = st.st_size == log.offset
+    if log.ident == ident and same_size and log.mtime_ns in (None, st.st_mtime_ns):
         return True, log
-    if log.ident and (log.ident != ident or st.st_size < log.offset or _mark(path, log.offset) != log.mark):
+    if log.ident and (log.ident != ident or st.st_size < log.offset or same_size
+                      or _mark(path, log.offset) != log.mark):
         log = LogState()
     log.ident = ident
     return False, log
@@ -111,9 +113,14 @@ def refresh(state: StatusState, paths: Iterable[Path], prices: Prices, now: floa
         key = str(path)
         try:
             st = path.stat()
-            unchanged, log = _unchanged_or_reset(st, state.logs.get(key) or LogState(), path)
+            known = state.logs.get(key) or LogState()
+            unchanged, log = _unchanged_or_reset(st, known, path)
         except OSError:
             continue
+        if log is not known and known.ident:
+            # Read again from the start: its responses are new again, not repeats of what it said before.
+            state.recent = {k: v for k, v in state.recent.items() if v[0] != key}
+            dedup = None
         state.logs[key] = log
         if unchanged:
             continue
@@ -129,6 +136,8 @@ def refresh(state: StatusState, paths: Iterable[Path], prices: Prices, now: floa
             state.reads += reader.follower.line_offset - log.offset
             log.offset = reader.follower.line_offset
             log.mark = _mark(path, log.offset)
+            after = path.stat()       # it may have grown while it was read: then its time says nothing
+            log.mtime_ns = after.st_mtime_ns if after.st_size == log.offset else None
         except OSError:
             continue
     _trim(state, now)

@@ -40,6 +40,9 @@ class LogState:
     ident: list[int] = field(default_factory=list)    # [device, inode]
     offset: int = 0
     mark: str = ""                                    # hex of the bytes before `offset`
+    # the log's modification time when it was read to its end (None: not known): written again
+    # without growing, it was rewritten in place (the mark misses an earlier change)
+    mtime_ns: int | None = None
     fmt: str | None = None
     usd: float = 0.0
     unpriced: int = 0                                 # responses of a model without prices

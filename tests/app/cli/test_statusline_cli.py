@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.cli.statusline import compute, main
-from agent_core.statusline.state import StatusState
+from agent_core.statusline.state import MARK_BYTES, StatusState
 from tests.log_helpers import MODEL, assistant, usage, user, write_log
 
 NOW = datetime(2025, 6, 14, 12, 30, tzinfo=timezone.utc).timestamp()
@@ -138,6 +138,29 @@ def test_a_rewritten_log_is_counted_again_from_its_start(tmp_path):
     # Only m9 (2000*3 + 1000*15 µ$) and the sub-agent's m3 remain in the session.
     assert f.session_usd == pytest.approx(0.021000 + 0.001800)
     assert f.context == 2000
+
+
+def test_a_log_rewritten_in_place_to_the_same_size_is_counted_again(tmp_path):
+    """A response's output count changed in place with as many digits (441 -> 941), far before the
+    saved mark: same inode, same size, only a later modification time. Counted again from the start."""
+    log = make_projects(tmp_path)
+    env = env_for(tmp_path)
+    before_usd = compute(stdin_json(log), env, NOW).session_usd
+    st = log.stat()
+    text = log.read_text()
+    key = '"output_tokens": 441' if '"output_tokens": 441' in text else '"output_tokens":441'
+    assert text.count(key) == 1 and text.index(key) + len(key) < len(text) - MARK_BYTES   # before the mark
+    with open(log, "r+") as fh:
+        fh.write(text.replace(key, key.replace("441", "941")))
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert log.stat().st_size == st.st_size and log.stat().st_ino == st.st_ino
+    after = compute(stdin_json(log), env, NOW)
+    assert after.session_usd == pytest.approx(before_usd + 500 * 15e-6)    # 500 more output tokens at $15/M
+    assert StatusState.load(state_file(tmp_path)).logs[str(log)].offset == log.stat().st_size
+    # counted once: the next call finds nothing new, and a touch alone re-reads to the same figures
+    assert compute(stdin_json(log), env, NOW).session_usd == pytest.approx(after.session_usd)
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000))
+    assert compute(stdin_json(log), env, NOW).session_usd == pytest.approx(after.session_usd)
 
 
 @pytest.mark.parametrize("text", ["", "not json", "[1, 2]", '{"transcript_path": 7}', "{" * 100_000,
