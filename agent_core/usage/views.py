@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, Sequence, TypeVar
 
 from agent_core.pricing.tally import Tally
 from agent_core.usage.blocks import Block, Gap, Projection, active_block, build_blocks, project, with_gaps
@@ -15,6 +15,7 @@ from agent_core.usage.report import SessionSummary, UsageReport, iso
 PERIOD_TITLES = {"day": "Day", "week": "Week of", "month": "Month"}
 REPORT_PERIODS = {"daily": "day", "weekly": "week", "monthly": "month"}
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
+T = TypeVar("T")
 
 
 @dataclass
@@ -25,6 +26,15 @@ class View:
     breakdown: bool = False
     tz: tzinfo | None = None
     first_weekday: int = 0
+    order: str = "asc"      # the rows oldest first (asc, ccusage's default too) or newest first (desc)
+
+
+ORDERS = ("asc", "desc")
+
+
+def ordered(rows: Sequence[T], view: View) -> list[T]:
+    """Rows given oldest first, in the order the view asks for (totals never depend on it)."""
+    return list(rows) if view.order == "asc" else list(reversed(rows))
 
 
 def cost_text(t: Tally) -> str:
@@ -100,7 +110,7 @@ def period_table(report: UsageReport, period: str, view: View) -> tuple[list[str
     groups = report.by_period(period, view.first_weekday)
     cols = [Column(PERIOD_TITLES[period], "<"), Column("Models", "<", drop=1), *token_columns(view.compact)]
     rows: list[Row] = []
-    for label in sorted(groups):
+    for label in ordered(sorted(groups), view):
         models = groups[label]
         rows.append(Row([label, _models_text(sorted(models), view.compact),
                          *token_cells(_merged(models), view.compact)]))
@@ -114,7 +124,7 @@ def period_table(report: UsageReport, period: str, view: View) -> tuple[list[str
 def period_json(report: UsageReport, period: str, view: View) -> list[dict[str, Any]]:
     groups = report.by_period(period, view.first_weekday)
     out = []
-    for label in sorted(groups):
+    for label in ordered(sorted(groups), view):
         models = groups[label]
         row: dict[str, Any] = {"period": label, "models": sorted(models), **_merged(models).report_dict()}
         if view.breakdown:
@@ -143,7 +153,7 @@ def session_table(report: UsageReport, view: View) -> tuple[list[str], list[str]
     cols = [Column("Project", "<"), Column("Session", "<"), Column("Models", "<", drop=1),
             Column("First", "<", drop=2), Column("Last activity", "<", drop=7), *token_columns(c)]
     rows: list[Row] = []
-    for s in report.session_list():
+    for s in ordered(report.session_list(), view):
         rows.append(Row([_short_project(s.project, c), s.session_id[:8] if c else s.session_id,
                          _models_text(sorted(s.models), c), local_time(s.first, view.tz, c),
                          local_time(s.last, view.tz, c), *token_cells(s.tally, c)]))
@@ -184,7 +194,7 @@ def blocks_table(blocks: list[Block], now: float, limit: int | None, view: View)
         cols.append(Column("% limit"))
     rows: list[Row] = []
     width = len(cols)
-    for item in with_gaps(blocks):
+    for item in ordered(list(with_gaps(blocks)), view):
         if isinstance(item, Gap):
             rows.append(Row([local_time(item.start, view.tz, c), f"gap {_duration(item.end - item.start)}",
                              *[""] * (width - 2)], "gap"))
@@ -231,7 +241,7 @@ def projection_text(p: Projection, b: Block, limit: int | None, view: View) -> s
 
 def blocks_json(blocks: list[Block], now: float, limit: int | None, view: View) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
-    for item in with_gaps(blocks):
+    for item in ordered(list(with_gaps(blocks)), view):
         if isinstance(item, Gap):
             out.append({"gap": True, "start": iso(item.start), "end": iso(item.end)})
             continue

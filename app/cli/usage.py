@@ -19,9 +19,9 @@ from agent_core.usage.blocks import token_limit
 from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
 from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width
 from agent_core.usage.report import UsageReport, project_of
-from agent_core.usage.views import (REPORT_PERIODS, View, blocks_json, notes_for, blocks_of, blocks_table,
-                                            period_json, period_table, session_json, session_table, token_cells,
-                                            token_columns)
+from agent_core.usage.views import (ORDERS, REPORT_PERIODS, View, blocks_json, notes_for, blocks_of, blocks_table,
+                                            ordered, period_json, period_table, session_json, session_table,
+                                            token_cells, token_columns)
 from agent_core.security.visible_text import one_line
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
@@ -141,6 +141,8 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--project", metavar="NAME", help="only the projects whose folder name contains NAME")
     if report is not None:
         p.add_argument("--breakdown", action="store_true", help="per-model rows inside each period, session or block")
+        p.add_argument("--order", choices=ORDERS, default="asc",
+                       help="rows oldest first (asc, the default) or newest first (desc); the totals are the same")
     if report == "weekly":
         p.add_argument("--start-of-week", type=_weekday, default=0, metavar="DAY",
                        help="the first day of a week (default monday)")
@@ -245,7 +247,7 @@ def report_json(report: UsageReport, name: str, view: View, tz_name: str, now: f
     if name in REPORT_PERIODS:
         out["rows"] = period_json(report, REPORT_PERIODS[name], view)
     elif name == "session":
-        out["sessions"] = [session_json(s, view) for s in report.session_list()]
+        out["sessions"] = [session_json(s, view) for s in ordered(report.session_list(), view)]
     else:
         blocks = blocks_of(report)
         out.update(blocks_json(blocks, now, token_limit(limit_arg, blocks, now) if limit_arg else None, view))
@@ -300,7 +302,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return 2
     width = terminal_width()
     view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,
-                first_weekday=getattr(args, "start_of_week", 0))
+                first_weekday=getattr(args, "start_of_week", 0), order=getattr(args, "order", "asc"))
     now = getattr(args, "now", None) or time.time()
     limit_arg = getattr(args, "token_limit", None)
     try:

@@ -103,6 +103,36 @@ def test_session_rows_name_project_models_and_activity(tmp_path):
     assert only["totals"]["output_tokens"] == 4
 
 
+# ---- --order ------------------------------------------------------------------------------------
+
+def test_order_desc_puts_the_newest_row_first_in_every_report_and_keeps_the_totals(tmp_path):
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 1), ("2025-06-14T11:00:00Z", 2)], name="a/s1.jsonl")
+    log_of(tmp_path, [("2025-06-16T09:00:00Z", 4), ("2025-06-16T20:00:00Z", 8)], name="b/s2.jsonl",
+           model="claude-haiku-4-5-20251001")
+    root = str(tmp_path / "projects")
+    now = ("--now", "2025-06-20T00:00:00Z")
+    for report, key, field in (("daily", "rows", "period"), ("monthly", "rows", "period"),
+                               ("session", "sessions", "session_id"), ("blocks", "blocks", "start")):
+        extra = now if report == "blocks" else ()
+        asc = run_json(report, root, "--utc", "--breakdown", *extra)
+        desc = run_json(report, root, "--utc", "--breakdown", "--order", "desc", *extra)
+        assert [r[field] for r in desc[key]] == [r[field] for r in reversed(asc[key])], report
+        assert desc[key] == list(reversed(asc[key])) and desc["totals"] == asc["totals"], report
+        assert asc == run_json(report, root, "--utc", "--breakdown", "--order", "asc", *extra)   # the default
+    days = [r["period"] for r in run_json("daily", root, "--utc", "--order", "desc")["rows"]]
+    assert days == ["2025-06-16", "2025-06-14"]
+    code, out, _ = run("daily", root, "--utc", "--order", "desc", "--breakdown")
+    assert code == 0
+    lines = out.splitlines()
+    newest, oldest = (next(i for i, line in enumerate(lines) if line.lstrip("│ ").startswith(d))
+                      for d in ("2025-06-16", "2025-06-14"))
+    assert newest < oldest
+    # a day's per-model rows stay under it: the haiku row right after 06-16, before 06-14
+    assert any("haiku" in line for line in lines[newest + 1:oldest])
+    blocks = [b for b in run_json("blocks", root, "--order", "desc", *now)["blocks"]]
+    assert blocks[0]["start"] == "2025-06-16T20:00:00Z" and any(b["gap"] for b in blocks)
+
+
 # ---- 5-hour blocks --------------------------------------------------------------------------------
 
 def test_a_block_spans_midnight_and_a_gap_starts_a_new_one(tmp_path):
@@ -202,6 +232,7 @@ def test_corrupt_lines_make_one_warning_line(tmp_path):
     (["blocks", "--token-limit", "0"], "not a token limit"),
     (["daily", "--until", "june"], "not a date"),
     (["monthly", "--by", "day"], "unrecognized arguments"),
+    (["daily", "--order", "newest"], "invalid choice"),
 ])
 def test_bad_report_options_exit_2_with_a_message(tmp_path, argv, needle):
     log_of(tmp_path, [("2025-06-14T10:00:00Z", 1)])
@@ -212,7 +243,7 @@ def test_bad_report_options_exit_2_with_a_message(tmp_path, argv, needle):
 def test_report_help_lists_its_options(capsys):
     assert main(["blocks", "--help"]) == 0
     text = capsys.readouterr().out
-    for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "5-hour"):
+    for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "--order", "5-hour"):
         assert flag in text
 
 
