@@ -27,6 +27,7 @@ class View:
     tz: tzinfo | None = None
     first_weekday: int = 0
     order: str = "asc"      # the rows oldest first (asc, ccusage's default too) or newest first (desc)
+    blocks: str = "all"     # `blocks`: all of them, the active one only, or the recent ones (RECENT_S)
 
 
 ORDERS = ("asc", "desc")
@@ -186,6 +187,20 @@ def blocks_of(report: UsageReport) -> list[Block]:
     return build_blocks((report.responses or {}).values())
 
 
+RECENT_S = 3 * 86_400   # `blocks --recent`: the blocks that ended in the last three days (ccusage's span)
+BLOCK_CHOICES = ("all", "active", "recent")
+
+
+def shown_blocks(blocks: list[Block], now: float, view: View) -> list[Block]:
+    """The blocks a `blocks` report shows: all, the active one (none when none is), or the recent."""
+    if view.blocks == "active":
+        active = active_block(blocks, now)
+        return [] if active is None else [active]
+    if view.blocks == "recent":
+        return [b for b in blocks if b.end > now - RECENT_S]
+    return blocks
+
+
 def blocks_table(blocks: list[Block], now: float, limit: int | None, view: View) -> tuple[list[str], list[str]]:
     c = view.compact
     cols = [Column("Block start", "<"), Column("Status", "<"), Column("Models", "<", drop=1),
@@ -194,6 +209,7 @@ def blocks_table(blocks: list[Block], now: float, limit: int | None, view: View)
         cols.append(Column("% limit"))
     rows: list[Row] = []
     width = len(cols)
+    every, blocks = blocks, shown_blocks(blocks, now, view)
     for item in ordered(list(with_gaps(blocks)), view):
         if isinstance(item, Gap):
             rows.append(Row([local_time(item.start, view.tz, c), f"gap {_duration(item.end - item.start)}",
@@ -215,11 +231,13 @@ def blocks_table(blocks: list[Block], now: float, limit: int | None, view: View)
     rows.append(Row(["Total", "", "", *token_cells(total, c)] + ([""] if limit else []), "total"))
     lines, dropped = render(cols, rows, view.width, c)
     notes = notes_for(view, dropped)
-    active = active_block(blocks, now)
+    active = active_block(every, now)
     if active is not None:
         notes.insert(0, projection_text(project(active, now), active, limit, view))
-    elif blocks:
-        notes.insert(0, "no active block (the last one ended " + local_time(blocks[-1].end, view.tz) + ")")
+    elif every:
+        notes.insert(0, "no active block (the last one ended " + local_time(every[-1].end, view.tz) + ")")
+    if view.blocks == "recent":
+        notes.append("blocks that ended in the last 3 days, and the active one")
     if limit:
         notes.append(f"token limit: {limit:,} tokens per block")
     return lines, notes
@@ -241,6 +259,7 @@ def projection_text(p: Projection, b: Block, limit: int | None, view: View) -> s
 
 def blocks_json(blocks: list[Block], now: float, limit: int | None, view: View) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
+    every, blocks = blocks, shown_blocks(blocks, now, view)
     for item in ordered(list(with_gaps(blocks)), view):
         if isinstance(item, Gap):
             out.append({"gap": True, "start": iso(item.start), "end": iso(item.end)})
@@ -254,7 +273,7 @@ def blocks_json(blocks: list[Block], now: float, limit: int | None, view: View) 
         if view.breakdown:
             d["breakdown"] = {m: x.report_dict() for m, x in sorted(item.by_model.items())}
         out.append(d)
-    active = active_block(blocks, now)
+    active = active_block(every, now)
     proj = None
     if active is not None:
         p = project(active, now)

@@ -149,6 +149,11 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     if report == "blocks":
         p.add_argument("--token-limit", type=_limit, metavar="N|max",
                        help="show each block against N tokens, or the most any finished block used")
+        which = p.add_mutually_exclusive_group()
+        which.add_argument("--active", dest="blocks", action="store_const", const="active", default="all",
+                           help="only the active block, with its time left, burn rate and projection")
+        which.add_argument("--recent", dest="blocks", action="store_const", const="recent",
+                           help="only the blocks that ended in the last 3 days, and the active one")
         p.add_argument("--now", type=_instant, metavar="TIME", help=argparse.SUPPRESS)   # tests and what-ifs
     return p
 
@@ -302,7 +307,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return 2
     width = terminal_width()
     view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,
-                first_weekday=getattr(args, "start_of_week", 0), order=getattr(args, "order", "asc"))
+                first_weekday=getattr(args, "start_of_week", 0), order=getattr(args, "order", "asc"),
+                blocks=getattr(args, "blocks", "all"))
     now = getattr(args, "now", None) or time.time()
     limit_arg = getattr(args, "token_limit", None)
     try:

@@ -175,6 +175,35 @@ def test_the_active_block_shows_time_left_burn_rate_and_projection(tmp_path):
     assert "active, 3h45m left" in out and "14,250 tokens" in out and "over it" in out
 
 
+def test_blocks_active_and_recent_choose_the_blocks_shown(tmp_path):
+    """Blocks on 06-01, 06-10 and 06-12, and one active on 06-14 at 11:15: --active shows that one
+    (with its projection), --recent the blocks that ended in the last three days and the active one."""
+    write_log(tmp_path / "projects" / "p" / "s.jsonl", [
+        assistant("a", "1", ts="2025-06-01T08:00:00Z", u=usage(inp=100, out=0)),
+        assistant("b", "2", ts="2025-06-10T08:00:00Z", u=usage(inp=200, out=0)),
+        assistant("c", "3", ts="2025-06-12T08:00:00Z", u=usage(inp=400, out=0)),
+        assistant("d", "4", ts="2025-06-14T10:15:00Z", u=usage(inp=1000, out=0)),
+    ])
+    root, now = str(tmp_path / "projects"), ("--now", "2025-06-14T11:15:00Z")
+    starts = lambda data: [b["start"] for b in data["blocks"] if not b["gap"]]   # noqa: E731
+    every = run_json("blocks", root, *now)
+    assert starts(every) == ["2025-06-01T08:00:00Z", "2025-06-10T08:00:00Z", "2025-06-12T08:00:00Z",
+                             "2025-06-14T10:00:00Z"]
+    active = run_json("blocks", root, "--active", *now)
+    assert starts(active) == ["2025-06-14T10:00:00Z"] and active["blocks"][0]["input_tokens"] == 1000
+    assert active["active"] == every["active"] and active["active"]["tokens"] == 1000
+    recent = run_json("blocks", root, "--recent", *now)
+    assert starts(recent) == ["2025-06-12T08:00:00Z", "2025-06-14T10:00:00Z"]    # 06-12 ended 13:00, < 3 days ago
+    code, out, _ = run("blocks", root, "--active", "--utc", *now)
+    assert code == 0 and "active, 3h45m left" in out and "2025-06-12" not in out and "2025-06-01" not in out
+    total = next(line for line in out.splitlines() if line.startswith("Total"))
+    assert "1,000" in total and "1,700" not in total             # the total of the block shown
+    code, out, _ = run("blocks", root, "--active", "--utc", "--now", "2025-06-20T00:00:00Z")
+    assert code == 0 and "no active block (the last one ended 2025-06-14 15:00)" in out
+    code, _, err = run("blocks", root, "--active", "--recent", *now)
+    assert code == 2 and "not allowed with" in err
+
+
 def test_token_limit_max_is_the_biggest_finished_block(tmp_path):
     write_log(tmp_path / "projects" / "p" / "s.jsonl", [
         assistant("a", "1", ts="2025-06-13T10:00:00Z", u=usage(inp=5000, out=0)),
@@ -243,7 +272,8 @@ def test_bad_report_options_exit_2_with_a_message(tmp_path, argv, needle):
 def test_report_help_lists_its_options(capsys):
     assert main(["blocks", "--help"]) == 0
     text = capsys.readouterr().out
-    for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "--order", "5-hour"):
+    for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "--order", "--active",
+                 "--recent", "5-hour"):
         assert flag in text
 
 
