@@ -25,8 +25,9 @@ def block_start(t: float) -> float:
     return t - t % HOUR
 
 
-def is_active(start: float, last: float, now: float) -> bool:
-    return start <= now < start + BLOCK_S and now - last < BLOCK_S
+def is_active(start: float, last: float, now: float, length: float = BLOCK_S) -> bool:
+    """`length`: the block's (`usage blocks --session-length`; the plans' 5 hours by default)."""
+    return start <= now < start + length and now - last < length
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,11 @@ class Block:
     first: float                  # the first and last activity in it
     last: float
     by_model: dict[str, Tally] = field(default_factory=dict)
+    length: float = BLOCK_SECONDS  # 5 hours, or `--session-length`
 
     @property
     def end(self) -> float:
-        return self.start + BLOCK_SECONDS
+        return self.start + self.length
 
     @property
     def tally(self) -> Tally:
@@ -35,7 +36,7 @@ class Block:
         return out
 
     def is_active(self, now: float) -> bool:
-        return is_active(self.start, self.last, now)
+        return is_active(self.start, self.last, now, self.length)
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,14 @@ class Projection:
     projected_cost: float | None
 
 
-def build_blocks(responses: Iterable[Response]) -> list[Block]:
-    """The blocks holding these responses, oldest first."""
+def build_blocks(responses: Iterable[Response], length: float = BLOCK_SECONDS) -> list[Block]:
+    """The blocks holding these responses, oldest first, each `length` seconds long."""
     blocks: list[Block] = []
     cur: Block | None = None
     for r in sorted(responses, key=lambda r: r.timestamp):
         ts = r.timestamp
         if opens_block(ts, None if cur is None else cur.end):
-            cur = Block(start=block_start(ts), first=ts, last=ts)
+            cur = Block(start=block_start(ts), first=ts, last=ts, length=length)
             blocks.append(cur)
         cur.last = ts
         t = cur.by_model.get(r.model)

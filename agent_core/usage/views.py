@@ -8,6 +8,7 @@ from datetime import datetime, tzinfo
 from typing import Any, Sequence, TypeVar
 
 from agent_core.pricing.tally import Tally
+from agent_core.usage.block_rule import BLOCK_S as BLOCK_SECONDS
 from agent_core.usage.blocks import Block, Gap, Projection, active_block, build_blocks, project, with_gaps
 from agent_core.usage.tables import ABBREVIATION_NOTE, Column, Row, render, tokens
 from agent_core.usage.report import SessionSummary, UsageReport, iso
@@ -28,6 +29,7 @@ class View:
     first_weekday: int = 0
     order: str = "asc"      # the rows oldest first (asc, ccusage's default too) or newest first (desc)
     blocks: str = "all"     # `blocks`: all of them, the active one only, or the recent ones (RECENT_S)
+    block_s: float = BLOCK_SECONDS   # a block's length (`--session-length`)
 
 
 ORDERS = ("asc", "desc")
@@ -183,8 +185,8 @@ def _pct(n: float, limit: int | None) -> str:
     return "" if not limit else f"{100 * n / limit:.0f}%"
 
 
-def blocks_of(report: UsageReport) -> list[Block]:
-    return build_blocks((report.responses or {}).values())
+def blocks_of(report: UsageReport, length: float = BLOCK_SECONDS) -> list[Block]:
+    return build_blocks((report.responses or {}).values(), length)
 
 
 RECENT_S = 3 * 86_400   # `blocks --recent`: the blocks that ended in the last three days (ccusage's span)

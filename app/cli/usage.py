@@ -116,6 +116,16 @@ def _limit(value: str) -> str:
     raise argparse.ArgumentTypeError(f"not a token limit: {value!r} (expected a positive number or 'max')")
 
 
+def _hours(value: str) -> float:
+    try:
+        hours = float(value)
+    except ValueError:
+        hours = 0.0
+    if 0 < hours <= 24:
+        return hours
+    raise argparse.ArgumentTypeError(f"not a block length: {value!r} (expected hours, above 0 and at most 24)")
+
+
 def _instant(value: str) -> float:
     try:
         d = datetime.fromisoformat(value)
@@ -154,6 +164,8 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
                            help="only the active block, with its time left, burn rate and projection")
         which.add_argument("--recent", dest="blocks", action="store_const", const="recent",
                            help="only the blocks that ended in the last 3 days, and the active one")
+        p.add_argument("--session-length", type=_hours, default=5.0, metavar="HOURS",
+                       help="a block's length in hours (default 5, as Claude's plans count usage)")
         p.add_argument("--now", type=_instant, metavar="TIME", help=argparse.SUPPRESS)   # tests and what-ifs
     return p
 
@@ -240,7 +252,7 @@ def render_report(report: UsageReport, name: str, view: View, now: float, limit_
     elif name == "session":
         lines, notes = session_table(report, view)
     else:
-        blocks = blocks_of(report)
+        blocks = blocks_of(report, view.block_s)
         limit = token_limit(limit_arg, blocks, now) if limit_arg else None
         lines, notes = blocks_table(blocks, now, limit, view)
     return "\n".join(lines + [""] + notes + _count_note(report))
@@ -254,7 +266,7 @@ def report_json(report: UsageReport, name: str, view: View, tz_name: str, now: f
     elif name == "session":
         out["sessions"] = [session_json(s, view) for s in ordered(report.session_list(), view)]
     else:
-        blocks = blocks_of(report)
+        blocks = blocks_of(report, view.block_s)
         out.update(blocks_json(blocks, now, token_limit(limit_arg, blocks, now) if limit_arg else None, view))
     out["totals"] = {**report.totals.report_dict(), "sessions": len(report.sessions),
                      "compactions": report.compaction_count()}
@@ -308,7 +320,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     width = terminal_width()
     view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,
                 first_weekday=getattr(args, "start_of_week", 0), order=getattr(args, "order", "asc"),
-                blocks=getattr(args, "blocks", "all"))
+                blocks=getattr(args, "blocks", "all"), block_s=getattr(args, "session_length", 5.0) * 3600)
     now = getattr(args, "now", None) or time.time()
     limit_arg = getattr(args, "token_limit", None)
     try:

@@ -204,6 +204,30 @@ def test_blocks_active_and_recent_choose_the_blocks_shown(tmp_path):
     assert code == 2 and "not allowed with" in err
 
 
+def test_session_length_sets_how_long_a_block_lasts(tmp_path):
+    """Activity at 10:15, 11:30 and 13:10: one 5-hour block (10:00-15:00); with 2-hour blocks,
+    10:00-12:00 holds the first two and 13:00-15:00 the third, after a one-hour gap."""
+    write_log(tmp_path / "projects" / "p" / "s.jsonl", [
+        assistant("a", "1", ts="2025-06-14T10:15:00Z", u=usage(inp=100, out=0)),
+        assistant("b", "2", ts="2025-06-14T11:30:00Z", u=usage(inp=200, out=0)),
+        assistant("c", "3", ts="2025-06-14T13:10:00Z", u=usage(inp=400, out=0)),
+    ])
+    root, now = str(tmp_path / "projects"), ("--now", "2025-06-14T13:40:00Z")
+    five = run_json("blocks", root, *now)
+    assert [(b["start"], b["end"], b["input_tokens"]) for b in five["blocks"]] == [
+        ("2025-06-14T10:00:00Z", "2025-06-14T15:00:00Z", 700)]
+    two = run_json("blocks", root, "--session-length", "2", *now)
+    assert [(b["start"], b["end"], b.get("input_tokens")) for b in two["blocks"]] == [
+        ("2025-06-14T10:00:00Z", "2025-06-14T12:00:00Z", 300), ("2025-06-14T12:00:00Z", "2025-06-14T13:00:00Z", None),
+        ("2025-06-14T13:00:00Z", "2025-06-14T15:00:00Z", 400)]
+    assert two["active"]["seconds_left"] == 80 * 60 and two["active"]["tokens"] == 400
+    code, out, _ = run("blocks", root, "--session-length", "2", "--utc", *now)
+    assert code == 0 and "active, 1h20m left" in out and "gap 1h00m" in out
+    for bad in ("0", "-1", "25", "five"):
+        code, out, err = run("blocks", root, "--session-length", bad)
+        assert code == 2 and "not a block length" in err and out == ""
+
+
 def test_token_limit_max_is_the_biggest_finished_block(tmp_path):
     write_log(tmp_path / "projects" / "p" / "s.jsonl", [
         assistant("a", "1", ts="2025-06-13T10:00:00Z", u=usage(inp=5000, out=0)),
@@ -273,7 +297,7 @@ def test_report_help_lists_its_options(capsys):
     assert main(["blocks", "--help"]) == 0
     text = capsys.readouterr().out
     for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "--order", "--active",
-                 "--recent", "5-hour"):
+                 "--recent", "--session-length", "5-hour"):
         assert flag in text
 
 
