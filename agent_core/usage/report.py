@@ -206,11 +206,15 @@ class UsageReport:
     def by_purpose(self) -> dict[str, Tally]:
         return self._group(2)
 
-    def by_period(self, period: str, first_weekday: int = 0) -> dict[str, dict[str, Tally]]:
-        """{period label: {model: tally}} for period day, week or month (see periods.py)."""
+    def by_period(self, period: str, first_weekday: int = 0,
+                  project: str | None = None) -> dict[str, dict[str, Tally]]:
+        """{period label: {model: tally}} for period day, week or month (see periods.py); of one
+        project's sessions only when `project` is given (`--instances`)."""
         out: dict[str, dict[str, Tally]] = {}
         labels: dict[str, str] = {}
         for s in self.sessions.values():
+            if project is not None and s.project != project:
+                continue
             for (model, day, _), t in s.cells.items():
                 if not t.requests:
                     continue
@@ -219,6 +223,10 @@ class UsageReport:
                     label = labels[day] = period_of(day, period, first_weekday)
                 out.setdefault(label, {}).setdefault(model, Tally()).merge(t)
         return out
+
+    def projects(self) -> list[str]:
+        """The projects with usage, by name."""
+        return sorted({s.project for s in self.sessions.values() if any(t.requests for t in s.cells.values())})
 
     @property
     def totals(self) -> Tally:

@@ -30,6 +30,7 @@ class View:
     order: str = "asc"      # the rows oldest first (asc, ccusage's default too) or newest first (desc)
     blocks: str = "all"     # `blocks`: all of them, the active one only, or the recent ones (RECENT_S)
     block_s: float = BLOCK_SECONDS   # a block's length (`--session-length`)
+    instances: bool = False  # daily / weekly / monthly: the periods of each project apart (`--instances`)
 
 
 ORDERS = ("asc", "desc")
@@ -109,23 +110,47 @@ def notes_for(view: View, dropped: list[str]) -> list[str]:
 
 # ---- daily / weekly / monthly ----------------------------------------------------------------------
 
-def period_table(report: UsageReport, period: str, view: View) -> tuple[list[str], list[str]]:
-    groups = report.by_period(period, view.first_weekday)
-    cols = [Column(PERIOD_TITLES[period], "<"), Column("Models", "<", drop=1), *token_columns(view.compact)]
+def _period_rows(groups: dict[str, dict[str, Tally]], view: View, indent: str = "") -> list[Row]:
     rows: list[Row] = []
     for label in ordered(sorted(groups), view):
         models = groups[label]
-        rows.append(Row([label, _models_text(sorted(models), view.compact),
+        rows.append(Row([indent + label, _models_text(sorted(models), view.compact),
                          *token_cells(_merged(models), view.compact)]))
         if view.breakdown:
             rows.extend(_child_rows(models, view, 1))
+    return rows
+
+
+def period_table(report: UsageReport, period: str, view: View) -> tuple[list[str], list[str]]:
+    title = PERIOD_TITLES[period]
+    cols = [Column(f"Project / {title.lower()}" if view.instances else title, "<"), Column("Models", "<", drop=1),
+            *token_columns(view.compact)]
+    rows: list[Row] = []
+    if view.instances:
+        # Each project's row (its sum over the range), then its periods under it.
+        for project in report.projects():
+            groups = report.by_period(period, view.first_weekday, project)
+            models: dict[str, Tally] = {}
+            for g in groups.values():
+                for m, t in g.items():
+                    models.setdefault(m, Tally()).merge(t)
+            rows.append(Row([project, _models_text(sorted(models), view.compact),
+                             *token_cells(_merged(models), view.compact)], "group"))
+            rows.extend(_period_rows(groups, view, indent="  "))
+    else:
+        rows.extend(_period_rows(report.by_period(period, view.first_weekday), view))
     rows.append(Row(["Total", "", *token_cells(report.totals, view.compact)], "total"))
     lines, dropped = render(cols, rows, view.width, view.compact)
     return lines, notes_for(view, dropped)
 
 
-def period_json(report: UsageReport, period: str, view: View) -> list[dict[str, Any]]:
-    groups = report.by_period(period, view.first_weekday)
+def instances_json(report: UsageReport, period: str, view: View) -> dict[str, list[dict[str, Any]]]:
+    """`--instances --json`: {project: its period rows}, the projects by name."""
+    return {p: period_json(report, period, view, p) for p in report.projects()}
+
+
+def period_json(report: UsageReport, period: str, view: View, project: str | None = None) -> list[dict[str, Any]]:
+    groups = report.by_period(period, view.first_weekday, project)
     out = []
     for label in ordered(sorted(groups), view):
         models = groups[label]

@@ -20,8 +20,8 @@ from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
 from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width
 from agent_core.usage.report import UsageReport, project_of
 from agent_core.usage.views import (ORDERS, REPORT_PERIODS, View, blocks_json, notes_for, blocks_of, blocks_table,
-                                            ordered, period_json, period_table, session_json, session_table,
-                                            token_cells, token_columns)
+                                    instances_json, ordered, period_json, period_table, session_json,
+                                    session_table, token_cells, token_columns)
 from agent_core.security.visible_text import one_line
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
@@ -153,6 +153,9 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--breakdown", action="store_true", help="per-model rows inside each period, session or block")
         p.add_argument("--order", choices=ORDERS, default="asc",
                        help="rows oldest first (asc, the default) or newest first (desc); the totals are the same")
+    if report in REPORT_PERIODS:
+        p.add_argument("--instances", action="store_true",
+                       help="each project's periods apart, under a row with the project's sum (JSON: projects)")
     if report == "weekly":
         p.add_argument("--start-of-week", type=_weekday, default=0, metavar="DAY",
                        help="the first day of a week (default monday)")
@@ -261,7 +264,9 @@ def render_report(report: UsageReport, name: str, view: View, now: float, limit_
 def report_json(report: UsageReport, name: str, view: View, tz_name: str, now: float,
                 limit_arg: str | None) -> dict:
     out: dict = {"report": name, "timezone": tz_name}
-    if name in REPORT_PERIODS:
+    if name in REPORT_PERIODS and view.instances:
+        out["projects"] = instances_json(report, REPORT_PERIODS[name], view)
+    elif name in REPORT_PERIODS:
         out["rows"] = period_json(report, REPORT_PERIODS[name], view)
     elif name == "session":
         out["sessions"] = [session_json(s, view) for s in ordered(report.session_list(), view)]
@@ -320,7 +325,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     width = terminal_width()
     view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,
                 first_weekday=getattr(args, "start_of_week", 0), order=getattr(args, "order", "asc"),
-                blocks=getattr(args, "blocks", "all"), block_s=getattr(args, "session_length", 5.0) * 3600)
+                blocks=getattr(args, "blocks", "all"), block_s=getattr(args, "session_length", 5.0) * 3600,
+                instances=getattr(args, "instances", False))
     now = getattr(args, "now", None) or time.time()
     limit_arg = getattr(args, "token_limit", None)
     try:

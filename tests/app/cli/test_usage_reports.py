@@ -133,6 +133,37 @@ def test_order_desc_puts_the_newest_row_first_in_every_report_and_keeps_the_tota
     assert blocks[0]["start"] == "2025-06-16T20:00:00Z" and any(b["gap"] for b in blocks)
 
 
+# ---- --instances ---------------------------------------------------------------------------------
+
+def test_instances_show_each_projects_periods_apart_and_add_up_to_the_totals(tmp_path):
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 1), ("2025-06-15T10:00:00Z", 2)], name="-home-me-app/s1.jsonl")
+    log_of(tmp_path, [("2025-06-15T11:00:00Z", 4)], name="-home-me-app/s3.jsonl")
+    log_of(tmp_path, [("2025-06-15T12:00:00Z", 8)], name="-home-me-web/s2.jsonl", model="claude-haiku-4-5-20251001")
+    log_of(tmp_path, [("2025-06-15T13:00:00Z", 16)], name="evil\x1b[2J/s4.jsonl")
+    root = str(tmp_path / "projects")
+    plain = run_json("daily", root, "--utc")
+    data = run_json("daily", root, "--utc", "--instances")
+    assert "rows" not in data and list(data["projects"]) == sorted(data["projects"])
+    assert {p: {r["period"]: r["output_tokens"] for r in rows} for p, rows in data["projects"].items()} == {
+        "-home-me-app": {"2025-06-14": 1, "2025-06-15": 6}, "-home-me-web": {"2025-06-15": 8},
+        "evil\x1b[2J": {"2025-06-15": 16}}
+    for f in TOKEN_FIELDS:
+        assert sum(r[f] for rows in data["projects"].values() for r in rows) == data["totals"][f] == plain["totals"][f]
+    assert data["totals"] == plain["totals"]
+    desc = run_json("daily", root, "--utc", "--instances", "--order", "desc")
+    assert [r["period"] for r in desc["projects"]["-home-me-app"]] == ["2025-06-15", "2025-06-14"]
+    monthly = run_json("monthly", root, "--utc", "--instances")
+    assert monthly["projects"]["-home-me-app"][0]["output_tokens"] == 7
+    code, out, _ = run("daily", root, "--utc", "--instances")
+    assert code == 0 and "\x1b" not in out
+    lines = out.splitlines()
+    app = next(i for i, line in enumerate(lines) if line.startswith("-home-me-app"))
+    assert lines[app + 1].startswith("  2025-06-14") and lines[app + 2].startswith("  2025-06-15")
+    assert lines[app].split()[2] == "3"            # the project's row: its sum, 3 requests
+    code, _, err = run("session", root, "--instances")
+    assert code == 2 and "unrecognized arguments" in err
+
+
 # ---- 5-hour blocks --------------------------------------------------------------------------------
 
 def test_a_block_spans_midnight_and_a_gap_starts_a_new_one(tmp_path):
