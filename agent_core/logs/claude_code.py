@@ -16,6 +16,8 @@ Read, never written. What matters in them:
 """
 from __future__ import annotations
 
+import math
+
 from datetime import datetime
 from typing import Any, Iterable
 
@@ -152,7 +154,7 @@ class ClaudeCodeParser:
             session_id=session, model=model, timestamp=parse_timestamp(obj.get("timestamp")),
             request_key=key, buckets=buckets, is_sidechain=sidechain, source=self.source, path=self.path,
             agent_id=obj.get("agentId") if isinstance(obj.get("agentId"), str) else None,
-            purpose="subagent" if sidechain else "main")
+            purpose="subagent" if sidechain else "main", logged_usd=_logged_usd(obj.get("costUSD")))
         rec.context_tokens = request_tokens(rec.buckets)
         out: list[Record] = []
         if pending is not None:
@@ -190,3 +192,10 @@ class ClaudeCodeParser:
         if not rec.is_sidechain:
             self._pending[session] = rec
         return [rec]
+
+
+def _logged_usd(value: object) -> float | None:
+    """Claude Code's `costUSD` (written by some versions): a finite, non-negative number, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None

@@ -43,6 +43,7 @@ class UsageRecord:
     agent_id: str | None = None           # the sub-agent that made the call, when known
     purpose: str = "main"                 # main | subagent | compaction | memory
     replaces: "UsageRecord | None" = None
+    logged_usd: float | None = None       # the log's own price of it (Claude Code's `costUSD`), when given
 
 
 @dataclass(slots=True, eq=False)

@@ -99,13 +99,34 @@ class Response:
     priced: Priced
 
 
+COST_MODES = ("auto", "calculate", "display")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A response whose logged price (`costUSD`) and calculated one differ (`usage --debug`)."""
+    request_key: str
+    model: str
+    timestamp: float | None
+    logged_usd: float
+    calculated_usd: float
+    path: str
+
+
 class UsageReport:
     """Accumulates records; `since`/`until` keep the records of those days (inclusive). Days are in
     `tz` (a tzinfo; None = local time; `utc=True` is `tz=timezone.utc`). `keep_responses` also keeps
     each response's time and tokens in `responses` (for the 5-hour blocks)."""
 
     def __init__(self, since: date | None = None, utc: bool = False, pricer: Pricer | None = None, *,
-                 until: date | None = None, tz: tzinfo | None = None, keep_responses: bool = False) -> None:
+                 until: date | None = None, tz: tzinfo | None = None, keep_responses: bool = False,
+                 cost_mode: str = "auto", debug: bool = False) -> None:
+        if cost_mode not in COST_MODES:
+            raise ValueError(f"cost mode must be one of {', '.join(COST_MODES)}, not {cost_mode!r}")
+        self.cost_mode = cost_mode
+        # `debug`: the responses whose logged price differs from ctxtui's, by request (a later copy
+        # of a response replaces its entry)
+        self.mismatches: dict[str, Mismatch] | None = {} if debug else None
         self.since = since
         self.until = until
         self.tz = tz if tz is not None else (timezone.utc if utc else None)
@@ -166,7 +187,7 @@ class UsageReport:
             t = s.cells[cell] = Tally()
         # Only the dollars: the report never shows their split by bucket or the cache savings, and
         # pricing those too would triple the pricing work of a big log.
-        priced = Priced(self.price(rec.model, rec.buckets, rec.timestamp), None, None)
+        priced = Priced(self._dollars(rec, sign), None, None)
         t.add(rec.buckets, priced, sign)
         if self.responses is not None:
             if sign < 0:
@@ -181,6 +202,22 @@ class UsageReport:
             s.see(rec.timestamp)
             if rec.purpose == "main" and (s.last is None or rec.timestamp is None or rec.timestamp >= s.last):
                 s.last_context_tokens = rec.context_tokens
+
+    def _dollars(self, rec: UsageRecord, sign: int) -> float | None:
+        """A response's dollars in the report's cost mode: `auto` the log's own price where it has
+        one (`costUSD`), else ctxtui's; `calculate` always ctxtui's; `display` only the log's (0
+        without one), as ccusage's modes do."""
+        logged = rec.logged_usd
+        wanted = self.cost_mode != "display" or (self.mismatches is not None and logged is not None)
+        calculated = self.price(rec.model, rec.buckets, rec.timestamp) if wanted else None
+        if self.mismatches is not None and sign > 0:
+            self.mismatches.pop(rec.request_key, None)
+            if logged is not None and calculated is not None and abs(logged - calculated) > 1e-9 + 1e-6 * logged:
+                self.mismatches[rec.request_key] = Mismatch(rec.request_key, rec.model, rec.timestamp, logged,
+                                                            calculated, rec.path)
+        if self.cost_mode == "calculate" or (self.cost_mode == "auto" and logged is None):
+            return calculated
+        return logged if logged is not None else 0.0
 
     def _group(self, index: int) -> dict[str, Tally]:
         out: dict[str, Tally] = {}

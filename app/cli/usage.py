@@ -18,7 +18,7 @@ from agent_core.pricing import rates_cache
 from agent_core.usage.blocks import token_limit
 from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
 from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width
-from agent_core.usage.report import UsageReport, project_of
+from agent_core.usage.report import COST_MODES, Mismatch, UsageReport, iso, project_of
 from agent_core.usage.views import (ORDERS, REPORT_PERIODS, View, blocks_json, notes_for, blocks_of, blocks_table,
                                     instances_json, ordered, period_json, period_table, session_json,
                                     session_table, token_cells, token_columns)
@@ -149,6 +149,12 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--timezone", metavar="TZ", help="IANA zone for days and times, e.g. Europe/Paris (default: local)")
     p.add_argument("--utc", action="store_true", help="the same as --timezone UTC")
     p.add_argument("--project", metavar="NAME", help="only the projects whose folder name contains NAME")
+    p.add_argument("--mode", choices=COST_MODES, default="auto",
+                   help="dollars: the log's own costUSD where it has one, else calculated (auto, the default); "
+                        "always calculated from the tokens (calculate); only the log's (display, 0 without)")
+    p.add_argument("--debug", action="store_true",
+                   help="list the responses whose logged costUSD differs from the calculated price (stderr; "
+                        "--json: mismatches)")
     if report is not None:
         p.add_argument("--breakdown", action="store_true", help="per-model rows inside each period, session or block")
         p.add_argument("--order", choices=ORDERS, default="asc",
@@ -175,7 +181,7 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
 
 def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = False,
                  warn: TextIO | None = None, *, until: date | None = None, tz=None, project: str | None = None,
-                 keep_responses: bool = False) -> UsageReport:
+                 keep_responses: bool = False, cost_mode: str = "auto", debug: bool = False) -> UsageReport:
     """Read every log the paths stand for into one report. Raises FileNotFoundError. Corrupt lines
     make one warning line on `warn`, summed over every file; a file that cannot be read (a FIFO, a
     device, a symlink loop) one line each, and it is counted in `report.unreadable`. Paths in
@@ -183,7 +189,8 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
     stamp, cache = rates_cache.prices_stamp(), rates_cache.cache_dir() / rates_cache.FILE_NAME
     known = rates_cache.load(cache, stamp)
     pricer = Pricer(known=known)
-    report = UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses, pricer=pricer)
+    report = UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses, pricer=pricer,
+                         cost_mode=cost_mode, debug=debug)
     dedup = Deduper()
     bad_files, first_bad = 0, ""
     for f in discover(list(paths)):
@@ -212,6 +219,37 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
         print(f"ctxtui usage: skipped {n} corrupt line{'s' if n != 1 else ''} in {bad_files} "
               f"file{'s' if bad_files != 1 else ''}; first: {first_bad}", file=warn)
     return report
+
+
+# ---- --debug -------------------------------------------------------------------------------------
+
+DEBUG_LINES = 20     # the mismatches listed on stderr (all of them in --json)
+
+
+def _sorted_mismatches(report: UsageReport) -> list[Mismatch]:
+    return sorted((report.mismatches or {}).values(), key=lambda m: (-abs(m.logged_usd - m.calculated_usd),
+                                                                     m.request_key))
+
+
+def print_mismatches(report: UsageReport, err: TextIO) -> None:
+    """The responses whose logged and calculated prices differ, the largest differences first."""
+    found = _sorted_mismatches(report)
+    if not found:
+        print("ctxtui usage: debug: no response's logged costUSD differs from its calculated price", file=err)
+        return
+    print(f"ctxtui usage: debug: {len(found)} response{'s' if len(found) != 1 else ''} whose logged costUSD "
+          f"differs from the calculated price (largest first):", file=err)
+    for m in found[:DEBUG_LINES]:
+        print(f"  {one_line(m.model)}  logged ${m.logged_usd:.6f}  calculated ${m.calculated_usd:.6f}  "
+              f"{iso(m.timestamp) or '-'}  {one_line(m.request_key)}  {one_line(m.path)}", file=err)
+    if len(found) > DEBUG_LINES:
+        print(f"  … and {len(found) - DEBUG_LINES} more (--json lists them all)", file=err)
+
+
+def mismatches_json(report: UsageReport) -> list[dict]:
+    return [{"request": m.request_key, "model": m.model, "timestamp": iso(m.timestamp), "path": m.path,
+             "logged_usd": m.logged_usd, "calculated_usd": round(m.calculated_usd, 9)}
+            for m in _sorted_mismatches(report)]
 
 
 # ---- text output -------------------------------------------------------------------------------
@@ -317,7 +355,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return 2
     try:
         report = build_report(paths, since=args.since, until=args.until, tz=tz, project=args.project, warn=err,
-                              keep_responses=name == "blocks")
+                              keep_responses=name == "blocks", cost_mode=args.mode, debug=args.debug)
     except FileNotFoundError as e:
         hint = "" if args.paths else " (set CLAUDE_CONFIG_DIR or pass a PATH)"
         print(f"ctxtui usage: no such file or folder: {one_line(str(e.args[0] if e.args else e))}{hint}", file=err)
@@ -329,10 +367,14 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
                 instances=getattr(args, "instances", False))
     now = getattr(args, "now", None) or time.time()
     limit_arg = getattr(args, "token_limit", None)
+    if args.debug and not args.json:
+        print_mismatches(report, err)
     try:
         if args.json:
             data = report.to_json() if name is None else report_json(
                 report, name, view, args.timezone or ("UTC" if args.utc else "local"), now, limit_arg)
+            if args.debug:
+                data["mismatches"] = mismatches_json(report)
             json.dump(data, out, indent=2, allow_nan=False)   # never Infinity/NaN: not JSON
             out.write("\n")
         else:
