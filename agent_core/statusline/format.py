@@ -24,6 +24,9 @@ class StatusFigures:
     session_unpriced: bool = False        # some responses are of a model without prices
     today_usd: float | None = None
     block_left_s: float | None = None     # None: no active 5-hour block
+    block_usd: float | None = None        # the active block's dollars so far
+    block_usd_per_h: float | None = None  # ... since its first activity (the burn rate)
+    cache_left_s: float | None = None     # the prompt cache's time left (0: gone cold); None: unknown
     note: str | None = None               # why a figure is missing ("no transcript yet")
 
 
@@ -65,7 +68,15 @@ def format_line(f: StatusFigures) -> str:
     if f.today_usd is not None:
         parts.append(f"today {dollars(f.today_usd)}")
     if f.block_left_s is not None:
-        parts.append(f"block {duration(f.block_left_s)} left")
+        block = f"block {duration(f.block_left_s)} left"
+        if f.block_usd is not None:
+            block += f" {dollars(f.block_usd)}"
+            if f.block_usd_per_h is not None:
+                block += f" ({dollars(f.block_usd_per_h)}/h)"
+        parts.append(block)
+    if f.cache_left_s is not None:
+        parts.append(f"cache warm {duration(f.cache_left_s)} left" if f.cache_left_s >= 60
+                     else "cache warm <1m left" if f.cache_left_s > 0 else "cache cold")
     if f.note:
         parts.append(f.note)
     return one_line(SEP.join(parts)) if parts else "ctxtui"

@@ -83,6 +83,8 @@ def _book(state: StatusState, rec: UsageRecord, prices: Prices, sign: int) -> No
     if rec.timestamp is not None:
         day = day_of(rec.timestamp)
         log.days[day] = log.days.get(day, 0.0) + sign * usd
+        minute = str(int(rec.timestamp // 60))
+        log.minute_usd[minute] = log.minute_usd.get(minute, 0.0) + sign * usd
 
 
 def _apply(state: StatusState, rec: UsageRecord, prices: Prices) -> None:
@@ -156,6 +158,8 @@ def _trim(state: StatusState, now: float) -> None:
     for log in state.logs.values():
         if log.minutes and log.minutes[0] < oldest:
             log.minutes = [m for m in log.minutes if m >= oldest]
+        if any(int(m) < oldest for m in log.minute_usd):
+            log.minute_usd = {m: v for m, v in log.minute_usd.items() if int(m) >= oldest}
         if len(log.days) > 2:
             keep = sorted(log.days)[-2:]
             log.days = {d: log.days[d] for d in keep}

@@ -27,7 +27,7 @@ from typing import Any
 
 from agent_core.pricing.pricer import Pricer
 
-STATE_VERSION = 4
+STATE_VERSION = 5         # 5: dollars per minute (the block's dollars and burn rate)
 RECENT_KEYS = 128          # responses remembered for the final-copy rule across calls (copies come close)
 ACTIVITY_S = 24 * 3600     # activity kept (and logs looked at) for today's dollars and the block
 MARK_BYTES = 64            # bytes before the offset kept to notice a log rewritten in place
@@ -48,6 +48,7 @@ class LogState:
     unpriced: int = 0                                 # responses of a model without prices
     days: dict[str, float] = field(default_factory=dict)
     minutes: list[int] = field(default_factory=list)  # epoch minutes with activity
+    minute_usd: dict[str, float] = field(default_factory=dict)   # epoch minute -> dollars (the last day)
     last: dict[str, Any] | None = None                # last main-chain response: model, buckets, ts
 
 

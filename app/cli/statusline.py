@@ -3,8 +3,9 @@
 Claude Code pipes a JSON object on stdin (session_id, transcript_path, model {id, display_name},
 workspace, cost, context_window, ...) and shows the first line of stdout. This prints the context
 used by the last main-chain request (input + cache read + cache write, as Claude Code counts it)
-with the share left until ctxtui's auto-compact threshold, the session's dollars, today's dollars
-and the time left in the active 5-hour block. State is kept between calls (statusline_state.py),
+with the share left until ctxtui's auto-compact threshold, the session's dollars, today's dollars,
+the active 5-hour block's time left, dollars and burn rate, and the prompt cache's state (warm with
+its time left, or cold). State is kept between calls (agent_core/statusline/state.py),
 so a refresh reads only what the logs gained since the last one.
 
 A status line must never break Claude Code's screen: any failure still prints a line (what stdin
@@ -34,7 +35,8 @@ usage: ctxtui statusline
 
 For Claude Code's settings.json:  {"statusLine": {"type": "command", "command": "ctxtui statusline"}}
 Reads Claude Code's status JSON on stdin and prints one line: context used and %% left until
-auto-compact, the session's dollars, today's dollars, the active 5-hour block's time left.
+auto-compact, the session's dollars, today's dollars, the active 5-hour block's time left,
+its dollars and burn rate, and whether the prompt cache is still warm (and for how long).
 State between calls: <ctxtui state folder>/statusline/ (CTXTUI_HOME moves it). Always exits 0.
 """
 
@@ -123,11 +125,38 @@ def compute(data: Mapping[str, Any], env: Mapping[str, str], now: float) -> Stat
     note = None if transcript.is_file() else "no transcript yet"
     times = [m * 60.0 for log in state.logs.values() for m in log.minutes]
     block = active_block(times, now, Block(*state.block) if state.block else None)
+    block_usd, per_hour = block_dollars(state, block, times, now) if block else (None, None)
     state.save(where)
     return StatusFigures(model=base.model or model_id, context=context, window=window, threshold=threshold,
                          session_usd=sum(log.usd for log in logs) if logs else base.session_usd,
                          session_unpriced=any(log.unpriced > 0 for log in logs),
-                         today_usd=today_usd, block_left_s=block.left(now) if block else None, note=note)
+                         today_usd=today_usd, block_left_s=block.left(now) if block else None,
+                         block_usd=block_usd, block_usd_per_h=per_hour, cache_left_s=cache_left(last, now),
+                         note=note)
+
+
+CACHE_TTL_S = {"cache_write_1h": 3600.0, "cache_write_5m": 300.0}
+
+
+def cache_left(last: Mapping[str, Any] | None, now: float) -> float | None:
+    """The prompt cache's time left after the last main request: 1 hour when that request wrote
+    with the 1-hour TTL, else 5 minutes (the API's default), from the request's time; 0 once cold.
+    None when no request is known."""
+    if not last or not isinstance(last.get("ts"), (int, float)):
+        return None
+    buckets = last.get("buckets") or {}
+    ttl = CACHE_TTL_S["cache_write_1h"] if buckets.get("cache_write_1h") else CACHE_TTL_S["cache_write_5m"]
+    return max(0.0, ttl - (now - float(last["ts"])))
+
+
+def block_dollars(state: StatusState, block: Block, times: list[float], now: float) -> tuple[float, float]:
+    """The active block's dollars (every log's, as its time left is) and the burn rate since its
+    first activity, over at least a minute (as `usage blocks` projects it: a block seconds old
+    does not burn at infinity). Activity is kept by the minute."""
+    start, end = block.start // 60, block.end // 60
+    usd = sum(v for log in state.logs.values() for m, v in log.minute_usd.items() if start <= int(m) < end)
+    first = min((t for t in times if block.start <= t < block.end), default=now)
+    return usd, usd / max(now - first, 60.0) * 3600
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,

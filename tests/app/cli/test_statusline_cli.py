@@ -83,6 +83,10 @@ def test_the_figures_of_a_transcript(tmp_path):
     assert f.today_usd == pytest.approx(0.048180)
     # Activity from 11:00 UTC: the block runs 11:00-16:00, so 3 h 30 min are left at 12:30.
     assert f.block_left_s == pytest.approx(3.5 * 3600)
+    # The block's dollars are every log's inside 11:00-16:00 (today's here), burnt over the 1.5 h
+    # since its first activity; the cache (5-minute writes, last request 12:00) went cold at 12:05.
+    assert f.block_usd == pytest.approx(0.048180) and f.block_usd_per_h == pytest.approx(0.048180 / 1.5)
+    assert f.cache_left_s == 0
 
 
 def test_the_printed_line(tmp_path):
@@ -92,7 +96,44 @@ def test_the_printed_line(tmp_path):
               env=env_for(tmp_path), now=NOW)
     assert rc == 0 and err.getvalue() == ""
     assert out.getvalue() == ("Sonnet 4.5 · ctx 41k/200k (75% left to auto-compact) · session $0.05 · "
-                              "today $0.05 · block 3h30m left\n")
+                              "today $0.05 · block 3h30m left $0.05 ($0.03/h) · cache cold\n")
+
+
+@pytest.mark.parametrize(("write", "at", "shown"), [
+    ({"write": 1000}, "2025-06-14T12:27:00Z", "cache warm 2m left"),    # 5-minute writes, 3 minutes ago
+    ({"w1h": 1000}, "2025-06-14T12:00:00Z", "cache warm 30m left"),     # 1-hour writes, 30 minutes ago
+    ({"w1h": 1000}, "2025-06-14T11:20:00Z", "cache cold"),              # 1-hour writes, 70 minutes ago
+    ({}, "2025-06-14T12:25:30Z", "cache warm <1m left"),                # reads only: the 5-minute default
+])
+def test_the_cache_state_follows_the_last_request_and_its_write_ttl(tmp_path, write, at, shown):
+    log = write_log(tmp_path / "claude" / "projects" / "-home-me-proj" / "sess-1.jsonl", [
+        assistant("m1", "r1", u=usage(inp=10, out=1, read=5000, **write), ts=at)])
+    out = io.StringIO()
+    assert main([], stdin=io.StringIO(json.dumps(stdin_json(log))), stdout=out, env=env_for(tmp_path), now=NOW) == 0
+    assert out.getvalue().rstrip("\n").endswith(shown), out.getvalue()
+
+
+def test_a_block_in_its_first_minute_burns_over_a_whole_minute(tmp_path):
+    log = write_log(tmp_path / "claude" / "projects" / "-home-me-proj" / "sess-1.jsonl", [
+        assistant("m1", "r1", u=usage(inp=1000, out=0), ts="2025-06-14T12:29:50Z")])
+    f = compute(stdin_json(log), env_for(tmp_path), NOW)
+    assert f.block_usd == pytest.approx(0.003) and f.block_usd_per_h == pytest.approx(0.003 * 60)   # not per 10 s
+
+
+def test_an_older_state_file_is_read_again_for_the_block_dollars(tmp_path):
+    """A state file of the previous format has no dollars per minute: it is not trusted, the logs
+    are read again, and the block's dollars are whole."""
+    log = make_projects(tmp_path)
+    env = env_for(tmp_path)
+    compute(stdin_json(log), env, NOW)
+    path = state_file(tmp_path)
+    raw = json.loads(path.read_text())
+    raw["version"] = 4
+    for v in raw["logs"].values():
+        v.pop("minute_usd", None)
+    path.write_text(json.dumps(raw))
+    f = compute(stdin_json(log), env, NOW)
+    assert f.block_usd == pytest.approx(0.048180) and f.session_usd == pytest.approx(0.045180)
 
 
 def test_a_second_call_reads_only_the_appended_bytes(tmp_path):
