@@ -15,6 +15,7 @@ from typing import Callable, Sequence, TextIO
 from agent_core.logs import Deduper, LogReader, claude_config_dirs, claude_projects_dirs, discover
 from agent_core.pricing.pricer import Pricer
 from agent_core.pricing import rates_cache
+from agent_core.usage import colour
 from agent_core.usage.blocks import token_limit
 from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
 from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width
@@ -141,6 +142,11 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path,
                    help="log files or folders (default: Claude Code's projects folder)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    colour = p.add_mutually_exclusive_group()
+    colour.add_argument("--color", dest="color", action="store_const", const=True, default=None,
+                        help="colour the table even when not printing to a terminal")
+    colour.add_argument("--no-color", dest="color", action="store_const", const=False,
+                        help="no colour (also when NO_COLOR is set, TERM is dumb, or the output is not a terminal)")
     if report is None:
         p.add_argument("--by", choices=("model", "session", "day"), default="model",
                        help="group the table by model (default), session or day")
@@ -378,8 +384,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             json.dump(data, out, indent=2, allow_nan=False)   # never Infinity/NaN: not JSON
             out.write("\n")
         else:
-            out.write(_fitted(lambda v: render_table(report, args.by, v) if name is None
-                              else render_report(report, name, v, now, limit_arg), view) + "\n")
+            text = _fitted(lambda v: render_table(report, args.by, v) if name is None
+                           else render_report(report, name, v, now, limit_arg), view)
+            out.write((colour.paint(text) if colour.wanted(out, os.environ, args.color) else text) + "\n")
         out.flush()
     except BrokenPipeError:  # `ctxtui usage | head`: the reader left, which is fine
         if out is sys.stdout:  # keep Python's exit-time flush from failing again
