@@ -29,7 +29,9 @@ REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
 
 DESCRIPTION = """\
 Token and cost reports over session logs: Claude Code's (~/.claude/projects/<project>/<session>.jsonl,
-with their sub-agent logs) and ctxtui's own (.ctxtui/sessions/<id>.jsonl). Each response is counted
+with their sub-agent logs) and ctxtui's own (in ctxtui's state folder, never the workspace:
+<state>/projects/<workspace>/sessions/<id>.jsonl, the state folder being $CTXTUI_HOME, else
+$XDG_STATE_HOME/ctxtui, else ~/.local/state/ctxtui). Each response is counted
 once, with its final usage (Claude Code repeats a response's usage on every content block and only
 the last copy holds the final output count), sub-agent calls included. Tokens are split into input,
 output, cache write 5m, cache write 1h and cache read; dollars come from genai-prices' offline price
@@ -82,7 +84,7 @@ examples:
   ctxtui usage session --project myapp --since 2025-06-01 --until 2025-06-30
   ctxtui usage blocks --token-limit max
   ctxtui usage ~/.claude/projects/-home-me-proj --by session --json
-  ctxtui usage .ctxtui/sessions
+  ctxtui usage ~/.local/state/ctxtui/projects    every ctxtui session on this machine
 
 exit codes: 0 done, 2 bad usage (unknown flag, bad date or time zone, a path that does not exist)"""
 
@@ -137,7 +139,9 @@ def _instant(value: str) -> float:
 
 def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     prog = f"ctxtui usage {report}" if report else "ctxtui usage"
-    p = _Parser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
+    # Without a report named, the synopsis names them: argparse's own would only list the options.
+    synopsis = None if report else f"%(prog)s [{'|'.join(REPORTS)}] [options] [PATH ...]"
+    p = _Parser(prog=prog, usage=synopsis, description=DESCRIPTION, epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path,
                    help="log files or folders (default: Claude Code's projects folder)")

@@ -15,7 +15,7 @@ MIN_WINDOW = 1_000
 
 DESCRIPTION = """\
 Follow a session log live and show the context window, the cost and each compaction as it lands:
-ctxtui's own logs (.ctxtui/sessions/<id>.jsonl) and Claude Code's (<session>.jsonl under
+ctxtui's own logs (kept in ctxtui's state folder, never the workspace) and Claude Code's (<session>.jsonl under
 ~/.claude/projects), which are only read, never written. The context state uses the same
 thresholds as ctxtui's loop for the log's model (window from genai-prices' data)."""
 
@@ -24,9 +24,10 @@ PATH:
   a .jsonl session log, or a folder: then the most recently written session log under it, and a
   newer session appearing there later is switched to (a notice says so). A workspace folder is
   followed where its logs are kept (ctxtui's state folder or Claude Code's project folder for it).
-  Default: the ctxtui sessions of the current folder (.ctxtui/sessions, or under $CTXTUI_HOME)
-  when there are any, else Claude Code's projects folder ($CLAUDE_CONFIG_DIR/projects, else
-  ~/.claude/projects). A folder with no log yet is waited on: the first log written is followed.
+  Default: the ctxtui sessions of the current folder (in ctxtui's state folder:
+  <state>/projects/<this folder>/sessions) when there are any, else Claude Code's projects folder
+  ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects). A folder with no log yet is waited on:
+  the first log written is followed.
 
 what is shown:
   header     the file, its format, the model and its thresholds, responses, compactions, and how
@@ -41,13 +42,14 @@ what is shown:
 
 keys: q quit, c maximize the cost pane, ctrl+p command palette
 
-environment: CTXTUI_HOME (where .ctxtui/ is), CLAUDE_CONFIG_DIR (Claude Code's config folder)
+environment: CTXTUI_HOME (ctxtui's state folder; default $XDG_STATE_HOME/ctxtui, else
+  ~/.local/state/ctxtui), CLAUDE_CONFIG_DIR (Claude Code's config folder)
 
 examples:
   ctxtui watch                                       this folder's newest ctxtui session
   ctxtui watch ~/.claude/projects                    the newest Claude Code session anywhere
   ctxtui watch ~/.claude/projects/-home-me-proj/5f1e2d3c-....jsonl --context-window 1000000
-  ctxtui watch /mnt/share/.ctxtui/sessions --poll    a network folder without change events
+  ctxtui watch /mnt/share/ctxtui-state/projects --poll   a network folder without change events
 
 exit codes: 0 done, 2 bad usage (unknown flag, a path that does not exist or cannot be read),
 130 interrupted"""

@@ -311,6 +311,7 @@ def test_help_describes_every_flag(capsys):
     out = capsys.readouterr().out
     for needle in ("PATH", "--context-window", "--poll", "CLAUDE_CONFIG_DIR", "exit codes"):
         assert needle in out
+    assert ".ctxtui/" not in out and "state folder" in out     # logs live in the state folder, not the workspace
 
 
 @pytest.mark.parametrize("argv, needle", [

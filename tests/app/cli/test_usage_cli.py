@@ -210,8 +210,11 @@ def test_help_lists_every_flag(capsys):
     assert main(["--help"]) == 0
     text = capsys.readouterr().out
     for flag in ("--json", "--by", "--since", "--utc", "PATH", "CLAUDE_CONFIG_DIR", "cost_usd",
-                 "cache_write_1h_tokens", "exit codes"):
+                 "cache_write_1h_tokens", "exit codes", "--mode", "--debug", "--color"):
         assert flag in text
+    # the synopsis names the reports, and ctxtui's logs are where they live: the state folder
+    assert text.startswith("usage: ctxtui usage [daily|weekly|monthly|session|blocks] [options] [PATH ...]")
+    assert ".ctxtui/" not in text and "~/.local/state/ctxtui" in text
 
 
 def test_wired_as_ctxtui_usage(projects, capsys):
