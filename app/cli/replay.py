@@ -47,8 +47,8 @@ output:
 examples:
   ctxtui replay ~/.claude/projects/-home-me-proj/SESSION.jsonl
   ctxtui replay ~/.claude/projects/-home-me-proj --window 60000 --json
-  ctxtui replay ~/.local/state/ctxtui/projects/WORKSPACE/sessions \
-      --policy ctxtui-1h:CTXTUI_CACHE_TTL=1h --policy nocollapse:CTXTUI_DISABLE_COLLAPSE=1
+  ctxtui replay ~/.local/state/ctxtui/projects/WORKSPACE/sessions --policy ctxtui-1h:CTXTUI_CACHE_TTL=1h
+  ctxtui replay SESSION.jsonl --policy nocollapse:CTXTUI_DISABLE_COLLAPSE=1
 
 logs that cannot be read (a FIFO, a symlink to a device, a symlink loop, no permission) are
 skipped, each named on stderr, and the others replayed
