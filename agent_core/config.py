@@ -435,9 +435,11 @@ def _parse(s: Setting, value: Any, where: str) -> Any:
 
 
 def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[str, str] | None = None,
-                workspace: Path | None = None) -> Config:
+                workspace: Path | None = None, typed: Mapping[str, str] | None = None) -> Config:
     """Build the Config; raises ConfigError with a message the user can act on. The secrets it
-    finds are registered with the scrubber, so nothing written afterwards can hold them."""
+    finds are registered with the scrubber, so nothing written afterwards can hold them. `typed`:
+    the CLI values the user gave in the TUI instead, by the command ({"model": "/model"}), so an
+    error names what they typed, not a flag they never used."""
     environ = with_held(os.environ) if environ is None else environ
     register_secret(*(environ.get(v) for v in SECRET_ENV_VARS))   # before any message can quote one
     cli_vals = _cli_values(cli)
@@ -461,7 +463,7 @@ def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[s
     for s in SETTINGS:
         in_dotenv = bool(s.env and (dotenv.get(s.env) or "").strip())
         if s.name in cli_vals:
-            raw, sources[s.name], where[s.name] = cli_vals[s.name], "flag", s.flag_name
+            raw, sources[s.name], where[s.name] = cli_vals[s.name], "flag", (typed or {}).get(s.name, s.flag_name)
         elif s.env and (environ.get(s.env) or "").strip():
             raw, sources[s.name], where[s.name] = environ[s.env], "env", s.env
         elif in_dotenv and s.name in SENSITIVE and not trusted:
@@ -482,6 +484,10 @@ def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[s
         values["model"] = DEFAULT_MODEL if values.get("api_key") else DEMO_MODEL
     elif values["model"].lower() == DEMO_MODEL:
         values["model"] = DEMO_MODEL
+    elif not values.get("api_key") and where["model"] == "/model":
+        raise ConfigError(f"/model {values['model']} needs an API key, but ANTHROPIC_API_KEY is not set. Set it "
+                          f"(environment, or the user config file) and start ctxtui again, or stay offline "
+                          f"with /model demo.")
     elif not values.get("api_key"):
         raise ConfigError(f"{where['model']} is {values['model']!r}, which needs an API key, but ANTHROPIC_API_KEY "
                           f"is not set. Set it (environment, or the user config file), or use --model demo "

@@ -73,7 +73,8 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
         over = dict(cli_dict)
         if "model" in overrides:
             over["model"] = overrides["model"]
-        cfg = load_config(over, environ=environ, workspace=config.workspace)
+        cfg = load_config(over, environ=environ, workspace=config.workspace,
+                          typed={"model": "/model"} if "model" in overrides else None)
         made = build_agent(cfg, interactive=True, resume=overrides.get("resume"))
         return pace(made) if paced else made
 

@@ -465,3 +465,20 @@ async def test_long_conversations_page_out_old_messages():
         # while the user reads older messages nothing is paged out under them
         await conv.add_user("new while scrolled up")
         assert len(conv.archived) == before - 3
+
+
+async def test_model_without_a_key_says_what_to_type_not_which_flag(workspace):
+    """/model NAME without ANTHROPIC_API_KEY: the error speaks of /model (what was typed), and the
+    demo stays the session."""
+    app = build_app({"model": "demo"}, environ={}, workspace=workspace, claude_root=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        before = app.agent
+        app.run_slash("/model claude-sonnet-4-5")
+        while agent_running(app):
+            await pilot.pause(0.01)
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert any("/model claude-sonnet-4-5 needs an API key" in m and "/model demo" in m for m in said), said
+        assert not any("--model" in m for m in said), said
+        assert app.agent is before
