@@ -227,6 +227,8 @@ async def test_a_dead_port_says_one_correct_thing(workspace):
         notes = [n.text for n in conv.records_of(NoticeRecord)]
     assert len(errors) == 1 and "Could not connect" in errors[0], errors
     assert not [n for n in notes if "retry" in n.lower() or "partial answer" in n], notes
+    said = " ".join(errors[0].replace("█", " ").split())
+    assert said.count("ANTHROPIC_BASE_URL") == 1 and "send the prompt again" in said, said   # said once
 
 
 @pytest.mark.slow

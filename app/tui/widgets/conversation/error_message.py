@@ -23,6 +23,24 @@ ERROR_HINTS = {
     "internal": "This is a ctxtui bug. Nothing is lost (the session log keeps everything); please report it.",
 }
 
+# When the loop's message already says it (it names this), only the rest of the hint is added: a
+# dead port said "Check your network connection and ANTHROPIC_BASE_URL." and then again "Check
+# your network and ANTHROPIC_BASE_URL, then send the prompt again."
+SAID_ALREADY = {
+    "connection": ("ANTHROPIC_BASE_URL", "Then send the prompt again."),
+    "auth": ("ANTHROPIC_API_KEY", "Without a key, /model demo works offline in this session."),
+    "prompt_too_long": ("/compact", "Or /clear to start over."),
+    "blocking": ("/compact", "Or /clear to start a new session."),
+}
+
+
+def hint_for(kind: str, message: str) -> str:
+    """What to add to the loop's message: the kind's hint, or only what the message leaves out."""
+    said = SAID_ALREADY.get(kind)
+    if said is not None and said[0] in message:
+        return said[1]
+    return ERROR_HINTS.get(kind, "")
+
 
 @dataclass(slots=True)
 class ErrorRecord:
@@ -33,7 +51,7 @@ class ErrorRecord:
     retryable: bool = False
 
     def content(self) -> Text:
-        hint = ERROR_HINTS.get(self.kind, "")
+        hint = hint_for(self.kind, self.message)
         text = Text.assemble((f"✗ {one_line(self.kind.replace('_', ' '))}: ", "bold"), visible(self.message))
         if self.retryable:
             text.append("  (retryable)", "dim")
