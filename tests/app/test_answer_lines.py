@@ -139,3 +139,25 @@ def test_an_answer_markdown_has_every_attribute_rich_gives_its_markdown():
         if name != "parsed":
             assert getattr(ours, name) == getattr(rich, name), name
     assert [t.type for t in ours.parsed] == [t.type for t in text_only_parser().parse("# Title\n\nsome `code`")]
+
+
+def test_a_closing_tag_after_a_list_is_its_own_line_and_code_is_left_alone():
+    """`</summary>` right after a list item was drawn inside the item (a lazy continuation line).
+    A tag line gets its own line; inside fenced code nothing moves."""
+    from rich.console import Console
+    from app.tui.widgets.conversation.assistant_message import AnswerMarkdown, separate_tag_lines
+
+    console = Console(width=60, color_system=None)
+
+    def lines(md: str) -> list[str]:
+        rendered = console.render_lines(AnswerMarkdown(md, code_theme="monokai"), console.options, pad=False)
+        return ["".join(s.text for s in line).rstrip() for line in rendered]
+
+    shown = lines("<summary>\n- item one\n- item two\n</summary>\n\nAfter.")
+    assert "</summary>" in shown and not any("item two" in line and "</summary>" in line for line in shown)
+    assert shown.index("</summary>") > max(i for i, line in enumerate(shown) if "item two" in line)
+    for code in ("```xml\n<a>\n</a>\n```", "~~~\n<b>\n  </b>\n~~~", "````\n```\n<c>\n````"):
+        assert separate_tag_lines(code) == code            # fenced code: untouched
+    assert separate_tag_lines("text\n<b>inline</b> and more") == "text\n<b>inline</b> and more"
+    assert separate_tag_lines("a\n    <indented>\nb") == "a\n    <indented>\nb"      # four spaces: code
+    assert separate_tag_lines("- x\n</s>\ny") == "- x\n\n</s>\n\ny"

@@ -11,6 +11,7 @@ Raw HTML is off (`text_only_parser`): an answer that opens with a tag line (`<su
 Links are drawn as text with their address, never as terminal hyperlinks."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
@@ -33,6 +34,41 @@ def text_only_parser() -> MarkdownIt:
     answer showed as a blank line. Off, tags are literal text and the rest is Markdown. One parser
     for every render: a streamed answer is parsed again ten times a second."""
     return MarkdownIt("gfm-like", {"html": False})
+
+
+# A line that is only an XML-style tag (`<summary>`, `</analysis>`), as Claude writes around parts
+# of an answer, indented at most three spaces (four is code).
+_TAG_LINE = re.compile(r"^ {0,3}</?[A-Za-z][A-Za-z0-9_-]*(?:\s[^<>]*)?>\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def separate_tag_lines(source: str) -> str:
+    """The answer with a blank line around each tag-only line outside code, so the tag reads as
+    its own line: right after a list, `</summary>` was a lazy continuation of the last item and
+    was drawn inside it."""
+    out: list[str] = []
+    fence: str | None = None
+    lines = source.split("\n")
+    for i, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            out.append(line)
+            continue
+        if opened:
+            fence = opened.group(1)
+            out.append(line)
+            continue
+        if _TAG_LINE.match(line):
+            if out and out[-1].strip():
+                out.append("")
+            out.append(line)
+            if i + 1 < len(lines) and lines[i + 1].strip():
+                out.append("")
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 class LeftHeading(Heading):
@@ -71,7 +107,7 @@ class AnswerMarkdown(Markdown):
         # short answer, for a parser this class replaces. The same attributes, set here (a test
         # checks them against Rich's, so an upgrade that adds one is noticed).
         self.markup = markup
-        self.parsed = text_only_parser().parse(markup)
+        self.parsed = text_only_parser().parse(separate_tag_lines(markup))
         self.code_theme = code_theme
         self.justify = None
         self.style = "none"
