@@ -542,11 +542,17 @@ class CtxApp(App[int]):
             self.agent.cancel()
 
     def action_toggle_sidebar(self) -> None:
-        """Show or hide the side panes whatever the width (the width's choice is the default)."""
+        """Show or hide the side panes whatever the width (the width's choice is the default).
+        Hiding them while one has focus gives the focus to the prompt: left to Textual it went to
+        the conversation, so what was typed next was lost and Enter opened a tool block."""
         main = self.screen_stack[0]
-        shown = main.query_one("#side").display
+        side = main.query_one("#side")
+        shown = side.display
+        focused = main.focused
         main.set_class(not shown, "-side-shown")
         main.set_class(shown, "-side-hidden")
+        if shown and focused is not None and side in focused.ancestors_with_self:
+            self.prompt_input.focus()
 
     def action_slash(self, text: str) -> None:
         self.run_slash(text)

@@ -173,6 +173,28 @@ async def test_the_sidebar_key_toggles_it_at_any_size(size):
         assert (await shown_widgets(app, pilot))["side"] is before
 
 
+async def test_hiding_the_sidebar_while_a_pane_has_focus_gives_the_prompt_the_focus():
+    """F2 with the timeline focused: the panes go, the prompt gets the focus, what is typed lands
+    in it, and Enter does not open a block of the conversation."""
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await app.conversation.add_tool_call("t1", "grep", {"pattern": "x"})
+        await pilot.pause()
+        app.timeline.focus()
+        await pilot.pause()
+        assert app.focused is app.timeline
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not (await shown_widgets(app, pilot))["side"]
+        assert app.focused is app.prompt_input
+        for ch in "hi":
+            await pilot.press(ch)
+        assert app.prompt_input.text == "hi"
+        (tool,) = [r for r in app.conversation.messages if getattr(r, "call_id", None) == "t1"]
+        await pilot.press("enter")
+        assert not tool.expanded
+
+
 async def test_the_sidebar_key_is_in_the_footer_and_the_help():
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
