@@ -72,15 +72,20 @@ def test_main_screen_at_each_size(snap_compare, utc, size):
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_context_screen(snap_compare, utc):
+DIALOG_SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+
+
+@DIALOG_SIZES
+@pytest.mark.parametrize("command", ["/context", "/help"], ids=["context", "help"])
+def test_context_and_help_screens(snap_compare, utc, size, command):
     app = make_app()
 
     async def run_before(pilot):
         await fill(app, "warning", pilot)
-        app.run_slash("/context")
+        app.run_slash(command)
         await settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_cost_pane_maximized(snap_compare, utc):
@@ -94,7 +99,8 @@ def test_cost_pane_maximized(snap_compare, utc):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def test_permission_modal(snap_compare, utc):
+@DIALOG_SIZES
+def test_permission_modal(snap_compare, utc, size):
     app = make_app()
     request = ev.PermissionRequest(id="t9", name="edit_file", input={
         "path": "app/tui.py", "old_string": "def hello():\n    return 'world'\n",
@@ -105,7 +111,7 @@ def test_permission_modal(snap_compare, utc):
         app.push_screen(PermissionScreen(request))
         await settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_transcript_browser(snap_compare, utc, tmp_path, monkeypatch):

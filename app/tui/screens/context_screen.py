@@ -24,6 +24,8 @@ from app.widgets.context_plot import ContextPlot
 GRID_CELLS = 100  # one cell per percent of the window
 GRID_WIDTH = 10
 
+DIALOG_WIDTH = 110   # styles/context_screen.tcss: #context-dialog's width (at most the screen's)
+
 
 def grid(c: ContextUpdate) -> Content:
     """10×10 cells; each category gets cells in proportion to its tokens (largest remainder)."""
@@ -128,11 +130,22 @@ class ContextScreen(ModalScreen[None]):
             items = self.query_one("#context-items", DataTable)
             items.add_columns("kind", "item", Text("tokens", justify="right"), Text("of context", justify="right"))
             total = max(1, c.tokens)
-            for it in self.items:
+            rows = [(Text(one_line(str(it.kind))), Text(one_line(str(it.label))),
+                     Text(fmt.tokens(it.tokens), justify="right"),
+                     Text(fmt.percent(it.tokens / total * 100, 1), justify="right")) for it in self.items]
+            room = self._label_room([r[0].cell_len for r in rows], [r[2].cell_len for r in rows])
+            for kind, label, tokens, share in rows:
                 # A DataTable parses a str cell as markup; an item's label is a file name or a command.
-                items.add_row(Text(one_line(str(it.kind))), Text(one_line(str(it.label))),
-                              Text(fmt.tokens(it.tokens), justify="right"),
-                              Text(fmt.percent(it.tokens / total * 100, 1), justify="right"))
+                label.truncate(room, overflow="ellipsis")
+                items.add_row(kind, label, tokens, share)
+
+    def _label_room(self, kinds: list[int], tokens: list[int]) -> int:
+        """The cells an item's label may take so its tokens and share stay in the dialog (a long
+        label pushed them out of an 80-column screen): the dialog's width (at most 110) less its
+        border, padding and scrollbar, the other columns and each column's padding of 2."""
+        dialog = min(DIALOG_WIDTH, self.app.size.width) - 2 - 2 - 2
+        others = (max(kinds + [len("kind")]) + 2) + (max(tokens + [len("tokens")]) + 2) + (len("of context") + 2)
+        return max(12, dialog - others - 2)
 
     def action_close(self) -> None:
         self.dismiss(None)
