@@ -56,6 +56,7 @@ CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "perm
 
 # A batch of loop events is shown at least this often (a frame at 60 fps).
 FRAME_S = 1 / 60
+ESC_AFTER_CLOSE_S = 1.0   # an Esc this soon after Esc restored a maximized pane does not cancel the turn
 PANES_INTERVAL_S = 0.25   # the side panes and the status line take new figures at most this often
 
 # Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
@@ -118,6 +119,7 @@ class CtxApp(App[int]):
         self._streamed = False                         # answer text shown since the model call began
         self._waiting: NoticeRecord | None = None     # the "Waiting for the API" line, updated in place
         self._focus_before_max: Widget | None = None
+        self._restored_at = float("-inf")     # when a maximized pane was last restored (monotonic)
         self._signals: list[int] = []
         self._widgets: dict[type, Widget] = {}         # the main screen's panes, found once (see _pane)
         # The latest context and cost figures not yet shown: the panes are set once per frame.
@@ -229,7 +231,9 @@ class CtxApp(App[int]):
         (unless the user had focused something else before)."""
         if maximized is not None:
             self._focus_before_max = self.screen.focused
-        elif self._focus_before_max in (None, self.prompt_input):
+            return
+        self._restored_at = time.monotonic()
+        if self._focus_before_max in (None, self.prompt_input):
             self.prompt_input.focus()
 
     async def on_unmount(self) -> None:
@@ -538,7 +542,9 @@ class CtxApp(App[int]):
         return True
 
     def action_cancel_turn(self) -> None:
-        if self.busy:
+        # An Esc just after Esc closed a maximized pane is the same wish pressed twice (the close
+        # can take a moment on a loaded machine), not a request to stop the turn.
+        if self.busy and time.monotonic() - self._restored_at >= ESC_AFTER_CLOSE_S:
             self.agent.cancel()
 
     def action_toggle_sidebar(self) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import threading
 import time
@@ -482,3 +483,29 @@ async def test_model_without_a_key_says_what_to_type_not_which_flag(workspace):
         assert any("/model claude-sonnet-4-5 needs an API key" in m and "/model demo" in m for m in said), said
         assert not any("--model" in m for m in said), said
         assert app.agent is before
+
+
+async def test_a_second_esc_right_after_closing_the_cost_pane_does_not_cancel_the_turn(monkeypatch):
+    """/cost maximized during a turn: Esc restores it, an Esc pressed again at once (the close can
+    take a moment) does not stop the turn; one pressed later does."""
+    from app.tui import app as app_module
+    from app.tui.app import CtxApp
+    from tests.tui_fakes import FakeAgent
+
+    gate = asyncio.Event()
+    tui = CtxApp(FakeAgent(gate=gate), clock=lambda: 0.0)
+    async with tui.run_test(size=SIZE) as pilot:
+        tui.run_prompt("a long turn")
+        while not tui.busy:
+            await pilot.pause(0.01)
+        tui.run_slash("/cost")
+        await pilot.pause()
+        assert tui.screen.maximized is tui.cost_pane
+        await pilot.press("escape")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert tui.screen.maximized is None and tui.busy and not tui.agent._cancelled
+        monkeypatch.setattr(app_module, "ESC_AFTER_CLOSE_S", 0.0)
+        await pilot.press("escape")
+        assert tui.agent._cancelled
+        gate.set()
