@@ -14,7 +14,7 @@ from agent_core.logs.layout import is_subagent_log, subagent_session_dir
 from agent_core.logs.records import CompactionRecord, Record, UsageRecord
 from agent_core.pricing.pricer import Priced, Pricer
 from agent_core.pricing.tally import Tally
-from agent_core.usage.periods import period_of
+from agent_core.usage.periods import UNKNOWN, period_of
 
 Cell = tuple[str, str, str]     # (model, day, purpose)
 
@@ -260,6 +260,26 @@ class UsageReport:
                     label = labels[day] = period_of(day, period, first_weekday)
                 out.setdefault(label, {}).setdefault(model, Tally()).merge(t)
         return out
+
+    def keep_last_periods(self, n: int, period: str, first_weekday: int = 0) -> None:
+        """Only the `n` most recent days, weeks or months with usage (`--last N`), as if `--since`
+        had named the first of them: their sessions' totals, compactions and count follow."""
+        labels = [label for label in sorted(self.by_period(period, first_weekday)) if label != UNKNOWN]
+        keep = set(labels[-n:])
+
+        def kept(day: str) -> bool:
+            return day != UNKNOWN and period_of(day, period, first_weekday) in keep
+
+        for sid, s in list(self.sessions.items()):
+            s.cells = {cell: t for cell, t in s.cells.items() if kept(cell[1])}
+            s.compactions = {k: c for k, c in s.compactions.items() if kept(self.day(c.timestamp))}
+            if not s.cells and not s.compactions:
+                del self.sessions[sid]
+
+    def keep_last_sessions(self, n: int) -> None:
+        """Only the `n` sessions with the latest activity (`session --last N`)."""
+        keep = {s.session_id for s in self.session_list()[-n:]}
+        self.sessions = {k: s for k, s in self.sessions.items() if k in keep}
 
     def projects(self) -> list[str]:
         """The projects with usage, by name."""

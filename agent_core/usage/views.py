@@ -31,6 +31,7 @@ class View:
     blocks: str = "all"     # `blocks`: all of them, the active one only, or the recent ones (RECENT_S)
     block_s: float = BLOCK_SECONDS   # a block's length (`--session-length`)
     instances: bool = False  # daily / weekly / monthly: the periods of each project apart (`--instances`)
+    last: int | None = None  # `blocks --last N`: the N most recent blocks shown
 
 
 ORDERS = ("asc", "desc")
@@ -224,8 +225,8 @@ def shown_blocks(blocks: list[Block], now: float, view: View) -> list[Block]:
         active = active_block(blocks, now)
         return [] if active is None else [active]
     if view.blocks == "recent":
-        return [b for b in blocks if b.end > now - RECENT_S]
-    return blocks
+        blocks = [b for b in blocks if b.end > now - RECENT_S]
+    return blocks[-view.last:] if view.last else blocks
 
 
 def blocks_table(blocks: list[Block], now: float, limit: int | None, view: View) -> tuple[list[str], list[str]]:

@@ -119,6 +119,12 @@ def _limit(value: str) -> str:
     raise argparse.ArgumentTypeError(f"not a token limit: {value!r} (expected a positive number or 'max')")
 
 
+def _count(value: str) -> int:
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"not a count: {value!r} (expected a whole number above 0)")
+
+
 def _hours(value: str) -> float:
     try:
         hours = float(value)
@@ -167,6 +173,9 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
                         "--json: mismatches)")
     if report is not None:
         p.add_argument("--breakdown", action="store_true", help="per-model rows inside each period, session or block")
+        p.add_argument("--last", type=_count, metavar="N",
+                       help="only the N most recent periods, sessions or blocks with usage (the totals are theirs; "
+                            "for periods it is a --since)")
         p.add_argument("--order", choices=ORDERS, default="asc",
                        help="rows oldest first (asc, the default) or newest first (desc); the totals are the same")
     if report in REPORT_PERIODS:
@@ -370,11 +379,16 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         hint = "" if args.paths else " (set CLAUDE_CONFIG_DIR or pass a PATH)"
         print(f"ctxtui usage: no such file or folder: {one_line(str(e.args[0] if e.args else e))}{hint}", file=err)
         return 2
+    last = getattr(args, "last", None)
+    if last and name in REPORT_PERIODS:
+        report.keep_last_periods(last, REPORT_PERIODS[name], getattr(args, "start_of_week", 0))
+    elif last and name == "session":
+        report.keep_last_sessions(last)
     width = terminal_width()
     view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,
                 first_weekday=getattr(args, "start_of_week", 0), order=getattr(args, "order", "asc"),
                 blocks=getattr(args, "blocks", "all"), block_s=getattr(args, "session_length", 5.0) * 3600,
-                instances=getattr(args, "instances", False))
+                instances=getattr(args, "instances", False), last=last if name == "blocks" else None)
     now = getattr(args, "now", None) or time.time()
     limit_arg = getattr(args, "token_limit", None)
     if args.debug and not args.json:

@@ -133,6 +133,33 @@ def test_order_desc_puts_the_newest_row_first_in_every_report_and_keeps_the_tota
     assert blocks[0]["start"] == "2025-06-16T20:00:00Z" and any(b["gap"] for b in blocks)
 
 
+# ---- --last ---------------------------------------------------------------------------------------
+
+def test_last_keeps_the_most_recent_periods_sessions_or_blocks_and_their_totals(tmp_path):
+    log_of(tmp_path, [("2025-06-10T10:00:00Z", 1), ("2025-06-12T10:00:00Z", 2)], name="a/s1.jsonl")
+    log_of(tmp_path, [("2025-06-14T10:00:00Z", 4), ("2025-06-14T20:00:00Z", 8)], name="b/s2.jsonl")
+    root = str(tmp_path / "projects")
+    data = run_json("daily", root, "--utc", "--last", "2")
+    assert outputs(data) == {"2025-06-12": 2, "2025-06-14": 12}
+    since = run_json("daily", root, "--utc", "--since", "2025-06-12")
+    assert data["totals"] == since["totals"] and data["totals"]["output_tokens"] == 14    # a --since, in effect
+    assert outputs(run_json("monthly", root, "--utc", "--last", "1")) == {"2025-06": 15}
+    assert outputs(run_json("daily", root, "--utc", "--last", "9")) == {"2025-06-10": 1, "2025-06-12": 2,
+                                                                         "2025-06-14": 12}
+    desc = run_json("daily", root, "--utc", "--last", "2", "--order", "desc")
+    assert [r["period"] for r in desc["rows"]] == ["2025-06-14", "2025-06-12"]
+    sessions = run_json("session", root, "--last", "1")
+    assert [s["session_id"] for s in sessions["sessions"]] == ["s2"] and sessions["totals"]["output_tokens"] == 12
+    blocks = run_json("blocks", root, "--last", "1", "--now", "2025-06-20T00:00:00Z")
+    assert [(b["start"], b["output_tokens"]) for b in blocks["blocks"]] == [("2025-06-14T20:00:00Z", 8)]
+    code, out, _ = run("daily", root, "--utc", "--last", "1")
+    total = next(line for line in out.splitlines() if line.startswith("Total"))
+    assert code == 0 and "2025-06-10" not in out and total.split()[1] == "2"     # the 2 requests of 06-14
+    for bad in ("0", "-2", "two"):
+        code, out, err = run("daily", root, "--last", bad)
+        assert code == 2 and "not a count" in err and out == ""
+
+
 # ---- --instances ---------------------------------------------------------------------------------
 
 def test_instances_show_each_projects_periods_apart_and_add_up_to_the_totals(tmp_path):
@@ -328,7 +355,7 @@ def test_report_help_lists_its_options(capsys):
     assert main(["blocks", "--help"]) == 0
     text = capsys.readouterr().out
     for flag in ("--token-limit", "--breakdown", "--timezone", "--until", "--project", "--order", "--active",
-                 "--recent", "--session-length", "5-hour"):
+                 "--recent", "--session-length", "--last", "5-hour"):
         assert flag in text
 
 
