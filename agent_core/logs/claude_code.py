@@ -17,7 +17,6 @@ Read, never written. What matters in them:
 from __future__ import annotations
 
 import math
-
 from datetime import datetime
 from typing import Any, Iterable
 

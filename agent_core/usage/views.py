@@ -216,7 +216,6 @@ def blocks_of(report: UsageReport, length: float = BLOCK_SECONDS) -> list[Block]
 
 
 RECENT_S = 3 * 86_400   # `blocks --recent`: the blocks that ended in the last three days (ccusage's span)
-BLOCK_CHOICES = ("all", "active", "recent")
 
 
 def shown_blocks(blocks: list[Block], now: float, view: View) -> list[Block]:
