@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.css.query import NoMatches
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 
 from app.stylesheets import stylesheets
 from compaction.clock import now as clock_now
@@ -48,6 +48,7 @@ from app.tui.widgets.conversation.notice_message import NoticeRecord
 from app.widgets.cost_pane import CostPane
 from app.tui.widgets.footer import AppFooter
 from app.tui.widgets.prompt import PromptInput
+from app.tui.widgets.side_panes import SidePanes
 from app.tui.widgets.status import StatusBar
 from app.widgets.timeline import Timeline
 
@@ -129,6 +130,11 @@ class CtxApp(App[int]):
         self._panes_shown_at = 0.0      # when the panes last got figures (time.monotonic)
         self._history_points: list[tuple[int, int, bool]] = []   # context_history as the plot's tuples
         self._history_seen: tuple[int, Any] = (0, None)          # (entries converted, the list converted)
+        # Until the side column is mounted (a frame after the rest): what is for it waits here.
+        self._side_ready = False
+        self._for_side: list[Callable[[], object]] = []
+        self._shown_context: ev.ContextUpdate | None = None   # the latest figures handed down
+        self._shown_cost: ev.CostUpdate | None = None
         self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
             ev.TextDelta: self._on_text,
             ev.ThinkingDelta: lambda e: self.conversation.append_thinking(e.text),
@@ -157,10 +163,6 @@ class CtxApp(App[int]):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
                 yield PromptInput(id="prompt")
-            with Vertical(id="side"):
-                yield ContextPane(id="context-pane")
-                yield CostPane(id="cost-pane")
-                yield Timeline(id="timeline", clock=self.clock, selectable=True)
         yield StatusBar(id="status")
         yield AppFooter()
 
@@ -214,7 +216,17 @@ class CtxApp(App[int]):
         await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
+        self.call_after_refresh(self._mount_side)
         self.call_after_refresh(self._after_first_frame)
+
+    async def _mount_side(self) -> None:
+        """The side column, after the first frame (side_panes.py); not when the app is closing."""
+        try:
+            row = self.screen_stack[0].query_one("#main")
+            if self.is_running and row.is_attached:
+                await row.mount(SidePanes(clock=self.clock, id="side"))
+        except (IndexError, NoMatches, MountError):   # closing: the screen or the row is gone
+            return
 
     def _after_first_frame(self) -> None:
         """What start-up left for later: the answer renderer, then (the command's app) the heap
@@ -277,7 +289,7 @@ class CtxApp(App[int]):
         self.status.session_id = a.session_id
         conv = self.conversation
         await conv.clear()
-        self.timeline.reset()
+        self._to_side(lambda: self.timeline.reset())
         if self.status.offline:
             await conv.add_notice(f"{self.banner}\n{DEMO_TIP}")
         for notice in self.notices:
@@ -288,9 +300,27 @@ class CtxApp(App[int]):
             for line in a.load_warnings():
                 await conv.add_notice(f"Session log: {line}")
             for c in a.compactions:
-                self.timeline.add_compaction(c, resumed=True)
+                self._to_side(lambda c=c: self.timeline.add_compaction(c, resumed=True))
         self._update_context(a.context_event())
         self._update_cost(a.cost_event())
+        self._flush_panes()
+
+    def _to_side(self, action: Callable[[], object]) -> None:
+        """Run `action` on the side column now, or once it is mounted (in the order given)."""
+        if self._side_ready:
+            action()
+        else:
+            self._for_side.append(action)
+
+    def on_side_panes_ready(self, message: SidePanes.Ready) -> None:
+        """The side column is there: it gets the figures shown so far and what waited for it."""
+        message.stop()
+        self._side_ready = True
+        waiting, self._for_side = self._for_side, []
+        for action in waiting:
+            action()
+        self._pending_context = self._pending_context or self._shown_context
+        self._pending_cost = self._pending_cost or self._shown_cost
         self._flush_panes()
 
     def _update_context(self, c: ev.ContextUpdate) -> None:
@@ -323,19 +353,27 @@ class CtxApp(App[int]):
         self._panes_shown_at = time.monotonic()
         c, self._pending_context = self._pending_context, None
         k, self._pending_cost = self._pending_cost, None
+        if c is not None:
+            self._shown_context = c
+        if k is not None:
+            self._shown_cost = k
         try:
+            if c is not None:
+                self.status.state = c.state
+                self.status.context = c
+            if k is not None:
+                self.status.cost_usd = k.total_usd
+            if not self._side_ready:    # on_side_panes_ready hands them down
+                return
             if c is not None:
                 pane = self.context_pane
                 pane.history = self._context_points()
                 pane.compactions = len(self.agent.compactions)
                 pane.context = c
-                self.status.state = c.state
-                self.status.context = c
             if k is not None:
                 pane = self.cost_pane
                 pane.extras = self._cost_extras(k)
                 pane.cost = k
-                self.status.cost_usd = k.total_usd
         except NoMatches:   # the app is closing and the widgets are gone
             pass
 
@@ -393,10 +431,12 @@ class CtxApp(App[int]):
 
     async def _on_compaction(self, e: ev.Compaction) -> None:
         await self.conversation.add_compaction(e)
-        self.timeline.add_compaction(e)
+        at = self.clock()
+        self._to_side(lambda: self.timeline.add_compaction(e, at))
 
     async def _on_breaker(self, e: ev.BreakerTripped) -> None:
-        self.timeline.add_breaker(e)
+        at = self.clock()
+        self._to_side(lambda: self.timeline.add_breaker(e, at))
         await self.conversation.add_notice(f"Auto-compaction stopped by the {e.breaker} breaker: {e.reason}")
 
     async def _on_text(self, e: ev.TextDelta) -> None:
@@ -551,6 +591,9 @@ class CtxApp(App[int]):
         """Show or hide the side panes whatever the width (the width's choice is the default).
         Hiding them while one has focus gives the focus to the prompt: left to Textual it went to
         the conversation, so what was typed next was lost and Enter opened a tool block."""
+        if not self._side_ready:    # pressed in the first frame
+            self._to_side(self.action_toggle_sidebar)
+            return
         main = self.screen_stack[0]
         side = main.query_one("#side")
         shown = side.display
@@ -576,11 +619,17 @@ class CtxApp(App[int]):
         self.run_compact(arg or None)
 
     def _cmd_context(self, arg: str) -> None:
+        if not self._side_ready:    # the figures are the pane's
+            self._to_side(lambda: self._cmd_context(arg))
+            return
         pane = self.context_pane
         items = largest_items(self.agent.view())
         self.push_screen(ContextScreen(pane.context, tuple(pane.history), items))
 
     def _cmd_cost(self, arg: str) -> None:
+        if not self._side_ready:
+            self._to_side(lambda: self._cmd_cost(arg))
+            return
         if self.screen.maximized is self.cost_pane:
             self.screen.minimize()
         else:

@@ -332,6 +332,7 @@ async def test_the_permission_modal_gives_the_focus_back_to_the_prompt():
 async def test_a_tall_plot_draws_its_bars_over_every_row():
     app = make_app()
     async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause()     # the side column mounts a frame after the rest (side_panes.py)
         app.context_pane.context = context_event(100_000)
         app.context_pane.history = ((1, 100_000, False), (2, 200_000, True), (3, 50_000, False))
         await pilot.pause()
