@@ -89,3 +89,16 @@ async def test_sidebar_toggle_in_the_first_frame_is_not_lost():
         await until(pilot, lambda: app._side_ready, "the side column")
         await pilot.pause()
         assert not app.query_one("#side").display       # wide: shown by default, so the toggle hid it
+
+
+async def test_quitting_in_the_first_frame_mounts_nothing_and_raises_nothing():
+    """Textual's Lazy mounted its widget even when the app was closing: a MountError on quit."""
+    class QuitsAtOnce(CtxApp):
+        async def _show_agent(self, resumed: bool) -> None:
+            await super()._show_agent(resumed)
+            self.exit(3)
+
+    app = QuitsAtOnce(FakeAgent(), clock=lambda: FIXED_TIME)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+    assert app.return_value == 3 and not app._side_ready
