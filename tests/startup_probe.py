@@ -7,8 +7,9 @@ Probes (`python -c PROBE MODE REPORT_PATH ARGS...`):
   headless ARGV...   `app.cli.main.main(ARGV)`, the command's own entry point, with stdout
                      recorded: the first line written and the first `context` event
   import MODULE...    `import MODULE` for each (`import textual`: the baseline of the figures)
-  tui [WS] [MODEL]   ctxtui's TUI (app.tui.launch.build_app, as `ctxtui` builds it) run headless
-                     until its first screen update, then exit
+  tui [WS] [MODEL]   ctxtui's TUI (app.tui.launch.build_app, as `ctxtui` builds it, the collector
+                     held off until the first frame as the command holds it) run headless until its
+                     first screen update, then exit
   minimal            a bare `textual.app.App` run headless until its first screen update
   tui-turn WS        the TUI on the demo model (tools allowed): first screen, idle before a
                      prompt, one prompt typed, the turn's end
@@ -91,10 +92,12 @@ elif mode == "minimal":
     from textual.app import App
     App().run(headless=True)
 elif mode == "tui":
+    from app.tui import heap
+    heap.hold()             # as the ctxtui command does before it loads the TUI (app/cli/main.py)
     first_paint_exits()
     from app.tui.launch import build_app
     cli = {"model": argv[1]} if len(argv) > 1 else {}
-    app = build_app(cli, workspace=argv[0] if argv else None, claude_root=None, paced=True)
+    app = build_app(cli, workspace=argv[0] if argv else None, claude_root=None, paced=True, settle_heap=True)
     app.run(headless=True)
     report["model"] = app.agent.info.model
 elif mode == "tui-turn":

@@ -138,8 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.headless:
         from app.cli.headless import main as headless_main  # noqa: PLC0415  (start-up time: no Textual)
         return headless_main(args)
-    from app.tui.launch import run_tui  # noqa: PLC0415  (start-up time)
-    return run_tui(args)
+    from app.tui import heap  # noqa: PLC0415  (start-up time)
+    heap.hold()               # until the first frame (heap.py): Textual and the app load without collections
+    try:
+        from app.tui.launch import run_tui  # noqa: PLC0415  (start-up time)
+        return run_tui(args)
+    finally:
+        heap.release()
 
 
 def _replay(argv: list[str]) -> int:
