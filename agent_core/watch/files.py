@@ -16,7 +16,7 @@ from watchfiles import awatch
 from agent_core.watch.target import WatchTarget, first_log
 
 DEBOUNCE_MS = 30       # awatch groups changes over at most this long (its default is 1,600)
-STEP_MS = 5            # ... and yields once no new change came for this long
+STEP_MS = 1            # ... and yields once no new change came for this long
 TIMEOUT_MS = 250       # idle this long: yield an empty set anyway (catch-up read, prompt shutdown)
 POLL_DELAY_MS = 100    # --poll: how often the files are stat'ed
 RESCAN_S = 2.0         # waiting for a first log: how often the folder given is walked for one

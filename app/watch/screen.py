@@ -38,6 +38,7 @@ from app.widgets.context_pane import ContextPane
 from app.widgets.gauge import Gauge
 from app.widgets.cost_pane import CostPane
 from app.widgets.timeline import WATCH_COLUMNS, Timeline
+from app.widgets.update_in_place import update_in_place
 from app.watch.activity_feed import ActivityFeed
 from app.watch.header import WatchHeader
 
@@ -291,7 +292,7 @@ class WatchScreen(Screen):
             line3 += [sep, (f"⚠ {s.skipped:,} corrupt or cut-off line{'' if s.skipped == 1 else 's'} "
                             f"skipped{where}", "bold $warning")]
         parts: list = [*line1, "\n", *line2, "\n", *line3]
-        header.update(Content.assemble(*parts))
+        update_in_place(header, Content.assemble(*parts))    # a new count lays out nothing: same lines
 
 
 def _size(path: Path) -> int:

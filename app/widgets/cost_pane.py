@@ -16,13 +16,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from agent_core.events import CostUpdate
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
-from app.widgets.table_caches import bound_render_caches
+from app.widgets.figure_table import FigureTable
 from app.widgets.update_in_place import update_in_place
 
 BUCKETS: tuple[tuple[str, str], ...] = (
@@ -62,10 +62,8 @@ class CostPane(Vertical):
         super().__init__(id=id)
         self.extras: dict[str, Any] = {}
         # Held, not queried: the pane renders on every cost figure of a long session.
-        self._table = DataTable(id="cost-table", show_cursor=False, zebra_stripes=False, cell_padding=1)
-        bound_render_caches(self._table, rows=16)          # new figures after every model call
+        self._table = FigureTable(id="cost-table")
         self._summary_view = Static(id="cost-summary")
-        self._rows_shown: tuple | None = None     # (layout, rows) the table holds: not rebuilt when the same
 
     def compose(self) -> ComposeResult:
         yield self._table
@@ -101,26 +99,10 @@ class CostPane(Vertical):
             [("bucket", Text("model / bucket")), ("tokens", Text("tokens", justify="right")),
              ("usd", Text("dollars", justify="right"))])
         rows = [] if ev is None or not ev.by_model else self._wide(ev) if layout == "wide" else self._long(ev)
-        # Each column as wide as its widest cell, set here: DataTable would widen auto columns only
-        # when idle, and a frame drawn before that keeps the names cut short in its row cache.
+        # Each column as wide as its widest cell (a figure is never cut).
         widths = tuple(max([label.cell_len] + [cells[i].cell_len for _, cells in rows])
                        for i, (_, label) in enumerate(labels))
-        cells_shown = {key: tuple(c.markup for c in cells) for key, cells in rows}
-        shape = (layout, widths, tuple(cells_shown))
-        if self._rows_shown is not None and self._rows_shown[0] == shape:
-            # The same rows and column widths (a new figure in a few cells): those cells only.
-            before = self._rows_shown[1]
-            for key, cells in rows:
-                for (col, _), cell, old, new in zip(labels, cells, before[key], cells_shown[key]):
-                    if old != new:
-                        table.update_cell(key, col, cell)
-        else:
-            table.clear(columns=True)
-            for (key, label), width in zip(labels, widths):
-                table.add_column(label, width=width, key=key)
-            for key, cells in rows:
-                table.add_row(*cells, key=key)
-        self._rows_shown = (shape, cells_shown)
+        table.show([(key, label, width) for (key, label), width in zip(labels, widths)], rows)
         summary = self._summary_view
         update_in_place(summary, self._summary(ev) if ev is not None and rows else Content("no model calls yet"))
 

@@ -31,14 +31,15 @@ class Gauge(Widget):
         empty = self.get_component_rich_style("gauge--empty")
         buffer = self.get_component_rich_style("gauge--buffer")
         thr = self.get_component_rich_style("gauge--threshold")
+        styles = {"thr": thr, "fill": fill, "buffer": buffer, "empty": empty}
+        chars = {"thr": "┃", "fill": "█", "buffer": "▒", "empty": "░"}
+        # Each cell's kind, then one span per run of a kind (a span a cell made 50 segments to draw)
+        kinds = ["thr" if i == mark else "fill" if i < filled else "buffer" if 0 <= mark < i else "empty"
+                 for i in range(width)]
         text = Text()
-        for i in range(width):
-            if i == mark:
-                text.append("┃", thr)
-            elif i < filled:
-                text.append("█", fill)
-            elif mark >= 0 and i > mark:
-                text.append("▒", buffer)
-            else:
-                text.append("░", empty)
+        start = 0
+        for i in range(1, width + 1):
+            if i == width or kinds[i] != kinds[start]:
+                text.append(chars[kinds[start]] * (i - start), styles[kinds[start]])
+                start = i
         return text

@@ -1,0 +1,120 @@
+"""A read-only table of figures drawn with Textual's line API: the cost pane's models × buckets.
+
+Textual's DataTable renders every cell through Rich (a padded renderable each), and any change to
+one cell invalidates all of them: the cost pane, given new figures after each model call, drew
+its thirty cells again each time (about 7 ms of `ctxtui watch`'s 20 ms from an append to the
+screen). Here a row is one line of text, drawn again only when one of its cells changed. The
+header stays on top when the rows scroll; there is no cursor (nothing here is selected).
+
+The cells are Rich `Text` (someone else's words, a model name from a log, are never markup)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.color import Color
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+Column = tuple[str, Text, int]          # (key, label, width of its cells)
+
+
+class FigureTable(ScrollView, can_focus=False):
+    COMPONENT_CLASSES = {"figure-table--header"}
+    DEFAULT_CSS = """
+    FigureTable { overflow-x: hidden; }
+    FigureTable > .figure-table--header { text-style: bold; background: $panel; color: $foreground; }
+    """
+
+    def __init__(self, *, cell_padding: int = 1, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.cell_padding = cell_padding
+        self.columns: list[Column] = []
+        self._rows: dict[str, list[Text]] = {}
+        self._order: list[str] = []
+        self._drawn: dict[str, tuple[tuple, Strip]] = {}     # row key -> (what it was drawn from, the line)
+
+    # ----- data ----------------------------------------------------------------------------------
+    def show(self, columns: Sequence[Column], rows: Sequence[tuple[str, list[Text]]]) -> None:
+        """These columns and rows, in order; rows whose cells are unchanged are not drawn again."""
+        columns = list(columns)
+        if columns != self.columns:
+            self.columns = columns
+            self._drawn.clear()
+        self._rows = {key: cells for key, cells in rows}
+        self._order = [key for key, _ in rows]
+        for key in list(self._drawn):
+            if key not in self._rows:
+                del self._drawn[key]
+        width = sum(w + 2 * self.cell_padding for _, _, w in columns)
+        self.virtual_size = Size(width, len(self._order) + 1)
+        self.refresh()
+
+    @property
+    def row_count(self) -> int:
+        return len(self._order)
+
+    def get_row(self, key: str) -> list[Text]:
+        return self._rows[key]
+
+    def get_row_at(self, index: int) -> list[Text]:
+        return self._rows[self._order[index]]
+
+    # ----- drawing -------------------------------------------------------------------------------
+    def _line(self, cells: Sequence[Text]) -> Text:
+        pad = " " * self.cell_padding
+        line = Text(no_wrap=True, end="")
+        for (_, _, width), cell in zip(self.columns, cells):
+            shown = cell.copy()
+            shown.truncate(width, overflow="ellipsis")
+            if cell.justify in ("right", "center"):
+                shown.align(cell.justify, width)        # padded in the cell's style, as Rich draws it
+                line.append(pad)
+                line.append_text(shown)
+                line.append(pad)
+            else:                                        # left: the spaces after it carry no style
+                line.append(pad)
+                line.append_text(shown)
+                line.append(" " * (width - shown.cell_len) + pad)
+        return line
+
+    def _row_strip(self, key: str) -> Strip:
+        cells = self._rows[key]
+        drawn_from = tuple((c.plain, str(c.style), c.justify, tuple(c.spans)) for c in cells)
+        hit = self._drawn.get(key)
+        if hit is not None and hit[0] == drawn_from:
+            return hit[1]
+        strip = self._strip(self._line(cells))
+        self._drawn[key] = (drawn_from, strip)
+        return strip
+
+    def _strip(self, text: Text, style=None) -> Strip:
+        console = self.app.console
+        segments = list(text.render(console))
+        strip = Strip(segments, text.cell_len)
+        return strip.apply_style(style) if style is not None else strip
+
+    def _past_header(self, header: Style) -> Style:
+        """The header row past the last column: its colour faded a quarter into the background
+        (as DataTable draws it)."""
+        if header.bgcolor is None:
+            return Style(color=header.color)
+        faded = Color.from_rich_color(header.bgcolor).blend(self.background_colors[1], factor=0.25)
+        return Style(color=header.color, bgcolor=faded.rich_color)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            header = self.get_component_rich_style("figure-table--header")
+            strip = self._strip(self._line([label for _, label, _ in self.columns]), header)
+            return strip.crop_extend(scroll_x, scroll_x + width, self._past_header(header)).apply_style(base).simplify()
+        index = scroll_y + y - 1
+        if not 0 <= index < len(self._order):
+            return Strip([Segment(" " * width, base)], width)
+        strip = self._row_strip(self._order[index])
+        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_style(base).simplify()
