@@ -97,7 +97,8 @@ elif mode == "tui":
     first_paint_exits()
     from app.tui.launch import build_app
     cli = {"model": argv[1]} if len(argv) > 1 else {}
-    app = build_app(cli, workspace=argv[0] if argv else None, claude_root=None, paced=True, settle_heap=True)
+    app = build_app(cli, workspace=argv[0] if argv else None, claude_root=None, paced=True, settle_heap=True,
+                    lazy_side=True)
     app.run(headless=True)
     report["model"] = app.agent.info.model
 elif mode == "tui-turn":

@@ -101,11 +101,15 @@ class CtxApp(App[int]):
     def __init__(self, agent: AgentHandle, *, sessions_root: Path | None = None, claude_root: Path | None = None,
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = clock_now,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
-                 notices: tuple[str, ...] = (), banner: str | None = None, settle_heap: bool = False) -> None:
+                 notices: tuple[str, ...] = (), banner: str | None = None, settle_heap: bool = False,
+                 lazy_side: bool = False) -> None:
         super().__init__()
         # The `ctxtui` command's app settles the collector after its first frame (heap.py); tests
         # leave it alone, as many apps run in one process.
         self.settle_heap = settle_heap
+        # The `ctxtui` command's app mounts the side column after its first frame (side_panes.py);
+        # tests mount it with the rest, so a pane is there once the app runs.
+        self.lazy_side = lazy_side
         self._settled: heap.Settled | None = None
         self.banner = banner or DEMO_BANNER   # said when the model is the offline demo: how it came to be
         self.agent: AgentHandle = agent
@@ -163,6 +167,8 @@ class CtxApp(App[int]):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
                 yield PromptInput(id="prompt")
+            if not self.lazy_side:
+                yield SidePanes(clock=self.clock, id="side")
         yield StatusBar(id="status")
         yield AppFooter()
 
@@ -216,7 +222,8 @@ class CtxApp(App[int]):
         await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
-        self.call_after_refresh(self._mount_side)
+        if self.lazy_side:
+            self.call_after_refresh(self._mount_side)
         self.call_after_refresh(self._after_first_frame)
 
     async def _mount_side(self) -> None:

@@ -131,7 +131,7 @@ def run_tui(args: argparse.Namespace) -> int:
         if settle_trust(args) == "quit":
             return 0
         app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)),
-                        paced=True, settle_heap=True)
+                        paced=True, settle_heap=True, lazy_side=True)
     except ConfigError as e:
         print(f"ctxtui: {visible(str(e))}", file=sys.stderr)     # a folder's name can be in it
         return 2

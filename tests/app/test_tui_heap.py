@@ -48,7 +48,7 @@ def test_the_ctxtui_command_asks_for_it(monkeypatch):
         launch.run_tui(launch.argparse.Namespace(resume=None, continue_=False))
     except Stop:
         pass
-    assert seen.get("settle_heap") is True and seen.get("paced") is True
+    assert seen.get("settle_heap") is True and seen.get("paced") is True and seen.get("lazy_side") is True
 
 
 async def test_a_held_collector_runs_again_after_the_first_frame():

@@ -18,7 +18,7 @@ class EarlyApp(CtxApp):
     (Not an on_mount of its own: Textual calls every class's on_mount.)"""
 
     def __init__(self, agent, **kw) -> None:
-        super().__init__(agent, clock=lambda: FIXED_TIME, **kw)
+        super().__init__(agent, clock=lambda: FIXED_TIME, lazy_side=True, **kw)
         self.first_frame_had_side: bool | None = None
         self.early: list[str] = []
 
@@ -70,7 +70,7 @@ async def test_a_resumed_sessions_compactions_reach_the_timeline():
         async def _show_agent(self, resumed: bool) -> None:    # as on resume: the logged compactions listed
             await super()._show_agent(resumed=True)
 
-    app = Resumed(agent, clock=lambda: FIXED_TIME)
+    app = Resumed(agent, clock=lambda: FIXED_TIME, lazy_side=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app._side_ready, "the side column")
         await pilot.pause()
@@ -84,7 +84,7 @@ async def test_sidebar_toggle_in_the_first_frame_is_not_lost():
             await super()._show_agent(resumed)
             self.action_toggle_sidebar()      # the side column is not mounted yet
 
-    app = Toggles(FakeAgent(), clock=lambda: FIXED_TIME)
+    app = Toggles(FakeAgent(), clock=lambda: FIXED_TIME, lazy_side=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app._side_ready, "the side column")
         await pilot.pause()
@@ -98,7 +98,7 @@ async def test_quitting_in_the_first_frame_mounts_nothing_and_raises_nothing():
             await super()._show_agent(resumed)
             self.exit(3)
 
-    app = QuitsAtOnce(FakeAgent(), clock=lambda: FIXED_TIME)
+    app = QuitsAtOnce(FakeAgent(), clock=lambda: FIXED_TIME, lazy_side=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
     assert app.return_value == 3 and not app._side_ready
