@@ -5,10 +5,13 @@ The real command runs on a pseudo-terminal of 120x40 that this script owns (no t
 are read from the master side as they are written, with their arrival time). Each append is a
 response whose context figure (input + cache read + cache write) is a number not shown before;
 the watch's context pane prints it exactly ("123,456"), so its first appearance in the output
-is the moment it was on screen. The baseline in the same run is `tail -f` on the same
+is the moment it was on screen. Two logs: a Claude Code one (generated records) and a ctxtui one
+(a real headless demo session, then its own kind of model-call lines). The baseline in the same run is `tail -f` on the same
 pseudo-terminal: the floor of file -> terminal for a program that shows the line it reads.
 
-Usage: .venv/bin/python bench/watch_terminal.py [--appends 25] [--interval 0.3]
+--root DIR runs the watch of another checkout (e.g. `git worktree add /tmp/old HEAD~3`).
+
+Usage: .venv/bin/python bench/watch_terminal.py [--appends 25] [--interval 0.3] [--root DIR]
 Prints the medians and their ratio; nothing is asserted.
 """
 from __future__ import annotations
@@ -34,6 +37,27 @@ MODEL = "claude-sonnet-4-5-20250929"
 SIZE = (40, 120)          # rows, columns
 
 
+def ctxtui_record(n: int, context: int) -> str:
+    """A main model call as ctxtui's session log writes it (an `event` line)."""
+    usage = {"input_tokens": 8, "output_tokens": 300, "cache_creation_input_tokens": 1_500,
+             "cache_read_input_tokens": context - 1_508,
+             "cache_creation": {"ephemeral_5m_input_tokens": 1_500, "ephemeral_1h_input_tokens": 0}}
+    return json.dumps({"t": "event", "at": time.time(), "event": {
+        "type": "model_call", "message_id": f"msg_wt_{n}", "model": "claude-sonnet-4-5", "purpose": "main",
+        "usage": usage, "duration_s": 0.5}}, separators=(",", ":")) + "\n"
+
+
+def ctxtui_log(tmp: Path, env: dict[str, str]) -> Path:
+    """A real ctxtui session log: one headless demo turn in a folder of its own."""
+    ws = tmp / "ws"
+    ws.mkdir(parents=True)
+    home = tmp / "ctxtui-home"
+    subprocess.run([sys.executable, "-m", "app.cli.main", "--headless", "--model", "demo", "-p", "hi",
+                    "--workspace", str(ws)], cwd=str(ROOT), env={**env, "CTXTUI_HOME": str(home)},
+                   capture_output=True, check=True, timeout=120)
+    return next(home.rglob("sessions/*.jsonl"))
+
+
 def record(n: int, context: int) -> str:
     usage = {"input_tokens": 8, "output_tokens": 300, "cache_creation_input_tokens": 1_500,
              "cache_read_input_tokens": context - 1_508}
@@ -43,14 +67,21 @@ def record(n: int, context: int) -> str:
                                    "content": [{"type": "text", "text": "ok"}], "usage": usage}}) + "\n"
 
 
+def _controlling_terminal() -> None:
+    """In the child: a session of its own with the pseudo-terminal as its terminal, so that the
+    terminal closing (this script ending, however it ends) hangs it up, as a closed window does."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Terminal:
     """A command on a pseudo-terminal of SIZE; `wait_for` reads its output until a text shows."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> None:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[0], SIZE[1], 0, 0))
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(ROOT),
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(cwd),
+                                     preexec_fn=_controlling_terminal)
         os.close(slave)
         self.fd = master
         self.seen = b""
@@ -95,9 +126,9 @@ class Terminal:
         os.close(self.fd)
 
 
-def latencies(argv: list[str], log: Path, appends: int, interval: float, start: int, show: str,
-              env: dict[str, str], ready: str) -> list[float]:
-    term = Terminal(argv, env)
+def latencies(argv: list[str], log: Path, appends: int, interval: float, start: int, show,
+              env: dict[str, str], ready: str, cwd: Path = ROOT, make=record) -> list[float]:
+    term = Terminal(argv, env, cwd)
     out: list[float] = []
     try:
         if term.wait_for(ready, timeout=30) is None:
@@ -105,8 +136,8 @@ def latencies(argv: list[str], log: Path, appends: int, interval: float, start: 
         term.drain(1.0)
         for i in range(appends):
             context = start + 1_000 * (i + 1) + 7          # a figure shown nowhere before
-            line = record(i + 1, context)
-            text = show.format(context=context, n=i + 1)
+            line = make(i + 1, context)
+            text = show(context, i + 1)
             with open(log, "a", encoding="utf-8") as f:
                 t0 = time.perf_counter()
                 f.write(line)
@@ -123,6 +154,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--appends", type=int, default=25)
     ap.add_argument("--interval", type=float, default=0.3, help="seconds between appends")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose watch is run")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ctxtui-bench-term-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CTXTUI_"))}
@@ -136,9 +168,16 @@ def main() -> None:
             p.parent.mkdir(parents=True)
             p.write_text(record(0, 50_007))
         ours = latencies([sys.executable, "-m", "app.cli.main", "watch", str(ours_log)], ours_log, args.appends,
-                         args.interval, 100_000, "{context:,}", env, ready="50,007")
+                         args.interval, 100_000, lambda c, n: f"{c:,}", env, ready="50,007", cwd=args.root)
+        own_log = ctxtui_log(tmp / "own", env)
+        with open(own_log, "a", encoding="utf-8") as f:
+            f.write(ctxtui_record(0, 50_007))
+        own = latencies([sys.executable, "-m", "app.cli.main", "watch", str(own_log)], own_log, args.appends,
+                        # ctxtui's figure is the context after the answer: its output tokens too
+                        args.interval, 100_000, lambda c, n: f"{c + 300:,}", env, ready="50,307", cwd=args.root,
+                        make=ctxtui_record)
         floor = latencies(["tail", "-n", "1", "-f", str(tail_log)], tail_log, args.appends, args.interval,
-                          100_000, '"wreq{n}"', env, ready="wreq0")
+                          100_000, lambda c, n: f'"wreq{n}"', env, ready="wreq0")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -152,7 +191,8 @@ def main() -> None:
                 f"max {max(xs) * 1000:.1f}, {len(xs)} of {args.appends} seen)")
 
     print(f"append -> bytes at the terminal ({SIZE[1]}x{SIZE[0]} pseudo-terminal), {args.appends} appends")
-    print(line("ctxtui watch (the context figure)", ours))
+    print(line("ctxtui watch, a Claude Code log", ours))
+    print(line("ctxtui watch, a ctxtui log", own))
     print(line("tail -f (the line itself), the floor", floor))
     if ours and floor:
         print(f"  ctxtui watch / tail -f: {med(ours) / med(floor):.1f}x")
