@@ -6,8 +6,9 @@ are read from the master side as they are written, with their arrival time). Eac
 response whose context figure (input + cache read + cache write) is a number not shown before;
 the watch's context pane prints it exactly ("123,456"), so its first appearance in the output
 is the moment it was on screen. Two logs: a Claude Code one (generated records) and a ctxtui one
-(a real headless demo session, then its own kind of model-call lines). The baseline in the same run is `tail -f` on the same
-pseudo-terminal: the floor of file -> terminal for a program that shows the line it reads.
+(a real headless demo session, then its own kind of model-call lines). The baseline in the same
+run is `tail -f` on the same pseudo-terminal: the floor of file -> terminal for a program that
+shows the line it reads.
 
 --root DIR runs the watch of another checkout (e.g. `git worktree add /tmp/old HEAD~3`).
 
