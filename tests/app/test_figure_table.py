@@ -49,21 +49,20 @@ async def test_header_stays_while_the_rows_scroll_and_each_row_is_drawn_once():
         assert "9,999" in lines(table)[3]
 
 
-async def test_cells_are_cut_with_an_ellipsis_and_numbers_right_aligned():
+async def first_row(cells: list[Text]) -> str:
     app = Holder()
     async with app.run_test() as pilot:
         table = app.query_one(FigureTable)
-        table.show(COLUMNS, [("a", [Text("a-very-long-model-name"), Text("7", justify="right")])])
+        table.show(COLUMNS, [("a", cells)])
         await pilot.pause()
-        row = lines(table)[1]
-        assert row.startswith(" a-very-…") and row[:17].endswith("    7 ")
+        return lines(table)[1]
+
+
+async def test_cells_are_cut_with_an_ellipsis_and_numbers_right_aligned():
+    row = await first_row([Text("a-very-long-model-name"), Text("7", justify="right")])
+    assert row.startswith(" a-very-…") and row[:17].endswith("    7 ")
 
 
 async def test_a_cell_is_text_never_markup():
-    app = Holder()
-    async with app.run_test() as pilot:
-        table = app.query_one(FigureTable)
-        table.show(COLUMNS, [("a", [Text("[b]x[/b]"), Text("[@click=app.quit]", justify="right")])])
-        await pilot.pause()
-        row = lines(table)[1]
-        assert "[b]x[/b]" in row and "[@cl…" in row      # literal, cut to its column
+    row = await first_row([Text("[b]x[/b]"), Text("[@click=app.quit]", justify="right")])
+    assert "[b]x[/b]" in row and "[@cl…" in row      # literal, cut to its column
