@@ -20,6 +20,7 @@ from textual.widget import Widget
 from agent_core import events as ev
 from compaction.entry import Entry
 
+from app import format as fmt
 from app.tui.app import PANES_INTERVAL_S, CtxApp
 from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.container import Conversation, EarlierRecord
@@ -408,25 +409,31 @@ async def test_deltas_spread_over_many_frames_are_written_a_few_times_a_second(m
 async def test_the_side_tables_keep_bounded_render_caches_over_a_long_session():
     """DataTable keys its render caches by an update counter and sizes them for 10,000 cells: the
     entries of every earlier update stay until the cache is full. The timeline (a row per
-    compaction) and the cost pane (new figures after each model call) hold a few screens' worth."""
-    from textual.widgets import DataTable
+    compaction) holds a few screens' worth; the cost pane's table (new figures after each model
+    call) keeps one drawn line per row it shows."""
+    from dataclasses import replace
 
+    from app.widgets.figure_table import FigureTable
     from app.widgets.timeline import Timeline
 
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         timeline = app.screen.query_one(Timeline)
-        costs = app.cost_pane.query_one(DataTable)
+        costs = app.cost_pane.query_one(FigureTable)
         for i in range(150):
             timeline.add_compaction(ev.Compaction(layer="microcompact", trigger="auto", tokens_before=15_000 + i,
                                                   tokens_after=12_000, duration_s=0.01, action="cleared"))
-            await app.handle_event(cost_event())
+            await app.handle_event(replace(cost_event(), total_usd=0.46 + i / 1_000))   # the total row changes
             await pilot.pause()
         assert timeline.row_count == 150
-        for table in (timeline, costs):
-            rows, cells = len(table._row_render_cache), len(table._cell_render_cache)
-            assert rows <= 256 and cells <= 2_048, (type(table).__name__, rows, cells)
+        rows, cells = len(timeline._row_render_cache), len(timeline._cell_render_cache)
+        assert rows <= 256 and cells <= 2_048, (rows, cells)
+        while app._panes_scheduled:          # the last figures reach the panes
+            await pilot.pause(0.05)
+        assert costs.row_count > 5 and len(costs._drawn) <= costs.row_count
+        assert app.cost_pane.cost.total_usd == 0.46 + 149 / 1_000
+        assert fmt.usd(0.46 + 149 / 1_000) in costs._row_strip("total").text
 
 
 async def test_the_panes_take_figures_at_most_four_times_a_second(monkeypatch):
