@@ -85,7 +85,6 @@ class Terminal:
                                      preexec_fn=_controlling_terminal)
         os.close(slave)
         self.fd = master
-        self.seen = b""
 
     def wait_for(self, text: str, timeout: float = 10.0) -> float | None:
         """The monotonic time at which `text` (UTF-8) first arrived after the last call; None on timeout."""
@@ -103,7 +102,6 @@ class Terminal:
             now = time.perf_counter()
             window = tail + chunk
             if want in window:
-                self.seen = b""
                 return now
             tail = window[-(len(want) + 64):]
         return None

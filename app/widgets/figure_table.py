@@ -36,6 +36,7 @@ class FigureTable(ScrollView, can_focus=False):
         self._rows: dict[str, list[Text]] = {}
         self._order: list[str] = []
         self._drawn: dict[str, tuple[tuple, Strip]] = {}     # row key -> (what it was drawn from, the line)
+        self._header: tuple[tuple, Strip] | None = None      # ((columns, header style), the header line)
 
     # ----- data ----------------------------------------------------------------------------------
     def show(self, columns: Sequence[Column], rows: Sequence[tuple[str, list[Text]]]) -> None:
@@ -49,8 +50,12 @@ class FigureTable(ScrollView, can_focus=False):
         for key in list(self._drawn):
             if key not in self._rows:
                 del self._drawn[key]
-        width = sum(w + 2 * self.cell_padding for _, _, w in columns)
-        self.virtual_size = Size(width, len(self._order) + 1)
+        # The table's size is its pane's (CSS), never its content's: a wider figure changes only the
+        # scroll range, set without arranging the screen (as the conversation's, container._sized).
+        size = Size(sum(w + 2 * self.cell_padding for _, _, w in columns), len(self._order) + 1)
+        if size != self.virtual_size:
+            self.set_reactive(ScrollView.virtual_size, size)
+            self._scroll_update(size)
         self.refresh()
 
     @property
@@ -72,13 +77,9 @@ class FigureTable(ScrollView, can_focus=False):
             shown.truncate(width, overflow="ellipsis")
             if cell.justify in ("right", "center"):
                 shown.align(cell.justify, width)        # padded in the cell's style, as Rich draws it
-                line.append(pad)
-                line.append_text(shown)
-                line.append(pad)
-            else:                                        # left: the spaces after it carry no style
-                line.append(pad)
-                line.append_text(shown)
-                line.append(" " * (width - shown.cell_len) + pad)
+            line.append(pad)
+            line.append_text(shown)
+            line.append(" " * (width - shown.cell_len) + pad)   # left: the spaces after it carry no style
         return line
 
     def _row_strip(self, key: str) -> Strip:
@@ -111,8 +112,12 @@ class FigureTable(ScrollView, can_focus=False):
         base = self.rich_style
         if y == 0:
             header = self.get_component_rich_style("figure-table--header")
-            strip = self._strip(self._line([label for _, label, _ in self.columns]), header)
-            return strip.crop_extend(scroll_x, scroll_x + width, self._past_header(header)).apply_style(base).simplify()
+            hit = self._header
+            if hit is None or hit[0] != (self.columns, header):     # drawn again on new columns or theme
+                hit = self._header = ((self.columns, header),
+                                      self._strip(self._line([label for _, label, _ in self.columns]), header))
+            past = self._past_header(header)
+            return hit[1].crop_extend(scroll_x, scroll_x + width, past).apply_style(base).simplify()
         index = scroll_y + y - 1
         if not 0 <= index < len(self._order):
             return Strip([Segment(" " * width, base)], width)

@@ -556,3 +556,26 @@ def test_a_later_copy_of_a_response_updates_its_turn_instead_of_adding_one(tmp_p
     up = s.poll()
     assert (s.turns, len(s.history), s.responses, s.last_output) == (1, 1, 1, 441)
     assert up.cost.by_model[MODEL]["output"] == 441
+
+
+async def test_an_append_lays_nothing_out_when_the_header_keeps_its_lines(tmp_path, monkeypatch):
+    """A new response changes the header's counts, not its size: the screen is repainted where it
+    changed, never arranged again (the header's own update laid out the whole screen on every append)."""
+    from textual._compositor import Compositor
+
+    path = tmp_path / f"{SESSION}.jsonl"
+    write_log(path, [user("explore", session=SESSION, uuid="u1"), cc("m0", write=10_000)])
+    app = make_app(WatchTarget(path), tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        scr = app.watch_screen
+        await until(pilot, lambda: scr.loaded.is_set() and scr.context_pane.context is not None, "the loaded log")
+        await pilot.pause()
+        layouts = []
+        reflow = Compositor.reflow
+        monkeypatch.setattr(Compositor, "reflow", lambda c, *a, **k: layouts.append(1) or reflow(c, *a, **k))
+        for i in range(1, 6):
+            append(path, cc(f"m{i}", read=10_000, write=1_000 * i))
+            await until(pilot, lambda i=i: scr.context_pane.context.tokens == 10_010 + 1_000 * i, f"response {i}")
+            await pilot.pause()
+        assert "6 responses" in text_of(scr.query_one("WatchHeader"))
+        assert not layouts, f"{len(layouts)} layouts of the screen for 5 appends"
