@@ -501,6 +501,9 @@ async def test_a_second_esc_right_after_closing_the_cost_pane_does_not_cancel_th
         tui.run_slash("/cost")
         await pilot.pause()
         assert tui.screen.maximized is tui.cost_pane
+        # A generous grace: on a loaded CI machine two pilot presses can be more than a second
+        # apart, and the test is about the rule, not the default's length.
+        monkeypatch.setattr(app_module, "ESC_AFTER_CLOSE_S", 600.0)
         await pilot.press("escape")
         await pilot.press("escape")
         await pilot.pause()
