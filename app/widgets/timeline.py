@@ -8,12 +8,9 @@ from __future__ import annotations
 from typing import Callable
 
 from rich.text import Text
-from textual.binding import Binding
-from textual.geometry import Size
 from textual import events
+from textual.binding import Binding
 from textual.message import Message
-from textual.reactive import Reactive
-from textual.widgets import DataTable
 
 from compaction.clock import now as clock_now
 
@@ -22,7 +19,7 @@ from agent_core.watch.state import CompactionView
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
-from app.widgets.table_caches import bound_render_caches
+from app.widgets.figure_table import FigureTable
 
 # The side pane has room for five columns: what the prefix rewrite cost is shown rather than how long
 # the compaction took (the conversation's marker says both).
@@ -72,20 +69,22 @@ def _cache_cost(cache: dict | None) -> str:
     return fmt.signed_usd(float(cost))
 
 
-class Timeline(DataTable):
+class Timeline(FigureTable, can_focus=True):
     """See module docstring. `clock` is injectable so tests and snapshots show fixed times. A click
     on a compaction's row, or Enter on the row under the cursor, posts `CompactionSelected` (the
     TUI opens the inspector). The row cursor shows only while the table has focus (Tab to it, or
-    click it), starting on the newest row — when `selectable` (the TUI; watch has no inspector)."""
+    click it), starting on the newest row — when `selectable` (the TUI; watch has no inspector).
 
-    BINDINGS = [Binding("enter", "inspect", "Inspect", show=False)]
+    Drawn with the line API (FigureTable): a new row draws one line, where Textual's DataTable
+    drew every shown row again (6.5 ms of a demo turn's frames)."""
 
-    # The table's own size comes from its pane's CSS (a fixed height or a share), never from its
-    # rows, so a new row changes only the scroll range. As a layout reactive (Widget's) every
-    # compaction laid the whole screen out again, about a quarter of a TUI turn's CPU; the
-    # scrollbars are told directly in `watch_virtual_size`, as Textual does when it sizes a
-    # widget without a layout.
-    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    BINDINGS = [Binding("enter", "inspect", "Inspect", show=False),
+                Binding("up", "cursor(-1)", show=False), Binding("down", "cursor(1)", show=False),
+                Binding("pageup", "cursor(-10)", show=False), Binding("pagedown", "cursor(10)", show=False),
+                Binding("home", "cursor(-1_000_000)", show=False), Binding("end", "cursor(1_000_000)", show=False)]
+    DEFAULT_CSS = """
+    Timeline:focus { background-tint: $foreground 5%; }
+    """
 
     class CompactionSelected(Message):
         def __init__(self, compaction: Compaction) -> None:
@@ -94,8 +93,7 @@ class Timeline(DataTable):
 
     def __init__(self, *, columns: tuple[str, ...] = TUI_COLUMNS, clock: Callable[[], float] = clock_now,
                  id: str | None = None, selectable: bool = False) -> None:
-        super().__init__(id=id, show_cursor=False, cell_padding=1)
-        bound_render_caches(self, columns=len(columns))    # a row per compaction, for thousands of turns
+        super().__init__(id=id, cell_padding=1)
         self.columns_shown = columns
         self.clock = clock
         self.selectable = selectable               # rows open the inspector (the TUI; watch has none)
@@ -103,15 +101,17 @@ class Timeline(DataTable):
         self.breaker_trips = 0
         self.events: dict[str, Compaction] = {}     # row key -> the compaction it shows
         self.short = False                          # short layer names and HH:MM (a narrow pane)
-        self._rows: dict[str, dict] = {}    # row key -> what `show` was given, to draw it again in other names
+        self._args: dict[str, dict] = {}    # row key -> what `show` was given, to draw it again in other names
+        self._widths: dict[str, int] = {}   # column -> the width of its widest cell so far (it only grows)
+        self._labels = {key: Text(key, justify="right" if key in _NUMERIC else "left") for key in columns}
+        self._set_widths()
 
     def on_mount(self) -> None:
         self.border_title = "Compactions"
-        self._add_columns()
 
-    def _add_columns(self) -> None:
-        for key in self.columns_shown:
-            self.add_column(Text(key, justify="right") if key in _NUMERIC else key, key=key)
+    def _set_widths(self) -> None:
+        self.set_columns([(key, label, max(label.cell_len, self._widths.get(key, 0)))
+                          for key, label in self._labels.items()])
 
     def show(self, key: str, *, at: float | None, layer: str | Text, trigger: str | Text,
              before: int | None = None, after: int | None = None, took: float | None = None,
@@ -119,9 +119,9 @@ class Timeline(DataTable):
         """Add the row `key`, or complete it in place when it is already shown. `unknown` stands
         for a count not known yet ("…") or one that does not apply ("—")."""
         freed = None if before is None or after is None else max(0, before - after)
-        self._rows[key] = dict(at=at, layer=layer, trigger=trigger, before=before, after=after, took=took,
+        self._args[key] = dict(at=at, layer=layer, trigger=trigger, before=before, after=after, took=took,
                                unknown=unknown, cache=cache)
-        cells = {"time": self._time(at),
+        cells = {"time": Text(self._time(at)),
                  "layer": self._layer(layer),
                  "trigger": trigger if isinstance(trigger, Text) else cell(fmt.one_line(str(trigger), 8)),
                  "before": Text(_tokens(before, unknown), justify="right"),
@@ -129,31 +129,22 @@ class Timeline(DataTable):
                  "freed": Text(_tokens(freed, unknown), justify="right"),
                  "took": Text("—" if took is None else fmt.duration(took), justify="right"),
                  "cache": Text(_cache_cost(cache), justify="right")}
-        self._hold_width("time", cells["time"])
-        self._hold_width("layer", cells["layer"])
-        if key in self.rows:
-            for col in self.columns_shown:
-                self.update_cell(key, col, cells[col], update_width=True)
-            return
-        self.add_row(*(cells[c] for c in self.columns_shown), key=key)
-
-    def _hold_width(self, key: str, value: str | Text) -> None:
-        """The time and layer columns at the width of their widest cell, set now: measured lazily
-        (on idle) the table now and then drew a row with the column still at an earlier width, a
-        layer name cut to five letters."""
-        column = self.columns.get(key)   # type: ignore[call-overload]
-        if column is None:
-            return
-        width = Text(value).cell_len if isinstance(value, str) else value.cell_len
-        label = column.label.cell_len
-        column.width = max(column.width if not column.auto_width else label, width, label)
-        column.auto_width = False
-        self.scroll_end(animate=False)
+        row = [cells[c] for c in self.columns_shown]
+        wider = False
+        for c, text in zip(self.columns_shown, row):
+            if text.cell_len > self._widths.get(c, 0):
+                self._widths[c], wider = text.cell_len, True
+        if wider:
+            self._set_widths()
+        new = key not in self._rows
+        self.put(key, row)
+        if new:
+            self.scroll_end(animate=False, immediate=True)
 
     def _time(self, at: float | None) -> str:
         return fmt.clock(at)[:5] if self.short and at is not None else fmt.clock(at)
 
-    def _layer(self, layer: str | Text) -> str | Text:
+    def _layer(self, layer: str | Text) -> Text:
         return layer if isinstance(layer, Text) else cell(layer_name(layer, self.short))
 
     def _fit(self) -> None:
@@ -163,28 +154,16 @@ class Timeline(DataTable):
             return
         self.short = short
         self.tooltip = SHORT_LEGEND if short else None
-        # Drawn again from scratch: cells updated in place kept a column at an earlier width now and
-        # then (a layer name or a time cut short), as the table measures them lazily.
-        cursor = self.cursor_row
-        self.clear(columns=True)
-        self._add_columns()
-        for key, args in list(self._rows.items()):
+        self._widths.clear()            # measured again in the other names
+        for key, args in list(self._args.items()):
             self.show(key, **args)
-        if self.show_cursor and self.row_count:
-            self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
-
-    def watch_virtual_size(self, old: Size, new: Size) -> None:
-        """Keep the newest row in view. The table learns its new height only when idle, after the
-        row was added, so a scroll at `add_row` time stops short (and at mount, on the oldest rows)."""
-        self._scroll_update(new)
-        if new.height > old.height:
-            self.scroll_end(animate=False)
+        self._set_widths()
 
     def on_resize(self) -> None:
         """Shown again (the sidebar toggled back) or resized: the newest rows, not the oldest, in
         names that fit."""
         self._fit()
-        self.scroll_end(animate=False)
+        self.scroll_end(animate=False, immediate=True)
 
     def add_compaction(self, c: Compaction, at: float | None = None, resumed: bool = False) -> None:
         """`resumed`: from a resumed session; its time is the event's own when it carries one
@@ -212,30 +191,50 @@ class Timeline(DataTable):
     def on_click(self, event: events.Click) -> None:
         row = event.style.meta.get("row")
         if isinstance(row, int) and 0 <= row < self.row_count:
+            if self.show_cursor:
+                self._move_to(row)
             self._select(row)
 
     def on_focus(self) -> None:
         if not self.selectable:
             return
-        self.cursor_type, self.show_cursor = "row", True
+        self.show_cursor = True
         if self.row_count:
-            self.move_cursor(row=self.row_count - 1, animate=False)
+            self._move_to(self.row_count - 1)
+        self.refresh()
 
     def on_blur(self) -> None:
         self.show_cursor = False
+        self.refresh()
+
+    def action_cursor(self, step: int) -> None:
+        if self.show_cursor and self.row_count:
+            self._move_to(max(0, min(self.row_count - 1, self.cursor_row + step)))
+
+    def _move_to(self, row: int) -> None:
+        """The cursor on `row`, scrolled into view (the header keeps the first line)."""
+        self.cursor_row = row
+        shown = max(1, self.scrollable_content_region.height - 1)
+        if row < self.scroll_y:
+            self.scroll_to(y=row, animate=False, immediate=True)
+        elif row >= self.scroll_y + shown:
+            self.scroll_to(y=row - shown + 1, animate=False, immediate=True)
+        self.refresh()
 
     def action_inspect(self) -> None:
         if self.show_cursor and 0 <= self.cursor_row < self.row_count:
             self._select(self.cursor_row)
 
     def _select(self, row: int) -> None:
-        c = self.events.get(str(self.ordered_rows[row].key.value))
+        c = self.events.get(self._order[row])
         if c is not None:
             self.post_message(self.CompactionSelected(c))
 
     def reset(self) -> None:
-        self.clear()
-        self._rows.clear()
+        self.clear_rows()
+        self._args.clear()
+        self._widths.clear()
+        self._set_widths()
         self.events.clear()
         self.count = 0
         self.breaker_trips = 0

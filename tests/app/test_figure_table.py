@@ -66,3 +66,51 @@ async def test_cells_are_cut_with_an_ellipsis_and_numbers_right_aligned():
 async def test_a_cell_is_text_never_markup():
     row = await first_row([Text("[b]x[/b]"), Text("[@click=app.quit]", justify="right")])
     assert "[b]x[/b]" in row and "[@cl…" in row      # literal, cut to its column
+
+
+async def test_rows_put_one_at_a_time_keep_their_order_and_change_in_place():
+    app = Holder()
+    async with app.run_test() as pilot:
+        table = app.query_one(FigureTable)
+        table.set_columns(COLUMNS)
+        for key, cells in rows(3):
+            table.put(key, cells)
+        table.put("r1", [Text("row 1"), Text("42", justify="right")])     # in place, not appended
+        await pilot.pause()
+        assert table.row_count == 3 and [table.get_row_at(i)[1].plain for i in range(3)] == ["0", "42", "2"]
+        assert table.virtual_size.height == 4                               # the header and three rows
+        table.clear_rows()
+        assert table.row_count == 0 and not table._drawn and table.virtual_size.height == 1
+
+
+async def test_drawn_lines_stay_bounded_however_many_rows_are_scrolled_past():
+    from app.widgets.figure_table import DRAWN_ROWS
+
+    app = Holder()
+    async with app.run_test() as pilot:
+        table = app.query_one(FigureTable)
+        table.set_columns(COLUMNS)
+        for key, cells in rows(DRAWN_ROWS * 3):
+            table.put(key, cells)
+        await pilot.pause()
+        for y in range(0, DRAWN_ROWS * 3, 4):      # every row drawn once, a screen at a time
+            table.scroll_to(y=y, animate=False, immediate=True)
+            lines(table)
+        assert len(table._drawn) == DRAWN_ROWS
+        assert "r0" not in table._drawn and f"r{DRAWN_ROWS * 3 - 1}" in table._drawn
+
+
+async def test_the_cursor_row_is_drawn_in_the_cursor_style_and_rows_carry_their_index():
+    app = Holder()
+    async with app.run_test() as pilot:
+        table = app.query_one(FigureTable)
+        table.show(COLUMNS, rows(3))
+        await pilot.pause()
+        plain = table.render_line(2)
+        table.show_cursor, table.cursor_row = True, 1
+        cursor = table.get_component_rich_style("figure-table--cursor")
+        lit = table.render_line(2)
+        assert lit.text == plain.text
+        assert all(seg.style.bgcolor == cursor.bgcolor for seg in lit if seg.text.strip())
+        assert all(seg.style.bgcolor != cursor.bgcolor for seg in table.render_line(1) if seg.text.strip())
+        assert {seg.style.meta.get("row") for seg in lit} == {1}

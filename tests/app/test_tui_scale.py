@@ -407,13 +407,13 @@ async def test_deltas_spread_over_many_frames_are_written_a_few_times_a_second(m
 
 @pytest.mark.slow
 async def test_the_side_tables_keep_bounded_render_caches_over_a_long_session():
-    """DataTable keys its render caches by an update counter and sizes them for 10,000 cells: the
-    entries of every earlier update stay until the cache is full. The timeline (a row per
-    compaction) holds a few screens' worth; the cost pane's table (new figures after each model
-    call) keeps one drawn line per row it shows."""
+    """Both side tables draw with the line API (FigureTable) and keep a bounded number of drawn
+    lines: the timeline (a row per compaction, DataTable's caches once kept every earlier update's
+    cells) at most DRAWN_ROWS however many rows it holds; the cost pane's table (new figures after
+    each model call) one drawn line per row it shows."""
     from dataclasses import replace
 
-    from app.widgets.figure_table import FigureTable
+    from app.widgets.figure_table import DRAWN_ROWS, FigureTable
     from app.widgets.timeline import Timeline
 
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
@@ -421,19 +421,23 @@ async def test_the_side_tables_keep_bounded_render_caches_over_a_long_session():
         await pilot.pause()
         timeline = app.screen.query_one(Timeline)
         costs = app.cost_pane.query_one(FigureTable)
-        for i in range(150):
+        for i in range(DRAWN_ROWS + 44):
             timeline.add_compaction(ev.Compaction(layer="microcompact", trigger="auto", tokens_before=15_000 + i,
                                                   tokens_after=12_000, duration_s=0.01, action="cleared"))
             await app.handle_event(replace(cost_event(), total_usd=0.46 + i / 1_000))   # the total row changes
             await pilot.pause()
-        assert timeline.row_count == 150
-        rows, cells = len(timeline._row_render_cache), len(timeline._cell_render_cache)
-        assert rows <= 256 and cells <= 2_048, (rows, cells)
+        assert timeline.row_count == DRAWN_ROWS + 44
+        for y in range(0, timeline.row_count, 4):      # scrolled back through every row
+            timeline.scroll_to(y=y, animate=False, immediate=True)
+            for line in range(timeline.size.height):
+                timeline.render_line(line)
+        assert len(timeline._drawn) == DRAWN_ROWS
         while app._panes_scheduled:          # the last figures reach the panes
             await pilot.pause(0.05)
         assert costs.row_count > 5 and len(costs._drawn) <= costs.row_count
-        assert app.cost_pane.cost.total_usd == 0.46 + 149 / 1_000
-        assert fmt.usd(0.46 + 149 / 1_000) in costs._row_strip("total").text
+        last = 0.46 + (DRAWN_ROWS + 43) / 1_000
+        assert app.cost_pane.cost.total_usd == last
+        assert fmt.usd(last) in costs._row_strip("total").text
 
 
 async def test_the_panes_take_figures_at_most_four_times_a_second(monkeypatch):
