@@ -2,6 +2,8 @@
 drawn again only when its cells change, cells cut with an ellipsis, and a cell is only ever text."""
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 
@@ -21,16 +23,23 @@ class Holder(App):
         yield FigureTable(id="t")
 
 
+@asynccontextmanager
+async def showing(table_rows: list[tuple[str, list[Text]]]):
+    """(pilot, table) of a running app whose table shows COLUMNS and these rows."""
+    app = Holder()
+    async with app.run_test() as pilot:
+        table = app.query_one(FigureTable)
+        table.show(COLUMNS, table_rows)
+        await pilot.pause()
+        yield pilot, table
+
+
 def lines(table: FigureTable) -> list[str]:
     return [table.render_line(y).text for y in range(table.size.height)]
 
 
 async def test_header_stays_while_the_rows_scroll_and_each_row_is_drawn_once():
-    app = Holder()
-    async with app.run_test() as pilot:
-        table = app.query_one(FigureTable)
-        table.show(COLUMNS, rows(20))
-        await pilot.pause()
+    async with showing(rows(20)) as (pilot, table):
         shown = lines(table)
         assert shown[0].split() == ["name", "n"] and shown[1].split() == ["row", "0", "0"]
         table.scroll_to(y=10, animate=False)
@@ -50,11 +59,7 @@ async def test_header_stays_while_the_rows_scroll_and_each_row_is_drawn_once():
 
 
 async def first_row(cells: list[Text]) -> str:
-    app = Holder()
-    async with app.run_test() as pilot:
-        table = app.query_one(FigureTable)
-        table.show(COLUMNS, [("a", cells)])
-        await pilot.pause()
+    async with showing([("a", cells)]) as (_, table):
         return lines(table)[1]
 
 
@@ -101,11 +106,7 @@ async def test_drawn_lines_stay_bounded_however_many_rows_are_scrolled_past():
 
 
 async def test_the_cursor_row_is_drawn_in_the_cursor_style_and_rows_carry_their_index():
-    app = Holder()
-    async with app.run_test() as pilot:
-        table = app.query_one(FigureTable)
-        table.show(COLUMNS, rows(3))
-        await pilot.pause()
+    async with showing(rows(3)) as (_, table):
         plain = table.render_line(2)
         table.show_cursor, table.cursor_row = True, 1
         cursor = table.get_component_rich_style("figure-table--cursor")
