@@ -51,9 +51,8 @@ def layer_name(layer: str, short: bool = False) -> str:
 
 
 def cell(text: str) -> Text:
-    """A cell of someone else's words (a Claude Code log's layer or trigger): a DataTable parses a
-    plain str cell as Rich markup, so `[@click=app.quit]` in a log would become a link. As Text,
-    with every control character shown, it is only ever text."""
+    """A cell of someone else's words (a Claude Code log's layer or trigger), as Text with every
+    control character shown: never parsed as markup, so `[@click=app.quit]` in a log stays text."""
     return Text(one_line(text))
 
 
@@ -199,9 +198,7 @@ class Timeline(FigureTable, can_focus=True):
         if not self.selectable:
             return
         self.show_cursor = True
-        if self.row_count:
-            self._move_to(self.row_count - 1)
-        self.refresh()
+        self._move_to(max(0, self.row_count - 1))
 
     def on_blur(self) -> None:
         self.show_cursor = False
