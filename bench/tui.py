@@ -277,19 +277,27 @@ def window_mean(per_turn: list[float], turn: int, width: int = 10) -> float:
     return statistics.mean(part) if part else float("nan")
 
 
-async def soak_headless(turns: int) -> list[float]:
-    """CPU per turn of the same prompts through the Agent alone (what `--headless` runs)."""
+async def soak_headless(turns: int, printed: bool = False) -> list[float]:
+    """CPU per turn of the same prompts through the Agent alone, or with `printed` through what
+    `ctxtui --headless` runs for a turn (its context event, the events shown in the text format,
+    its cost event), written to /dev/null."""
     from agent_core.config import load_config
     from agent_core.loop.factory import build_agent
+    from app.cli.headless import StopSignals, _Output, _turn
     from tests.demo_project import fixed_place
 
     out = []
-    with fixed_place() as (ws, env):
+    with fixed_place() as (ws, env), open(os.devnull, "w") as sink:
         agent = build_agent(load_config({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws))
+        output, signals = _Output("text", sink, sink), StopSignals()
         for i in range(turns):
             started = time.process_time()
-            async for _ in agent.run(soak_prompt(i)):
-                pass
+            if printed:
+                output.new_turn()
+                await _turn(agent, soak_prompt(i), output, signals)
+            else:
+                async for _ in agent.run(soak_prompt(i)):
+                    pass
             out.append(time.process_time() - started)
         await agent.aclose()
     return out
@@ -327,13 +335,17 @@ async def soak_tui(turns: int, marks: tuple[int, ...]) -> tuple[list[float], dic
 async def soak(turns: int) -> None:
     marks = tuple(m for m in SOAK_MARKS if m <= turns) or (turns,)
     tui, rss = await soak_tui(turns, marks)
-    headless = await soak_headless(turns)
+    agent_alone = await soak_headless(turns)
+    headless = await soak_headless(turns, printed=True)
     print(f"soak: {turns:,} demo turns in the TUI (120×40) and headless; CPU per turn is the mean of the "
-          f"10 turns ending at the mark")
-    print(f"  {'turn':>6} {'TUI CPU':>9} {'headless':>9} {'TUI/headless':>13} {'RSS':>8}")
+          f"10 turns ending at the mark; headless is what `--headless` runs for a turn (text format, "
+          f"to /dev/null), agent the Agent's events alone")
+    print(f"  {'turn':>6} {'TUI CPU':>9} {'headless':>9} {'agent':>7} {'TUI/headless':>13} {'TUI/agent':>10} "
+          f"{'RSS':>8}")
     for m in marks:
-        t, h = window_mean(tui, m), window_mean(headless, m)
-        print(f"  {m:>6} {t * 1000:>7.0f}ms {h * 1000:>7.0f}ms {t / h:>12.2f}x {rss[m]:>6.0f}MB")
+        t, h, a = window_mean(tui, m), window_mean(headless, m), window_mean(agent_alone, m)
+        print(f"  {m:>6} {t * 1000:>7.0f}ms {h * 1000:>7.0f}ms {a * 1000:>5.0f}ms {t / h:>12.2f}x {t / a:>9.2f}x "
+              f"{rss[m]:>6.0f}MB")
     ref = 50 if 50 in marks else marks[0]
     last = marks[-1]
     print(f"  turn {last} against turn {ref}: CPU {window_mean(tui, last) / window_mean(tui, ref):.2f}x, "

@@ -161,3 +161,19 @@ def test_a_closing_tag_after_a_list_is_its_own_line_and_code_is_left_alone():
     assert separate_tag_lines("text\n<b>inline</b> and more") == "text\n<b>inline</b> and more"
     assert separate_tag_lines("a\n    <indented>\nb") == "a\n    <indented>\nb"      # four spaces: code
     assert separate_tag_lines("- x\n</s>\ny") == "- x\n\n</s>\n\ny"
+
+
+def test_preload_loads_the_code_highlighter_the_first_answer_would_load():
+    """In a fresh process (Pygments loads a lexer's module and a theme's style on first use):
+    none of them before the preload, all after, so the first code block pays for no import."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    wanted = ["pygments.lexers.python", "pygments.styles.monokai", "pygments.styles.default"]
+    code = ("import sys\n"
+            "from app.tui.widgets.conversation import answer_record\n"
+            f"wanted = {wanted!r}\n"
+            "before = [m for m in wanted if m in sys.modules]\n"
+            "answer_record.preload()\n"
+            "print(before, [m for m in wanted if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == f"[] {wanted!r}"

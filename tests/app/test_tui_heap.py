@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 
 from app.tui import launch
-from app.tui.heap import OLDEST_EVERY
+from app.tui.heap import OLDEST_EVERY, YOUNG_EVERY
 from tests.demo_project import fixed_place
 
 
@@ -18,7 +18,7 @@ async def test_the_command_app_freezes_start_up_and_puts_the_collector_back_on_e
             await pilot.pause()
             await pilot.pause()
             assert gc.get_freeze_count() > 10_000          # start-up's survivors, no longer walked
-            assert gc.get_threshold() == (before[0], before[1], max(before[2], OLDEST_EVERY))
+            assert gc.get_threshold() == (max(before[0], YOUNG_EVERY), before[1], max(before[2], OLDEST_EVERY))
     assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == before
 

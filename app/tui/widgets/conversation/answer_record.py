@@ -22,5 +22,7 @@ class AssistantRecord:
 
 
 def preload() -> None:
-    """Load the answer renderer now (idle time after the first frame), not in the first turn."""
-    from app.tui.widgets.conversation import assistant_message  # noqa: F401, PLC0415 (start-up)
+    """Load the answer renderer and its code highlighter now (idle time after the first frame),
+    not in the first turn."""
+    from app.tui.widgets.conversation import assistant_message  # noqa: PLC0415 (start-up)
+    assistant_message.warm()

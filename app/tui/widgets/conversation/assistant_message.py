@@ -139,6 +139,20 @@ def _theme(primary: str, accent: str) -> Theme:
     })
 
 
+def code_theme(dark: bool) -> str:
+    return "monokai" if dark else "default"
+
+
+def warm(languages: tuple[str, ...] = ("python",)) -> None:
+    """Load what the first code block would load (Pygments imports a language's lexer and a
+    theme's style on first use: about 30 ms for Python and the two themes): called in idle time
+    after the first frame, so the first answer that quotes code does not pay for it."""
+    for language in languages:
+        Syntax("", language).lexer    # noqa: B018  (the property loads the lexer's module)
+    for dark in (True, False):
+        Syntax.get_theme(code_theme(dark))
+
+
 def answer_lines(look: Look, source: str, width: int) -> list[Strip]:
     """An answer's Markdown as lines `width` wide with a column of padding each side, in the
     theme's colours (one render per width and text: the conversation keeps the lines)."""
@@ -146,7 +160,7 @@ def answer_lines(look: Look, source: str, width: int) -> list[Strip]:
         return []
     console = look.console
     options = console.options.update(width=max(1, width - 2), height=None, highlight=False)
-    markdown = AnswerMarkdown(source, code_theme="monokai" if look.dark else "default")
+    markdown = AnswerMarkdown(source, code_theme=code_theme(look.dark))
     with console.use_theme(markdown_theme(look.variables)):
         lines = console.render_lines(markdown, options, pad=False)
     pad = Segment(" ")
