@@ -7,7 +7,10 @@ status line runs on every refresh of Claude Code's prompt and pays for every imp
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _WHERE = {
     "STATES": "accounting.budget", "ContextBudget": "accounting.budget",

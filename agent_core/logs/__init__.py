@@ -10,12 +10,15 @@ on every refresh and must not pay for the others.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 # `discover` is both a submodule and a function: bound eagerly, or importing the submodule anywhere
 # would leave the package attribute pointing at the module.
 from agent_core.logs.discover import (claude_config_dirs, claude_projects_dir, claude_projects_dirs, discover, expand,
                                       newest_log)
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _WHERE = {
     "MAX_LINE_BYTES": "files", "NotRegularFile": "files", "is_regular": "files", "open_regular": "files",

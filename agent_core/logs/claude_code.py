@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Iterable
 
 from agent_core.pricing.cost import FREE_MODELS
 from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, request_tokens
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 MAX_TIMESTAMP = 32_503_680_000.0     # 3000-01-01 UTC
 

@@ -14,14 +14,15 @@ Resume (`latest_session`, `list_sessions`), the transcript browser (`list_logs`)
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping
 
 from agent_core.logs.files import check_regular, open_regular
 from agent_core.logs.layout import is_subagent_log, is_transcript, is_transcripts_folder, subagents_dir, transcript_logs
 
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
 if TYPE_CHECKING:
+    from typing import Iterable, Mapping
     from agent_core.sessions.session_reader import SessionHead
 
 # agent_core.sessions (and the compaction package under it) is imported only by the functions that
@@ -169,16 +170,19 @@ def newest_log(path: Path) -> Path | None:
 
 # ---------------------------------------------------------------- ctxtui sessions
 
-@dataclass
-class SessionInfo:
+class SessionInfo(namedtuple("SessionInfo", "session_id path created modified size model workspace title",
+                             defaults=(None, None, None))):
+    """A ctxtui session log, as `--continue` and the resume screen list it. Named tuples here, not
+    dataclasses: the status line loads this module on every refresh (dataclasses: 10 ms to import)."""
+    __slots__ = ()
     session_id: str
     path: Path
     created: str | None              # from the meta line (ISO 8601, UTC)
     modified: float                  # file mtime
     size: int
-    model: str | None = None
-    workspace: str | None = None
-    title: str | None = None         # the first user prompt, shortened
+    model: str | None
+    workspace: str | None
+    title: str | None                # the first user prompt, shortened
 
 
 def read_head(path: Path, limit: int = HEAD_BYTES) -> SessionHead:
@@ -227,8 +231,9 @@ def latest_session(state: Path) -> SessionInfo | None:
 
 # ---------------------------------------------------------------- the transcript browser
 
-@dataclass(frozen=True)
-class LogFile:
+class LogFile(namedtuple("LogFile", "path kind group name size mtime")):
+    """A log the transcript browser lists."""
+    __slots__ = ()
     path: Path
     kind: str          # session | transcript | claude
     group: str         # session id, or Claude Code project folder

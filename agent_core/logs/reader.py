@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterator, Protocol
 
 from agent_core.logs.claude_code import ClaudeCodeParser
 from agent_core.logs.layout import is_subagent_log, subagent_session_dir
 from agent_core.logs.records import CorruptRecord, Deduper, LineStats, LogFollower, Record, UsageRecord
 
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Iterator, Protocol
+
+    class Parser(Protocol):
+        source: str
+
+        def wants(self, line: bytes) -> bool: ...
+
+        def parse(self, obj: dict) -> list[Record]: ...
+
 _DECODER = json.JSONDecoder()
-
-
-class Parser(Protocol):
-    source: str
-
-    def wants(self, line: bytes) -> bool: ...
-
-    def parse(self, obj: dict) -> list[Record]: ...
 
 
 def looks_whole(line: bytes) -> bool:

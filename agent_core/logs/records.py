@@ -3,24 +3,63 @@
 Claude Code's logs and ctxtui's own logs differ in shape; the usage report and `ctxtui watch`
 only ever see these records. The follower reads only bytes appended since the last read, so a
 live view costs O(new bytes) per update and a 100 MB log is streamed, never loaded whole.
+
+The classes are written out rather than made with `dataclasses`: `ctxtui statusline` reads logs
+through them on every refresh of Claude Code's prompt, and importing dataclasses (with inspect and
+ast) was 10 ms of its 50; `_Slots` gives them a dataclass's repr, keyword construction and copy.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO, Iterator, Union
 
 from agent_core.pricing.cost import MAX_REQUEST_TOKENS, usage_buckets
 from agent_core.logs.files import MAX_LINE_BYTES, open_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, Iterator
 
 CHUNK_SIZE = 1 << 20
 MARK_BYTES = 64       # the bytes before the read offset kept to notice a log rewritten in place
 MAX_TOKENS = MAX_REQUEST_TOKENS  # per bucket of one response: ten times any context window; more is corrupt
 
 
-@dataclass(slots=True, eq=False)
-class UsageRecord:
+class _Slots:
+    """Fields in `__slots__` order, `__init__` taking them as a dataclass's would (positional or
+    keyword; the defaults are each class's `_defaults`), a repr naming them, and `copy`."""
+
+    __slots__ = ()
+    _defaults: dict = {}
+
+    def __init__(self, *args, **kwargs) -> None:
+        names = self.__slots__
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} fields")
+        for name, value in zip(names, args):
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__} got {name!r} twice")
+            kwargs[name] = value
+        for name in names:
+            if name in kwargs:
+                setattr(self, name, kwargs.pop(name))
+            elif name in self._defaults:
+                default = self._defaults[name]
+                setattr(self, name, default() if callable(default) else default)
+            else:
+                raise TypeError(f"{type(self).__name__} needs {name!r}")
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field {next(iter(kwargs))!r}")
+
+    def copy(self, **changes):
+        """A shallow copy with `changes` (dataclasses.replace)."""
+        return type(self)(**{**{n: getattr(self, n) for n in self.__slots__}, **changes})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+
+class UsageRecord(_Slots):
     """One model response's token usage, counted once however many times the log repeats it.
 
     `request_key` identifies the response (Claude Code: message.id + requestId); `buckets` are the
@@ -30,41 +69,49 @@ class UsageRecord:
     `replaces` is set when this record supersedes one yielded earlier for the same response (a
     later copy with the final usage, or a main-chain copy of a response first seen on a sidechain,
     see `Deduper`): an aggregator must subtract the replaced record before adding this one.
+    Compared by identity.
     """
+    __slots__ = ("session_id", "model", "timestamp", "request_key", "buckets", "is_sidechain", "context_tokens",
+                 "source", "path", "agent_id", "purpose", "replaces", "logged_usd")
+    _defaults = {"is_sidechain": False, "context_tokens": 0, "source": "claude_code", "path": "", "agent_id": None,
+                 "purpose": "main", "replaces": None, "logged_usd": None}
     session_id: str
     model: str
     timestamp: float | None
     request_key: str
     buckets: dict[str, int]
-    is_sidechain: bool = False
-    context_tokens: int = 0
-    source: str = "claude_code"           # claude_code | ctxtui
-    path: str = ""
-    agent_id: str | None = None           # the sub-agent that made the call, when known
-    purpose: str = "main"                 # main | subagent | compaction | memory
-    replaces: "UsageRecord | None" = None
-    logged_usd: float | None = None       # the log's own price of it (Claude Code's `costUSD`), when given
+    is_sidechain: bool
+    context_tokens: int
+    source: str                           # claude_code | ctxtui
+    path: str
+    agent_id: str | None                  # the sub-agent that made the call, when known
+    purpose: str                          # main | subagent | compaction | memory
+    replaces: UsageRecord | None
+    logged_usd: float | None              # the log's own price of it (Claude Code's `costUSD`), when given
 
 
-@dataclass(slots=True, eq=False)
-class CompactionRecord:
+class CompactionRecord(_Slots):
     """One compaction. `tokens_after` may be unknown when the record is first seen (Claude Code
     only learns it from the next response): the reader then yields the same `key` again, with
-    `tokens_after` filled, so consumers keep the latest record per key."""
+    `tokens_after` filled, so consumers keep the latest record per key. Compared by identity."""
+    __slots__ = ("key", "session_id", "timestamp", "trigger", "tokens_before", "tokens_after", "layer",
+                 "is_sidechain", "has_summary", "source", "path")
+    _defaults = {"tokens_after": None, "layer": "compact", "is_sidechain": False, "has_summary": False,
+                 "source": "claude_code", "path": ""}
     key: str
     session_id: str
     timestamp: float | None
     trigger: str                          # auto | manual | ... (as logged)
     tokens_before: int | None
-    tokens_after: int | None = None
-    layer: str = "compact"
-    is_sidechain: bool = False
-    has_summary: bool = False
-    source: str = "claude_code"
-    path: str = ""
+    tokens_after: int | None
+    layer: str
+    is_sidechain: bool
+    has_summary: bool
+    source: str
+    path: str
 
 
-Record = Union[UsageRecord, CompactionRecord]
+Record = UsageRecord | CompactionRecord
 
 
 class Deduper:
@@ -122,12 +169,12 @@ def final_copy(old: UsageRecord, new: UsageRecord) -> UsageRecord | None:
         return None
     if new.is_sidechain and not old.is_sidechain:     # a sidechain replay: keep the main-chain attribution
         size = request_tokens if old.source == "claude_code" else context_tokens
-        return replace(old, buckets=new.buckets, context_tokens=size(new.buckets), replaces=None)
+        return old.copy(buckets=new.buckets, context_tokens=size(new.buckets), replaces=None)
     return new
 
 
 def _unlinked(rec: UsageRecord) -> UsageRecord:
-    return replace(rec, replaces=None)
+    return rec.copy(replaces=None)
 
 
 def context_tokens(buckets: dict[str, int]) -> int:
@@ -169,12 +216,16 @@ def buckets_of(usage: dict) -> dict[str, int]:
     return buckets
 
 
-@dataclass(slots=True)
-class LineStats:
+class LineStats(_Slots):
     """What the follower saw: lines read and the corrupt ones skipped (with the first's number)."""
-    lines: int = 0
-    corrupt: int = 0
-    first_corrupt_line: int | None = None
+    __slots__ = ("lines", "corrupt", "first_corrupt_line")
+    _defaults = {"lines": 0, "corrupt": 0, "first_corrupt_line": None}
+    lines: int
+    corrupt: int
+    first_corrupt_line: int | None
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
 
     def reset(self) -> None:
         self.lines, self.corrupt, self.first_corrupt_line = 0, 0, None
@@ -185,7 +236,6 @@ class LineStats:
             self.first_corrupt_line = lineno
 
 
-@dataclass
 class LogFollower:
     """Reads the complete lines appended to a file since the last read.
 
@@ -196,25 +246,25 @@ class LogFollower:
     growing: a rewrite in place that kept its size), reading restarts from the beginning and
     `resets` is incremented. Only a regular file is opened (`open_regular`).
     """
-    path: Path
-    offset: int = 0
-    chunk_size: int = CHUNK_SIZE
-    max_line: int = MAX_LINE_BYTES
-    stats: LineStats = field(default_factory=LineStats)
-    resets: int = 0
-    _pieces: list[bytes] = field(default_factory=list)   # the incomplete trailing line, in pieces
-    _partial: int = 0               # bytes of the incomplete trailing line read so far (kept or dropped)
-    _skipping: bool = False         # the trailing line is over max_line: dropped up to its newline
-    _ident: tuple[int, int] | None = None    # (device, inode) of the file read last
-    _mark: bytes = b""              # the last bytes read, ending at `_mark_end`: a rewrite changes them
-    _mark_end: int = 0
-    # The file's modification time when everything in it had been read (None: it grew meanwhile).
-    # Written again without growing, it was rewritten in place: the marks alone miss a same-size
-    # rewrite that changed bytes before them. (A `touch` reads as one too: a re-read, same figures.)
-    _read_whole_at: int | None = None
 
-    def __post_init__(self) -> None:
-        self.path = Path(self.path)
+    def __init__(self, path: Path | str, offset: int = 0, chunk_size: int = CHUNK_SIZE,
+                 max_line: int = MAX_LINE_BYTES) -> None:
+        self.path = Path(path)
+        self.offset = offset
+        self.chunk_size = chunk_size
+        self.max_line = max_line
+        self.stats = LineStats()
+        self.resets = 0
+        self._pieces: list[bytes] = []      # the incomplete trailing line, in pieces
+        self._partial = 0                   # bytes of the incomplete trailing line read so far (kept or dropped)
+        self._skipping = False              # the trailing line is over max_line: dropped up to its newline
+        self._ident: tuple[int, int] | None = None    # (device, inode) of the file read last
+        self._mark = b""                    # the last bytes read, ending at `_mark_end`: a rewrite changes them
+        self._mark_end = 0
+        # The file's modification time when everything in it had been read (None: it grew meanwhile).
+        # Written again without growing, it was rewritten in place: the marks alone miss a same-size
+        # rewrite that changed bytes before them. (A `touch` reads as one too: a re-read, same figures.)
+        self._read_whole_at: int | None = None
 
     @property
     def pending(self) -> bytes:

@@ -21,10 +21,14 @@ import math
 import warnings
 from datetime import datetime, timezone
 from decimal import Decimal
+from collections.abc import Mapping   # not typing's: the status line's start (records.py)
 from functools import lru_cache
-from typing import Any, Mapping
 
 from agent_core.pricing.long_context import with_long_context_premium
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 BUCKETS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 FREE_MODELS = frozenset({"<synthetic>"})  # entries the loop makes itself: no API call, no cost

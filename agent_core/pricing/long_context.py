@@ -10,7 +10,10 @@ its data has none: when genai-prices adds it, its own tier is used.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 LONG_CONTEXT_START = 200_000
 # genai-prices model id -> multiplier per price field, above LONG_CONTEXT_START input tokens

@@ -17,8 +17,8 @@ period by its timestamp (none: now).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from collections import namedtuple
+from collections.abc import Callable, Mapping, Sequence   # not typing: the status line's start (records.py)
 
 from agent_core.pricing.cost import BUCKETS, price_period, shown_price
 
@@ -36,9 +36,10 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _REL_TOL * max(1.0, abs(a), abs(b))
 
 
-@dataclass(frozen=True)
-class Priced:
-    """One call's dollars; None where unknown (a model without price data)."""
+class Priced(namedtuple("Priced", "total parts saved")):
+    """One call's dollars; None where unknown (a model without price data). A named tuple, not a
+    dataclass: the status line loads this on every refresh (dataclasses costs 10 ms to import)."""
+    __slots__ = ()
     total: float | None
     parts: dict[str, float] | None     # dollars per bucket, adding up to `total`
     saved: float | None                # what the cache reads would have cost as input, minus their cost

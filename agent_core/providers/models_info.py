@@ -14,7 +14,7 @@ replay all ask `model_limits`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from agent_core.pricing.cost import context_window as data_window
 
@@ -60,8 +60,10 @@ CONTEXT_BY_FAMILY: tuple[tuple[str, int], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class ModelLimits:
+class ModelLimits(namedtuple("ModelLimits", "model context_window max_output_tokens window_source output_source")):
+    """A model's window and max output, and where each came from. A named tuple, not a dataclass:
+    the status line loads this module on every refresh (dataclasses costs 10 ms to import)."""
+    __slots__ = ()
     model: str
     context_window: int
     max_output_tokens: int

@@ -23,16 +23,17 @@ hex digits so two sessions started in the same second never collide).
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import secrets
 import stat
 import time
 from pathlib import Path
-from typing import Mapping
 
-from compaction.transcript import UnsafeDir, check_private_dir, ensure_private_dir
+from compaction.private_dir import UnsafeDir, check_private_dir, ensure_private_dir
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Mapping
 
 __all__ = ["UnsafeDir", "check_private_dir", "check_root_path"]
 
@@ -41,6 +42,7 @@ SESSION_ID_RE = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
 
 def new_session_id(now: float | None = None) -> str:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() if now is None else now))
+    import secrets  # noqa: PLC0415  (start-up time: the status line needs only state_root)
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
@@ -65,6 +67,7 @@ def project_key(workspace: Path) -> str:
     path's hash so two workspaces never share a folder."""
     text = str(Path(workspace))
     readable = re.sub(r"[^A-Za-z0-9._]", "-", text)[-80:]
+    import hashlib  # noqa: PLC0415  (start-up time: hashlib loads OpenSSL, 3 ms of every status line)
     return f"{readable}-{hashlib.sha256(text.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
 
 

@@ -7,27 +7,33 @@ shown, never obeyed by the terminal that draws Claude Code's screen.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from agent_core.security.visible_text import one_line
 
 SEP = " · "
 
 
-@dataclass(frozen=True)
-class StatusFigures:
-    model: str | None = None
-    context: int | None = None            # input + cache read + cache write of the last main request
-    window: int | None = None
-    threshold: int | None = None          # auto-compact threshold
-    session_usd: float | None = None
-    session_unpriced: bool = False        # some responses are of a model without prices
-    today_usd: float | None = None
-    block_left_s: float | None = None     # None: no active 5-hour block
-    block_usd: float | None = None        # the active block's dollars so far
-    block_usd_per_h: float | None = None  # ... since its first activity (the burn rate)
-    cache_left_s: float | None = None     # the prompt cache's time left (0: gone cold); None: unknown
-    note: str | None = None               # why a figure is missing ("no transcript yet")
+_FIGURES = ("model", "context", "window", "threshold", "session_usd", "session_unpriced", "today_usd", "block_left_s",
+            "block_usd", "block_usd_per_h", "cache_left_s", "note")
+
+
+class StatusFigures(namedtuple("StatusFigures", _FIGURES, defaults=(None,) * 5 + (False,) + (None,) * 6)):
+    """Every figure of the line; None where unknown. A named tuple, not a dataclass: this runs on
+    every refresh of Claude Code's prompt, and dataclasses costs 10 ms to import."""
+    __slots__ = ()
+    model: str | None
+    context: int | None              # input + cache read + cache write of the last main request
+    window: int | None
+    threshold: int | None            # auto-compact threshold
+    session_usd: float | None
+    session_unpriced: bool           # some responses are of a model without prices
+    today_usd: float | None
+    block_left_s: float | None       # None: no active 5-hour block
+    block_usd: float | None          # the active block's dollars so far
+    block_usd_per_h: float | None    # ... since its first activity (the burn rate)
+    cache_left_s: float | None       # the prompt cache's time left (0: gone cold); None: unknown
+    note: str | None                 # why a figure is missing ("no transcript yet")
 
 
 def tokens(n: int) -> str:

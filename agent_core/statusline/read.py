@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable
 
 from agent_core.logs import Deduper, LogReader, UsageRecord
 from agent_core.pricing.cost import BUCKETS
@@ -19,6 +18,10 @@ from agent_core.usage.block_rule import Block, fold
 from agent_core.logs.discover import expand, subagent_logs
 from agent_core.statusline.state import (ACTIVITY_S, MARK_BYTES, RECENT_KEYS, LogState, Prices,
                                                  StatusState, day_of)
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Iterable
 
 
 def logs_to_read(transcript: Path, projects: Path | None, now: float) -> list[Path]:

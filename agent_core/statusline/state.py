@@ -16,16 +16,17 @@ whole, self-consistent snapshot, and the loser's reads are simply done again.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+import zlib
 from pathlib import Path
-from typing import Any
 
 from agent_core.pricing.pricer import Pricer
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_VERSION = 5         # 5: dollars per minute (the block's dollars and burn rate)
 RECENT_KEYS = 128          # responses remembered for the final-copy rule across calls (copies come close)
@@ -34,32 +35,47 @@ MARK_BYTES = 64            # bytes before the offset kept to notice a log rewrit
 MAX_STATE_BYTES = 32 << 20  # a state file bigger than this is not ours to load: start over
 
 
-@dataclass
 class LogState:
-    """What one log added up to, up to `offset`."""
-    ident: list[int] = field(default_factory=list)    # [device, inode]
-    offset: int = 0
-    mark: str = ""                                    # hex of the bytes before `offset`
-    # the log's modification time when it was read to its end (None: not known): written again
-    # without growing, it was rewritten in place (the mark misses an earlier change)
-    mtime_ns: int | None = None
-    fmt: str | None = None
-    usd: float = 0.0
-    unpriced: int = 0                                 # responses of a model without prices
-    days: dict[str, float] = field(default_factory=dict)
-    minutes: list[int] = field(default_factory=list)  # epoch minutes with activity
-    minute_usd: dict[str, float] = field(default_factory=dict)   # epoch minute -> dollars (the last day)
-    last: dict[str, Any] | None = None                # last main-chain response: model, buckets, ts
+    """What one log added up to, up to `offset`. (Plain classes here, not dataclasses: this runs on
+    every refresh of Claude Code's prompt, and dataclasses costs 10 ms to import.)"""
+    FIELDS = ("ident", "offset", "mark", "mtime_ns", "fmt", "usd", "unpriced", "days", "minutes", "minute_usd",
+              "last")
+
+    def __init__(self, ident: list[int] | None = None, offset: int = 0, mark: str = "", mtime_ns: int | None = None,
+                 fmt: str | None = None, usd: float = 0.0, unpriced: int = 0, days: dict[str, float] | None = None,
+                 minutes: list[int] | None = None, minute_usd: dict[str, float] | None = None,
+                 last: dict[str, Any] | None = None) -> None:
+        self.ident = ident if ident is not None else []   # [device, inode]
+        self.offset = offset
+        self.mark = mark                                  # hex of the bytes before `offset`
+        # the log's modification time when it was read to its end (None: not known): written again
+        # without growing, it was rewritten in place (the mark misses an earlier change)
+        self.mtime_ns = mtime_ns
+        self.fmt = fmt
+        self.usd = usd
+        self.unpriced = unpriced                          # responses of a model without prices
+        self.days = days if days is not None else {}
+        self.minutes = minutes if minutes is not None else []          # epoch minutes with activity
+        self.minute_usd = minute_usd if minute_usd is not None else {}  # epoch minute -> dollars (the last day)
+        self.last = last                                  # last main-chain response: model, buckets, ts
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def __repr__(self) -> str:
+        return f"LogState({', '.join(f'{k}={v!r}' for k, v in self.as_dict().items())})"
 
 
-@dataclass
 class StatusState:
-    logs: dict[str, LogState] = field(default_factory=dict)
-    recent: dict[str, list] = field(default_factory=dict)     # key -> [path, model, [BUCKETS], sidechain, ts]
-    rates: dict[str, list | None] = field(default_factory=dict)   # model -> Pricer.learned()'s periods, None: no price
-    budgets: dict[str, list] = field(default_factory=dict)    # "model|window" -> [window, threshold]
-    block: list | None = None     # [start, end, last] of the newest 5-hour block of forgotten minutes
-    reads: int = 0                                            # bytes read by the last refresh (tests, bench)
+    def __init__(self, logs: dict[str, LogState] | None = None, recent: dict[str, list] | None = None,
+                 rates: dict[str, list | None] | None = None, budgets: dict[str, list] | None = None,
+                 block: list | None = None) -> None:
+        self.logs = logs if logs is not None else {}
+        self.recent = recent if recent is not None else {}     # key -> [path, model, [BUCKETS], sidechain, ts]
+        self.rates = rates if rates is not None else {}        # model -> Pricer.learned()'s periods, None: no price
+        self.budgets = budgets if budgets is not None else {}  # "model|window" -> [window, threshold]
+        self.block = block    # [start, end, last] of the newest 5-hour block of forgotten minutes
+        self.reads = 0        # bytes read by the last refresh (tests, bench)
 
     # ------------------------------------------------------------------ the file
     @classmethod
@@ -78,11 +94,14 @@ class StatusState:
             return cls()
 
     def save(self, path: Path) -> None:
-        """Atomically, 0600 (mkstemp's mode), into a folder the caller made private."""
-        data = {"version": STATE_VERSION, "logs": {k: asdict(v) for k, v in self.logs.items()},
+        """Atomically, 0600, into a folder the caller made private. The temp file is made as
+        tempfile.mkstemp makes one (a random name, O_EXCL, 0600), without importing tempfile
+        (and with it random, shutil and hashlib: a tenth of the status line's start)."""
+        data = {"version": STATE_VERSION, "logs": {k: v.as_dict() for k, v in self.logs.items()},
                 "recent": self.recent, "rates": self.rates, "budgets": self.budgets, "block": self.block}
         text = json.dumps(data, separators=(",", ":"))     # dumps, not dump: the C encoder
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".statusline-", suffix=".tmp")
+        tmp = os.path.join(os.path.dirname(path), f".statusline-{os.urandom(8).hex()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(text)
@@ -96,9 +115,11 @@ class StatusState:
 
 
 def state_path(folder: Path, projects: Path) -> Path:
-    """The state file for a projects folder (or a lone transcript), keyed by its path."""
-    digest = hashlib.sha256(str(projects).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return Path(folder) / f"{digest}.json"
+    """The state file for a projects folder (or a lone transcript), keyed by its path: 64 bits of
+    two checksums of it (zlib's: hashlib loads OpenSSL, 3 ms of every call; the key guards
+    against nothing, only two folders must not share a file)."""
+    raw = str(projects).encode("utf-8", "surrogateescape")
+    return Path(folder) / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.json"
 
 
 def day_of(ts: float) -> str:

@@ -9,8 +9,11 @@ active while now is inside it and its last activity is less than 5 hours old.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
 
 BLOCK_S = 5 * 3600
 HOUR = 3600
@@ -30,8 +33,10 @@ def is_active(start: float, last: float, now: float, length: float = BLOCK_S) ->
     return start <= now < start + length and now - last < length
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(namedtuple("Block", "start end last_activity")):
+    """A 5-hour block: its start, end and last activity (epoch seconds). A named tuple, not a
+    dataclass: the status line loads this on every refresh, and dataclasses costs 10 ms to import."""
+    __slots__ = ()
     start: float
     end: float
     last_activity: float

@@ -5,22 +5,28 @@ with its own app/ or styles/).
 
 The wheel installs this file as the top-level module `ctxtui_launcher` (pyproject.toml,
 [tool.hatch.build.targets.wheel.force-include]), which the console script imports, so the script
-starts without importing `app` by name first; a checkout has it here. Standard library only."""
+starts without importing `app` by name first; a checkout has it here. Standard library only, and
+only what the interpreter has loaded already (os, sys, importlib.machinery): `ctxtui statusline`
+runs on every refresh of Claude Code's prompt, and `importlib.abc` (which loads importlib.resources,
+pathlib, tempfile and zipfile) was 30 ms of its start. That command goes straight to its module
+(`FAST_COMMANDS`), without the dispatcher's argument parser and process guard: it reads no key and
+runs no tool."""
 from __future__ import annotations
 
+import os
 import sys
-from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec, PathFinder
-from pathlib import Path
 
 PACKAGES = ("app", "agent_core", "compaction", "styles")
+FAST_COMMANDS = ("statusline",)     # run by their own module, without the dispatcher
 FIX = ("run ctxtui from another folder, or remove that folder from PYTHONPATH "
        "(an empty entry, as in PYTHONPATH=:/x, means the current folder)")
 
 
-class OwnPackages(MetaPathFinder):
+class OwnPackages:
     """Finds ctxtui's top-level packages in `home` only; their submodules follow the package's own
-    __path__, so the whole tree comes from `home`. Every other name is left to the usual finders."""
+    __path__, so the whole tree comes from `home`. Every other name is left to the usual finders.
+    (A meta path finder is any object with `find_spec`: no importlib.abc base is needed.)"""
 
     def __init__(self, home: str) -> None:
         self.home = home
@@ -33,9 +39,9 @@ class OwnPackages(MetaPathFinder):
 
 def is_home(entry: str) -> bool:
     """A sys.path entry holding ctxtui's packages (a site-packages folder, or a checkout)."""
-    root = Path(entry or ".")
-    return (root / "app" / "cli" / "main.py").is_file() and all(
-        (root / name / "__init__.py").is_file() for name in PACKAGES)
+    root = entry or "."
+    return os.path.isfile(os.path.join(root, "app", "cli", "main.py")) and all(
+        os.path.isfile(os.path.join(root, name, "__init__.py")) for name in PACKAGES)
 
 
 def where(name: str) -> str | None:
@@ -54,24 +60,31 @@ def own_packages_first(home: str | None = None) -> str | None:
     home = home or next((entry for entry in sys.path if is_home(entry)), None)
     if home is None:
         return None
-    home = str(Path(home or ".").resolve())
+    home = os.path.realpath(home or ".")
     if not any(isinstance(f, OwnPackages) for f in sys.meta_path):
         sys.meta_path.insert(0, OwnPackages(home))
     return home
 
 
 def main() -> int:
-    """The console script: map the packages, then run the dispatcher. If they still cannot load
-    (no entry on sys.path holds them all), say which folder shadows them and how to fix it: exit 2."""
+    """The console script: map the packages, then run the dispatcher (or a fast command's own
+    module). If they still cannot load (no entry on sys.path holds them all), say which folder
+    shadows them and how to fix it: exit 2."""
     own_packages_first()
+    command = sys.argv[1] if len(sys.argv) > 1 else None
     try:
-        from app.cli.main import main as ctxtui_main  # noqa: PLC0415  (only after the packages are mapped)
+        if command in FAST_COMMANDS:
+            from app.cli.statusline import main as fast_main  # noqa: PLC0415  (after the mapping)
+        else:
+            from app.cli.main import main as ctxtui_main  # noqa: PLC0415  (only after the packages are mapped)
     except ImportError as e:
         shadow = ", ".join(f"{name} from {loc}" for name in PACKAGES if (loc := where(name)))
         print(f"ctxtui: cannot load its own packages ({e}); found {shadow or 'none of them'}.\n"
               f"Another folder with packages of the same names comes first on sys.path: {FIX}.",
               file=sys.stderr)
         return 2
+    if command in FAST_COMMANDS:
+        return fast_main(sys.argv[2:])
     return ctxtui_main()
 
 

@@ -18,7 +18,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TextIO
 
 from agent_core.logs.layout import is_subagent_of
 from agent_core.providers.models_info import STANDARD_WINDOW
@@ -28,6 +27,10 @@ from agent_core.statusline.read import logs_to_read, refresh
 from agent_core.statusline.state import Prices, StatusState, budget_figures, day_of, state_path
 from agent_core.security.visible_text import one_line
 from agent_core.sessions.paths import ensure_state_dir, state_root
+
+TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Sequence, TextIO
 
 MAX_STDIN = 1 << 20
 USAGE = """\
