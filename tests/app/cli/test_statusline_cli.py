@@ -235,6 +235,36 @@ def test_the_command_loads_no_textual_and_prints_one_line(tmp_path):
     assert r.stdout.startswith("Sonnet 4.5 · ctx 41k/200k")
 
 
+# What the warm path must not load (each was milliseconds of every refresh: app/cli/launcher.py,
+# agent_core/logs/records.py): the dispatcher's parser, dataclasses (inspect, ast), typing,
+# OpenSSL's hashlib, tempfile, and the screen, SDK and price data.
+NOT_ON_THE_WARM_PATH = ("argparse", "dataclasses", "inspect", "typing", "hashlib", "tempfile", "importlib.abc",
+                        "textual", "rich", "anthropic", "genai_prices", "compaction.transcript", "app.cli.main")
+
+
+def test_the_console_script_warm_path_after_an_append_loads_none_of_the_heavy_modules(tmp_path):
+    """Through the console script's own module (ctxtui_launcher), as Claude Code runs it: the first
+    call learns rates and thresholds; after a response is appended, the next call reads it (its
+    dollars count) and loads none of NOT_ON_THE_WARM_PATH."""
+    log = make_projects(tmp_path)
+    code = ("import sys; sys.argv = ['ctxtui', 'statusline']; from app.cli import launcher; rc = launcher.main(); "
+            f"bad = [m for m in {NOT_ON_THE_WARM_PATH!r} if m in sys.modules]; "
+            "print(bad, file=sys.stderr); sys.exit(rc or (3 if bad else 0))")
+    env = {**os.environ, **env_for(tmp_path)}
+    run = lambda: subprocess.run([sys.executable, "-c", code], input=json.dumps(stdin_json(log)),  # noqa: E731
+                                 capture_output=True, text=True, timeout=60, env=env,
+                                 cwd=Path(__file__).resolve().parents[3])
+    first = run()
+    assert first.stdout.startswith("Sonnet 4.5 · ctx 41k/200k"), first.stderr
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps(assistant("m9", "r9", u=usage(inp=7, out=1000, write=0, read=50_000), ts=ts("12:20")))
+                + "\n")
+    warm = run()
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout.startswith("Sonnet 4.5 · ctx 50k/200k")      # the appended response was read
+    assert warm.stdout != first.stdout
+
+
 @pytest.mark.parametrize("every_h", [None, 2.5])
 def test_the_block_keeps_its_start_after_a_day_of_activity(tmp_path, every_h):
     """A response every 30 minutes for 30 hours from 00:07: blocks 00:00, 05:00, 10:00, 15:00, 20:00,
