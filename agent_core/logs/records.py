@@ -6,7 +6,7 @@ live view costs O(new bytes) per update and a 100 MB log is streamed, never load
 
 The classes are written out rather than made with `dataclasses`: `ctxtui statusline` reads logs
 through them on every refresh of Claude Code's prompt, and importing dataclasses (with inspect and
-ast) was 10 ms of its 50; `_Slots` gives them a dataclass's repr, keyword construction and copy.
+ast) was 10 ms of its 50; `_Slots` gives them a dataclass's repr and copy.
 """
 from __future__ import annotations
 
@@ -26,33 +26,14 @@ MAX_TOKENS = MAX_REQUEST_TOKENS  # per bucket of one response: ten times any con
 
 
 class _Slots:
-    """Fields in `__slots__` order, `__init__` taking them as a dataclass's would (positional or
-    keyword; the defaults are each class's `_defaults`), a repr naming them, and `copy`."""
+    """A dataclass's repr and `copy` (dataclasses.replace) for a class whose fields are its
+    `__slots__`; each class writes its own `__init__` (as fast as a dataclass's: a usage report
+    builds one record per response line)."""
 
     __slots__ = ()
-    _defaults: dict = {}
-
-    def __init__(self, *args, **kwargs) -> None:
-        names = self.__slots__
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__} takes at most {len(names)} fields")
-        for name, value in zip(names, args):
-            if name in kwargs:
-                raise TypeError(f"{type(self).__name__} got {name!r} twice")
-            kwargs[name] = value
-        for name in names:
-            if name in kwargs:
-                setattr(self, name, kwargs.pop(name))
-            elif name in self._defaults:
-                default = self._defaults[name]
-                setattr(self, name, default() if callable(default) else default)
-            else:
-                raise TypeError(f"{type(self).__name__} needs {name!r}")
-        if kwargs:
-            raise TypeError(f"{type(self).__name__} has no field {next(iter(kwargs))!r}")
 
     def copy(self, **changes):
-        """A shallow copy with `changes` (dataclasses.replace)."""
+        """A shallow copy with `changes`."""
         return type(self)(**{**{n: getattr(self, n) for n in self.__slots__}, **changes})
 
     def __repr__(self) -> str:
@@ -73,8 +54,7 @@ class UsageRecord(_Slots):
     """
     __slots__ = ("session_id", "model", "timestamp", "request_key", "buckets", "is_sidechain", "context_tokens",
                  "source", "path", "agent_id", "purpose", "replaces", "logged_usd")
-    _defaults = {"is_sidechain": False, "context_tokens": 0, "source": "claude_code", "path": "", "agent_id": None,
-                 "purpose": "main", "replaces": None, "logged_usd": None}
+
     session_id: str
     model: str
     timestamp: float | None
@@ -89,6 +69,24 @@ class UsageRecord(_Slots):
     replaces: UsageRecord | None
     logged_usd: float | None              # the log's own price of it (Claude Code's `costUSD`), when given
 
+    def __init__(self, session_id: str, model: str, timestamp: float | None, request_key: str,
+                 buckets: dict[str, int], is_sidechain: bool = False, context_tokens: int = 0,
+                 source: str = "claude_code", path: str = "", agent_id: str | None = None, purpose: str = "main",
+                 replaces: UsageRecord | None = None, logged_usd: float | None = None) -> None:
+        self.session_id = session_id
+        self.model = model
+        self.timestamp = timestamp
+        self.request_key = request_key
+        self.buckets = buckets
+        self.is_sidechain = is_sidechain
+        self.context_tokens = context_tokens
+        self.source = source
+        self.path = path
+        self.agent_id = agent_id
+        self.purpose = purpose
+        self.replaces = replaces
+        self.logged_usd = logged_usd
+
 
 class CompactionRecord(_Slots):
     """One compaction. `tokens_after` may be unknown when the record is first seen (Claude Code
@@ -96,8 +94,7 @@ class CompactionRecord(_Slots):
     `tokens_after` filled, so consumers keep the latest record per key. Compared by identity."""
     __slots__ = ("key", "session_id", "timestamp", "trigger", "tokens_before", "tokens_after", "layer",
                  "is_sidechain", "has_summary", "source", "path")
-    _defaults = {"tokens_after": None, "layer": "compact", "is_sidechain": False, "has_summary": False,
-                 "source": "claude_code", "path": ""}
+
     key: str
     session_id: str
     timestamp: float | None
@@ -109,6 +106,21 @@ class CompactionRecord(_Slots):
     has_summary: bool
     source: str
     path: str
+
+    def __init__(self, key: str, session_id: str, timestamp: float | None, trigger: str, tokens_before: int | None,
+                 tokens_after: int | None = None, layer: str = "compact", is_sidechain: bool = False,
+                 has_summary: bool = False, source: str = "claude_code", path: str = "") -> None:
+        self.key = key
+        self.session_id = session_id
+        self.timestamp = timestamp
+        self.trigger = trigger
+        self.tokens_before = tokens_before
+        self.tokens_after = tokens_after
+        self.layer = layer
+        self.is_sidechain = is_sidechain
+        self.has_summary = has_summary
+        self.source = source
+        self.path = path
 
 
 Record = UsageRecord | CompactionRecord
@@ -219,16 +231,23 @@ def buckets_of(usage: dict) -> dict[str, int]:
 class LineStats(_Slots):
     """What the follower saw: lines read and the corrupt ones skipped (with the first's number)."""
     __slots__ = ("lines", "corrupt", "first_corrupt_line")
-    _defaults = {"lines": 0, "corrupt": 0, "first_corrupt_line": None}
+
     lines: int
     corrupt: int
     first_corrupt_line: int | None
+
+    def __init__(self, lines: int = 0, corrupt: int = 0, first_corrupt_line: int | None = None) -> None:
+        self.lines = lines
+        self.corrupt = corrupt
+        self.first_corrupt_line = first_corrupt_line
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
 
     def reset(self) -> None:
-        self.lines, self.corrupt, self.first_corrupt_line = 0, 0, None
+        self.lines = 0
+        self.corrupt = 0
+        self.first_corrupt_line = None
 
     def mark_corrupt(self, lineno: int) -> None:
         self.corrupt += 1
