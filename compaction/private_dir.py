@@ -1,5 +1,5 @@
 """Private folders: created 0700 and refused when they are a symlink, not a folder, or someone
-else's. Its own module, with nothing but os and stat, because `ctxtui statusline` (run on every
+else's. Its own module (os, stat and pathlib only), because `ctxtui statusline` (run on every
 refresh of Claude Code's prompt) makes its state folder with it and must not load the transcript
 writer (its entries, scrubbing and uuid)."""
 from __future__ import annotations

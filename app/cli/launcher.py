@@ -6,7 +6,7 @@ with its own app/ or styles/).
 The wheel installs this file as the top-level module `ctxtui_launcher` (pyproject.toml,
 [tool.hatch.build.targets.wheel.force-include]), which the console script imports, so the script
 starts without importing `app` by name first; a checkout has it here. Standard library only, and
-only what the interpreter has loaded already (os, sys, importlib.machinery): `ctxtui statusline`
+nothing heavy (os, sys, importlib.machinery): `ctxtui statusline`
 runs on every refresh of Claude Code's prompt, and `importlib.abc` (which loads importlib.resources,
 pathlib, tempfile and zipfile) was 30 ms of its start. That command goes straight to its module
 (`FAST_COMMANDS`), without the dispatcher's argument parser and process guard: it reads no key and
