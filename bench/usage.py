@@ -19,9 +19,10 @@ panes show it (headless Textual app).
 With --reports, instead: the `ctxtui usage session` and `daily` reports, each a fresh process
 (start-up included), on generated projects folders of the given sizes (several projects and
 sessions, final-copy usage as Claude Code 2.x writes it): seconds, records/s, peak memory (max RSS)
-and the output tokens counted, against the generator's own count. When ccusage 17.2.1 can be run
-(from npx's cache, else `npx -y ccusage@17.2.1`, given two minutes) it runs side by side on the
-same folders (`--offline`); otherwise that is said and skipped. ctxtui's learned-rates cache starts
+and the output tokens counted, against the generator's own count. When ccusage 20.0.24 can be run
+(the version that ships a native linux-x64 build: 20.0.26 has none) it runs side by side on the same
+folders (`--offline`): installed once with npm into ~/.cache/ctxtui-bench/ (two minutes at most),
+then run from there; otherwise that is said and skipped. ctxtui's learned-rates cache starts
 empty in a temp CTXTUI_HOME, so its first run is the cold one (printed apart).
 
 Usage: .venv/bin/python bench/usage.py [--mb 100] [--keep] [--appends 15] [--watch-only]
@@ -31,7 +32,6 @@ Prints records (lines) per second, latencies and the ratios; nothing is asserted
 from __future__ import annotations
 
 import argparse
-import glob
 import io
 import json
 import os
@@ -260,7 +260,8 @@ def main() -> None:
 
 # ---- ctxtui usage session / daily against ccusage, fresh processes --------------------------------
 
-CCUSAGE = "ccusage@17.2.1"
+CCUSAGE = "ccusage@20.0.24"    # the newest with a linux-x64 native build (20.0.26 has none)
+CCUSAGE_HOME = Path.home() / ".cache" / "ctxtui-bench" / CCUSAGE.replace("@", "-")
 SESSION_MB = 5          # one generated session log; a folder of N MB holds N / 5 sessions in 4 projects
 
 
@@ -280,21 +281,24 @@ def build_tree(root: Path, target_bytes: int) -> dict:
 
 
 def find_ccusage() -> list[str] | None:
-    """ccusage from npx's cache when there, else `npx -y` once (two minutes at most); None if neither runs."""
-    for pkg in glob.glob(os.path.expanduser("~/.npm/_npx/*/node_modules/ccusage/package.json")):
+    """ccusage as users install it (npm: its launcher and the native build), pinned to CCUSAGE:
+    from CCUSAGE_HOME, installed there first when missing (two minutes at most); None when npm is
+    missing or the install fails."""
+    exe = CCUSAGE_HOME / "node_modules" / ".bin" / "ccusage"
+    if not exe.exists():
+        if not shutil.which("npm"):
+            return None
+        CCUSAGE_HOME.mkdir(parents=True, exist_ok=True)
         try:
-            meta = json.loads(Path(pkg).read_text())
-        except (OSError, ValueError):
-            continue
-        if meta.get("version") == CCUSAGE.split("@")[1] and shutil.which("node"):
-            return ["node", str(Path(pkg).parent / "dist" / "index.js")]
-    if not shutil.which("npx"):
-        return None
+            subprocess.run(["npm", "install", "--prefix", str(CCUSAGE_HOME), "--no-audit", "--no-fund", CCUSAGE],
+                           capture_output=True, text=True, timeout=120, check=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
     try:
-        r = subprocess.run(["npx", "-y", CCUSAGE, "--version"], capture_output=True, text=True, timeout=120)
+        r = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return ["npx", "-y", CCUSAGE] if r.returncode == 0 else None
+    return [str(exe)] if r.returncode == 0 and CCUSAGE.split("@")[1] in r.stdout else None
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
