@@ -122,6 +122,18 @@ def state_path(folder: Path, projects: Path) -> Path:
     return Path(folder) / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.json"
 
 
+def remove_legacy_state(folder: Path, projects: Path) -> None:
+    """Delete the state file an earlier version kept for this folder (named by sha256, before
+    `state_path`'s checksums): called only when the current one does not exist yet, a first call
+    that reads every log anyway, so hashlib is loaded on that call alone."""
+    import hashlib  # noqa: PLC0415  (start-up time: only on a first call)
+    digest = hashlib.sha256(str(projects).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    try:
+        os.unlink(Path(folder) / f"{digest}.json")
+    except OSError:      # none (the usual case), or not ours to remove: nothing to do
+        pass
+
+
 def day_of(ts: float) -> str:
     """The local calendar day of an epoch time."""
     return time.strftime("%Y-%m-%d", time.localtime(ts))

@@ -24,7 +24,8 @@ from agent_core.providers.models_info import STANDARD_WINDOW
 from agent_core.usage.block_rule import Block, active_block
 from agent_core.statusline.format import StatusFigures, format_line
 from agent_core.statusline.read import logs_to_read, refresh
-from agent_core.statusline.state import Prices, StatusState, budget_figures, day_of, state_path
+from agent_core.statusline.state import (Prices, StatusState, budget_figures, day_of, remove_legacy_state,
+                                         state_path)
 from agent_core.security.visible_text import one_line
 from agent_core.sessions.paths import ensure_state_dir, state_root
 
@@ -97,7 +98,10 @@ def compute(data: Mapping[str, Any], env: Mapping[str, str], now: float) -> Stat
     transcript = _transcript(data)
     projects = transcript.parent.parent if transcript.parent.parent.name == "projects" else None
     root = state_root(env)
-    where = state_path(ensure_state_dir(root, root / "statusline"), projects or transcript)
+    folder = ensure_state_dir(root, root / "statusline")
+    where = state_path(folder, projects or transcript)
+    if not where.exists():
+        remove_legacy_state(folder, projects or transcript)
     state = StatusState.load(where)
     paths = logs_to_read(transcript, projects, now)
     prices = Prices(state)

@@ -235,6 +235,30 @@ def test_the_command_loads_no_textual_and_prints_one_line(tmp_path):
     assert r.stdout.startswith("Sonnet 4.5 · ctx 41k/200k")
 
 
+def test_a_first_call_removes_this_folders_state_of_an_earlier_version_only(tmp_path):
+    """The state file was named by sha256 before (agent_core/statusline/state.py): a first call
+    deletes that folder's old file, and leaves another folder's alone."""
+    import hashlib  # noqa: PLC0415
+    log = make_projects(tmp_path)
+    folder = tmp_path / "home" / "statusline"
+    folder.mkdir(parents=True, mode=0o700)
+    mine = folder / f"{hashlib.sha256(str(log.parent.parent).encode()).hexdigest()[:16]}.json"
+    other = folder / f"{hashlib.sha256(b'/elsewhere/projects').hexdigest()[:16]}.json"
+    for f in (mine, other):
+        f.write_text('{"version": 4}')
+    out = io.StringIO()
+    main([], stdin=io.StringIO(json.dumps(stdin_json(log))), stdout=out, stderr=io.StringIO(),
+         env=env_for(tmp_path), now=NOW)
+    assert out.getvalue().startswith("Sonnet 4.5 · ctx 41k/200k")
+    assert not mine.exists() and other.exists()
+    assert sorted(p.name for p in folder.iterdir()) == sorted([other.name, state_file_name(tmp_path, log)])
+
+
+def state_file_name(tmp_path: Path, log: Path) -> str:
+    from agent_core.statusline.state import state_path  # noqa: PLC0415
+    return state_path(tmp_path / "home" / "statusline", log.parent.parent).name
+
+
 # What the warm path must not load (each was milliseconds of every refresh: app/cli/launcher.py,
 # agent_core/logs/records.py): the dispatcher's parser, dataclasses (inspect, ast), typing,
 # OpenSSL's hashlib, tempfile, and the screen, SDK and price data.
