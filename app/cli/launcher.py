@@ -9,7 +9,7 @@ starts without importing `app` by name first; a checkout has it here. Standard l
 nothing heavy (os, sys, importlib.machinery): `ctxtui statusline`
 runs on every refresh of Claude Code's prompt, and `importlib.abc` (which loads importlib.resources,
 pathlib, tempfile and zipfile) was 30 ms of its start. That command goes straight to its module
-(`FAST_COMMANDS`), without the dispatcher's argument parser and process guard: it reads no key and
+(`FAST_COMMAND`), without the dispatcher's argument parser and process guard: it reads no key and
 runs no tool."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import sys
 from importlib.machinery import ModuleSpec, PathFinder
 
 PACKAGES = ("app", "agent_core", "compaction", "styles")
-FAST_COMMANDS = ("statusline",)     # run by their own module, without the dispatcher
+FAST_COMMAND = "statusline"     # run by its own module, without the dispatcher
 FIX = ("run ctxtui from another folder, or remove that folder from PYTHONPATH "
        "(an empty entry, as in PYTHONPATH=:/x, means the current folder)")
 
@@ -73,7 +73,7 @@ def main() -> int:
     own_packages_first()
     command = sys.argv[1] if len(sys.argv) > 1 else None
     try:
-        if command in FAST_COMMANDS:
+        if command == FAST_COMMAND:
             from app.cli.statusline import main as fast_main  # noqa: PLC0415  (after the mapping)
         else:
             from app.cli.main import main as ctxtui_main  # noqa: PLC0415  (only after the packages are mapped)
@@ -83,7 +83,7 @@ def main() -> int:
               f"Another folder with packages of the same names comes first on sys.path: {FIX}.",
               file=sys.stderr)
         return 2
-    if command in FAST_COMMANDS:
+    if command == FAST_COMMAND:
         return fast_main(sys.argv[2:])
     return ctxtui_main()
 

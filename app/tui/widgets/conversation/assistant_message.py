@@ -143,12 +143,11 @@ def code_theme(dark: bool) -> str:
     return "monokai" if dark else "default"
 
 
-def warm(languages: tuple[str, ...] = ("python",)) -> None:
+def warm() -> None:
     """Load what the first code block would load (Pygments imports a language's lexer and a
     theme's style on first use: about 30 ms for Python and the two themes): called in idle time
     after the first frame, so the first answer that quotes code does not pay for it."""
-    for language in languages:
-        Syntax("", language).lexer    # noqa: B018  (the property loads the lexer's module)
+    Syntax("", "python").lexer    # noqa: B018  (the property loads the lexer's module)
     for dark in (True, False):
         Syntax.get_theme(code_theme(dark))
 
