@@ -2,12 +2,15 @@
 figure that keeps its size does not lay the whole screen out."""
 from __future__ import annotations
 
+import asyncio
+
 from textual._compositor import Compositor
 from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from agent_core import events as ev
 from app.tui.app import CtxApp
 from app.widgets.update_in_place import update_in_place
 from tests.tui_fakes import FakeAgent
@@ -65,3 +68,34 @@ async def test_a_figure_that_keeps_its_size_is_drawn_without_a_layout(monkeypatc
         await pilot.pause()
         assert layouts and figure.size.height == 2
         assert app.query_one("#other").region.y == 2
+
+
+async def test_events_that_come_close_together_are_shown_in_one_frame(monkeypatch):
+    """A model call's events come a few ms apart (the loop waits on the model between them): shown
+    one batch (one frame) each, they cost a frame apiece. Those within BATCH_S of a batch's first
+    share it; one that comes later starts the next, so nothing waits longer than that."""
+    from app.tui import app as app_module
+
+    batches: list[list[str]] = []
+    real_batch = CtxApp.batch_update
+
+    def batch_update(self):
+        batches.append([])
+        return real_batch(self)
+
+    async def handle(self, e):
+        batches[-1].append(e.message)
+
+    async def stream():
+        for message, pause in (("a", 0), ("b", 0.005), ("c", 0.01), ("d", 1.0), ("e", 0)):
+            await asyncio.sleep(pause)
+            yield ev.Notice(message=message)
+
+    app = CtxApp(FakeAgent(chunks=1), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        monkeypatch.setattr(CtxApp, "batch_update", batch_update)
+        monkeypatch.setattr(CtxApp, "handle_event", handle)
+        monkeypatch.setattr(app_module, "BATCH_S", 0.3)     # wide enough for a loaded machine
+        await app._drive(stream())
+    assert batches == [["a", "b", "c"], ["d", "e"]]
