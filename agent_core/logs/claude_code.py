@@ -119,6 +119,16 @@ class ClaudeCodeParser:
     def wants(self, line: bytes) -> bool:
         return is_candidate(line)
 
+    @property
+    def pending(self) -> dict[str, CompactionRecord]:
+        """The compactions still waiting for their tokens-after, per session: what a reader that
+        goes on from this file's end later must start from (`ctxtui usage`'s saved state)."""
+        return self._pending
+
+    @pending.setter
+    def pending(self, waiting: dict[str, CompactionRecord]) -> None:
+        self._pending = dict(waiting)
+
     def parse(self, obj: dict) -> list[Record]:
         kind = obj.get("type")
         if kind == "assistant":

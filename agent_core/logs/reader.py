@@ -69,6 +69,11 @@ class LogReader:
     def offset(self) -> int:
         return self.follower.offset
 
+    @property
+    def parser(self) -> Parser | None:
+        """The format's parser, once the format is known."""
+        return self._parser
+
     def _make_parser(self, fmt: str) -> Parser:
         fallback = session_from_path(self.path)
         if fmt == "ctxtui":

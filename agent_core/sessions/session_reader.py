@@ -22,6 +22,7 @@ from agent_core.sessions.logged_entry import entry_problem
 from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, HISTORY_HEAD, STATE_HEAD, UNREAD_EVENTS, LoggedLine,
                                            Unread, carried, entry_uuid, event_type, history_uuids, whole_state)
 from agent_core.sessions.repair import repair_history
+from agent_core.sessions.logged_parts import LoggedParts
 from agent_core.sessions.state_delta import apply_op
 
 HEAD_LINES = 200     # the meta line is the first; the first prompt comes within a few lines
@@ -222,7 +223,7 @@ class SessionReplay:
                 self._warn(f"line {n}: not valid JSON; skipped")
             return
         try:
-            self.feed(rec, n)
+            self.feed(rec, n, line if isinstance(line, bytes) else None)
         except Exception as e:  # a well-formed line with a broken record (RecursionError included)
             self.skipped += 1
             self._warn(f"line {n}: unreadable {rec.get('t', '?')!r} record ({type(e).__name__}: {str(e)[:200]}); "
@@ -449,7 +450,7 @@ class SessionReplay:
             usage = rec["event"].get("usage")
             if usage is not None and usage_problem(usage) is not None:
                 return None
-            self.feed(rec, n)
+            self.feed(rec, n, line)
             self._event_at.append([off, length, n])
         self.lines = lineno - 1
         return at, lineno - 1
@@ -575,7 +576,7 @@ class SessionReplay:
             d = {k: v for k, v in d.items() if k != "usage"}
         return Entry.from_dict(dict(d))
 
-    def feed(self, rec: Mapping[str, Any], lineno: int | None = None) -> None:
+    def feed(self, rec: Mapping[str, Any], lineno: int | None = None, raw: bytes | None = None) -> None:
         """Apply one record. Raises (ValueError and others) for a record that cannot be applied:
         `feed_line` then skips the line, and the state it left stays as it was."""
         t = rec.get("t")
@@ -615,6 +616,8 @@ class SessionReplay:
             ev = dict(ev) if isinstance(ev, Mapping) else {"value": ev}
             if "usage" in ev and not self._usage_ok(ev["usage"], n, f"usage of a {str(ev.get('type'))[:40]} event"):
                 ev.pop("usage")
+            if raw is not None and ev.get("type") == "compaction" and isinstance(ev.get("parts"), dict):
+                ev["parts"] = LoggedParts(raw)      # its line's bytes, decoded when read (logged_parts.py)
             self.events.append(ev)
             if ev.get("type") == "model_call":
                 self.calls_after_state.append(ev)

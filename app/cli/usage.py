@@ -12,10 +12,10 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
-from agent_core.logs import Deduper, LogReader, claude_config_dirs, claude_projects_dirs, discover
+from agent_core.logs import claude_config_dirs, claude_projects_dirs, discover
 from agent_core.pricing.pricer import Pricer
 from agent_core.pricing import rates_cache
-from agent_core.usage import colour
+from agent_core.usage import colour, report_cache
 from agent_core.usage.blocks import token_limit
 from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
 from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width
@@ -205,39 +205,41 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
     make one warning line on `warn`, summed over every file; a file that cannot be read (a FIFO, a
     device, a symlink loop) one line each, and it is counted in `report.unreadable`. Paths in
     these lines come from folders anyone may name: they pass through `one_line`."""
-    stamp, cache = rates_cache.prices_stamp(), rates_cache.cache_dir() / rates_cache.FILE_NAME
-    known = rates_cache.load(cache, stamp)
+    prices = rates_cache.prices_stamp()
+    cache = rates_cache.cache_dir() / rates_cache.FILE_NAME
+    known = rates_cache.load(cache, prices)
     pricer = Pricer(known=known)
-    report = UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses, pricer=pricer,
-                         cost_mode=cost_mode, debug=debug)
-    dedup = Deduper()
-    bad_files, first_bad = 0, ""
-    for f in discover(list(paths)):
-        if project is not None and project not in project_of(str(f)):
-            continue
-        reader = LogReader(f, dedup=dedup)
-        try:
-            report.add_all(reader.records(final=True))
-        except OSError as e:
-            report.unreadable += 1
-            if warn is not None:
-                print(f"ctxtui usage: could not read {one_line(str(f))}: {one_line(str(e.strerror or e))}",
-                      file=warn)
-            continue
-        report.files += 1
-        st = reader.stats
-        if st.corrupt:
-            report.skipped_lines += st.corrupt
-            bad_files += 1
-            first_bad = first_bad or f"{one_line(str(f))}:{st.first_corrupt_line}"
+
+    def new_report() -> UsageReport:
+        return UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses, pricer=pricer,
+                           cost_mode=cost_mode, debug=debug)
+
+    def unreadable(f: Path, e: OSError) -> None:
+        if warn is not None:
+            print(f"ctxtui usage: could not read {one_line(str(f))}: {one_line(str(e.strerror or e))}", file=warn)
+
+    files = [f for f in discover(list(paths)) if project is None or project in project_of(str(f))]
+    key = report_cache.options_key(paths, project=project, since=since, until=until, utc=utc, tz=_zone_key(tz),
+                                   keep_responses=keep_responses, cost_mode=cost_mode, debug=debug)
+    report, logs = report_cache.build(files, new_report, rates_cache.cache_dir(), key,
+                                      report_cache.stamp(prices), unreadable)
     learned = pricer.learned()
     if learned.keys() - known.keys():
-        rates_cache.save(cache, stamp, learned)
-    if warn is not None and report.skipped_lines:
-        n = report.skipped_lines
-        print(f"ctxtui usage: skipped {n} corrupt line{'s' if n != 1 else ''} in {bad_files} "
-              f"file{'s' if bad_files != 1 else ''}; first: {first_bad}", file=warn)
+        rates_cache.save(cache, prices, learned)
+    bad = [s for s in logs if s.corrupt]
+    if warn is not None and bad:
+        n = sum(s.corrupt for s in bad)
+        print(f"ctxtui usage: skipped {n} corrupt line{'s' if n != 1 else ''} in {len(bad)} "
+              f"file{'s' if len(bad) != 1 else ''}; first: {one_line(bad[0].path)}:{bad[0].first_corrupt}", file=warn)
     return report
+
+
+def _zone_key(tz: object) -> str:
+    """The time zone days are counted in, for the saved state: a named zone, or what makes up the
+    local one (TZ, /etc/localtime's target, the offsets), so a change of either reads cold."""
+    if tz is not None:
+        return repr(tz)
+    return repr((os.environ.get("TZ"), os.path.realpath("/etc/localtime"), time.tzname, time.timezone, time.altzone))
 
 
 # ---- --debug -------------------------------------------------------------------------------------

@@ -361,16 +361,18 @@ def test_report_help_lists_its_options(capsys):
 
 def test_start_up_loads_only_what_the_report_uses(tmp_path):
     """`ctxtui usage --help` loads no pricing data, Textual, SDK, asyncio, config or compaction
-    engine; a report over Claude Code's logs at most genai-prices (to price), not the rest."""
+    engine (its private-folder helper, for the saved report state, is all of it that loads); a
+    report over Claude Code's logs at most genai-prices (to price), not the rest."""
     import subprocess
     import sys
     from pathlib import Path
 
     log_of(tmp_path, [("2025-06-14T10:00:00Z", 1)])
-    heavy = ("textual", "rich", "anthropic", "asyncio", "compaction", "agent_core.sessions", "agent_core.config")
+    heavy = ("textual", "rich", "anthropic", "asyncio", "agent_core.sessions", "agent_core.config")
     code = ("import sys, io, contextlib; from app.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()): rc = main(sys.argv[1:])\n"
-            f"print(rc, *[m for m in {heavy + ('genai_prices',)!r} if m in sys.modules])")
+            "engine = [m for m in sys.modules if m.startswith('compaction.') and m != 'compaction.private_dir']\n"
+            f"print(rc, *[m for m in {heavy + ('genai_prices',)!r} if m in sys.modules], *engine)")
     root = Path(__file__).resolve().parents[3]
 
     def loaded(*argv):

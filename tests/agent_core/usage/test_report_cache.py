@@ -1,0 +1,251 @@
+"""`ctxtui usage`'s saved state (agent_core/usage/report_cache.py): a repeated report reads only what
+was appended, and always says what a cold run over the same logs says."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_core.logs.claude_code import ClaudeCodeParser
+from agent_core.usage import report_cache
+from tests.app.cli.usage_helpers import run, run_json
+from tests.log_helpers import assistant, boundary, usage, user, write_log
+
+
+def _state_files(home) -> list:
+    folder = home / "cache" / report_cache.DIR_NAME
+    return sorted(folder.glob("*.state")) if folder.exists() else []
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    h = tmp_path / "ctxtui-home"
+    monkeypatch.setenv("CTXTUI_HOME", str(h))
+    return h
+
+
+def cold(monkeypatch, tmp_path, *argv):
+    """The same report with no saved state anywhere (a fresh ctxtui home)."""
+    fresh = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}"
+    with monkeypatch.context() as m:
+        m.setenv("CTXTUI_HOME", str(fresh))
+        return run_json(*argv)[0]
+
+
+def parsed_lines(monkeypatch) -> list:
+    """Counts the log lines parsed (JSON decoded and handed to the parser)."""
+    seen: list = []
+    real = ClaudeCodeParser.parse
+
+    def counting(self, obj):
+        seen.append(obj.get("uuid"))
+        return real(self, obj)
+
+    monkeypatch.setattr(ClaudeCodeParser, "parse", counting)
+    return seen
+
+
+def append(path, records, tail: str = "") -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        for r in records:
+            f.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
+        f.write(tail)
+
+
+def test_a_repeated_report_reads_only_the_appended_lines_and_matches_a_cold_run(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    log = write_log(root / "-home-me-a" / "s1.jsonl", [
+        user(session="s1"),
+        assistant("m1", "r1", session="s1", u=usage(inp=100, out=10), block="thinking"),
+        assistant("m1", "r1", session="s1", u=usage(inp=100, out=50)),
+        boundary(120_000, session="s1", ts="2025-06-14T10:30:00Z"),
+    ])
+    first, _ = run_json(str(root))
+    assert len(_state_files(home)) == 1
+    mode = stat.S_IMODE(os.stat(_state_files(home)[0]).st_mode)
+    assert mode == 0o600 and stat.S_IMODE(os.stat(_state_files(home)[0].parent).st_mode) == 0o700
+    seen = parsed_lines(monkeypatch)
+    again, _ = run_json(str(root))
+    assert again == first and seen == []          # nothing appended: nothing parsed
+    append(log, [assistant("m2", "r2", session="s1", u=usage(inp=300, out=30, read=9000), uuid="new-1",
+                           ts="2025-06-14T10:31:00Z")])
+    later, _ = run_json(str(root))
+    assert seen == ["new-1"]                      # only the appended line
+    assert later == cold(monkeypatch, tmp_path, str(root))
+    assert later["totals"]["requests"] == 2
+    # the compaction waiting in the saved state got its tokens-after from the appended response
+    assert later["sessions"][0]["compactions"][0]["tokens_after"] == 9300
+
+
+def test_a_log_rewritten_in_place_or_shortened_is_read_again_whole(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    log = write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10))])
+    run_json(str(root))
+    text = log.read_text()
+    st0 = os.stat(log)
+    log.write_text(text.replace('"input_tokens": 100', '"input_tokens": 900'))     # same size, new figure
+    os.utime(log, ns=(st0.st_atime_ns, st0.st_mtime_ns + 1_000_000))
+    seen = parsed_lines(monkeypatch)
+    data, _ = run_json(str(root))
+    assert seen and data["totals"]["input_tokens"] == 900
+    log.write_text(text[: len(text) // 2])       # cut short: a corrupt last line, nothing counted
+    data, _ = run_json(str(root))
+    assert data == cold(monkeypatch, tmp_path, str(root)) and data["totals"]["requests"] == 0
+
+
+def test_a_log_grown_after_a_rewrite_of_its_start_is_read_again_whole(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    log = write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10)),
+                                              assistant("m2", "r2", session="s1", u=usage(inp=100, out=10))])
+    run_json(str(root))
+    text = log.read_text()
+    log.write_text(text.replace('"input_tokens": 100', '"input_tokens": 700', 1)
+                   + json.dumps(assistant("m3", "r3", session="s1")) + "\n")
+    data, _ = run_json(str(root))
+    assert data == cold(monkeypatch, tmp_path, str(root))
+    assert data["totals"]["input_tokens"] == 700 + 100 + 100
+
+
+def test_a_new_copy_of_a_response_a_later_log_holds_makes_the_run_cold(tmp_path, home, monkeypatch):
+    """Which copy of a response counts depends on the order of its copies: a copy appended to an
+    earlier log, of a response a later log already holds, cannot be added on top."""
+    root = tmp_path / "projects"
+    a = write_log(root / "p" / "a.jsonl", [assistant("m0", "r0", session="s1")])
+    write_log(root / "p" / "b.jsonl", [assistant("m1", "r1", session="s2", sidechain=True, u=usage(inp=5, out=5))])
+    run_json(str(root))
+    append(a, [assistant("m1", "r1", session="s1", u=usage(inp=5, out=5), uuid="main-copy")])
+    seen = parsed_lines(monkeypatch)
+    data, _ = run_json(str(root))
+    assert len(seen) > 1                           # read again whole
+    assert data == cold(monkeypatch, tmp_path, str(root))
+
+
+def test_a_response_cut_between_two_runs_reads_cold(tmp_path, home, monkeypatch):
+    """A run that came while Claude Code was writing a response's content blocks: the next copy of
+    that response follows; a cold run merges the two copies."""
+    root = tmp_path / "projects"
+    log = write_log(root / "p" / "s1.jsonl", [
+        assistant("m1", "r1", session="s1", u=usage(inp=100, out=1), block="thinking", ts="2025-06-14T09:00:00Z")])
+    run_json(str(root))
+    append(log, [assistant("m1", "r1", session="s1", u=usage(inp=100, out=80), ts="2025-06-14T09:00:05Z")])
+    data, _ = run_json(str(root))
+    assert data == cold(monkeypatch, tmp_path, str(root))
+    assert data["sessions"][0]["first_timestamp"] == "2025-06-14T09:00:05Z"
+
+
+def test_a_damaged_foreign_or_open_state_is_ignored(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10))])
+    want, _ = run_json(str(root))
+    state = _state_files(home)[0]
+    for damage in (b"", b"\x00garbage", state.read_bytes()[:-7]):
+        state.write_bytes(damage)
+        assert run_json(str(root))[0] == want
+    run_json(str(root))                            # a good state again
+    os.chmod(state, 0o644)                         # readable by others: not trusted, not read
+    seen = parsed_lines(monkeypatch)
+    assert run_json(str(root))[0] == want and seen
+    real = state.read_bytes()
+    state.unlink()
+    other = tmp_path / "elsewhere.state"
+    other.write_bytes(real)
+    os.chmod(other, 0o600)
+    state.symlink_to(other)                        # a link planted in its place: not followed
+    seen.clear()
+    assert run_json(str(root))[0] == want and seen
+
+
+def test_other_options_keep_their_own_state(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    write_log(root / "p" / "s1.jsonl", [
+        assistant("m1", "r1", session="s1", u=usage(inp=100, out=10), ts="2025-06-14T23:30:00Z")])
+    utc, _ = run_json(str(root), "--utc")
+    tokyo, _ = run_json(str(root), "--timezone", "Asia/Tokyo")
+    assert list(utc["by_day"]) == ["2025-06-14"] and list(tokyo["by_day"]) == ["2025-06-15"]
+    assert len(_state_files(home)) == 2
+    assert run_json(str(root), "--utc")[0] == utc
+
+
+def test_ctxtui_logs_and_unreadable_files_are_never_saved(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1")])
+    fifo = root / "p" / "pipe.jsonl"
+    os.mkfifo(fifo)
+    code, out, err = run(str(root), "--json")
+    assert code == 0 and "could not read" in err
+    assert _state_files(home) == []
+    code, out, err = run(str(root), "--json")        # warned again: the run was cold again
+    assert "could not read" in err
+
+
+def test_a_full_disk_loses_nothing_but_the_saving(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10))])
+    real_open, real_replace = os.open, os.replace
+
+    def no_space(*_a):
+        raise OSError(28, "No space left on device")
+
+    def opening(path, flags, *a, **k):
+        if report_cache.DIR_NAME in str(path) and flags & os.O_CREAT:
+            no_space()
+        return real_open(path, flags, *a, **k)
+
+    monkeypatch.setattr(os, "open", opening)           # the state cannot even be created
+    assert run_json(str(root))[0]["totals"]["input_tokens"] == 100
+    monkeypatch.setattr(os, "open", real_open)
+    monkeypatch.setattr(os, "replace", lambda a, b: no_space() if report_cache.DIR_NAME in str(b)
+                        else real_replace(a, b))       # written, but not put in place
+    assert run_json(str(root))[0]["totals"]["input_tokens"] == 100
+    folder = home / "cache" / report_cache.DIR_NAME
+    assert _state_files(home) == [] and list(folder.iterdir()) == []     # no half-written file left
+
+
+# ---- property: any history of appends, new logs and rewrites --------------------------------------------
+
+KEYS = [("m1", "r1"), ("m2", "r2"), ("m3", "r3"), ("m1", "r9")]
+TIMES = ["2025-06-14T10:00:00Z", "2025-06-14T10:00:00Z", "2025-06-14T23:59:00Z", "2025-06-15T00:01:00Z", None]
+
+record = st.one_of(
+    st.builds(lambda k, inp, out, side, sess, ts, block: assistant(
+        k[0], k[1], session=sess, sidechain=side, u=usage(inp=inp, out=out), ts=ts, block=block),
+        st.sampled_from(KEYS), st.sampled_from([100, 2000]), st.integers(1, 3), st.booleans(),
+        st.sampled_from(["s1", "s2"]), st.sampled_from(TIMES), st.sampled_from(["text", "thinking"])),
+    st.builds(lambda pre, sess: boundary(pre, session=sess), st.sampled_from([50_000, 90_000]),
+              st.sampled_from(["s1", "s2"])),
+    st.builds(lambda sess: user(session=sess, isCompactSummary=True), st.sampled_from(["s1", "s2"])),
+    st.just('{"type": "assistant", "message": {"usage": {"input_tokens": -'),      # corrupt
+)
+FILES = ["p/a.jsonl", "p/b.jsonl", "p/a/subagents/agent-x.jsonl", "q/c.jsonl"]
+step = st.one_of(
+    st.tuples(st.just("append"), st.sampled_from(FILES), st.lists(record, min_size=1, max_size=3)),
+    st.tuples(st.just("half"), st.sampled_from(FILES), record),        # a line without its newline yet
+    st.tuples(st.just("rewrite"), st.sampled_from(FILES), st.lists(record, max_size=2)),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(step, min_size=1, max_size=6), report=st.sampled_from([(), ("session",), ("blocks",)]))
+def test_any_history_of_appends_reads_as_a_cold_run(tmp_path_factory, monkeypatch, steps, report):
+    base = tmp_path_factory.mktemp("history")
+    root = base / "projects"
+    monkeypatch.setenv("CTXTUI_HOME", str(base / "home"))
+    argv = (*report, str(root), "--utc", *(("--now", "2025-06-15T01:00:00Z") if report == ("blocks",) else ()))
+    for kind, name, payload in steps:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "append":
+            append(path, [json.dumps(r) if isinstance(r, dict) else r for r in payload])
+        elif kind == "half":
+            append(path, [], tail=json.dumps(payload) if isinstance(payload, dict) else payload)
+        else:
+            write_log(path, payload)
+        got, _ = run_json(*argv)
+        with monkeypatch.context() as m:
+            m.setenv("CTXTUI_HOME", str(base / f"cold-{len(list(base.glob('cold-*')))}"))
+            want, _ = run_json(*argv)
+        assert got == want
