@@ -46,7 +46,22 @@ KEY = "sk-ant-bench-0000000000000000"
 def measure(runs: int, one: Callable[[], dict], *keys: str) -> tuple[dict[str, float | None], list[dict]]:
     """The median over `runs` runs (after a warm-up) of each key's time; the reports."""
     one()          # warm-up: writes the bytecode cache, fills the page cache
-    reports = [one() for _ in range(runs)]
+    return summed([one() for _ in range(runs)], keys)
+
+
+def alternated(runs: int, *probes: tuple[Callable[[], dict], tuple[str, ...]]) -> list[tuple[dict, list[dict]]]:
+    """`measure` for several probes run in turns (a, b, c, a, b, c, ...), so that a machine that
+    slows down or speeds up during the bench moves a figure and its baseline alike."""
+    for one, _ in probes:
+        one()      # warm-up
+    reports: list[list[dict]] = [[] for _ in probes]
+    for _ in range(runs):
+        for i, (one, _) in enumerate(probes):
+            reports[i].append(one())
+    return [summed(r, keys) for r, (_, keys) in zip(reports, probes)]
+
+
+def summed(reports: list[dict], keys: tuple[str, ...]) -> tuple[dict[str, float | None], list[dict]]:
     for r in reports:
         if r["returncode"] != 0:
             sys.exit(f"a probe failed:\n{r['stderr'][-3000:]}")
@@ -98,7 +113,7 @@ def main() -> None:
 
         headless = ("--headless", "-p", "hi", "--workspace", str(ws), "--output-format", "stream-json")
         pyc = "as the environment says" if args.no_pyc else "cached"
-        print(f"start-up of {root} (median of {n} runs; bytecode {pyc})")
+        print(f"start-up of {root} (median of {n} runs; the first paints in turns; bytecode {pyc})")
         print(f"  {'':<44} {'time':>8}  {'vs base':>8}  SDK loaded")
         textual, _ = measure(n, run("import", "textual"), "imported")
         base = textual["imported"]
@@ -115,14 +130,14 @@ def main() -> None:
             row("headless real SDK (fake server): first context", real["context"], base, sdk_flag(reps, "context"))
             row("headless real SDK: the SDK's import begins", real["sdk_imported"], base)
             row("headless real SDK: end of the run (answer in)", real["exit"], base, sdk_flag(reps, "exit"))
-            minimal, _ = measure(n, run("minimal"), "paint")
+            (minimal, _), (tui, reps), (tui_real, reps_real) = alternated(
+                n, (run("minimal"), ("paint",)), (run("tui", str(ws), "demo"), ("paint",)),
+                (run("tui", str(ws), MODEL, env=real_env), ("paint",)))
             paint = minimal["paint"]
             print()
             row("minimal Textual app: first paint (baseline)", paint, None)
-            tui, reps = measure(n, run("tui", str(ws), "demo"), "paint")
             row("TUI demo: first paint", tui["paint"], paint, sdk_flag(reps, "paint"))
-            tui_real, reps = measure(n, run("tui", str(ws), MODEL, env=real_env), "paint")
-            row("TUI real model: first paint", tui_real["paint"], paint, sdk_flag(reps, "paint"))
+            row("TUI real model: first paint", tui_real["paint"], paint, sdk_flag(reps_real, "paint"))
     print(f"\nload average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 

@@ -22,7 +22,7 @@ from agent_core.sessions.logged_entry import entry_problem
 from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, HISTORY_HEAD, STATE_HEAD, UNREAD_EVENTS, LoggedLine,
                                            Unread, carried, entry_uuid, event_type, history_uuids, whole_state)
 from agent_core.sessions.repair import repair_history
-from agent_core.sessions.logged_parts import LoggedParts
+from agent_core.sessions.logged_parts import LoggedParts, decode_compaction_line
 from agent_core.sessions.state_delta import apply_op
 
 HEAD_LINES = 200     # the meta line is the first; the first prompt comes within a few lines
@@ -205,7 +205,7 @@ class SessionReplay:
         n = lineno if lineno is not None else self.lines
         size = len(line) if isinstance(line, bytes) else len(line.encode("utf-8", "surrogatepass"))
         try:
-            rec = decode_line(line)
+            rec = (isinstance(line, bytes) and decode_compaction_line(line)) or decode_line(line)
             if rec is None:
                 return
         except RecursionError:
@@ -404,7 +404,7 @@ class SessionReplay:
                 if not (isinstance(off, int) and isinstance(length, int) and 0 < off and off + length <= at):
                     raise ValueError("not a line before the checkpoint")
                 line = self._line_at(fd, off, length)
-                rec = decode_line(line[:-1])
+                rec = decode_compaction_line(line) or decode_line(line[:-1])
                 if not isinstance(rec, dict):
                     raise ValueError("blank")
                 if not keep:

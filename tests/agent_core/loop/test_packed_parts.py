@@ -93,3 +93,46 @@ def test_a_resumed_session_reads_its_logged_parts_from_their_lines_without_packi
     assert [c.parts for c in resumed.compactions] == [dict(c.parts) for c in made]
     assert resumed.compactions[0].to_dict()["parts"] == made[0].to_dict()["parts"]
     resumed.session.close()
+
+
+def _event_line(event: dict) -> bytes:
+    return json.dumps({"t": "event", "at": 1.5, "event": event}, separators=(",", ":")).encode() + b"\n"
+
+
+def test_a_compaction_line_is_decoded_without_its_parts_and_reads_as_decoded_whole():
+    from agent_core.sessions.logged_parts import LoggedParts, decode_compaction_line
+
+    c = notes_compaction(3)
+    c.usage = {"input_tokens": 5, "output_tokens": 2}
+    line = _event_line(c.to_dict())
+    rec = decode_compaction_line(line)
+    assert isinstance(rec["event"]["parts"], LoggedParts)
+    rec["event"]["parts"] = dict(rec["event"]["parts"])
+    assert rec == json.loads(line)
+    assert list(rec["event"]) == list(json.loads(line)["event"])      # the keys in their order
+
+
+def test_a_line_of_another_shape_is_left_to_the_whole_decoder():
+    """Nested "parts" or "usage" keys, keys after the event, a usage before the parts, cut-off or
+    non-compaction lines: never read through the shortcut (None), so decoded whole as before."""
+    from agent_core.sessions.logged_parts import decode_compaction_line
+
+    parts = {"layers": ["snip"], "removed": [], "usage": {"input_tokens": 1}, "parts": {"x": 1}}
+    base = {"type": "compaction", "layer": "snip", "cache": None, "parts": parts, "usage": None}
+    assert decode_compaction_line(_event_line(base)) is not None        # nested keys inside the parts: fine
+    shapes = [
+        {**base, "cache": {"parts": {"a": 1}, "b": 2}},                  # a "parts" key nested before the parts
+        {k: v for k, v in base.items() if k != "usage"},                  # no usage: the last "usage" is nested
+        {"type": "compaction", "usage": None, "layer": "snip", "parts": parts},    # usage before the parts
+        {**base, "type": "notice"},
+    ]
+    for event in shapes:
+        line = _event_line(event)
+        got = decode_compaction_line(line)
+        if got is not None:       # only ever the same record
+            got["event"]["parts"] = dict(got["event"]["parts"])
+            assert got == json.loads(line), event
+    assert decode_compaction_line(_event_line({k: v for k, v in base.items() if k != "usage"})) is None
+    extra = json.dumps({"t": "event", "event": base, "after": 1}, separators=(",", ":")).encode()
+    assert decode_compaction_line(extra) is None
+    assert decode_compaction_line(_event_line(base)[:-40]) is None
