@@ -23,7 +23,9 @@ and the output tokens counted, against the generator's own count. When ccusage 2
 (the version that ships a native linux-x64 build: 20.0.26 has none) it runs side by side on the same
 folders (`--offline`): installed once with npm into ~/.cache/ctxtui-bench/ (two minutes at most),
 then run from there; otherwise that is said and skipped. ctxtui's learned-rates cache starts
-empty in a temp CTXTUI_HOME, so its first run is the cold one (printed apart).
+empty in a temp CTXTUI_HOME, removed before each of its runs: every one is cold (no learned rates,
+no saved report). Then the repeated run: one response appended before each run of either tool;
+ctxtui goes on from its saved state.
 
 Usage: .venv/bin/python bench/usage.py [--mb 100] [--keep] [--appends 15] [--watch-only]
        .venv/bin/python bench/usage.py --reports [--sizes 50,100] [--repeat 3]
@@ -340,6 +342,8 @@ def reports_bench(sizes: list[float], repeat: int, keep: bool) -> None:
                 best: dict[str, tuple[float, float, int]] = {}
                 for _ in range(repeat):          # in turns, so a busy machine slows both alike
                     for name, cmd in tools.items():
+                        if name == "ctxtui":          # cold: no state of ours (rates, saved reports) anywhere
+                            shutil.rmtree(tmp / "state", ignore_errors=True)
                         secs, rss, out = timed(cmd, env)
                         cold.setdefault(f"{report} {name}", secs)
                         prev = best.get(name)
@@ -349,9 +353,10 @@ def reports_bench(sizes: list[float], repeat: int, keep: bool) -> None:
                     ratio = f"{best['ccusage'][0] / best['ctxtui'][0]:.2f}x" if name == "ccusage" else ""
                     print(f"{report:8} {name:8} {secs:8.2f} {st['lines'] / secs:11,.0f} {size / secs:7.1f} "
                           f"{rss:8.0f} {out_tokens:14,} {ratio:>13}")
-            print(f"(best of {repeat} fresh processes each, start-up included; peak = the highest max RSS)")
-            print("first runs: " + ", ".join(f"{k} {v:.2f} s" for k, v in cold.items())
-                  + " (ctxtui's first one loads genai-prices; later ones use the cached rates)")
+            print(f"(best of {repeat} fresh processes each, start-up included, ctxtui's state folder removed "
+                  f"before each of its runs; peak = the highest max RSS)")
+            print("first runs: " + ", ".join(f"{k} {v:.2f} s" for k, v in cold.items()))
+            repeated_bench(tmp, env, cc, repeat)
             if keep:
                 print(f"kept: {tmp}")
         finally:
@@ -360,6 +365,36 @@ def reports_bench(sizes: list[float], repeat: int, keep: bool) -> None:
 
 
 # ---- ctxtui watch: latency from an append to the state / the screen -------------------------------
+
+def repeated_bench(tmp: Path, env: dict[str, str], cc: list[str] | None, repeat: int) -> None:
+    """Issue 26's repeated run: the same report again after new lines were appended (one response
+    to one session's log before every run of either tool). ctxtui goes on from the state its
+    earlier runs saved; ccusage reads everything. The log's cut-off last line (build_log writes
+    one) is dropped first, as a log Claude Code is still writing ends with a whole line."""
+    target = sorted((tmp / "projects").rglob("*.jsonl"))[0]
+    data = target.read_bytes()
+    target.write_bytes(data[: data.rfind(b"\n") + 1])
+    print(f"\nrepeated: one response appended to {target.name} before each run (best of {repeat}, in turns)")
+    n = 0
+    for report in ("session", "daily"):
+        tools = {"ctxtui": [sys.executable, "-m", "app.cli", "usage", report, str(tmp / "projects"), "--json"]}
+        if cc:
+            tools["ccusage"] = [*cc, report, "--json", "--offline"]
+        timed(tools["ctxtui"], env)            # this report's own saved state, before the timed runs
+        best: dict[str, tuple[float, float, int]] = {}
+        for _ in range(repeat):
+            for name, cmd in tools.items():
+                n += 1
+                _append(target, 900_000 + n)
+                secs, rss, out = timed(cmd, env)
+                prev = best.get(name)
+                best[name] = (min(secs, prev[0]) if prev else secs, max(rss, prev[1]) if prev else rss,
+                              _output_tokens(name, json.loads(out)))
+        line = "  ".join(f"{name} {secs * 1000:.0f} ms, {rss:.0f} MB, output tokens {tokens:,}"
+                         for name, (secs, rss, tokens) in best.items())
+        ratio = f"; ccusage ÷ ctxtui {best['ccusage'][0] / best['ctxtui'][0]:.2f}x" if cc else ""
+        print(f"  {report:8} {line}{ratio}")
+
 
 def _cc_record(n: int, context: int) -> str:
     usage = {"input_tokens": 8, "output_tokens": 300, "cache_creation_input_tokens": 1_500,

@@ -8,9 +8,9 @@ The wheel installs this file as the top-level module `ctxtui_launcher` (pyprojec
 starts without importing `app` by name first; a checkout has it here. Standard library only, and
 nothing heavy (os, sys, importlib.machinery): `ctxtui statusline`
 runs on every refresh of Claude Code's prompt, and `importlib.abc` (which loads importlib.resources,
-pathlib, tempfile and zipfile) was 30 ms of its start. That command goes straight to its module
-(`FAST_COMMAND`), without the dispatcher's argument parser and process guard: it reads no key and
-runs no tool."""
+pathlib, tempfile and zipfile) was 30 ms of its start. That command and `ctxtui usage` (run again
+and again over logs it has mostly read already) go straight to their modules, without the
+dispatcher's argument parser and process guard: they read no key and run no tool."""
 from __future__ import annotations
 
 import os
@@ -18,7 +18,6 @@ import sys
 from importlib.machinery import ModuleSpec, PathFinder
 
 PACKAGES = ("app", "agent_core", "compaction", "styles")
-FAST_COMMAND = "statusline"     # run by its own module, without the dispatcher
 FIX = ("run ctxtui from another folder, or remove that folder from PYTHONPATH "
        "(an empty entry, as in PYTHONPATH=:/x, means the current folder)")
 
@@ -72,9 +71,12 @@ def main() -> int:
     shadows them and how to fix it: exit 2."""
     own_packages_first()
     command = sys.argv[1] if len(sys.argv) > 1 else None
+    fast_main = None
     try:
-        if command == FAST_COMMAND:
+        if command == "statusline":         # run by their own modules, without the dispatcher
             from app.cli.statusline import main as fast_main  # noqa: PLC0415  (after the mapping)
+        elif command == "usage":
+            from app.cli.usage import main as fast_main  # noqa: PLC0415  (after the mapping)
         else:
             from app.cli.main import main as ctxtui_main  # noqa: PLC0415  (only after the packages are mapped)
     except ImportError as e:
@@ -83,7 +85,7 @@ def main() -> int:
               f"Another folder with packages of the same names comes first on sys.path: {FIX}.",
               file=sys.stderr)
         return 2
-    if command == FAST_COMMAND:
+    if fast_main is not None:
         return fast_main(sys.argv[2:])
     return ctxtui_main()
 

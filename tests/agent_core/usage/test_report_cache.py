@@ -249,3 +249,28 @@ def test_any_history_of_appends_reads_as_a_cold_run(tmp_path_factory, monkeypatc
             m.setenv("CTXTUI_HOME", str(base / f"cold-{len(list(base.glob('cold-*')))}"))
             want, _ = run_json(*argv)
         assert got == want
+
+
+def test_the_console_script_runs_usage_straight_from_its_module(tmp_path, home):
+    """`ctxtui usage` is run again and again: the launcher goes straight to app.cli.usage, without
+    the dispatcher (argparse's whole parser of ctxtui) and the process guard (ctypes); a repeated
+    report then reads the appended response."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = tmp_path / "projects"
+    log = write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10))])
+    code = ("import sys; from app.cli import launcher; sys.argv = ['ctxtui', 'usage', sys.argv[1], '--json']; "
+            "rc = launcher.main(); bad = [m for m in ('app.cli.main', 'ctypes', 'textual') if m in sys.modules]; "
+            "print(bad, file=sys.stderr); sys.exit(rc or (3 if bad else 0))")
+
+    def total() -> int:
+        r = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "CTXTUI_HOME": str(home)}, cwd=Path(__file__).resolve().parents[3])
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["totals"]["input_tokens"]
+
+    assert total() == 100
+    append(log, [assistant("m2", "r2", session="s1", u=usage(inp=50, out=10))])
+    assert total() == 150
