@@ -46,16 +46,24 @@ def transcripts_dir(session_dir: str | Path) -> Path:
     return Path(session_dir) / TRANSCRIPTS_FOLDER
 
 
+_next_free: dict[tuple[str, str], int] = {}     # (folder, trigger) -> the second after the last name given
+
+
 def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: float | None = None) -> Path:
     """`<folder>/<timestamp>-<trigger>.jsonl`, one entry per line, 0600. Raises on failure so the
     caller never replaces history without a transcript. A name already taken (two compactions in
     one second) moves to the next free second, so every name has the same length: the path is part
     of the summary message, and its size must not depend on timing."""
     t = int(now if now is not None else clock.now())
+    # Compactions seconds apart (a demo session) take names seconds ahead; looking again from the
+    # first second each time went over every name taken so far: begin after the last one given.
+    key = (str(folder), trigger)
+    t = max(t, _next_free.get(key, t))
     path = folder / f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(t))}-{trigger}.jsonl"
     while path.exists():
         t += 1
         path = folder / f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(t))}-{trigger}.jsonl"
+    _next_free[key] = t + 1
     text = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
     written = atomic_write_text(path, text)
     if clock.skipped():

@@ -112,9 +112,16 @@ class CacheUsage:
                 "cache_write_1h": self.cache_write_1h, "cache_read": self.cache_read}
 
 
+MAX_ENTRIES = 1024     # warm entries kept; past it the least recently written or read go first
+
+
 @dataclass
 class PrefixCache:
-    """The warm cache entries: prefix digest -> (tokens of that prefix, expiry time)."""
+    """The warm cache entries: prefix digest -> (tokens of that prefix, expiry time), oldest write
+    or read first. A session that makes many requests within one TTL (a demo session's thousand
+    turns in a minute) would otherwise keep every prefix it ever wrote, and each request went over
+    all of them; a request reads only prefixes within `lookback` blocks of its breakpoints, which
+    its recent predecessors wrote or read, so the least recently used beyond MAX_ENTRIES go."""
     min_cacheable: int = MIN_CACHEABLE
     lookback: int = LOOKBACK
     entries: dict[str, tuple[int, float]] = field(default_factory=dict)
@@ -162,9 +169,11 @@ class PrefixCache:
     def _keep(self, digest: str, tokens: int, until: float) -> None:
         """Write or refresh an entry; a refresh never shortens it (a 1-hour entry read by a request
         that asks for 5 minutes keeps its hour)."""
-        old = self.entries.get(digest)
+        old = self.entries.pop(digest, None)        # re-inserted: the newest
         self.entries[digest] = (tokens, until if old is None else max(old[1], until))
 
     def expire(self, now: float) -> None:
         if len(self.entries) > 64:
             self.entries = {k: v for k, v in self.entries.items() if v[1] >= now}
+        while len(self.entries) > MAX_ENTRIES:
+            del self.entries[next(iter(self.entries))]

@@ -159,3 +159,21 @@ def test_transcripts_written_in_one_second_get_names_of_one_length(tmp_path):
     paths = [write_transcript(tmp_path / "transcripts", es, "auto", now=1_700_000_000.5) for _ in range(3)]
     assert len(set(paths)) == 3 and len({len(p.name) for p in paths}) == 1
     assert [p.name for p in paths] == sorted(p.name for p in paths)       # in the order written
+
+
+def test_a_burst_of_transcripts_looks_up_each_name_once(tmp_path, monkeypatch):
+    """Compactions in a burst (a demo session: hundreds within a minute) take names seconds ahead;
+    looking again from the first second each time went over every name taken so far."""
+    from pathlib import Path
+
+    looked = []
+    real = Path.exists
+
+    def counting(self):
+        looked.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "exists", counting)
+    paths = [write_transcript(tmp_path / "transcripts", [user("a")], "auto", now=1_700_000_000.0) for _ in range(50)]
+    assert len(set(paths)) == 50 and [p.name for p in paths] == sorted(p.name for p in paths)
+    assert len(looked) <= 2 * 50

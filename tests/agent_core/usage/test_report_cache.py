@@ -210,11 +210,17 @@ def test_a_full_disk_loses_nothing_but_the_saving(tmp_path, home, monkeypatch):
 KEYS = [("m1", "r1"), ("m2", "r2"), ("m3", "r3"), ("m1", "r9")]
 TIMES = ["2025-06-14T10:00:00Z", "2025-06-14T10:00:00Z", "2025-06-14T23:59:00Z", "2025-06-15T00:01:00Z", None]
 
+def _response(k, inp, out, side, sess, ts, block, logged):
+    rec = assistant(k[0], k[1], session=sess, sidechain=side, u=usage(inp=inp, out=out), ts=ts, block=block)
+    if logged is not None:
+        rec["costUSD"] = logged          # some Claude Code versions log their own price
+    return rec
+
+
 record = st.one_of(
-    st.builds(lambda k, inp, out, side, sess, ts, block: assistant(
-        k[0], k[1], session=sess, sidechain=side, u=usage(inp=inp, out=out), ts=ts, block=block),
-        st.sampled_from(KEYS), st.sampled_from([100, 2000]), st.integers(1, 3), st.booleans(),
-        st.sampled_from(["s1", "s2"]), st.sampled_from(TIMES), st.sampled_from(["text", "thinking"])),
+    st.builds(_response, st.sampled_from(KEYS), st.sampled_from([100, 2000]), st.integers(1, 3), st.booleans(),
+              st.sampled_from(["s1", "s2", "s3"]), st.sampled_from(TIMES), st.sampled_from(["text", "thinking"]),
+              st.sampled_from([None, None, 0.5])),
     st.builds(lambda pre, sess: boundary(pre, session=sess), st.sampled_from([50_000, 90_000]),
               st.sampled_from(["s1", "s2"])),
     st.builds(lambda sess: user(session=sess, isCompactSummary=True), st.sampled_from(["s1", "s2"])),
@@ -229,7 +235,8 @@ step = st.one_of(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(step, min_size=1, max_size=6), report=st.sampled_from([(), ("session",), ("blocks",)]))
+@given(steps=st.lists(step, min_size=1, max_size=6),
+       report=st.sampled_from([(), ("session",), ("blocks",), ("daily", "--debug"), ("monthly", "--mode", "display")]))
 def test_any_history_of_appends_reads_as_a_cold_run(tmp_path_factory, monkeypatch, steps, report):
     base = tmp_path_factory.mktemp("history")
     root = base / "projects"
