@@ -144,18 +144,17 @@ def test_a_refresh_never_shortens_a_one_hour_entry():
 def test_many_requests_within_one_ttl_keep_a_bounded_cache_that_still_reads_the_conversation():
     """A thousand-turn demo session runs within one TTL: every prefix it wrote stayed warm, and each
     request went over all of them. The least recently written or read go past MAX_ENTRIES; the
-    growing conversation's prefix and the system prompt's (read by every request) stay."""
+    latest prefix and the system prompt's (read by every request) stay."""
     from compaction.accounting import cache_model
 
     cache = PrefixCache()
     system = Block("system", 3_000, breakpoint=True)
-    keys = ["system"]
-    for i in range(cache_model.MAX_ENTRIES * 2):
-        keys.append(f"m{i}")
-        blocks_ = [system, *[Block(k, 100) for k in keys[1:]]]
-        u = cache.request(mark_last(blocks_), now=float(i))
-        if i:
-            assert u.cache_read == 3_000 + 100 * i        # the previous request's whole prefix
+    n = cache_model.MAX_ENTRIES * 2
+    for i in range(n):
+        u = cache.request(mark_last([system, Block(f"m{i}", 100)]), now=float(i))
+        assert u.cache_read == (3_000 if i else 0)          # the system prompt, every time
     assert len(cache.entries) <= cache_model.MAX_ENTRIES
-    fresh = [system, Block("other", 100)]
-    assert cache.request(mark_last(fresh), now=2_100.0).cache_read == 3_000     # the system prompt stayed
+    latest = cache.request(mark_last([system, Block(f"m{n - 1}", 100), Block("next", 50)]), now=float(n))
+    assert latest.cache_read == 3_100                       # the last prefix written is still warm
+    first = cache.request(mark_last([system, Block("m0", 100), Block("next", 50)]), now=float(n))
+    assert first.cache_read == 3_000                        # the first one's went (only the system prompt)
