@@ -26,15 +26,15 @@ import os
 import stat
 import sys
 import zlib
+from contextlib import suppress
 from pathlib import Path
 
 from agent_core.logs.files import open_regular
 from agent_core.logs.reader import LogReader
 from agent_core.logs.records import CompactionRecord, Deduper, LineStats, UsageRecord
-from agent_core.pricing.cost import BUCKETS
-from agent_core.pricing.pricer import Priced
-from agent_core.pricing.tally import Tally
-from agent_core.usage.report import Mismatch, Response, SessionSummary, UsageReport
+from agent_core.usage.report import UsageReport
+from agent_core.usage.report_state import (compaction_in, compaction_out, report_state, restore_report, usage_in,
+                                           usage_out)
 from compaction.private_dir import FILE_MODE, UnsafeDir, ensure_private_dir
 
 TYPE_CHECKING = False
@@ -52,81 +52,6 @@ _CODE = Path(__file__).resolve().parent.parent
 
 class Cold(Exception):
     """Going on from the saved state would not give what a cold run gives: read everything."""
-
-
-# ---- records and sums as plain values ---------------------------------------------------------------
-
-def _usage_out(r: UsageRecord) -> tuple:
-    b = r.buckets
-    return (r.session_id, r.model, r.timestamp, r.request_key, tuple(b.get(k, 0) for k in BUCKETS), r.is_sidechain,
-            r.context_tokens, r.source, r.path, r.agent_id, r.purpose, r.logged_usd)
-
-
-def _usage_in(t: tuple) -> UsageRecord:
-    sid, model, ts, key, b, side, ctx, source, path, agent, purpose, logged = t
-    return UsageRecord(sid, model, ts, key, dict(zip(BUCKETS, b)), side, ctx, source, path, agent, purpose, None,
-                       logged)
-
-
-def _compaction_out(c: CompactionRecord) -> tuple:
-    return tuple(getattr(c, n) for n in CompactionRecord.__slots__)
-
-
-def _compaction_in(t: tuple) -> CompactionRecord:
-    return CompactionRecord(*t)
-
-
-def _tally_out(t: Tally) -> tuple:
-    return (tuple(t.tokens[k] for k in BUCKETS), tuple(t.usd[k] for k in BUCKETS), t.cost, t.saved, t.requests,
-            t.unpriced, t.unsplit, t.unsaved)
-
-
-def _tally_in(v: tuple) -> Tally:
-    tokens, usd, cost, saved, requests, unpriced, unsplit, unsaved = v
-    return Tally(dict(zip(BUCKETS, tokens)), dict(zip(BUCKETS, usd)), cost, saved, requests, unpriced, unsplit,
-                 unsaved)
-
-
-def _session_out(s: SessionSummary) -> tuple:
-    return (s.session_id, s.source, s.project, [(*cell, _tally_out(t)) for cell, t in s.cells.items()],
-            sorted(s.models), s.first, s.last, s.subagent_requests, s.last_context_tokens,
-            [_compaction_out(c) for c in s.compactions.values()])
-
-
-def _session_in(v: tuple) -> SessionSummary:
-    sid, source, project, cells, models, first, last, sub, last_ctx, compactions = v
-    s = SessionSummary(sid, source, project, {(m, d, p): _tally_in(t) for m, d, p, t in cells}, set(models),
-                       first, last, sub, last_ctx)
-    for c in compactions:
-        rec = _compaction_in(c)
-        s.compactions[rec.key] = rec
-    return s
-
-
-def report_state(report: UsageReport) -> dict:
-    return {
-        "sessions": [_session_out(s) for s in report.sessions.values()],
-        "responses": None if report.responses is None else [
-            (k, r.timestamp, r.model, r.session_id, tuple(r.buckets.get(b, 0) for b in BUCKETS), r.priced.total)
-            for k, r in report.responses.items()],
-        "mismatches": None if report.mismatches is None else [
-            (m.request_key, m.model, m.timestamp, m.logged_usd, m.calculated_usd, m.path)
-            for m in report.mismatches.values()],
-        "files": report.files,
-        "skipped_lines": report.skipped_lines,
-    }
-
-
-def restore_report(report: UsageReport, state: dict) -> None:
-    """Put a saved state's sums into a new report made with the same options."""
-    report.sessions = {s.session_id: s for s in map(_session_in, state["sessions"])}
-    if report.responses is not None:
-        report.responses = {k: Response(ts, model, sid, dict(zip(BUCKETS, b)), Priced(usd, None, None))
-                            for k, ts, model, sid, b, usd in state["responses"]}
-    if report.mismatches is not None:
-        report.mismatches = {m[0]: Mismatch(*m) for m in state["mismatches"]}
-    report.files = int(state["files"])
-    report.skipped_lines = int(state["skipped_lines"])
 
 
 class TrackedDeduper(Deduper):
@@ -152,7 +77,7 @@ class TrackedDeduper(Deduper):
             last = -1 if old is None else self._remap[old]
             saved = self._saved.pop(key, None)
             if saved is not None:
-                self._kept[key] = _usage_in(saved)
+                self._kept[key] = usage_in(saved)
         if last > self.position:
             raise Cold(f"a copy of {key} comes before another already read")
         self.last_file[key] = self.position
@@ -167,7 +92,7 @@ class TrackedDeduper(Deduper):
 
     def state(self) -> tuple[dict[str, tuple], dict[str, int]]:
         kept = dict(self._saved)
-        kept.update((k, _usage_out(r)) for k, r in self._kept.items())
+        kept.update((k, usage_out(r)) for k, r in self._kept.items())
         remap = self._remap
         if any(i != p for i, p in enumerate(remap)):
             last = {k: remap[v] for k, v in self._old_last.items()}
@@ -265,13 +190,13 @@ def read_log(report: UsageReport, dedup: TrackedDeduper, path: Path, position: i
     pending = reader.parser.pending if reader.parser is not None and hasattr(reader.parser, "pending") else {}
     s = reader.stats
     return LogState(str(path), dev, ino, offset, mtime, head, mark, s.lines, s.corrupt, s.first_corrupt_line,
-                    last_key, [(sid, _compaction_out(c)) for sid, c in pending.items()], reader.format)
+                    last_key, [(sid, compaction_out(c)) for sid, c in pending.items()], reader.format)
 
 
 def _waiting(report: UsageReport, session: str, saved: tuple) -> CompactionRecord:
     """A compaction the parser waits on: the report's own record of it when it has one (the parser
     fills it in, as in a cold run), else the saved one."""
-    rec = _compaction_in(saved)
+    rec = compaction_in(saved)
     s = report.sessions.get(session)
     return s.compactions.get(rec.key, rec) if s is not None else rec
 
@@ -308,8 +233,8 @@ def stamp(prices: str | None) -> str | None:
     if prices is None:
         return None
     parts = [str(FORMAT), sys.version, prices]
-    for rel in ("usage/report.py", "usage/report_cache.py", "logs/records.py", "logs/reader.py",
-                "logs/claude_code.py", "pricing/tally.py", "pricing/pricer.py"):
+    for rel in ("usage/report.py", "usage/report_cache.py", "usage/report_state.py", "logs/records.py",
+                "logs/reader.py", "logs/claude_code.py", "pricing/tally.py", "pricing/pricer.py"):
         try:
             st = (_CODE / rel).stat()
             parts.append(f"{st.st_size}:{st.st_mtime_ns}")
@@ -364,20 +289,12 @@ def save(path: Path, key: str, code_stamp: str | None, data: dict) -> None:
                 f.write(blob)
             os.replace(tmp, path)
         except BaseException:
-            with _quiet():
+            with suppress(OSError):
                 os.unlink(tmp)
             raise
         _prune(path.parent)
     except (OSError, UnsafeDir):
         pass
-
-
-class _quiet:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], OSError)     # type: ignore[arg-type]
 
 
 def _prune(folder: Path) -> None:
@@ -386,7 +303,7 @@ def _prune(folder: Path) -> None:
         if entry.name.endswith(".state") and entry.is_file(follow_symlinks=False):
             states.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
     for _, p in sorted(states)[:-MAX_STATES]:
-        with _quiet():
+        with suppress(OSError):
             os.unlink(p)
 
 
@@ -413,7 +330,7 @@ def build(files: Sequence[Path], new_report: Callable[[], UsageReport], folder: 
         save(path, key, code_stamp, {"files": [s.out() for s in logs], "report": report_state(report),
                                      "kept": kept, "last_file": last, "sessions": sessions.state()})
     elif resumed is not None:
-        with _quiet():
+        with suppress(OSError):
             os.utime(path)      # still in use: the last to be pruned
     return report, logs
 
