@@ -4,10 +4,8 @@ the same run.
 1. Headless: the demo model through the real loop for --turns prompts in one process (every tool
    allowed, tests/demo_project.py's fixed project). CPU per turn (`time.process_time`, the median of
    the ten turns ending at turn 10, of the fifty ending at each later mark) and RSS (VmRSS) at
-   turns 10, 50, 100, 500 and 1,000, each against turn 10, and against a fresh session's first ten
-   turns run at that mark (the same baseline, measured at that moment: the machine's speed drifts);
-   goal: turn 1,000 within 1.2x of turn 10. Then the log: its bytes against the bytes of the
-   entries it holds (goal: at most 3x).
+   turns 10, 50, 100, 500 and 1,000, each against turn 10; goal: turn 1,000 within 1.2x of turn 10.
+   Then the log: its bytes against the bytes of the entries it holds (goal: at most 3x).
 2. The other measures of the issue, each its own bench run as a child (their figures and ratios
    are printed as they print them):
    - bench/session_log.py: log bytes by record type, resume against fresh (goal 1.5x time, 2x memory);
@@ -60,8 +58,8 @@ def entry_bytes(path: Path) -> tuple[int, int]:
 
 
 async def headless(turns: int) -> None:
-    with fixed_place() as (ws, env), fixed_place() as (fresh_ws, fresh_env):
-        await _headless(ws, env, turns, fresh_ws, fresh_env)
+    with fixed_place() as (ws, env):
+        await _headless(ws, env, turns)
 
 
 async def _turns(agent, first: int, n: int) -> list[float]:
@@ -75,22 +73,15 @@ async def _turns(agent, first: int, n: int) -> list[float]:
     return out
 
 
-async def _headless(ws: Path, env: dict, turns: int, fresh_ws: Path, fresh_env: dict) -> None:
+async def _headless(ws: Path, env: dict, turns: int) -> None:
     config = load_config({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws)
     agent = build_agent(config, interactive=False)
     cpu: list[float] = []
     rss: dict[int, float] = {}
-    fresh: dict[int, float] = {}
     for i in range(1, turns + 1):
         cpu += await _turns(agent, i, 1)
         if i in MARKS:
             rss[i] = rss_mib()
-            # turn 10 again, now: a fresh session's first ten turns, so that a machine that got
-            # faster or slower over the run moves the mark and its baseline alike
-            other = build_agent(load_config({"model": "demo", "allow": ["all"]}, environ=fresh_env,
-                                            workspace=fresh_ws), interactive=False)
-            fresh[i] = statistics.median(await _turns(other, 1, 10)) * 1000
-            await other.aclose()
         if i % 100 == 0:
             print(f"  … turn {i:,} of {turns:,}", file=sys.stderr, flush=True)
     await agent.aclose()
@@ -104,13 +95,10 @@ async def _headless(ws: Path, env: dict, turns: int, fresh_ws: Path, fresh_env: 
     marks = [m for m in MARKS if m <= turns]
     base_cpu, base_rss = at(marks[0]), rss[marks[0]]
     print(f"1. headless, {turns:,} demo turns in one process ({len(agent.entries):,} entries held at the end)")
-    print(f"   {'turn':>6}  {'CPU ms/turn':>11}  {'vs turn 10':>10}  {'fresh 1-10':>10}  {'vs fresh':>8}  "
-          f"{'RSS MiB':>8}  {'vs turn 10':>10}")
+    print(f"   {'turn':>6}  {'CPU ms/turn':>11}  {'vs turn 10':>10}  {'RSS MiB':>8}  {'vs turn 10':>10}")
     for m in marks:
-        print(f"   {m:>6,}  {at(m):>11.1f}  {at(m) / base_cpu:>9.2f}x  {fresh[m]:>8.1f}ms  {at(m) / fresh[m]:>7.2f}x  "
-              f"{rss[m]:>8.0f}  {rss[m] / base_rss:>9.2f}x")
-    print(f"   goal: CPU per turn at the last mark within 1.2x of turn 10 -> {at(marks[-1]) / base_cpu:.2f}x "
-          f"(against a fresh session's turns 1-10 run just then: {at(marks[-1]) / fresh[marks[-1]]:.2f}x)")
+        print(f"   {m:>6,}  {at(m):>11.1f}  {at(m) / base_cpu:>9.2f}x  {rss[m]:>8.0f}  {rss[m] / base_rss:>9.2f}x")
+    print(f"   goal: CPU per turn at the last mark within 1.2x of turn 10 -> {at(marks[-1]) / base_cpu:.2f}x")
     total, held = entry_bytes(agent.session.path)
     print(f"   the log: {total / 1e6:.2f} MB for {held / 1e6:.2f} MB of entry and history records: "
           f"{total / max(1, held):.2f}x (goal at most 3x)\n")
