@@ -374,6 +374,10 @@ def repeated_bench(tmp: Path, env: dict[str, str], cc: list[str] | None, repeat:
     target = sorted((tmp / "projects").rglob("*.jsonl"))[0]
     data = target.read_bytes()
     target.write_bytes(data[: data.rfind(b"\n") + 1])
+    # the next response as Claude Code writes it: the log's last one again, new ids, compact JSON
+    # (ccusage skips a line written with spaces)
+    template = json.loads(next(line for line in reversed(target.read_text().splitlines())
+                               if '"type":"assistant"' in line or '"type": "assistant"' in line))
     print(f"\nrepeated: one response appended to {target.name} before each run (best of {repeat}, in turns)")
     n = 0
     for report in ("session", "daily"):
@@ -385,7 +389,10 @@ def repeated_bench(tmp: Path, env: dict[str, str], cc: list[str] | None, repeat:
         for _ in range(repeat):
             for name, cmd in tools.items():
                 n += 1
-                _append(target, 900_000 + n)
+                rec = {**template, "uuid": f"rep-{n}", "requestId": f"req_rep{n}",
+                       "message": {**template["message"], "id": f"msg_rep{n}"}}
+                with open(target, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(rec, separators=(",", ":")) + "\n")
                 secs, rss, out = timed(cmd, env)
                 prev = best.get(name)
                 best[name] = (min(secs, prev[0]) if prev else secs, max(rss, prev[1]) if prev else rss,
