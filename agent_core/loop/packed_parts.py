@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
+
+from agent_core.lazy_parts import LazyParts
 
 PARTS_LIVE = 8      # the newest compactions whose parts stay plain dicts
 
 
-class PackedParts(Mapping[str, Any]):
+class PackedParts(LazyParts):
     """Read-only parts from a compressed blob: a Mapping, so readers need not know."""
 
     __slots__ = ("_blob",)
@@ -23,18 +25,6 @@ class PackedParts(Mapping[str, Any]):
     def unpacked(self) -> dict[str, Any]:
         value: dict[str, Any] = json.loads(zlib.decompress(self._blob))
         return value
-
-    def __getitem__(self, key: str) -> Any:
-        return self.unpacked()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.unpacked().get(key, default)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.unpacked())
-
-    def __len__(self) -> int:
-        return len(self.unpacked())
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (PackedParts, (self.unpacked(),))

@@ -10,8 +10,9 @@ without its parts.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
 from typing import Any
+
+from agent_core.lazy_parts import LazyParts
 
 
 PARTS_KEY = b',"parts":{'
@@ -49,7 +50,7 @@ def decode_compaction_line(line: bytes) -> dict[str, Any] | None:
     return rec
 
 
-class LoggedParts(Mapping[str, Any]):
+class LoggedParts(LazyParts):
     """Read-only parts of the compaction event on one log line (its bytes, as read)."""
 
     __slots__ = ("_line",)
@@ -62,18 +63,6 @@ class LoggedParts(Mapping[str, Any]):
         event = rec.get("event") if isinstance(rec, dict) else None
         parts = event.get("parts") if isinstance(event, dict) else None
         return parts if isinstance(parts, dict) else {}
-
-    def __getitem__(self, key: str) -> Any:
-        return self.unpacked()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.unpacked().get(key, default)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.unpacked())
-
-    def __len__(self) -> int:
-        return len(self.unpacked())
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (self.unpacked(),))
