@@ -56,6 +56,10 @@ prices: genai-prices' data, whose loading takes longer than reading a big log; e
   per-token rates are kept in $XDG_CACHE_HOME/ctxtui/usage-rates.json (~/.cache/ctxtui, or
   $CTXTUI_HOME/cache) so later runs load it only for a new model; safe to delete
 
+again: each report keeps its state in that folder's usage-reports/ (one file per set of options,
+  0600), so the same report later reads only the lines appended since; a log rewritten, replaced
+  or cut short, or one that cannot be read, makes the run read everything again; safe to delete
+
 output:
   text: a table with a totals row; under 100 terminal columns a compact table (token counts
   abbreviated as 1.2M, columns left out to fit are named); corrupt lines: one warning on stderr;

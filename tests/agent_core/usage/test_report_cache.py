@@ -281,3 +281,11 @@ def test_the_console_script_runs_usage_straight_from_its_module(tmp_path, home):
     assert total() == 100
     append(log, [assistant("m2", "r2", session="s1", u=usage(inp=50, out=10))])
     assert total() == 150
+
+
+def test_states_of_many_option_sets_are_pruned_to_the_newest(tmp_path, home):
+    root = tmp_path / "projects"
+    write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10))])
+    for day in range(1, report_cache.MAX_STATES + 5):
+        run_json(str(root), "--since", f"2025-05-{day:02d}")
+    assert len(_state_files(home)) == report_cache.MAX_STATES
