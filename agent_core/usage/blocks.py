@@ -8,21 +8,38 @@ gets the time left, the burn rate since its first activity and a projection to i
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable
+from collections import namedtuple
+from collections.abc import Iterable
 
 from agent_core.pricing.tally import Tally
 from agent_core.usage.block_rule import BLOCK_S as BLOCK_SECONDS, block_start, is_active, opens_block
 from agent_core.usage.report import Response
 
 
-@dataclass
 class Block:
-    start: float                  # the first activity floored to the hour
-    first: float                  # the first and last activity in it
-    last: float
-    by_model: dict[str, Tally] = field(default_factory=dict)
-    length: float = BLOCK_SECONDS  # 5 hours, or `--session-length`
+    """One block: its start (the first activity floored to the hour), its first and last activity,
+    its tallies per model and its length (5 hours, or `--session-length`). Written out, and the two
+    below named tuples: importing dataclasses was a sixth of a repeated `ctxtui usage` run."""
+
+    __slots__ = ("start", "first", "last", "by_model", "length")
+
+    def __init__(self, start: float, first: float, last: float, by_model: dict[str, Tally] | None = None,
+                 length: float = BLOCK_SECONDS) -> None:
+        self.start = start
+        self.first = first
+        self.last = last
+        self.by_model: dict[str, Tally] = {} if by_model is None else by_model
+        self.length = length
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None     # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Block({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
     @property
     def end(self) -> float:
@@ -39,24 +56,17 @@ class Block:
         return is_active(self.start, self.last, now, self.length)
 
 
-@dataclass(frozen=True)
-class Gap:
+class Gap(namedtuple("Gap", "start end")):
     """No activity from the end of one block to the start of the next."""
-    start: float
-    end: float
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class Projection:
+class Projection(namedtuple("Projection", "now seconds_left tokens tokens_per_minute cost_per_hour "
+                                          "projected_tokens projected_cost")):
     """The active block at `now`: time left, burn rate (since its first activity) and where the
-    tokens and dollars end up at the block's end if that rate holds."""
-    now: float
-    seconds_left: float
-    tokens: int
-    tokens_per_minute: float
-    cost_per_hour: float | None          # None when a model's price is unknown
-    projected_tokens: int
-    projected_cost: float | None
+    tokens and dollars end up at the block's end if that rate holds (a cost None when a model's
+    price is unknown)."""
+    __slots__ = ()
 
 
 def build_blocks(responses: Iterable[Response], length: float = BLOCK_SECONDS) -> list[Block]:

@@ -4,7 +4,9 @@ TERM is not `dumb`, unless `--color` / `--no-color` says otherwise; JSON is neve
 codes wrap whole lines already passed through `one_line`, so no outside text can add its own."""
 from __future__ import annotations
 
-from typing import Mapping, TextIO
+TYPE_CHECKING = False    # typing stays unloaded at run time
+if TYPE_CHECKING:
+    from typing import Mapping, TextIO
 
 BOLD, DIM, RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 

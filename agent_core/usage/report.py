@@ -5,10 +5,10 @@ Each record is booked into a `agent_core.pricing.tally.Tally` row, priced on its
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import namedtuple
+from collections.abc import Iterable
 from datetime import date, datetime, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Iterable
 
 from agent_core.logs.layout import is_subagent_log, subagent_session_dir
 from agent_core.logs.records import CompactionRecord, Record, UsageRecord
@@ -17,6 +17,10 @@ from agent_core.pricing.tally import Tally
 from agent_core.usage.periods import UNKNOWN, period_of
 
 Cell = tuple[str, str, str]     # (model, day, purpose)
+
+TYPE_CHECKING = False    # typing and dataclasses stay unloaded: `ctxtui usage` runs again and again
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def iso(ts: float | None) -> str | None:
@@ -43,20 +47,32 @@ def _sum(tallies: Iterable[Tally]) -> Tally:
     return out
 
 
-@dataclass
 class SessionSummary:
     """One session; its tokens are kept per (model, day, purpose) cell, the finest grouping any
-    view needs, so each record updates one tally and the other views are sums of cells."""
-    session_id: str
-    source: str
-    project: str
-    cells: dict[Cell, Tally] = field(default_factory=dict)
-    models: set[str] = field(default_factory=set)
-    first: float | None = None
-    last: float | None = None
-    subagent_requests: int = 0
-    last_context_tokens: int = 0
-    compactions: dict[str, CompactionRecord] = field(default_factory=dict)
+    view needs, so each record updates one tally and the other views are sums of cells. Written
+    out, and Response and Mismatch named tuples: importing dataclasses was a sixth of a repeated
+    report's run."""
+
+    __slots__ = ("session_id", "source", "project", "cells", "models", "first", "last", "subagent_requests",
+                 "last_context_tokens", "compactions")
+
+    def __init__(self, session_id: str, source: str, project: str, cells: dict[Cell, Tally] | None = None,
+                 models: set[str] | None = None, first: float | None = None, last: float | None = None,
+                 subagent_requests: int = 0, last_context_tokens: int = 0,
+                 compactions: dict[str, CompactionRecord] | None = None) -> None:
+        self.session_id = session_id
+        self.source = source
+        self.project = project
+        self.cells: dict[Cell, Tally] = {} if cells is None else cells
+        self.models: set[str] = set() if models is None else models
+        self.first = first
+        self.last = last
+        self.subagent_requests = subagent_requests
+        self.last_context_tokens = last_context_tokens
+        self.compactions: dict[str, CompactionRecord] = {} if compactions is None else compactions
+
+    def __repr__(self) -> str:
+        return f"SessionSummary({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
     @property
     def tally(self) -> Tally:
@@ -89,28 +105,18 @@ def compaction_dict(c: CompactionRecord) -> dict[str, Any]:
             "tokens_before": c.tokens_before, "tokens_after": c.tokens_after, "is_sidechain": c.is_sidechain}
 
 
-@dataclass(slots=True)
-class Response:
-    """One counted response, kept only when a report needs the time of each (5-hour blocks)."""
-    timestamp: float
-    model: str
-    session_id: str
-    buckets: dict[str, int]
-    priced: Priced
+class Response(namedtuple("Response", "timestamp model session_id buckets priced")):
+    """One counted response (time, model, session, buckets, its `Priced`), kept only when a report
+    needs the time of each (5-hour blocks)."""
+    __slots__ = ()
 
 
 COST_MODES = ("auto", "calculate", "display")
 
 
-@dataclass(frozen=True)
-class Mismatch:
+class Mismatch(namedtuple("Mismatch", "request_key model timestamp logged_usd calculated_usd path")):
     """A response whose logged price (`costUSD`) and calculated one differ (`usage --debug`)."""
-    request_key: str
-    model: str
-    timestamp: float | None
-    logged_usd: float
-    calculated_usd: float
-    path: str
+    __slots__ = ()
 
 
 class UsageReport:

@@ -3,9 +3,9 @@ from one `UsageReport` (and, for blocks, its kept responses)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import namedtuple
+from collections.abc import Sequence
 from datetime import datetime, tzinfo
-from typing import Any, Sequence, TypeVar
 
 from agent_core.pricing.tally import Tally
 from agent_core.usage.block_rule import BLOCK_S as BLOCK_SECONDS
@@ -16,22 +16,32 @@ from agent_core.usage.report import SessionSummary, UsageReport, iso
 PERIOD_TITLES = {"day": "Day", "week": "Week of", "month": "Month"}
 REPORT_PERIODS = {"daily": "day", "weekly": "week", "monthly": "month"}
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
-T = TypeVar("T")
+
+TYPE_CHECKING = False    # typing stays unloaded at run time (`ctxtui usage` runs again and again)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 
-@dataclass
-class View:
-    """What a report asks for, beyond the records themselves."""
-    compact: bool = False
-    width: int | None = None
-    breakdown: bool = False
-    tz: tzinfo | None = None
-    first_weekday: int = 0
-    order: str = "asc"      # the rows oldest first (asc, ccusage's default too) or newest first (desc)
-    blocks: str = "all"     # `blocks`: all of them, the active one only, or the recent ones (RECENT_S)
-    block_s: float = BLOCK_SECONDS   # a block's length (`--session-length`)
-    instances: bool = False  # daily / weekly / monthly: the periods of each project apart (`--instances`)
-    last: int | None = None  # `blocks --last N`: the N most recent blocks shown
+class View(namedtuple("View", "compact width breakdown tz first_weekday order blocks block_s instances last",
+                       defaults=(False, None, False, None, 0, "asc", "all", BLOCK_SECONDS, False, None))):
+    """What a report asks for, beyond the records themselves: the compact layout and the
+    terminal's width; per-model rows (`--breakdown`); the time zone and first weekday; the rows
+    oldest first (asc, ccusage's default too) or newest first (desc); for blocks, all of them, the
+    active one or the recent ones, a block's length (`--session-length`) and `--last N`; for the
+    period reports, each project's periods apart (`--instances`)."""
+    __slots__ = ()
+    compact: bool
+    width: int | None
+    breakdown: bool
+    tz: tzinfo | None
+    first_weekday: int
+    order: str
+    blocks: str
+    block_s: float
+    instances: bool
+    last: int | None
 
 
 ORDERS = ("asc", "desc")

@@ -7,10 +7,8 @@ import json
 import os
 import sys
 import time
-from dataclasses import replace
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
 
 from agent_core.logs import claude_config_dirs, claude_projects_dirs, discover
 from agent_core.pricing.pricer import Pricer
@@ -24,6 +22,10 @@ from agent_core.usage.views import (ORDERS, REPORT_PERIODS, View, blocks_json, n
                                     instances_json, ordered, period_json, period_table, session_json,
                                     session_table, token_cells, token_columns)
 from agent_core.security.visible_text import one_line
+
+TYPE_CHECKING = False    # typing stays unloaded at run time (`ctxtui usage` runs again and again)
+if TYPE_CHECKING:
+    from typing import Callable, Sequence, TextIO
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
 
@@ -348,7 +350,7 @@ def _fitted(text_of: Callable[[View], str], view: View) -> str:
     table = text.split("\n\n", 1)[0]           # the notes under it may wrap
     if view.compact or view.width is None or max(map(len, table.splitlines()), default=0) <= view.width:
         return text
-    return text_of(replace(view, compact=True))
+    return text_of(view._replace(compact=True))
 
 
 def _split_report(argv: list[str]) -> tuple[str | None, list[str]]:
