@@ -62,24 +62,16 @@ async def headless(turns: int) -> None:
         await _headless(ws, env, turns)
 
 
-async def _turns(agent, first: int, n: int) -> list[float]:
-    """CPU of each of `n` turns, the prompts from number `first` on."""
-    out = []
-    for i in range(first, first + n):
-        t0 = time.process_time()
-        async for _ in agent.run(f"{PROMPTS[i % len(PROMPTS)]} (#{i})"):
-            pass
-        out.append(time.process_time() - t0)
-    return out
-
-
 async def _headless(ws: Path, env: dict, turns: int) -> None:
     config = load_config({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws)
     agent = build_agent(config, interactive=False)
     cpu: list[float] = []
     rss: dict[int, float] = {}
     for i in range(1, turns + 1):
-        cpu += await _turns(agent, i, 1)
+        t0 = time.process_time()
+        async for _ in agent.run(f"{PROMPTS[i % len(PROMPTS)]} (#{i})"):
+            pass
+        cpu.append(time.process_time() - t0)
         if i in MARKS:
             rss[i] = rss_mib()
         if i % 100 == 0:

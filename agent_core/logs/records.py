@@ -6,7 +6,7 @@ live view costs O(new bytes) per update and a 100 MB log is streamed, never load
 
 The classes are written out rather than made with `dataclasses`: `ctxtui statusline` reads logs
 through them on every refresh of Claude Code's prompt, and importing dataclasses (with inspect and
-ast) was 10 ms of its 50; `_Slots` gives them a dataclass's repr and copy.
+ast) was 10 ms of its 50; `agent_core.slots` gives them a dataclass's repr and copy.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agent_core.pricing.cost import MAX_REQUEST_TOKENS, usage_buckets
 from agent_core.logs.files import MAX_LINE_BYTES, open_regular
+from agent_core.slots import Slots, ValueSlots
 
 TYPE_CHECKING = False    # typing stays unloaded at run time: 3 ms of every status line call
 if TYPE_CHECKING:
@@ -25,22 +26,7 @@ MARK_BYTES = 64       # the bytes before the read offset kept to notice a log re
 MAX_TOKENS = MAX_REQUEST_TOKENS  # per bucket of one response: ten times any context window; more is corrupt
 
 
-class _Slots:
-    """A dataclass's repr and `copy` (dataclasses.replace) for a class whose fields are its
-    `__slots__`; each class writes its own `__init__` (as fast as a dataclass's: a usage report
-    builds one record per response line)."""
-
-    __slots__ = ()
-
-    def copy(self, **changes):
-        """A shallow copy with `changes`."""
-        return type(self)(**{**{n: getattr(self, n) for n in self.__slots__}, **changes})
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
-
-
-class UsageRecord(_Slots):
+class UsageRecord(Slots):
     """One model response's token usage, counted once however many times the log repeats it.
 
     `request_key` identifies the response (Claude Code: message.id + requestId); `buckets` are the
@@ -88,7 +74,7 @@ class UsageRecord(_Slots):
         self.logged_usd = logged_usd
 
 
-class CompactionRecord(_Slots):
+class CompactionRecord(Slots):
     """One compaction. `tokens_after` may be unknown when the record is first seen (Claude Code
     only learns it from the next response): the reader then yields the same `key` again, with
     `tokens_after` filled, so consumers keep the latest record per key. Compared by identity."""
@@ -228,7 +214,7 @@ def buckets_of(usage: dict) -> dict[str, int]:
     return buckets
 
 
-class LineStats(_Slots):
+class LineStats(ValueSlots):
     """What the follower saw: lines read and the corrupt ones skipped (with the first's number)."""
     __slots__ = ("lines", "corrupt", "first_corrupt_line")
 
@@ -240,9 +226,6 @@ class LineStats(_Slots):
         self.lines = lines
         self.corrupt = corrupt
         self.first_corrupt_line = first_corrupt_line
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
 
     def reset(self) -> None:
         self.lines = 0

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from agent_core.pricing.cost import (BUCKETS, INPUT_BUCKETS, MAX_REQUEST_TOKENS, price_buckets, price_period,
                                      usage_buckets)
 from agent_core.pricing.pricer import Period, Priced, Pricer
+from agent_core.slots import ValueSlots
 
 TYPE_CHECKING = False    # typing and dataclasses stay unloaded: `ctxtui usage` runs again and again
 if TYPE_CHECKING:
@@ -52,14 +53,13 @@ def _money(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else round(x, 6)
 
 
-class Tally:
+class Tally(ValueSlots):
     """Tokens, dollars (total and per bucket) and calls. `unpriced` counts calls with no known
     price, `unsplit` calls whose dollars could not be split by bucket, `unsaved` calls whose cache
     savings are unknown; each makes its figure None rather than a guess. (Written out, not a
     dataclass: importing dataclasses was a sixth of a repeated `ctxtui usage` run.)"""
 
     __slots__ = ("tokens", "usd", "cost", "saved", "requests", "unpriced", "unsplit", "unsaved")
-    __hash__ = None     # type: ignore[assignment]   (compared by value, as the dataclass was)
 
     def __init__(self, tokens: dict[str, int] | None = None, usd: dict[str, float] | None = None, cost: float = 0.0,
                  saved: float = 0.0, requests: int = 0, unpriced: int = 0, unsplit: int = 0, unsaved: int = 0) -> None:
@@ -71,14 +71,6 @@ class Tally:
         self.unpriced = unpriced
         self.unsplit = unsplit
         self.unsaved = unsaved
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
-
-    def __repr__(self) -> str:
-        return f"Tally({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
     def add(self, buckets: Mapping[str, int], priced: Priced, sign: int = 1) -> None:
         """Book one call (sign -1 takes a call back out: a sub-agent copy replaced by the main one)."""

@@ -12,11 +12,12 @@ from collections import namedtuple
 from collections.abc import Iterable
 
 from agent_core.pricing.tally import Tally
+from agent_core.slots import ValueSlots
 from agent_core.usage.block_rule import BLOCK_S as BLOCK_SECONDS, block_start, is_active, opens_block
 from agent_core.usage.report import Response
 
 
-class Block:
+class Block(ValueSlots):
     """One block: its start (the first activity floored to the hour), its first and last activity,
     its tallies per model and its length (5 hours, or `--session-length`). Written out, and the two
     below named tuples: importing dataclasses was a sixth of a repeated `ctxtui usage` run."""
@@ -30,16 +31,6 @@ class Block:
         self.last = last
         self.by_model: dict[str, Tally] = {} if by_model is None else by_model
         self.length = length
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
-
-    __hash__ = None     # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Block({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
     @property
     def end(self) -> float:

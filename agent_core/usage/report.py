@@ -14,6 +14,7 @@ from agent_core.logs.layout import is_subagent_log, subagent_session_dir
 from agent_core.logs.records import CompactionRecord, Record, UsageRecord
 from agent_core.pricing.pricer import Priced, Pricer
 from agent_core.pricing.tally import Tally
+from agent_core.slots import ValueSlots
 from agent_core.usage.periods import UNKNOWN, period_of
 
 Cell = tuple[str, str, str]     # (model, day, purpose)
@@ -47,7 +48,7 @@ def _sum(tallies: Iterable[Tally]) -> Tally:
     return out
 
 
-class SessionSummary:
+class SessionSummary(ValueSlots):
     """One session; its tokens are kept per (model, day, purpose) cell, the finest grouping any
     view needs, so each record updates one tally and the other views are sums of cells. Written
     out, and Response and Mismatch named tuples: importing dataclasses was a sixth of a repeated
@@ -70,9 +71,6 @@ class SessionSummary:
         self.subagent_requests = subagent_requests
         self.last_context_tokens = last_context_tokens
         self.compactions: dict[str, CompactionRecord] = {} if compactions is None else compactions
-
-    def __repr__(self) -> str:
-        return f"SessionSummary({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
     @property
     def tally(self) -> Tally:
