@@ -341,9 +341,10 @@ class AnthropicClient:
             await asyncio.to_thread(load_sdk)
         return self._client
 
-    def _error(self, exc: BaseException) -> ModelError:
+    def _error(self, exc: BaseException, *, started: bool = False) -> ModelError:
         err = classify(exc, secrets=self._secrets, base_url=self.base_url, retries=self.max_retries,
-                       model=self.info.model, connect_timeout=self.connect_timeout, idle_timeout=self.idle_timeout)
+                       model=self.info.model, connect_timeout=self.connect_timeout, idle_timeout=self.idle_timeout,
+                       started=started)
         if self.server is not None and is_beta_rejection(err.status, err.message):
             return ModelError("bad_request", f"The API refused server-side context management (CTXTUI_ENGINE="
                                              f"{self.server.engine}, betas {', '.join(self.server.betas())}): "
@@ -399,10 +400,12 @@ class AnthropicClient:
         manager = messages_api.stream(**params)
         compaction_started: list[float] = []
         opening = _start(progress, _open(manager))
+        started = False
         try:
             async for waiting in _heartbeat(opening, progress, self.waiting_every):
                 yield waiting
             s, event = opening.result()
+            started = True
             finished = False
             while event is not None:
                 finished = finished or event.type == "message_stop"
@@ -418,7 +421,7 @@ class AnthropicClient:
         except ModelError as e:
             raise self._error(e) from None
         except Exception as e:
-            raise self._error(e) from e
+            raise self._error(e, started=started) from e
         finally:
             await _close(opening, manager)
         yield ModelResponse(id=message.id, model=message.model,

@@ -181,9 +181,12 @@ def _status_error(exc: Any, *, retries: int | None, model: str | None) -> ModelE
 
 def classify(exc: BaseException, *, secrets: Iterable[str | None] = (), base_url: Any = None,
              retries: int | None = None, model: str | None = None, connect_timeout: float | None = None,
-             idle_timeout: float | None = None) -> ModelError:
+             idle_timeout: float | None = None, started: bool = False) -> ModelError:
     """The `ModelError` for `exc`; `retries` is how many times the SDK was allowed to retry, and
-    the timeouts are the client's, named in a timeout's message with the setting that sets them."""
+    the timeouts are the client's, named in a timeout's message with the setting that sets them.
+    `started`: the answer had begun to stream, so the SDK did not retry whatever broke it."""
+    if started:
+        exc = _mid_stream_cause(exc)
     err = _classify(exc, base_url=base_url, retries=retries, model=model,
                     timeouts=Timeouts(connect_timeout, idle_timeout))
     secrets = tuple(secrets)
@@ -270,6 +273,17 @@ def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: 
                                     f"stream ({type(exc).__name__}); the partial answer was discarded. Try again.",
                           True)
     return ModelError("server", f"The model call failed unexpectedly ({type(exc).__name__}). Try again.", True)
+
+
+def _mid_stream_cause(exc: BaseException) -> BaseException:
+    """The HTTP layer's error under an SDK connection or timeout error raised mid-stream: newer
+    SDKs (anthropic 2.x) wrap a broken stream the way they wrap a failed connect, and the
+    message for a connect ("retried n times") would be false for a stream nobody retries."""
+    if sdk_classes(exc) & {"APIConnectionError", "APITimeoutError"}:
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and (_is_timeout(cause) or _is_transport_error(cause)):
+            return cause
+    return exc
 
 
 def _is_transport_error(exc: BaseException) -> bool:

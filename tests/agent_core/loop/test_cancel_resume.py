@@ -39,6 +39,7 @@ def _collapsing_then_slow(ws, mode: str):
     return responder, n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["stream", "tool"])
 async def test_continue_after_a_cancel_shows_the_count_the_live_session_had(tmp_path, mode):
     ws = make_workspace(tmp_path)

@@ -5,6 +5,8 @@ request, is within 5% of the server's; and no request ctxtui counts at or above 
 is sent. Through the real SDK against the strict fake server (count_helpers.py)."""
 from __future__ import annotations
 
+import pytest
+
 from agent_core import events as ev
 from compaction import clock, project, validate_history
 from tests.agent_core.loop.count_helpers import count_log, strict_server
@@ -76,6 +78,7 @@ async def test_after_microcompact(tmp_path):
     _within(log, "microcompact")
 
 
+@pytest.mark.slow
 async def test_after_collapse_and_snip_in_the_fallback_path(tmp_path):
     """CTXTUI_DISABLE_AUTOCOMPACT=1: collapse, then snip over rounds collapse had digested."""
     ws = make_workspace(tmp_path)
@@ -111,6 +114,7 @@ async def _six_chars_a_token(tmp_path, knobs=None):
     return log
 
 
+@pytest.mark.slow
 async def test_a_server_that_counts_fewer_tokens_than_the_estimate(tmp_path):
     """6 characters a token (fewer than ctxtui estimates, where the strict server counts more): the
     first request and the one after snip are within 5% too: the ratio is learnt, not a constant."""
@@ -120,6 +124,7 @@ async def test_a_server_that_counts_fewer_tokens_than_the_estimate(tmp_path):
     assert all(s.ratio is not None and s.ratio < 0.8 for s in log.sent[2:])   # learnt below 1
 
 
+@pytest.mark.slow
 async def test_collapse_at_six_characters_a_token(tmp_path):
     """Collapse removes answers and tool calls, which this server counts at another rate than the tool
     results a session adds (with one ratio for all content the next request was 7.9% low): answers are

@@ -122,6 +122,7 @@ def _none(traj: Trajectory) -> None:
     simulate(traj, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(traj))
 
 
+@pytest.mark.slow
 def test_none_time_grows_linearly_with_the_session():
     """2N requests against N in the same test: CPU time of this process (other work on the machine
     does not count), the best of three runs each, interleaved. The old walk hashed, copied and

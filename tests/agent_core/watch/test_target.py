@@ -71,6 +71,7 @@ def test_a_missing_path_is_still_an_error(tmp_path):
         resolve_target(str(tmp_path / "nope"), env={})
 
 
+@pytest.mark.slow
 async def test_waiting_where_no_folder_exists_yet_ends_with_the_first_log(tmp_path):
     env = {"CTXTUI_HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
     t = resolve_target(None, cwd=tmp_path / "ws", env=env)     # neither sessions folder exists

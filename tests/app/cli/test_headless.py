@@ -199,6 +199,7 @@ def _entries_logged(ws: Path) -> int:
     return 0 if info is None else len(load_session(info.path).all_entries)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig,expected", [(signal.SIGINT, 130), (signal.SIGKILL, -9)], ids=["sigint", "sigkill"])
 def test_killed_mid_turn_then_resumed(tmp_path, sig, expected):
     ws = make_workspace(tmp_path)
