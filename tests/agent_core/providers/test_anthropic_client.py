@@ -372,6 +372,36 @@ def test_error_helpers():
     assert classify(RuntimeError("order")).retryable
 
 
+
+def _sdk_http():
+    """The HTTP library the installed SDK sits on (httpx for 0.x, httpx2 for 2.x)."""
+    return next(v for k, v in vars(anthropic._base_client).items() if k.startswith("httpx"))
+
+
+def _sdk_connection_error(cause: BaseException) -> BaseException:
+    """An SDK `APIConnectionError` raised from `cause`, as anthropic 2.x raises one for a stream
+    broken mid-answer, so the wrapped case is tested whatever SDK version is installed."""
+    request = _sdk_http().Request("POST", "http://127.0.0.1:9/v1/messages")
+    try:
+        try:
+            raise cause
+        except Exception as e:
+            raise anthropic.APIConnectionError(request=request) from e
+    except anthropic.APIConnectionError as wrapped:
+        return wrapped
+
+
+def test_a_wrapped_transport_error_is_a_cut_stream_only_once_the_answer_started():
+    wrapped = _sdk_connection_error(_sdk_http().RemoteProtocolError("peer closed connection"))
+    before = classify(wrapped, retries=2, started=False)
+    after = classify(wrapped, retries=2, started=True)
+    assert before.kind == after.kind == "connection" and before.retryable and after.retryable
+    assert "retried 2 times" in before.message and before.already_retried
+    assert "retried" not in after.message and "partial answer was discarded" in after.message
+    assert not after.already_retried    # the loop may retry a stream the SDK never retried
+    other = _sdk_connection_error(ValueError("not the HTTP layer"))
+    assert "Could not connect" in classify(other, retries=2, started=True).message
+
 def test_usage_and_block_conversion_defaults():
     u = usage_to_dict({"input_tokens": 5, "output_tokens": 2, "cache_creation_input_tokens": 7})
     assert u["cache_read_input_tokens"] == 0
