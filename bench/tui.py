@@ -11,7 +11,9 @@ measured in the same run; nothing is asserted.
    widget).
 4. Soak (only with --turns T): the real app (build_app on the offline demo model, 120×40) runs T
    prompts, each typed and sent with Enter; it prints CPU per turn and RSS at turns 10, 50, 100,
-   500, 1000 (those up to T), the same turn's CPU through the Agent alone (headless) and the ratio.
+   500, 1000 (those up to T), the same turn's CPU headless and through the Agent alone, and the
+   ratios. The headless turns run in a child process in step with the TUI's (turn N of both at the
+   same moment of the run).
 
 Usage: .venv/bin/python bench/tui.py [--messages 2000] [--chunks 2000] [--append-messages 5000]
        .venv/bin/python bench/tui.py --turns 1000     # the soak alone; about 2 minutes per 1,000 turns
@@ -25,6 +27,7 @@ import asyncio
 import gc
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -277,42 +280,91 @@ def window_mean(per_turn: list[float], turn: int, width: int = 10) -> float:
     return statistics.mean(part) if part else float("nan")
 
 
-async def soak_headless(turns: int, printed: bool = False) -> list[float]:
-    """CPU per turn of the same prompts through the Agent alone, or with `printed` through what
-    `ctxtui --headless` runs for a turn (its context event, the events shown in the text format,
-    its cost event), written to /dev/null."""
+async def _headless_turns(prompts: "asyncio.Queue[int | None]", report) -> None:
+    """The same prompts headless, as each is asked for: CPU of what `ctxtui --headless` runs for a
+    turn (its context event, the events shown in the text format, its cost event, written to
+    /dev/null) and of the Agent's events alone (a second agent on its own copy of the project)."""
     from agent_core.config import load_config
     from agent_core.loop.factory import build_agent
     from app.cli.headless import StopSignals, _Output, _turn
     from tests.demo_project import fixed_place
 
-    out = []
-    with fixed_place() as (ws, env), open(os.devnull, "w") as sink:
-        agent = build_agent(load_config({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws))
+    with fixed_place() as (ws, env), fixed_place() as (ws2, env2), open(os.devnull, "w") as sink:
+        printed = build_agent(load_config({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws))
+        alone = build_agent(load_config({"model": "demo", "allow": ["all"]}, environ=env2, workspace=ws2))
         output, signals = _Output("text", sink, sink), StopSignals()
-        for i in range(turns):
+        while (i := await prompts.get()) is not None:
             started = time.process_time()
-            if printed:
-                output.new_turn()
-                await _turn(agent, soak_prompt(i), output, signals)
-            else:
-                async for _ in agent.run(soak_prompt(i)):
-                    pass
-            out.append(time.process_time() - started)
-        await agent.aclose()
-    return out
+            output.new_turn()
+            await _turn(printed, soak_prompt(i), output, signals)
+            middle = time.process_time()
+            async for _ in alone.run(soak_prompt(i)):
+                pass
+            report(middle - started, time.process_time() - middle)
+        await printed.aclose()
+        await alone.aclose()
 
 
-async def soak_tui(turns: int, marks: tuple[int, ...]) -> tuple[list[float], dict[int, float]]:
+def headless_twin() -> None:
+    """`--headless-twin`: read turn numbers on stdin, answer each with "printed agent" CPU seconds."""
+    async def run() -> None:
+        prompts: asyncio.Queue[int | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        def report(printed: float, alone: float) -> None:
+            sys.stdout.write(f"{printed} {alone}\n")
+            sys.stdout.flush()
+
+        async def read() -> None:
+            while line := await loop.run_in_executor(None, sys.stdin.readline):
+                await prompts.put(int(line))
+            await prompts.put(None)
+
+        reader = asyncio.ensure_future(read())
+        await _headless_turns(prompts, report)
+        await reader
+    asyncio.run(run())
+
+
+class Twin:
+    """The headless front-end in a child process, run turn by turn in step with the TUI: turn N of
+    both is measured at the same moment of the run. Measured one after the other (a thousand TUI
+    turns, then a thousand headless ones), a machine whose speed drifts over those minutes moved
+    the ratio by a third."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--headless-twin"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.printed: list[float] = []
+        self.alone: list[float] = []
+
+    def turn(self, i: int) -> None:
+        """Turn `i` headless, waited for (the TUI's loop stands still meanwhile: nothing of its
+        own is measured in that time)."""
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(f"{i}\n")
+        printed, alone = self.proc.stdout.readline().split()
+        self.printed.append(float(printed))
+        self.alone.append(float(alone))
+
+    def close(self) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+async def soak_tui(turns: int, marks: tuple[int, ...],
+                   twin: Twin | None = None) -> tuple[list[float], dict[int, float]]:
     """CPU per turn and RSS at `marks` of the real app (build_app, demo model), each prompt typed
-    and sent with Enter and waited for through the agent worker (not `pilot.pause()` polling)."""
+    and sent with Enter and waited for through the agent worker (not `pilot.pause()` polling);
+    with `twin`, the same turn headless after each."""
     from app.tui.launch import build_app
     from tests.demo_project import fixed_place
 
     per_turn, rss = [], {}
     with fixed_place() as (ws, env):
         # settled after its first frame as the `ctxtui` command's app is (app/tui/heap.py), and put
-        # back when it ends, before the headless baseline runs in this process
+        # back when it ends
         app = build_app({"model": "demo", "allow": ["all"]}, environ=env, workspace=ws, claude_root=None,
                         settle_heap=True)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -324,6 +376,8 @@ async def soak_tui(turns: int, marks: tuple[int, ...]) -> tuple[list[float], dic
                 await app.workers.wait_for_complete()
                 await frame(app)
                 per_turn.append(time.process_time() - started)
+                if twin is not None:
+                    twin.turn(i)
                 if i + 1 in marks:
                     gc.collect()
                     rss[i + 1] = rss_mb()
@@ -334,10 +388,14 @@ async def soak_tui(turns: int, marks: tuple[int, ...]) -> tuple[list[float], dic
 
 async def soak(turns: int) -> None:
     marks = tuple(m for m in SOAK_MARKS if m <= turns) or (turns,)
-    tui, rss = await soak_tui(turns, marks)
-    agent_alone = await soak_headless(turns)
-    headless = await soak_headless(turns, printed=True)
-    print(f"soak: {turns:,} demo turns in the TUI (120×40) and headless; CPU per turn is the mean of the "
+    twin = Twin()
+    try:
+        tui, rss = await soak_tui(turns, marks, twin)
+    finally:
+        twin.close()
+    headless, agent_alone = twin.printed, twin.alone
+    print(f"soak: {turns:,} demo turns in the TUI (120×40) and headless, turn by turn in step (the "
+          f"headless turn in a child process right after the TUI's); CPU per turn is the mean of the "
           f"10 turns ending at the mark; headless is what `--headless` runs for a turn (text format, "
           f"to /dev/null), agent the Agent's events alone")
     print(f"  {'turn':>6} {'TUI CPU':>9} {'headless':>9} {'agent':>7} {'TUI/headless':>13} {'TUI/agent':>10} "
@@ -346,6 +404,9 @@ async def soak(turns: int) -> None:
         t, h, a = window_mean(tui, m), window_mean(headless, m), window_mean(agent_alone, m)
         print(f"  {m:>6} {t * 1000:>7.0f}ms {h * 1000:>7.0f}ms {a * 1000:>5.0f}ms {t / h:>12.2f}x {t / a:>9.2f}x "
               f"{rss[m]:>6.0f}MB")
+    ratios = [t / h for t, h in zip(tui, headless)]
+    print(f"  TUI/headless over all {turns:,} turns, turn by turn: median {statistics.median(ratios):.2f}x, "
+          f"mean of the whole run {sum(tui) / sum(headless):.2f}x")
     ref = 50 if 50 in marks else marks[0]
     last = marks[-1]
     print(f"  turn {last} against turn {ref}: CPU {window_mean(tui, last) / window_mean(tui, ref):.2f}x, "
@@ -362,6 +423,9 @@ async def main(a: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--headless-twin"]:
+        headless_twin()
+        sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=2000)
     ap.add_argument("--chunks", type=int, default=2000)

@@ -34,6 +34,7 @@ from agent_core.security.visible_text import visible
 
 from app.tui import commands, heap
 from app.tui.agent_port import AgentHandle
+from app.tui.event_feed import NOT_YET, EventFeed
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.inspector import InspectorScreen
@@ -525,32 +526,21 @@ class CtxApp(App[int]):
         a tool), so a long burst still shows 20 times a second."""
         self.busy = True
         self._streamed = False
-        events = aiter(stream)
+        feed = EventFeed(stream)
         try:
-            pending = asyncio.ensure_future(anext(events))
-            more = True
-            while more:
-                try:
-                    e = await pending
-                except StopAsyncIteration:
-                    break
+            e = await feed.next()
+            while e is not None:
                 with self.batch_update():
                     started = time.monotonic()
-                    while True:
+                    while isinstance(e, ev.Event):
                         await self.handle_event(e)
-                        pending = asyncio.ensure_future(anext(events))
                         left = started + BATCH_S - time.monotonic()
-                        if left <= 0:
-                            break
-                        await asyncio.wait((pending,), timeout=left)    # the next event, if it comes soon
-                        if not pending.done():
-                            break
-                        try:
-                            e = pending.result()
-                        except StopAsyncIteration:
-                            more = False
-                            break
+                        # the next event in this batch if it comes soon; the batch's time is up: the next
+                        e = await feed.next(timeout=left) if left > 0 else NOT_YET
+                if e is NOT_YET:
+                    e = await feed.next()
         finally:
+            feed.close()
             try:
                 self.busy = False
                 await self.conversation.end_text()

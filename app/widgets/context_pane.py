@@ -112,8 +112,10 @@ class ContextPane(Vertical):
         if not self.is_mounted:
             return
         state = c.state if c else "ok"
-        for s in STATES:
-            self.set_class(s == state, f"-{s}")
+        if not self.has_class(f"-{state}") or sum(self.has_class(f"-{s}") for s in STATES) != 1:
+            for s in STATES:     # the styles once for the new state, not once per class changed
+                self.set_class(s == state, f"-{s}", update=False)
+            self.update_node_styles()
         word = one_line(STATE_WORDS.get(state, state.upper()))
         if c is None:
             shown: tuple = (state,)

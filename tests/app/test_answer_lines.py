@@ -34,7 +34,16 @@ async def test_an_answer_is_no_widget_and_is_rendered_once_per_width(monkeypatch
                 renders.append((width, lines))
             return lines
 
+        real_blocks = assistant_message.BlockCache.lines
+
+        def counting_blocks(cache, look, source, width):     # while it streams, block by block
+            lines = real_blocks(cache, look, source, width)
+            if source == ANSWER:
+                renders.append((width, lines))
+            return lines
+
         monkeypatch.setattr(assistant_message, "answer_lines", counting)
+        monkeypatch.setattr(assistant_message.BlockCache, "lines", counting_blocks)
         conv = app.conversation
         await conv.append_text(ANSWER)
         await conv.end_text()

@@ -99,3 +99,36 @@ async def test_events_that_come_close_together_are_shown_in_one_frame(monkeypatc
         monkeypatch.setattr(app_module, "BATCH_S", 0.3)     # wide enough for a loaded machine
         await app._drive(stream())
     assert batches == [["a", "b", "c"], ["d", "e"]]
+
+
+async def test_a_burst_longer_than_a_batch_is_shown_in_several(monkeypatch):
+    """Events that keep coming without a pause still end their batch after BATCH_S: the screen shows
+    a long burst as it goes, not once at its end."""
+    from app.tui import app as app_module
+
+    batches: list[list[str]] = []
+    real_batch = CtxApp.batch_update
+    clock = [0.0]
+
+    def batch_update(self):
+        batches.append([])
+        return real_batch(self)
+
+    async def handle(self, e):
+        batches[-1].append(e.message)
+        clock[0] += 0.02            # each event takes 20 ms to show
+
+    async def stream():
+        for i in range(10):
+            yield ev.Notice(message=str(i))
+
+    app = CtxApp(FakeAgent(chunks=1), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        monkeypatch.setattr(CtxApp, "batch_update", batch_update)
+        monkeypatch.setattr(CtxApp, "handle_event", handle)
+        monkeypatch.setattr(app_module, "BATCH_S", 0.05)
+        monkeypatch.setattr(app_module.time, "monotonic", lambda: clock[0])
+        await app._drive(stream())
+    assert [m for b in batches for m in b] == [str(i) for i in range(10)]
+    assert [len(b) for b in batches] == [3, 3, 3, 1], batches

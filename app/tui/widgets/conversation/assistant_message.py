@@ -12,11 +12,13 @@ Links are drawn as text with their address, never as terminal hyperlinks."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading, Markdown
+from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement, UnknownElement
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.syntax import Syntax
@@ -96,18 +98,38 @@ class WholeCodeBlock(CodeBlock):
         yield Padding(text, 1, style=Syntax.get_theme(self.theme).get_background_style(), expand=True)
 
 
+class _Carry(MarkdownElement):
+    """Draws nothing; stands first in a block drawn on its own so that the block starts as it
+    would in the whole document after a block that asks for a blank line below it: Rich puts that
+    line in only when the block has no inner element of its own to decide it."""
+
+    new_line = True
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        return iter(())
+
+
+_CARRY_TYPE = "ctxtui_carry"
+_CARRY = Token(_CARRY_TYPE, "", 0)
+
+
 class AnswerMarkdown(Markdown):
     """Rich's Markdown with the answer's parser, left headings and whole code blocks."""
 
     elements = {**Markdown.elements, "heading_open": LeftHeading, "fence": WholeCodeBlock,
-                "code_block": WholeCodeBlock}
+                "code_block": WholeCodeBlock, _CARRY_TYPE: _Carry}
 
     def __init__(self, markup: str, *, code_theme: str) -> None:
         # Rich's __init__ builds a new parser and parses its text with it: a sixth of drawing a
         # short answer, for a parser this class replaces. The same attributes, set here (a test
         # checks them against Rich's, so an upgrade that adds one is noticed).
+        self.setup(markup, text_only_parser().parse(separate_tag_lines(markup)), code_theme=code_theme)
+
+    def setup(self, markup: str, parsed: list[Token], *, code_theme: str) -> None:
+        """The attributes Rich's __init__ sets, with `parsed` already made (one block of a
+        document, for BlockCache)."""
         self.markup = markup
-        self.parsed = text_only_parser().parse(separate_tag_lines(markup))
+        self.parsed = parsed
         self.code_theme = code_theme
         self.justify = None
         self.style = "none"
@@ -157,10 +179,77 @@ def answer_lines(look: Look, source: str, width: int) -> list[Strip]:
     theme's colours (one render per width and text: the conversation keeps the lines)."""
     if not source.strip():
         return []
+    markdown = AnswerMarkdown(source, code_theme=code_theme(look.dark))
+    return _render(look, markdown, width)
+
+
+def _render(look: Look, markdown: Markdown, width: int) -> list[Strip]:
     console = look.console
     options = console.options.update(width=max(1, width - 2), height=None, highlight=False)
-    markdown = AnswerMarkdown(source, code_theme=code_theme(look.dark))
     with console.use_theme(markdown_theme(look.variables)):
         lines = console.render_lines(markdown, options, pad=False)
     pad = Segment(" ")
     return [Strip(Segment.apply_style([pad, *line, pad], look.base)) for line in lines]
+
+
+class BlockCache:
+    """The drawn lines of a streamed answer's finished blocks, so a flush draws only what changed.
+
+    Rich's Markdown renders each top-level block (a paragraph, a list, a code block, a heading) on
+    its own, so the answer's lines are its blocks' lines one after the other, each drawn as it
+    starts in the document (after a block that wants a blank line below it, or not). While the
+    model writes only the last block grows: drawing the whole answer ten times a second made a
+    streamed answer cost the square of its length (a 20 KB answer: seconds of CPU). Blocks are
+    keyed by their source lines; a document with link reference definitions (which reach across
+    blocks) is drawn whole."""
+
+    __slots__ = ("_look", "_width", "_lines")
+
+    def __init__(self) -> None:
+        self._look: Look | None = None
+        self._width = 0
+        self._lines: dict[tuple[bool, str], list[Strip]] = {}
+
+    def lines(self, look: Look, source: str, width: int) -> list[Strip]:
+        if not source.strip():
+            return []
+        if look is not self._look or width != self._width:    # another theme or width: none holds
+            self._look, self._width, self._lines = look, width, {}
+        env: dict = {}
+        text = separate_tag_lines(source)
+        tokens = text_only_parser().parse(text, env)
+        theme = code_theme(look.dark)
+        if env.get("references"):
+            return _render(look, _of_tokens(tokens, source, theme), width)
+        rows = text.split("\n")
+        drawn: dict[tuple[bool, str], list[Strip]] = {}
+        out: list[Strip] = []
+        carry = False
+        for block in _top_level(tokens):
+            first = block[0]
+            start, end = first.map if first.map else (0, len(rows))
+            key = (carry, "\n".join(rows[start:end]))
+            lines = self._lines.get(key)
+            if lines is None:
+                lines = _render(look, _of_tokens([_CARRY, *block] if carry else block, key[1], theme), width)
+            drawn[key] = lines
+            out.extend(lines)
+            carry = (AnswerMarkdown.elements.get(first.type) or UnknownElement).new_line
+        self._lines = drawn          # the blocks of this text only: a grown last block is dropped
+        return out
+
+
+def _top_level(tokens: list[Token]) -> Iterator[list[Token]]:
+    """The document's top-level blocks, each its tokens from opening to closing."""
+    start = depth = 0
+    for i, token in enumerate(tokens):
+        depth += token.nesting
+        if depth == 0:
+            yield tokens[start:i + 1]
+            start = i + 1
+
+
+def _of_tokens(tokens: list[Token], markup: str, theme: str) -> AnswerMarkdown:
+    markdown = AnswerMarkdown.__new__(AnswerMarkdown)
+    markdown.setup(markup, tokens, code_theme=theme)
+    return markdown

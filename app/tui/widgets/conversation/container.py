@@ -506,7 +506,7 @@ class Conversation(ScrollView, can_focus=True):
         """A delta of the answer: gathered, and drawn at most every `TEXT_FLUSH_S`."""
         if self._live_md is None:
             self._end_thinking()
-            self._current_md = self._live_md = AssistantRecord()
+            self._current_md = self._live_md = AssistantRecord(live=True)
             self._append(self._live_md)
         self._gather(self._live_md, text)
 
@@ -514,6 +514,8 @@ class Conversation(ScrollView, can_focus=True):
         """Finish the current assistant block (what is still gathered is drawn)."""
         if self._pending:
             self._flush_now()
+        if self._live_md is not None:
+            self._live_md.settle()
         self._live_md = None
         self._end_thinking()
 
