@@ -10,7 +10,8 @@ the same run.
    are printed as they print them):
    - bench/session_log.py: log bytes by record type, resume against fresh (goal 1.5x time, 2x memory);
    - bench/tui.py --append-only: appending at 5,000 messages against a bare Textual app;
-   - bench/tui.py --turns: the TUI over the same number of turns against turn 50 and headless;
+   - bench/tui.py --turns: the TUI over the same number of turns against turn 50 and against the
+     same turn headless (run in a child process in step with the TUI's, turn by turn);
    - bench/startup.py: first event and first paint against `import textual` and a minimal app;
    - bench/replay.py --sizes 250 --no-policies: replay on a 250 MB log, against reading it.
    --quick runs 100 turns and smaller children (a few minutes); --only-headless skips part 2.

@@ -343,7 +343,11 @@ class Twin:
         own is measured in that time)."""
         assert self.proc.stdin and self.proc.stdout
         self.proc.stdin.write(f"{i}\n")
-        printed, alone = self.proc.stdout.readline().split()
+        answer = self.proc.stdout.readline().split()
+        if len(answer) != 2:
+            raise RuntimeError(f"the headless twin stopped at turn {i + 1} (exit {self.proc.poll()}; its "
+                               f"error is above)")
+        printed, alone = answer
         self.printed.append(float(printed))
         self.alone.append(float(alone))
 
