@@ -105,6 +105,56 @@ def agent_progress_response(obj: dict) -> dict | None:
             "agentId": agent, "timestamp": inner.get("timestamp") or obj.get("timestamp")}
 
 
+# What one line holds for the usage report, found without any state (`extract`): a response's
+# usage, a compaction boundary, or a compaction summary. Plain tuples, so a worker process can
+# find them and the reading process apply them in the logs' order (agent_core/logs/prefetch.py).
+USAGE, BOUNDARY, SUMMARY = 0, 1, 2
+
+
+def _session(obj: dict, fallback: str) -> str:
+    sid = obj.get("sessionId")
+    return sid if isinstance(sid, str) and sid else fallback
+
+
+def extract(obj: dict, fallback_session: str) -> tuple | None:
+    """The facts of one record that `ClaudeCodeParser.apply` turns into records, or None when it
+    holds none. Pure: raises CorruptRecord for usage that cannot be read."""
+    kind = obj.get("type")
+    if kind == "assistant":
+        return _usage_facts(obj, fallback_session)
+    if kind == "progress":
+        inner = agent_progress_response(obj)
+        return _usage_facts(inner, fallback_session) if inner is not None else None
+    if is_compact_boundary(obj):
+        meta = compact_metadata(obj)
+        pre = meta.get("preTokens")
+        session = _session(obj, fallback_session)
+        return (BOUNDARY, str(obj.get("uuid") or f"{session}@{obj.get('timestamp')}"), session,
+                parse_timestamp(obj.get("timestamp")), str(meta.get("trigger") or "unknown"),
+                pre if isinstance(pre, int) and not isinstance(pre, bool) else None, bool(obj.get("isSidechain")))
+    if kind == "user" and is_compact_summary(obj):
+        session = _session(obj, fallback_session)
+        return (SUMMARY, str(obj.get("uuid") or f"{session}@{obj.get('timestamp')}"), session,
+                parse_timestamp(obj.get("timestamp")), bool(obj.get("isSidechain")))
+    return None
+
+
+def _usage_facts(obj: dict, fallback_session: str) -> tuple | None:
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        return None
+    usage = msg.get("usage")
+    model = msg.get("model")
+    model = model if isinstance(model, str) and model else "unknown"   # a damaged log: any JSON type
+    if not isinstance(usage, dict) or model in FREE_MODELS:
+        return None
+    buckets = buckets_of(usage)     # may raise CorruptRecord
+    agent = obj.get("agentId")
+    return (USAGE, response_key(obj), bool(obj.get("isSidechain")), _session(obj, fallback_session), buckets, model,
+            parse_timestamp(obj.get("timestamp")), agent if isinstance(agent, str) else None,
+            _logged_usd(obj.get("costUSD")))
+
+
 class ClaudeCodeParser:
     """Stateful: keeps the compaction waiting for its tokens-after, per session."""
 
@@ -130,43 +180,27 @@ class ClaudeCodeParser:
         self._pending = dict(waiting)
 
     def parse(self, obj: dict) -> list[Record]:
-        kind = obj.get("type")
-        if kind == "assistant":
-            return self._assistant(obj)
-        if kind == "progress":
-            inner = agent_progress_response(obj)
-            return self._assistant(inner) if inner is not None else []
-        if is_compact_boundary(obj):
-            return self._boundary(obj)
-        if kind == "user" and is_compact_summary(obj):
-            return self._summary(obj)
-        return []
+        facts = extract(obj, self.fallback_session)
+        return [] if facts is None else self.apply(facts)
 
-    def _session(self, obj: dict) -> str:
-        sid = obj.get("sessionId")
-        return sid if isinstance(sid, str) and sid else self.fallback_session
+    def apply(self, facts: tuple) -> list[Record]:
+        """The records for one line's `extract` facts, in the order the lines come."""
+        kind = facts[0]
+        if kind == USAGE:
+            return self._usage(*facts[1:])
+        if kind == BOUNDARY:
+            return self._boundary(*facts[1:])
+        return self._summary(*facts[1:])
 
-    def _assistant(self, obj: dict) -> list[Record]:
-        msg = obj.get("message")
-        if not isinstance(msg, dict):
-            return []
-        usage = msg.get("usage")
-        model = msg.get("model")
-        model = model if isinstance(model, str) and model else "unknown"   # a damaged log: any JSON type
-        if not isinstance(usage, dict) or model in FREE_MODELS:
-            return []
-        buckets = buckets_of(usage)     # before any state changes: may raise CorruptRecord
-        key = response_key(obj)
-        sidechain = bool(obj.get("isSidechain"))
-        session = self._session(obj)
+    def _usage(self, key: str, sidechain: bool, session: str, buckets: dict[str, int], model: str,
+               timestamp: float | None, agent: str | None, logged_usd: float | None) -> list[Record]:
         pending = None if sidechain else self._pending.pop(session, None)
         if pending is None and not self.dedup.wanted(key, sidechain, buckets):
             return []               # another content block of a response already counted, same usage
         rec = UsageRecord(
-            session_id=session, model=model, timestamp=parse_timestamp(obj.get("timestamp")),
-            request_key=key, buckets=buckets, is_sidechain=sidechain, source=self.source, path=self.path,
-            agent_id=obj.get("agentId") if isinstance(obj.get("agentId"), str) else None,
-            purpose="subagent" if sidechain else "main", logged_usd=_logged_usd(obj.get("costUSD")))
+            session_id=session, model=model, timestamp=timestamp, request_key=key, buckets=buckets,
+            is_sidechain=sidechain, source=self.source, path=self.path, agent_id=agent,
+            purpose="subagent" if sidechain else "main", logged_usd=logged_usd)
         rec.context_tokens = request_tokens(rec.buckets)
         out: list[Record] = []
         if pending is not None:
@@ -177,30 +211,24 @@ class ClaudeCodeParser:
             out.append(admitted)
         return out
 
-    def _boundary(self, obj: dict) -> list[Record]:
-        meta = compact_metadata(obj)
-        pre = meta.get("preTokens")
-        session = self._session(obj)
-        rec = CompactionRecord(
-            key=str(obj.get("uuid") or f"{session}@{obj.get('timestamp')}"), session_id=session,
-            timestamp=parse_timestamp(obj.get("timestamp")), trigger=str(meta.get("trigger") or "unknown"),
-            tokens_before=pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
-            is_sidechain=bool(obj.get("isSidechain")), source=self.source, path=self.path)
+    def _boundary(self, key: str, session: str, timestamp: float | None, trigger: str, tokens_before: int | None,
+                  sidechain: bool) -> list[Record]:
+        rec = CompactionRecord(key=key, session_id=session, timestamp=timestamp, trigger=trigger,
+                               tokens_before=tokens_before, is_sidechain=sidechain, source=self.source,
+                               path=self.path)
         if not rec.is_sidechain:
             self._pending[session] = rec
         return [rec]
 
-    def _summary(self, obj: dict) -> list[Record]:
-        session = self._session(obj)
+    def _summary(self, key: str, session: str, timestamp: float | None, sidechain: bool) -> list[Record]:
         pending = self._pending.get(session)
         if pending is not None:
             pending.has_summary = True
             return []
         # A summary with no boundary before it (older logs): a compaction of unknown size.
-        rec = CompactionRecord(
-            key=str(obj.get("uuid") or f"{session}@{obj.get('timestamp')}"), session_id=session,
-            timestamp=parse_timestamp(obj.get("timestamp")), trigger="unknown", tokens_before=None,
-            is_sidechain=bool(obj.get("isSidechain")), has_summary=True, source=self.source, path=self.path)
+        rec = CompactionRecord(key=key, session_id=session, timestamp=timestamp, trigger="unknown",
+                               tokens_before=None, is_sidechain=sidechain, has_summary=True, source=self.source,
+                               path=self.path)
         if not rec.is_sidechain:
             self._pending[session] = rec
         return [rec]

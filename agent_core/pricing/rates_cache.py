@@ -11,18 +11,17 @@ or malformed is ignored, and it is written atomically, 0600. Deleting it is alwa
 from __future__ import annotations
 
 import json
-import math
 import os
 from importlib.util import find_spec
 from pathlib import Path
 from collections.abc import Mapping
 
-from agent_core.pricing.cost import BUCKETS
-from agent_core.pricing.pricer import Learned, Period
+from agent_core.pricing import rates_table
+from agent_core.pricing.rates_table import periods_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from agent_core.pricing.pricer import Period
 
 FILE_NAME = "usage-rates.json"
 _PRICING = Path(__file__).resolve().parent
@@ -45,8 +44,9 @@ def default_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def load_default() -> dict[str, list[Period]]:
-    """The cached periods from the shared file, for the installed price data and code ({} else)."""
-    return load(default_path(), prices_stamp())
+    """The shipped table's periods (agent_core/pricing/rates_table.py) and, over them, the cached
+    ones from the shared file, for the installed price data and code."""
+    return {**rates_table.load()[0], **load(default_path(), prices_stamp())}
 
 
 def save_new(learned: Mapping[str, list[Period]], known: Mapping[str, list[Period]]) -> None:
@@ -76,37 +76,6 @@ def prices_stamp() -> str | None:
     return "|".join(parts)
 
 
-def _valid(v: Any) -> Learned | None:
-    if not (isinstance(v, list) and len(v) == 3):
-        return None
-    const, rates, limit = v
-    if not (isinstance(const, (int, float)) and math.isfinite(const) and isinstance(limit, int)
-            and not isinstance(limit, bool) and limit > 0 and isinstance(rates, dict) and set(rates) == set(BUCKETS)):
-        return None
-    if not all(isinstance(r, (int, float)) and math.isfinite(r) and r >= 0 for r in rates.values()):
-        return None
-    return float(const), {k: float(rates[k]) for k in BUCKETS}, limit
-
-
-def _bound(v: Any) -> bool:
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
-
-
-def _periods(v: Any) -> list[Period] | None:
-    """A model's price periods as `Pricer.learned()` gives them, or None when any is malformed."""
-    if not isinstance(v, list) or not v:
-        return None
-    out: list[Period] = []
-    for p in v:
-        if not (isinstance(p, list) and len(p) == 3 and _bound(p[0]) and _bound(p[1])):
-            return None
-        learned = None if p[2] is None else _valid(p[2])
-        if p[2] is not None and learned is None:
-            return None
-        out.append((p[0], p[1], learned))
-    return out
-
-
 def load(path: Path, stamp: str | None) -> dict[str, list[Period]]:
     """The cached rates when the file's stamp is `stamp`; {} otherwise (or on any error)."""
     if stamp is None:
@@ -116,14 +85,9 @@ def load(path: Path, stamp: str | None) -> dict[str, list[Period]]:
             data = json.load(f)
     except (OSError, ValueError, RecursionError):
         return {}
-    if not isinstance(data, dict) or data.get("stamp") != stamp or not isinstance(data.get("models"), dict):
+    if not isinstance(data, dict) or data.get("stamp") != stamp:
         return {}
-    out = {}
-    for model, v in data["models"].items():
-        periods = _periods(v)
-        if isinstance(model, str) and periods is not None:
-            out[model] = periods
-    return out
+    return periods_of(data.get("models"))
 
 
 def save(path: Path, stamp: str | None, learned: Mapping[str, list[Period]]) -> None:

@@ -16,7 +16,17 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from agent_core.pricing.cost import context_window as data_window
+from agent_core.pricing import rates_table
+from agent_core.pricing.cost import context_window as _genai_window
+
+
+
+def data_window(model: str) -> int | None:
+    """genai-prices' window for `model`: from the shipped table when it holds the model (no import
+    of genai-prices), else from its data."""
+    windows = rates_table.load()[1]
+    return windows[model] if model in windows else _genai_window(model)
+
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_OUTPUT = 32_000

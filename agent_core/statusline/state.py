@@ -22,6 +22,7 @@ import time
 import zlib
 from pathlib import Path
 
+from agent_core.pricing import rates_table
 from agent_core.pricing.pricer import Pricer
 
 TYPE_CHECKING = False    # typing stays unloaded at run time: 3 ms of every status line call
@@ -165,8 +166,9 @@ class Prices:
 
     def __init__(self, state: StatusState) -> None:
         self.state = state
-        self.pricer = Pricer(known={m: [(s, e, tuple(r) if r else None) for s, e, r in v]
-                                    for m, v in state.rates.items() if v is not None})
+        self.pricer = Pricer(known={**rates_table.load()[0],
+                                    **{m: [(s, e, tuple(r) if r else None) for s, e, r in v]
+                                       for m, v in state.rates.items() if v is not None}})
 
     def __call__(self, model: str, buckets: dict[str, int], when: float | None = None) -> float | None:
         """Dollars of one response at its time `when` (a price period not seen yet loads the data)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agent_core.logs import claude_config_dirs, claude_projects_dirs, discover
 from agent_core.pricing.pricer import Pricer
-from agent_core.pricing import rates_cache
+from agent_core.pricing import rates_cache, rates_table
 from agent_core.usage import colour, report_cache
 from agent_core.usage.blocks import token_limit
 from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
@@ -214,7 +214,7 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
     prices = rates_cache.prices_stamp()
     cache = rates_cache.cache_dir() / rates_cache.FILE_NAME
     known = rates_cache.load(cache, prices)
-    pricer = Pricer(known=known)
+    pricer = Pricer(known={**rates_table.load()[0], **known})
 
     def new_report() -> UsageReport:
         return UsageReport(since=since, utc=utc, until=until, tz=tz, keep_responses=keep_responses, pricer=pricer,
@@ -229,7 +229,7 @@ def build_report(paths: Sequence[Path], since: date | None = None, utc: bool = F
                                    keep_responses=keep_responses, cost_mode=cost_mode, debug=debug)
     report, logs = report_cache.build(files, new_report, rates_cache.cache_dir(), key,
                                       report_cache.stamp(prices), unreadable)
-    learned = pricer.learned()
+    learned = {m: v for m, v in pricer.learned().items() if m not in rates_table.load()[0] or m in known}
     if learned.keys() - known.keys():
         rates_cache.save(cache, prices, learned)
     bad = [s for s in logs if s.corrupt]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agent_core.pricing.cost import BUCKETS, price_buckets
 from agent_core.pricing.pricer import Pricer
-from agent_core.pricing import rates_cache
+from agent_core.pricing import rates_cache, rates_table
 from tests.log_helpers import MODEL, assistant, usage, write_log
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -50,8 +50,14 @@ def test_cache_dir_follows_ctxtui_home_then_xdg_then_home(tmp_path):
     assert rates_cache.cache_dir({"HOME": str(tmp_path)}) == tmp_path / ".cache" / "ctxtui"
 
 
+UNTABLED = "claude-3-5-sonnet-20240620"     # genai-prices prices it; the shipped table does not hold it
+
+
 def test_a_second_report_prices_without_loading_genai_prices(tmp_path):
-    log = write_log(tmp_path / "projects" / "p" / "s.jsonl", [assistant("m", "r", u=usage(inp=1000, out=50))])
+    """A model outside the shipped table loads genai-prices once; the rates it learned are kept."""
+    assert UNTABLED not in rates_table.load()[0]
+    log = write_log(tmp_path / "projects" / "p" / "s.jsonl",
+                    [assistant("m", "r", u=usage(inp=1000, out=50), model=UNTABLED)])
     env = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "CTXTUI_HOME": str(tmp_path / "state")}
     code = ("import sys, io, json, contextlib; from app.cli.main import main\n"
             "out = io.StringIO()\n"
@@ -66,7 +72,7 @@ def test_a_second_report_prices_without_loading_genai_prices(tmp_path):
 
     first, second = run(), run()
     assert first[:2] == [0, True] and second[:2] == [0, False]
-    assert second[2] == first[2] == round(price_buckets(MODEL, {"input": 1000, "output": 50}), 6)
+    assert second[2] == first[2] == round(price_buckets(UNTABLED, {"input": 1000, "output": 50}), 6)
     assert (tmp_path / "state" / "cache" / rates_cache.FILE_NAME).is_file()
 
 
