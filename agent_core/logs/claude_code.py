@@ -16,7 +16,9 @@ Read, never written. What matters in them:
 """
 from __future__ import annotations
 
+import itertools
 import math
+import os
 from datetime import datetime
 
 from agent_core.pricing.cost import FREE_MODELS
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, Iterable
 
 MAX_TIMESTAMP = 32_503_680_000.0     # 3000-01-01 UTC
+_ANONYMOUS = itertools.count()
 
 
 def parse_timestamp(value: Any) -> float | None:
@@ -53,7 +56,9 @@ def response_key(obj: dict) -> str:
         return f"{mid}:{rid}"
     if mid:
         return str(mid)
-    return f"uuid:{obj.get('uuid') or id(obj)}"     # nothing to deduplicate on: every record counts
+    # Nothing to deduplicate on: every record counts, under a key no other record gets (not id(obj):
+    # an address is used again once the object is freed, and a worker process has its own).
+    return f"uuid:{obj.get('uuid') or f'#{os.getpid()}.{next(_ANONYMOUS)}'}"
 
 
 def final_usage(records: Iterable[dict]) -> dict[str, dict]:
@@ -72,7 +77,7 @@ def final_usage(records: Iterable[dict]) -> dict[str, dict]:
 def is_candidate(line: bytes) -> bool:
     """Cheap pre-filter: could this line carry usage or a compaction? Lines that cannot are never
     parsed. (`ompact` covers both `compact_boundary` and `isCompactSummary` in one scan.)"""
-    return b'"usage"' in line or b"ompact" in line
+    return line.rfind(b'"usage"') >= 0 or b"ompact" in line     # rfind: a response's usage is near its end
 
 
 def is_compact_boundary(obj: dict) -> bool:
@@ -197,19 +202,13 @@ class ClaudeCodeParser:
         pending = None if sidechain else self._pending.pop(session, None)
         if pending is None and not self.dedup.wanted(key, sidechain, buckets):
             return []               # another content block of a response already counted, same usage
-        rec = UsageRecord(
-            session_id=session, model=model, timestamp=timestamp, request_key=key, buckets=buckets,
-            is_sidechain=sidechain, source=self.source, path=self.path, agent_id=agent,
-            purpose="subagent" if sidechain else "main", logged_usd=logged_usd)
-        rec.context_tokens = request_tokens(rec.buckets)
-        out: list[Record] = []
-        if pending is not None:
-            pending.tokens_after = rec.context_tokens
-            out.append(pending)
+        rec = UsageRecord(session, model, timestamp, key, buckets, sidechain, request_tokens(buckets), "claude_code",
+                          self.path, agent, "subagent" if sidechain else "main", None, logged_usd)
         admitted = self.dedup.admit(rec)
-        if admitted is not None:
-            out.append(admitted)
-        return out
+        if pending is None:
+            return [] if admitted is None else [admitted]
+        pending.tokens_after = rec.context_tokens
+        return [pending] if admitted is None else [pending, admitted]
 
     def _boundary(self, key: str, session: str, timestamp: float | None, trigger: str, tokens_before: int | None,
                   sidechain: bool) -> list[Record]:

@@ -184,7 +184,7 @@ def context_tokens(buckets: dict[str, int]) -> int:
 def request_tokens(buckets: dict[str, int]) -> int:
     """The context of a request as Claude Code shows it: input + cache writes + cache reads,
     the answer's output apart."""
-    return sum(v for k, v in buckets.items() if k != "output")
+    return sum(buckets.values()) - buckets.get("output", 0)
 
 
 class CorruptRecord(ValueError):

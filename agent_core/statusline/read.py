@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent_core.logs import Deduper, LogReader, UsageRecord
+from agent_core.logs import Deduper, LogReader, UsageRecord, fast_decode
 from agent_core.pricing.cost import BUCKETS
 from agent_core.usage.block_rule import Block, fold
 from agent_core.logs.discover import expand, subagent_logs
@@ -131,7 +131,8 @@ def refresh(state: StatusState, paths: Iterable[Path], prices: Prices, now: floa
             continue
         if dedup is None:
             dedup = _seeded(state)
-        reader = LogReader(path, dedup=dedup, fmt=log.fmt, offset=log.offset)
+        loads = fast_decode.decoder() if fast_decode.worth_it(st.st_size - log.offset) else None
+        reader = LogReader(path, dedup=dedup, fmt=log.fmt, offset=log.offset, loads=loads)
         try:
             for rec in reader.records():
                 if isinstance(rec, UsageRecord):

@@ -29,7 +29,9 @@ import zlib
 from contextlib import suppress
 from pathlib import Path
 
+from agent_core.logs import fast_decode, prefetch
 from agent_core.logs.files import open_regular
+from agent_core.logs.prefetch import FactsReader
 from agent_core.logs.reader import LogReader
 from agent_core.logs.records import CompactionRecord, Deduper, LineStats, UsageRecord
 from agent_core.usage.report import UsageReport
@@ -59,7 +61,7 @@ class TrackedDeduper(Deduper):
     of that response comes) and knows, per response, the last log (its position in the run) that
     held a copy: a copy from a log before that one raises `Cold`."""
 
-    __slots__ = ("_saved", "_old_last", "_remap", "last_file", "position")
+    __slots__ = ("_saved", "_old_last", "_remap", "last_file", "position", "_just")
 
     def __init__(self, saved: dict[str, tuple] | None = None, old_last: dict[str, int] | None = None,
                  remap: Sequence[int] = ()) -> None:
@@ -69,8 +71,11 @@ class TrackedDeduper(Deduper):
         self._remap = remap                 # old position -> this run's position
         self.last_file: dict[str, int] = {}
         self.position = 0
+        self._just: tuple[str, int] | None = None       # (key, position) of the last call: a repeat changes nothing
 
     def _seen(self, key: str) -> None:
+        if self._just is not None and self._just[0] == key and self._just[1] == self.position:
+            return
         last = self.last_file.get(key)
         if last is None:
             old = self._old_last.get(key)
@@ -81,6 +86,7 @@ class TrackedDeduper(Deduper):
         if last > self.position:
             raise Cold(f"a copy of {key} comes before another already read")
         self.last_file[key] = self.position
+        self._just = (key, self.position)
 
     def wanted(self, key: str, is_sidechain: bool, buckets: dict[str, int] | None = None) -> bool:
         self._seen(key)
@@ -155,11 +161,19 @@ def _unchanged(old: LogState) -> bool:
 
 
 def read_log(report: UsageReport, dedup: TrackedDeduper, path: Path, position: int, old: LogState | None,
-             sessions: SessionTracker) -> LogState:
-    """Read one log into the report: all of it, or from where `old` ended. Raises OSError when it
-    cannot be read, Cold when the result would differ from a cold run's."""
+             sessions: SessionTracker, reader: LogReader | FactsReader | None = None) -> LogState:
+    """Read one log into the report: all of it, or from where `old` ended (`reader`: a worker's
+    facts of the whole log). Raises OSError when it cannot be read, Cold when the result would
+    differ from a cold run's."""
     dedup.position = position
-    reader = LogReader(path, dedup=dedup, fmt=old.format if old else None, offset=old.offset if old else 0)
+    if reader is None:
+        offset = old.offset if old else 0
+        try:
+            big = fast_decode.worth_it(os.stat(path).st_size - offset)
+        except OSError:
+            big = False
+        reader = LogReader(path, dedup=dedup, fmt=old.format if old else None, offset=offset,
+                           loads=fast_decode.decoder() if big else None)
     first = True
     if old is not None:
         reader.follower.stats = LineStats(old.lines, old.corrupt, old.first_corrupt)
@@ -341,17 +355,23 @@ def _cold(files: Sequence[Path], new_report: Callable[[], UsageReport],
     dedup, sessions = TrackedDeduper(), SessionTracker()
     logs: list[LogState] = []
     whole = True
-    for position, f in enumerate(files):
-        try:
-            state = read_log(report, dedup, f, position, None, sessions)
-        except OSError as e:
-            report.unreadable += 1
-            warn_unreadable(f, e)
-            whole = False        # a log that could not be read: nothing saved, the next run is cold too
-            continue
-        report.files += 1
-        report.skipped_lines += state.corrupt
-        logs.append(state)
+    ahead = prefetch.start(files)
+    try:
+        for position, f in enumerate(files):
+            try:
+                reader = ahead.reader(position, dedup) if ahead is not None else None
+                state = read_log(report, dedup, f, position, None, sessions, reader)
+            except OSError as e:
+                report.unreadable += 1
+                warn_unreadable(f, e)
+                whole = False        # a log that could not be read: nothing saved, the next run is cold too
+                continue
+            report.files += 1
+            report.skipped_lines += state.corrupt
+            logs.append(state)
+    finally:
+        if ahead is not None:
+            ahead.close()
     return report, logs, dedup, sessions, whole
 
 

@@ -9,10 +9,15 @@ from agent_core.pricing.tally import Tally
 from agent_core.usage.report import Mismatch, Response, SessionSummary, UsageReport
 
 
+assert BUCKETS == ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")   # usage_out's order
+
+
 def usage_out(r: UsageRecord) -> tuple:
-    b = r.buckets
-    return (r.session_id, r.model, r.timestamp, r.request_key, tuple(b.get(k, 0) for k in BUCKETS), r.is_sidechain,
-            r.context_tokens, r.source, r.path, r.agent_id, r.purpose, r.logged_usd)
+    get = r.buckets.get
+    counts = (get("input", 0), get("output", 0), get("cache_write_5m", 0), get("cache_write_1h", 0),
+              get("cache_read", 0))
+    return (r.session_id, r.model, r.timestamp, r.request_key, counts, r.is_sidechain, r.context_tokens, r.source,
+            r.path, r.agent_id, r.purpose, r.logged_usd)
 
 
 def usage_in(t: tuple) -> UsageRecord:

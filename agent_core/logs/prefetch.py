@@ -1,0 +1,194 @@
+"""A big set of Claude Code logs read on every core: worker processes turn each log's bytes into the
+facts of its lines (`claude_code.extract`, pure), and the reading process applies those facts in the
+logs' order (`ClaudeCodeParser.apply`, the state: deduplication, compactions waiting for their
+size). What a report adds up is what one process reading the logs one after another adds up: the
+same lines, the same facts, applied in the same order.
+
+A worker is a fork of the reading process. Each log goes to the worker with the fewest bytes so far,
+and each worker reads its logs in the run's order and sends one message per log down its own pipe
+(marshal: plain values only), drained by a thread so no worker waits for the reader. Anything a
+worker cannot do (a log it cannot open, one in ctxtui's format, a worker that died) falls back to
+reading that log in the reading process, as without workers. Only for reads of at least MIN_BYTES
+on a machine with two cores or more: below that a fork costs more than it saves.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import queue
+import signal
+import struct
+import threading
+from contextlib import suppress
+from pathlib import Path
+
+from agent_core.logs import fast_decode
+from agent_core.logs.claude_code import ClaudeCodeParser, extract
+from agent_core.logs.reader import LogReader, _coalesced, session_from_path
+from agent_core.logs.records import CorruptRecord, Deduper, LineStats, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+MIN_BYTES = 8 << 20
+MAX_WORKERS = 4
+_HEADER = struct.Struct("<Q")
+_GONE = object()          # a worker's pipe ended early
+
+
+def log_facts(path: Path, loads=None) -> tuple:
+    """What a worker sends for one log: ("claude_code" | None, [(line number, facts)], lines,
+    corrupt, first corrupt line, bytes read, resets); ("other",) for a log another way must read
+    (ctxtui's format, an error)."""
+    try:
+        reader = LogReader(path, dedup=Deduper(), loads=loads)
+        fallback = session_from_path(path)
+        stats = reader.follower.stats
+        items = []
+        for lineno, obj in reader.objects(final=True, loads=loads):
+            if reader.format != "claude_code":
+                return ("other",)
+            try:
+                facts = extract(obj, fallback)
+            except CorruptRecord:
+                stats.mark_corrupt(lineno)
+                continue
+            if facts is not None:
+                items.append((lineno, facts))
+        return (reader.format, items, stats.lines, stats.corrupt, stats.first_corrupt_line, reader.offset,
+                reader.follower.resets)
+    except Exception:       # noqa: BLE001 - the reading process reads it and says what is wrong
+        return ("other",)
+
+
+class FactsReader:
+    """Stands in for a `LogReader` over a log a worker read: the same records, offset and counts."""
+
+    def __init__(self, path: Path, dedup: Deduper, facts: tuple) -> None:
+        fmt, self._items, lines, corrupt, first, self.offset, resets = facts
+        self.path = path
+        self.format = fmt
+        self.dedup = dedup
+        self._parser = ClaudeCodeParser(str(path), session_from_path(path), dedup) if fmt else None
+        self.stats = LineStats(lines, corrupt, first)
+        self.resets = resets
+
+    @property
+    def parser(self) -> ClaudeCodeParser | None:
+        return self._parser
+
+    @property
+    def follower(self) -> FactsReader:      # read_log asks `reader.follower.resets`
+        return self
+
+    def records(self, final: bool = True) -> Iterator[Record]:
+        return _coalesced(self._records())
+
+    def _records(self) -> Iterator[Record]:
+        parser = self._parser
+        if parser is None:
+            return
+        apply = parser.apply
+        for _, facts in self._items:
+            yield from apply(facts)
+        self._items = []
+
+
+class Prefetch:
+    """Workers reading `files` ahead; `reader(i, dedup)` gives the reader for file i, asked in order."""
+
+    def __init__(self, files: Sequence[Path], workers: int) -> None:
+        self.files = list(files)
+        self._owner: list[int] = []
+        self._queues: list[queue.Queue] = []
+        self._pids: list[int] = []
+        sizes = []
+        for f in self.files:
+            try:
+                sizes.append(os.stat(f).st_size)
+            except OSError:
+                sizes.append(0)
+        load = [0] * workers
+        for size in sizes:
+            w = load.index(min(load))
+            self._owner.append(w)
+            load[w] += size
+        pipes = [self._start([f for f, o in zip(self.files, self._owner) if o == w]) for w in range(workers)]
+        for fd, count in pipes:             # threads only once every fork is made
+            q: queue.Queue = queue.Queue()
+            threading.Thread(target=_drain, args=(fd, q, count), daemon=True).start()
+            self._queues.append(q)
+
+    def _start(self, files: list[Path]) -> tuple[int, int]:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:                        # the worker
+            code = 0
+            try:
+                os.close(r)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+                share = 0
+                for f in files:
+                    with suppress(OSError):
+                        share += os.stat(f).st_size
+                loads = fast_decode.decoder() if fast_decode.worth_it(share) else None
+                with os.fdopen(w, "wb", buffering=1 << 16) as out:
+                    for f in files:
+                        blob = marshal.dumps(log_facts(f, loads))
+                        out.write(_HEADER.pack(len(blob)))
+                        out.write(blob)
+            except BaseException:           # noqa: BLE001 - the reader falls back for what is missing
+                code = 1
+            os._exit(code)
+        os.close(w)
+        self._pids.append(pid)
+        return r, len(files)
+
+    def reader(self, i: int, dedup: Deduper) -> LogReader | FactsReader:
+        """File i's reader: from its worker's facts, or a plain `LogReader` when the worker could not."""
+        blob = self._queues[self._owner[i]].get()
+        facts = _GONE if blob is _GONE else marshal.loads(blob)
+        if facts is _GONE or facts[0] == "other":
+            return LogReader(self.files[i], dedup=dedup)
+        return FactsReader(self.files[i], dedup, facts)
+
+    def close(self) -> None:
+        for pid in self._pids:
+            with suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+            with suppress(OSError):
+                os.waitpid(pid, 0)
+        self._pids = []
+
+
+def _drain(fd: int, q: queue.Queue, count: int) -> None:
+    """Reads a worker's messages as they come, so it never waits for the reader to want them."""
+    with os.fdopen(fd, "rb") as f:
+        for _ in range(count):
+            head = f.read(_HEADER.size)
+            if len(head) < _HEADER.size:
+                break
+            (n,) = _HEADER.unpack(head)
+            blob = f.read(n)
+            if len(blob) < n:
+                break
+            q.put(blob)
+            count -= 1
+    for _ in range(count):
+        q.put(_GONE)
+
+
+def start(files: Sequence[Path]) -> Prefetch | None:
+    """Workers for `files` when it is worth it (enough bytes, two cores or more, fork), else None."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cores < 2 or not hasattr(os, "fork") or len(files) < 2:
+        return None
+    total = 0
+    for f in files:
+        with suppress(OSError):
+            total += os.stat(f).st_size
+    if total < MIN_BYTES:
+        return None
+    return Prefetch(files, min(cores, MAX_WORKERS, len(files)))

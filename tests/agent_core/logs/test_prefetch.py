@@ -1,0 +1,113 @@
+"""Logs read by worker processes (agent_core/logs/prefetch.py) add up to what one process reading
+them in turn adds up: every report, over logs that repeat each other's responses (sub-agent logs,
+progress copies, a resumed session), compactions, corrupt lines, a ctxtui log, a FIFO, an empty
+file; and a worker that dies mid-run loses nothing."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from agent_core.logs import prefetch
+from agent_core.sessions.session_log import SessionLog
+from compaction.entry import assistant as a_entry
+from tests.app.cli.usage_helpers import run
+from tests.log_helpers import MODEL, assistant, boundary, progress, usage, user, write_log
+
+
+def _tree(root):
+    big = "word " * 4000
+    for s in range(5):
+        sid = f"sess-{s}"
+        recs = [user(big, session=sid, uuid=f"u{s}")]
+        for i in range(30):
+            ts = f"2025-06-{10 + s:02d}T{i % 24:02d}:00:00Z"
+            recs.append(assistant(f"m{s}-{i}", f"r{s}-{i}", session=sid, ts=ts, u=usage(inp=100 + i, out=5, read=1000)))
+            recs.append(assistant(f"m{s}-{i}", f"r{s}-{i}", session=sid, ts=ts, block="tool_use",
+                                  u=usage(inp=100 + i, out=50 + i, read=1000)))
+            if i == 12:
+                recs += [boundary(90_000, session=sid, uuid=f"b{s}"), user("summary", session=sid, uuid=f"cs{s}",
+                                                                             isCompactSummary=True)]
+            if i == 20:
+                recs.append(progress(assistant(f"sub{s}", f"rs{s}", session=sid, sidechain=True,
+                                               u=usage(inp=7, out=3)), session=sid, uuid=f"p{s}"))
+        write_log(root / f"-home-me-p{s % 2}" / f"{sid}.jsonl", recs,
+                  tail='{"type":"assistant","message":{"usage":{"input_tokens":NaN}}}\n{"cut')
+        sub = [assistant(f"sub{s}", f"rs{s}", session=sid, sidechain=True, u=usage(inp=7, out=9)),
+               assistant(f"m{s}-3", f"r{s}-3", session=sid, sidechain=True, u=usage(inp=103, out=8, read=1000))]
+        write_log(root / f"-home-me-p{s % 2}" / sid / "subagents" / "agent-a.jsonl", sub)
+    # a resumed session: a copy of sess-0's first responses, then its own
+    write_log(root / "-home-me-p0" / "sess-9.jsonl",
+              [assistant("m0-1", "r0-1", session="sess-0", u=usage(inp=101, out=51, read=1000)),
+               assistant("m9", "r9", session="sess-9", u=usage(inp=5, out=5))])
+    (root / "-home-me-p1" / "empty.jsonl").write_text("")
+    os.mkfifo(root / "-home-me-p1" / "pipe.jsonl")
+    state = root / "-home-me-ctx"
+    log = SessionLog.create(state, {"model": MODEL}, session_id="20250614T100000-abcdef")
+    log.append_entry(a_entry("hi", response_id="msg_a", usage=usage(inp=10, out=5), model=MODEL))
+    log.close()
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "projects"
+    _tree(root)
+    return root
+
+
+def _report(tmp_path, monkeypatch, min_bytes, *argv):
+    with monkeypatch.context() as m:
+        m.setenv("CTXTUI_HOME", str(tmp_path / f"home-{len(list(tmp_path.glob('home-*')))}"))   # cold every time
+        m.setattr(prefetch, "MIN_BYTES", min_bytes)
+        return run(*argv, "--json")
+
+
+@pytest.mark.parametrize("report", ["daily", "session", "monthly", "blocks"])
+def test_workers_add_up_to_what_one_process_adds_up(tree, tmp_path, monkeypatch, report):
+    started = []
+    real = prefetch.Prefetch.__init__
+
+    def spying(self, files, workers):
+        started.append(workers)
+        real(self, files, workers)
+
+    monkeypatch.setattr(prefetch.Prefetch, "__init__", spying)
+    now = ["--now", "2025-06-16T12:00:00Z"] if report == "blocks" else []
+    serial = _report(tmp_path, monkeypatch, 1 << 60, report, str(tree), *now)
+    assert started == []
+    parallel = _report(tmp_path, monkeypatch, 0, report, str(tree), *now)
+    assert started and started[0] >= 2 or (os.cpu_count() or 1) < 2
+    assert parallel == serial
+    assert serial[0] == 0 and '"cost_usd"' in serial[1] and "could not read" in serial[2]
+
+
+def test_a_worker_that_dies_loses_nothing(tree, tmp_path, monkeypatch):
+    serial = _report(tmp_path, monkeypatch, 1 << 60, "session", str(tree))
+    real = prefetch.log_facts
+    calls = []
+
+    def dying(path, loads=None):
+        calls.append(path)
+        if len(calls) == 2:
+            os._exit(3)             # the worker's process ends here, its pipe with it
+        return real(path, loads)
+
+    monkeypatch.setattr(prefetch, "log_facts", dying)     # forked workers run this copy
+    assert _report(tmp_path, monkeypatch, 0, "session", str(tree)) == serial
+
+
+def test_a_worker_sends_the_facts_of_a_claude_code_log_and_passes_on_the_rest(tree):
+    facts = prefetch.log_facts(tree / "-home-me-p0" / "sess-0.jsonl")
+    assert facts[0] == "claude_code" and len(facts[1]) > 30 and facts[3] >= 1     # the cut-off last line
+    ctx = next((tree / "-home-me-ctx").rglob("*.jsonl"))
+    assert prefetch.log_facts(ctx) == ("other",)
+    assert prefetch.log_facts(tree / "-home-me-p1" / "pipe.jsonl") == ("other",)
+    assert prefetch.log_facts(tree / "missing.jsonl")[:2] == (None, [])
+
+
+def test_small_reads_and_one_core_use_no_worker(tree, monkeypatch):
+    files = sorted(tree.rglob("*.jsonl"))
+    assert prefetch.start(files) is None                    # a few hundred KB: not worth a fork
+    monkeypatch.setattr(prefetch, "MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert prefetch.start(files) is None
