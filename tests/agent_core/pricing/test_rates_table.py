@@ -43,7 +43,8 @@ def test_a_stale_or_damaged_table_is_ignored(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({**_SHIPPED, "stamp": "1:0.0.1:5"}))
     assert rates_table._read(path, rates_table.installed_stamp()) == ({}, {})
-    assert rates_table._read(path, None) == ({}, {})
+    assert rates_table._read(path) == ({}, {})                  # its own stamp names a version not installed
+    assert rates_table._read(rates_table.TABLE) == rates_table.load()
     path.write_text("{not json")
     assert rates_table._read(path, "x") == ({}, {})
     bad = {"stamp": "s", "models": {"m": [[None, None, [0.0, {"input": -1}, 5]]], "ok": _SHIPPED["models"][MODEL]},
