@@ -23,9 +23,10 @@ from contextlib import suppress
 from pathlib import Path
 
 from agent_core.logs import fast_decode
-from agent_core.logs.claude_code import ClaudeCodeParser, extract
+from agent_core.logs.claude_code import USAGE, ClaudeCodeParser
+from agent_core.logs.fact_scan import scan_facts
 from agent_core.logs.reader import LogReader, _coalesced, session_from_path
-from agent_core.logs.records import CorruptRecord, Deduper, LineStats, Record
+from agent_core.logs.records import Deduper, LineStats, Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,27 +39,11 @@ _GONE = object()          # a worker's pipe ended early
 
 
 def log_facts(path: Path, loads=None) -> tuple:
-    """What a worker sends for one log: ("claude_code" | None, [(line number, facts)], lines,
-    corrupt, first corrupt line, bytes read, resets); ("other",) for a log another way must read
-    (ctxtui's format, an error)."""
+    """What a worker sends for one log (`fact_scan.scan_facts`); ("other",) for a log another way must
+    read (ctxtui's format, an error: the reading process reads it and says what is wrong)."""
     try:
-        reader = LogReader(path, dedup=Deduper(), loads=loads)
-        fallback = session_from_path(path)
-        stats = reader.follower.stats
-        items = []
-        for lineno, obj in reader.objects(final=True, loads=loads):
-            if reader.format != "claude_code":
-                return ("other",)
-            try:
-                facts = extract(obj, fallback)
-            except CorruptRecord:
-                stats.mark_corrupt(lineno)
-                continue
-            if facts is not None:
-                items.append((lineno, facts))
-        return (reader.format, items, stats.lines, stats.corrupt, stats.first_corrupt_line, reader.offset,
-                reader.follower.resets)
-    except Exception:       # noqa: BLE001 - the reading process reads it and says what is wrong
+        return scan_facts(path, loads)
+    except Exception:       # noqa: BLE001
         return ("other",)
 
 
@@ -90,9 +75,36 @@ class FactsReader:
         if parser is None:
             return
         apply = parser.apply
-        for _, facts in self._items:
-            yield from apply(facts)
-        self._items = []
+        items, self._items = self._items, []
+        i, n = 0, len(items)
+        while i < n:
+            facts = items[i][1]
+            j = i + 1
+            if facts[0] == USAGE:        # the copies of one response that follow it (one per content block)
+                key, side, session = facts[1], facts[2], facts[3]
+                while j < n and (f := items[j][1])[0] == USAGE and f[1] == key and f[2] == side and f[3] == session:
+                    j += 1
+            if j - i == 1:
+                yield from apply(facts)
+            else:
+                yield from self._copies([f for _, f in items[i:j]])
+            i = j
+
+    def _copies(self, run: list[tuple]) -> Iterator[Record]:
+        """Consecutive copies of one response. When nothing stands for it yet and no compaction waits
+        for its session, applying them all leaves the last copy whose usage changed (each copy's
+        usage is compared with the one before it): that copy alone is applied. Otherwise each is."""
+        parser = self._parser
+        key, side, session = run[0][1], run[0][2], run[0][3]
+        if self.dedup.standing(key) is not None or (not side and session in parser.pending):
+            for facts in run:
+                yield from parser.apply(facts)
+            return
+        last = 0
+        for k in range(1, len(run)):
+            if run[k][4] != run[k - 1][4]:
+                last = k
+        yield from parser.apply(run[last])
 
 
 class Prefetch:
@@ -150,7 +162,7 @@ class Prefetch:
         """File i's reader: from its worker's facts, or a plain `LogReader` when the worker could not."""
         blob = self._queues[self._owner[i]].get()
         facts = _GONE if blob is _GONE else marshal.loads(blob)
-        if facts is _GONE or facts[0] == "other":
+        if facts is _GONE or facts[0] not in ("claude_code", None):
             return LogReader(self.files[i], dedup=dedup)
         return FactsReader(self.files[i], dedup, facts)
 

@@ -137,6 +137,10 @@ class Deduper:
             return True
         return buckets is None or buckets != old.buckets
 
+    def standing(self, key: str) -> UsageRecord | None:
+        """The record that stands for this response so far (None: not seen yet)."""
+        return self._kept.get(key)
+
     def admit(self, rec: UsageRecord) -> UsageRecord | None:
         """The record to yield (with `replaces` set when it supersedes one yielded earlier), or
         None when this copy changes nothing."""

@@ -92,6 +92,10 @@ class TrackedDeduper(Deduper):
         self._seen(key)
         return super().wanted(key, is_sidechain, buckets)
 
+    def standing(self, key: str) -> UsageRecord | None:
+        self._seen(key)
+        return super().standing(key)
+
     def admit(self, rec: UsageRecord) -> UsageRecord | None:
         self._seen(rec.request_key)
         return super().admit(rec)

@@ -22,7 +22,9 @@ def _tree(root):
         recs = [user(big, session=sid, uuid=f"u{s}")]
         for i in range(30):
             ts = f"2025-06-{10 + s:02d}T{i % 24:02d}:00:00Z"
-            recs.append(assistant(f"m{s}-{i}", f"r{s}-{i}", session=sid, ts=ts, u=usage(inp=100 + i, out=5, read=1000)))
+            first_read = 1007 if i == 13 else 1000          # after the compaction: the first copy's context counts
+            recs.append(assistant(f"m{s}-{i}", f"r{s}-{i}", session=sid, ts=ts,
+                                  u=usage(inp=100 + i, out=5, read=first_read)))
             recs.append(assistant(f"m{s}-{i}", f"r{s}-{i}", session=sid, ts=ts, block="tool_use",
                                   u=usage(inp=100 + i, out=50 + i, read=1000)))
             if i == 12:
@@ -34,11 +36,19 @@ def _tree(root):
         write_log(root / f"-home-me-p{s % 2}" / f"{sid}.jsonl", recs,
                   tail='{"type":"assistant","message":{"usage":{"input_tokens":NaN}}}\n{"cut')
         sub = [assistant(f"sub{s}", f"rs{s}", session=sid, sidechain=True, u=usage(inp=7, out=9)),
+               assistant(f"sub{s}", f"rs{s}", session=sid, sidechain=True, u=usage(inp=7, out=12), block="tool_use"),
                assistant(f"m{s}-3", f"r{s}-3", session=sid, sidechain=True, u=usage(inp=103, out=8, read=1000))]
         write_log(root / f"-home-me-p{s % 2}" / sid / "subagents" / "agent-a.jsonl", sub)
     # a resumed session: a copy of sess-0's first responses, then its own
     write_log(root / "-home-me-p0" / "sess-9.jsonl",
               [assistant("m0-1", "r0-1", session="sess-0", u=usage(inp=101, out=51, read=1000)),
+               assistant("m0-2", "r0-2", session="sess-0", u=usage(inp=102, out=1, read=1000)),
+               assistant("m0-2", "r0-2", session="sess-0", u=usage(inp=102, out=60, read=1000), block="tool_use"),
+               assistant("m0-2", "r0-2", session="sess-0", u=usage(inp=102, out=60, read=1000), block="thinking"),
+               # back to what stands for it already, on another day: the last copy is the one that counts
+               assistant("m0-4", "r0-4", session="sess-0", u=usage(inp=104, out=60, read=1000)),
+               assistant("m0-4", "r0-4", session="sess-0", u=usage(inp=104, out=54, read=1000), block="tool_use",
+                         ts="2025-06-20T10:00:00Z"),
                assistant("m9", "r9", session="sess-9", u=usage(inp=5, out=5))])
     (root / "-home-me-p1" / "empty.jsonl").write_text("")
     os.mkfifo(root / "-home-me-p1" / "pipe.jsonl")
@@ -102,7 +112,7 @@ def test_a_worker_sends_the_facts_of_a_claude_code_log_and_passes_on_the_rest(tr
     ctx = next((tree / "-home-me-ctx").rglob("*.jsonl"))
     assert prefetch.log_facts(ctx) == ("other",)
     assert prefetch.log_facts(tree / "-home-me-p1" / "pipe.jsonl") == ("other",)
-    assert prefetch.log_facts(tree / "missing.jsonl")[:2] == (None, [])
+    assert prefetch.log_facts(tree / "missing.jsonl") == ("other",)     # read in-process: it says what is wrong
 
 
 def test_small_reads_and_one_core_use_no_worker(tree, monkeypatch):

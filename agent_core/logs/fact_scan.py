@@ -1,0 +1,158 @@
+"""One whole Claude Code log to the facts of its lines, for a worker process (agent_core/logs/prefetch.py).
+
+The same lines, counts and facts as `LogReader` reading the log once (`log_facts_by_reader`), with
+less work per line: the log is read in big chunks, each line is looked at where it lies in the
+chunk (its first and last byte, a search for `"usage"` from its end), and only the lines that can
+hold a record are copied out and decoded. Most of a log's bytes are tool results and prompts
+that are never copied. The test compares the two on generated logs, chunk edges included.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core.logs.claude_code import extract
+from agent_core.logs.files import MAX_LINE_BYTES, open_regular
+from agent_core.logs.reader import _DECODER, session_from_path, sniff_format
+from agent_core.logs.records import CorruptRecord, LineStats
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+CHUNK = 8 << 20
+_USAGE, _COMPACT = b'"usage"', b"ompact"     # claude_code.is_candidate's two marks
+
+
+class _Scan:
+    __slots__ = ("stats", "fmt", "items", "loads", "fallback")
+
+    def __init__(self, loads: Callable[[bytes], object] | None, fallback: str) -> None:
+        self.stats = LineStats()
+        self.fmt: str | None = None
+        self.items: list[tuple[int, tuple]] = []
+        self.loads = loads
+        self.fallback = fallback
+
+    def line(self, lineno: int, line: bytes) -> bool:
+        """A line as `LogReader.objects` takes it (the slow path: before the format is known, or a
+        line with trailing blanks); False once the log turns out not to be Claude Code's."""
+        stats = self.stats
+        if line[-1:] != b"}":
+            line = line.rstrip(b" \t\r")
+            if not line:
+                return True
+        if not (line[:1] == b"{" and line[-1:] == b"}"):
+            stats.mark_corrupt(lineno)
+            return True
+        if self.fmt is not None and not (line.rfind(_USAGE) >= 0 or _COMPACT in line):
+            return True
+        obj = self._decode(line)
+        if obj is None:
+            stats.mark_corrupt(lineno)
+            return True
+        if self.fmt is None:
+            self.fmt = sniff_format(obj)
+            if self.fmt != "claude_code":
+                return False
+            if not (line.rfind(_USAGE) >= 0 or _COMPACT in line):
+                return True
+        self.facts(lineno, obj)
+        return True
+
+    def _decode(self, line: bytes) -> dict | None:
+        obj = None
+        if self.loads is not None and self.fmt is not None:
+            try:
+                obj = self.loads(line)
+            except ValueError:
+                obj = None
+        if obj is None:
+            try:
+                obj = _DECODER.decode(line.decode())
+            except (ValueError, RecursionError):
+                return None
+        return obj if isinstance(obj, dict) else None
+
+    def facts(self, lineno: int, obj: dict) -> None:
+        try:
+            f = extract(obj, self.fallback)
+        except CorruptRecord:
+            self.stats.mark_corrupt(lineno)
+            return
+        if f is not None:
+            self.items.append((lineno, f))
+
+
+def scan_facts(path: Path, loads: Callable[[bytes], object] | None = None, chunk: int = CHUNK,
+               max_line: int = MAX_LINE_BYTES) -> tuple:
+    """("claude_code" | None, [(line number, facts)], lines, corrupt, first corrupt line, bytes read,
+    resets) as `prefetch.log_facts` sends it; ("other",) for a log in another format. Raises OSError."""
+    scan = _Scan(loads, session_from_path(path))
+    stats = scan.stats
+    lineno = 0
+    offset = 0
+    carry: list[bytes] = []          # the line the last chunk ended inside, in pieces
+    carried = 0
+    skipping = False                 # that line is already over max_line
+    with open_regular(path) as f:
+        while True:
+            data = f.read(chunk)
+            if not data:
+                break
+            offset += len(data)
+            first = data.find(b"\n")
+            if first < 0:
+                carried += len(data)
+                if not skipping:
+                    if carried > max_line:
+                        carry, skipping = [], True
+                    else:
+                        carry.append(data)
+                continue
+            # the line that was carried in, ended by this chunk's first newline
+            lineno += 1
+            if skipping or carried + first > max_line:
+                stats.mark_corrupt(lineno)
+            elif carry or first:
+                carry.append(data[:first])
+                if not scan.line(lineno, b"".join(carry)):
+                    return ("other",)
+            carry, carried, skipping = [], 0, False
+            last = data.rfind(b"\n")
+            pos = first + 1
+            fmt_known = scan.fmt == "claude_code"
+            while pos <= last:
+                nl = data.find(b"\n", pos, last + 1)
+                lineno += 1
+                if nl - pos > max_line:
+                    stats.mark_corrupt(lineno)
+                elif nl > pos:
+                    if fmt_known and data[nl - 1] == 0x7D:           # "}": the common case, nothing copied
+                        if data[pos] != 0x7B:                          # "{"
+                            stats.mark_corrupt(lineno)
+                        elif data.rfind(_USAGE, pos, nl) >= 0 or data.find(_COMPACT, pos, nl) >= 0:
+                            obj = scan._decode(data[pos:nl])
+                            if obj is None:
+                                stats.mark_corrupt(lineno)
+                            else:
+                                scan.facts(lineno, obj)
+                    else:
+                        if not scan.line(lineno, data[pos:nl]):
+                            return ("other",)
+                        fmt_known = scan.fmt == "claude_code"
+                pos = nl + 1
+            if last + 1 < len(data):
+                tail = data[last + 1:]
+                carried = len(tail)
+                if carried > max_line:
+                    skipping = True
+                else:
+                    carry = [tail]
+    if carry or skipping:                # the last line, with no newline after it
+        lineno += 1
+        if skipping:
+            stats.mark_corrupt(lineno)
+        elif not scan.line(lineno, b"".join(carry)):
+            return ("other",)
+    stats.lines = lineno
+    return (scan.fmt, scan.items, stats.lines, stats.corrupt, stats.first_corrupt_line, offset, 0)
