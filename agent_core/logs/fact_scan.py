@@ -84,9 +84,11 @@ class _Scan:
 
 
 def scan_facts(path: Path, loads: Callable[[bytes], object] | None = None, chunk: int = CHUNK,
-               max_line: int = MAX_LINE_BYTES) -> tuple:
+               max_line: int = MAX_LINE_BYTES, final: bool = True) -> tuple:
     """("claude_code" | None, [(line number, facts)], lines, corrupt, first corrupt line, bytes read,
-    resets) as `prefetch.log_facts` sends it; ("other",) for a log in another format. Raises OSError."""
+    resets) as `prefetch.log_facts` sends it; ("other",) for a log in another format. Raises OSError.
+    `final=False` (a log still being written): a last line with no newline after it is left for a
+    later read, as `LogReader.records()` leaves it, and "bytes read" ends before it."""
     scan = _Scan(loads, session_from_path(path))
     stats = scan.stats
     lineno = 0
@@ -148,7 +150,9 @@ def scan_facts(path: Path, loads: Callable[[bytes], object] | None = None, chunk
                     skipping = True
                 else:
                     carry = [tail]
-    if carry or skipping:                # the last line, with no newline after it
+    if not final:
+        offset -= carried
+    elif carry or skipping:              # the last line, with no newline after it
         lineno += 1
         if skipping:
             stats.mark_corrupt(lineno)

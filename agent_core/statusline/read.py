@@ -13,6 +13,9 @@ import os
 from pathlib import Path
 
 from agent_core.logs import Deduper, LogReader, UsageRecord, fast_decode
+from agent_core.logs.claude_code import ClaudeCodeParser
+from agent_core.logs.fact_scan import scan_facts
+from agent_core.logs.reader import session_from_path
 from agent_core.pricing.cost import BUCKETS
 from agent_core.usage.block_rule import Block, fold
 from agent_core.logs.discover import expand, subagent_logs
@@ -21,7 +24,9 @@ from agent_core.statusline.state import (ACTIVITY_S, MARK_BYTES, RECENT_KEYS, Lo
 
 TYPE_CHECKING = False    # typing stays unloaded at run time: 3 ms of every status line call
 if TYPE_CHECKING:
-    from typing import Iterable
+    from typing import Iterable, Iterator
+
+    from agent_core.logs.records import Record
 
 
 def logs_to_read(transcript: Path, projects: Path | None, now: float) -> list[Path]:
@@ -72,6 +77,18 @@ def _seeded(state: StatusState) -> Deduper:
                                 is_sidechain=sidechain, path=path,
                                 purpose="subagent" if sidechain else "main"))
     return dedup
+
+
+def _scan(path: Path, dedup: Deduper, loads) -> tuple[Iterator[Record], str | None, int] | None:
+    """A big log read from its start through `fact_scan` (only its record lines are copied out and
+    decoded): its records as `LogReader.records()` gives them, its format and where its last whole
+    line ends; None for a log that is not Claude Code's."""
+    scanned = scan_facts(path, loads, final=False)
+    if scanned[0] not in ("claude_code", None):
+        return None
+    fmt, items, *_, end, _resets = scanned
+    parser = ClaudeCodeParser(str(path), session_from_path(path), dedup)
+    return (rec for _, facts in items for rec in parser.apply(facts)), fmt, end
 
 
 def _book(state: StatusState, rec: UsageRecord, prices: Prices, sign: int) -> None:
@@ -131,16 +148,24 @@ def refresh(state: StatusState, paths: Iterable[Path], prices: Prices, now: floa
             continue
         if dedup is None:
             dedup = _seeded(state)
-        loads = fast_decode.decoder() if fast_decode.worth_it(st.st_size - log.offset) else None
-        reader = LogReader(path, dedup=dedup, fmt=log.fmt, offset=log.offset, loads=loads)
+        big = fast_decode.worth_it(st.st_size - log.offset)
+        loads = fast_decode.decoder() if big else None
         try:
-            for rec in reader.records():
+            scanned = _scan(path, dedup, loads) if big and log.offset == 0 else None
+            if scanned is not None:
+                records, fmt, end = scanned
+            else:
+                reader = LogReader(path, dedup=dedup, fmt=log.fmt, offset=log.offset, loads=loads)
+                records = reader.records()
+            for rec in records:
                 if isinstance(rec, UsageRecord):
                     rec.path = key
                     _apply(state, rec, prices)
-            log.fmt = reader.format
-            state.reads += reader.follower.line_offset - log.offset
-            log.offset = reader.follower.line_offset
+            if scanned is None:
+                fmt, end = reader.format, reader.follower.line_offset
+            log.fmt = fmt
+            state.reads += end - log.offset
+            log.offset = end
             log.mark = _mark(path, log.offset)
             after = path.stat()       # it may have grown while it was read: then its time says nothing
             log.mtime_ns = after.st_mtime_ns if after.st_size == log.offset else None

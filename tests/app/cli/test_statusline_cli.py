@@ -313,3 +313,38 @@ def test_the_block_keeps_its_start_after_a_day_of_activity(tmp_path, every_h):
     write_until(stamps[-1])
     f = compute(stdin_json(log), env_for(tmp_path), stamps[-1])
     assert f.block_left_s == pytest.approx(4 * 3600 + 53 * 60)
+
+
+def test_a_big_first_read_through_the_scan_says_what_the_reader_says(tmp_path, monkeypatch):
+    """A log read from its start past fast_decode.MIN_BYTES goes through fact_scan: the same figures
+    and the same saved offset as the line-by-line reader, a half-written last line left for later."""
+    from agent_core.logs import fast_decode
+    from agent_core.statusline import read
+
+    def figures(min_bytes, home):
+        scans = []
+        real = read._scan
+        with monkeypatch.context() as m:
+            m.setattr(fast_decode, "MIN_BYTES", min_bytes)
+            m.setattr(read, "_scan", lambda *a: scans.append(1) or real(*a))
+            env = {**env_for(tmp_path), "CTXTUI_HOME": str(tmp_path / home)}
+            first = compute(stdin_json(log), env, NOW)
+            with open(log, "a") as f:
+                f.write(rest + "\n" + json.dumps(assistant("m9", "r9", u=usage(inp=7, out=70), ts=ts("12:20"))) + "\n")
+            second = compute(stdin_json(log), env, NOW)
+            with open(log, "rb+") as f:         # back as it was for the other run
+                f.truncate(size)
+        return first, second, scans
+
+    log = make_projects(tmp_path)
+    late = json.dumps(assistant("m8b", "r8b", u=usage(inp=11, out=900), ts=ts("12:06")))
+    half, rest = late[:40], late[40:]
+    with open(log, "a") as f:
+        f.write(json.dumps(assistant("m8", "r8", u=usage(inp=3, out=30), ts=ts("12:05"))) + "\n")
+        f.write(half)                             # being written: finished by the next append
+    size = log.stat().st_size
+    plain = figures(1 << 60, "plain")
+    scanned = figures(0, "scanned")
+    assert plain[2] == [] and len(scanned[2]) >= 1
+    assert scanned[:2] == plain[:2]
+    assert plain[0].session_usd != plain[1].session_usd
