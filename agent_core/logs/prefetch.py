@@ -27,6 +27,7 @@ from agent_core.logs.claude_code import USAGE, ClaudeCodeParser
 from agent_core.logs.fact_scan import scan_facts
 from agent_core.logs.reader import LogReader, _coalesced, session_from_path
 from agent_core.logs.records import Deduper, LineStats, Record
+from agent_core.security.process_guard import end_with_parent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ MIN_BYTES = 8 << 20
 MAX_WORKERS = 4
 _HEADER = struct.Struct("<Q")
 _GONE = object()          # a worker's pipe ended early
+_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def log_facts(path: Path, loads=None) -> tuple:
@@ -126,21 +128,42 @@ class Prefetch:
             w = load.index(min(load))
             self._owner.append(w)
             load[w] += size
-        pipes = [self._start([f for f, o in zip(self.files, self._owner) if o == w]) for w in range(workers)]
-        for fd, count in pipes:             # threads only once every fork is made
-            q: queue.Queue = queue.Queue()
-            threading.Thread(target=_drain, args=(fd, q, count), daemon=True).start()
-            self._queues.append(q)
+        pipes: list[tuple[int, int]] = []
+        try:
+            for w in range(workers):
+                pipes.append(self._start([f for f, o in zip(self.files, self._owner) if o == w]))
+            for fd, count in pipes:             # threads only once every fork is made
+                q: queue.Queue = queue.Queue()
+                threading.Thread(target=_drain, args=(fd, q, count), daemon=True).start()
+                self._queues.append(q)
+        except BaseException:               # Ctrl-C while starting: no worker is left behind
+            self.close()
+            for fd, _ in pipes[len(self._queues):]:
+                with suppress(OSError):
+                    os.close(fd)
+            raise
 
     def _start(self, files: list[Path]) -> tuple[int, int]:
         r, w = os.pipe()
-        pid = os.fork()
+        # Signals wait until each side is set up: a Ctrl-C just after the fork must neither run the
+        # reading process's handlers in the worker nor leave a worker the reader does not know of.
+        parent = os.getpid()
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            os.close(r)
+            os.close(w)
+            raise
         if pid == 0:                        # the worker
             code = 0
             try:
+                for sig in (*_SIGNALS, signal.SIGPIPE):
+                    signal.signal(sig, signal.SIG_DFL)    # a signal ends a worker at once
+                end_with_parent(parent)
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 os.close(r)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
                 share = 0
                 for f in files:
                     with suppress(OSError):
@@ -154,8 +177,9 @@ class Prefetch:
             except BaseException:           # noqa: BLE001 - the reader falls back for what is missing
                 code = 1
             os._exit(code)
-        os.close(w)
         self._pids.append(pid)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        os.close(w)
         return r, len(files)
 
     def reader(self, i: int, dedup: Deduper) -> LogReader | FactsReader:

@@ -8,6 +8,7 @@ non-root processes (as ssh-agent and gpg-agent do). Elsewhere it does nothing.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 
 PR_SET_DUMPABLE = 4
@@ -68,3 +69,21 @@ def _not_in_bounding_set(cap: int) -> bool:
     except (OSError, ValueError):
         pass
     return False
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def end_with_parent(parent: int) -> bool:
+    """A worker process ends (SIGTERM) when the process that forked it does, however that one ends
+    (a Ctrl-C, a kill -9). `parent`: its pid, read before the fork: if it is already gone, this one
+    ends now. Linux only; elsewhere a worker ends at its next write to the closed pipe."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        done = _libc().prctl(PR_SET_PDEATHSIG, 15, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != parent:
+        os._exit(1)
+    return done

@@ -359,8 +359,9 @@ def _cold(files: Sequence[Path], new_report: Callable[[], UsageReport],
     dedup, sessions = TrackedDeduper(), SessionTracker()
     logs: list[LogState] = []
     whole = True
-    ahead = prefetch.start(files)
+    ahead = None
     try:
+        ahead = prefetch.start(files)
         for position, f in enumerate(files):
             try:
                 reader = ahead.reader(position, dedup) if ahead is not None else None

@@ -361,8 +361,15 @@ def _split_report(argv: list[str]) -> tuple[str | None, list[str]]:
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out = stdout or sys.stdout
     err = stderr or sys.stderr
+    try:
+        return _main(argv, stdout or sys.stdout, err)
+    except KeyboardInterrupt:       # Ctrl-C: a line, not a traceback; the saved state is as it was (written atomically)
+        print("ctxtui usage: interrupted", file=err)
+        return 130
+
+
+def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     name, rest = _split_report(list(sys.argv[1:] if argv is None else argv))
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -121,3 +121,49 @@ def test_small_reads_and_one_core_use_no_worker(tree, monkeypatch):
     monkeypatch.setattr(prefetch, "MIN_BYTES", 0)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert prefetch.start(files) is None
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
+def test_ctrl_c_or_a_kill_while_workers_read_ends_every_worker(tmp_path, how):
+    """SIGINT while workers read: exit 130 with one line (no traceback); SIGKILL: the workers end
+    with the reading process. No worker is left behind either way."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = tmp_path / "projects"
+    filler = _json_line(user("x" * 200_000))
+    for s in range(4):                      # 4 x 2.4 MB: past MIN_BYTES, so workers start
+        write_log(root / "-p" / f"s{s}.jsonl",
+                  [filler] * 12 + [assistant(f"m{s}-{i}", f"r{s}-{i}", session=f"s{s}") for i in range(2000)])
+    env = {**os.environ, "CTXTUI_HOME": str(tmp_path / "home")}
+    p = subprocess.Popen([sys.executable, "-m", "app.cli", "usage", "daily", str(root), "--json"],
+                         cwd=Path(__file__).resolve().parents[3], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and p.poll() is None:
+        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+        if kids:
+            break
+        time.sleep(0.005)
+    else:
+        pytest.skip("the run ended before a worker was seen")
+    p.send_signal(getattr(signal, how))
+    _, err = p.communicate(timeout=30)
+    if p.returncode == 0:
+        pytest.skip("the run finished before the signal came")
+    if how == "SIGINT":
+        assert p.returncode == 130 and "interrupted" in err.decode() and "Traceback" not in err.decode()
+    else:
+        assert p.returncode == -9
+    time.sleep(0.3)
+    ps = subprocess.run(["ps", "-o", "pid=,stat=", "-g", str(p.pid)], capture_output=True, text=True).stdout
+    running = [line.split()[0] for line in ps.splitlines() if not line.split()[1].startswith("Z")]
+    assert running == []            # an orphan ended by its death signal may wait as a zombie for init to reap it
+
+
+def _json_line(rec):
+    import json
+    return json.dumps(rec)
