@@ -27,7 +27,6 @@ from agent_core.logs.claude_code import USAGE, ClaudeCodeParser
 from agent_core.logs.fact_scan import scan_facts
 from agent_core.logs.reader import LogReader, _coalesced, session_from_path
 from agent_core.logs.records import Deduper, LineStats, Record
-from agent_core.security.process_guard import end_with_parent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -147,6 +146,9 @@ class Prefetch:
         r, w = os.pipe()
         # Signals wait until each side is set up: a Ctrl-C just after the fork must neither run the
         # reading process's handlers in the worker nor leave a worker the reader does not know of.
+        # ctypes (2 ms) only for a run that forks: a repeated report never does
+        from agent_core.security.process_guard import end_with_parent  # noqa: PLC0415  (start-up time)
+
         parent = os.getpid()
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
