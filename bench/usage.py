@@ -4,8 +4,8 @@ Builds a synthetic ~100 MB session log in a temp folder (user prompts, tool resu
 per content block repeating the response's usage, sub-agent records and replays, compactions, a few
 corrupt lines and a cut-off last line), then times:
 
-  ours        usage_cli.main([log, "--json"]) in-process: byte pre-filter, json only on candidate
-              lines, dedup, every response priced through agent_core.pricing.cost (learned rates)
+  ours        usage_cli.main([log, "--json"]) in-process: the whole-log scan (only candidate lines
+              copied out and decoded), dedup, every response priced (the shipped learned rates)
   naive       json.loads of every line, then the same dedup and bucket sums, priced once per model
               total (cheaper than correct: no per-request pricing at all)
   naive+price naive, plus agent_core.pricing.cost.price_buckets on every response (what a correct naive
