@@ -55,12 +55,12 @@ class SessionSummary(ValueSlots):
     report's run."""
 
     __slots__ = ("session_id", "source", "project", "cells", "models", "first", "last", "subagent_requests",
-                 "last_context_tokens", "compactions")
+                 "last_context_tokens", "compactions", "last_main")
 
     def __init__(self, session_id: str, source: str, project: str, cells: dict[Cell, Tally] | None = None,
                  models: set[str] | None = None, first: float | None = None, last: float | None = None,
                  subagent_requests: int = 0, last_context_tokens: int = 0,
-                 compactions: dict[str, CompactionRecord] | None = None) -> None:
+                 compactions: dict[str, CompactionRecord] | None = None, last_main: float | None = None) -> None:
         self.session_id = session_id
         self.source = source
         self.project = project
@@ -71,6 +71,7 @@ class SessionSummary(ValueSlots):
         self.subagent_requests = subagent_requests
         self.last_context_tokens = last_context_tokens
         self.compactions: dict[str, CompactionRecord] = {} if compactions is None else compactions
+        self.last_main = last_main          # the latest main-chain response's time: its context is the session's
 
     @property
     def tally(self) -> Tally:
@@ -94,8 +95,13 @@ class SessionSummary(ValueSlots):
             "first_timestamp": iso(self.first), "last_timestamp": iso(self.last),
             "models": sorted(self.models), **self.tally.report_dict(),
             "subagent_requests": self.subagent_requests, "last_context_tokens": self.last_context_tokens,
-            "compactions": [compaction_dict(c) for c in self.compactions.values()],
+            "compactions": [compaction_dict(c) for c in sorted(self.compactions.values(), key=_when)],
         }
+
+
+def _when(c: CompactionRecord) -> tuple:
+    """A session's compactions in time order (then by key): the same whatever order the logs were read in."""
+    return (c.timestamp is None, c.timestamp or 0.0, c.key)
 
 
 def compaction_dict(c: CompactionRecord) -> dict[str, Any]:
@@ -204,8 +210,12 @@ class UsageReport:
         if sign > 0:
             s.models.add(rec.model)
             s.see(rec.timestamp)
-            if rec.purpose == "main" and (s.last is None or rec.timestamp is None or rec.timestamp >= s.last):
+            # The latest main-chain response's context (a later one read at the same time wins): a
+            # sub-agent's responses, in its own log or in the session's, never change it.
+            if rec.purpose == "main" and (s.last_main is None or rec.timestamp is None or rec.timestamp >= s.last_main):
                 s.last_context_tokens = rec.context_tokens
+                if rec.timestamp is not None:
+                    s.last_main = rec.timestamp
 
     def _dollars(self, rec: UsageRecord, sign: int) -> float | None:
         """A response's dollars in the report's cost mode: `auto` the log's own price where it has

@@ -43,7 +43,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-FORMAT = 1
+FORMAT = 2          # 2: a session's last main-chain time is saved
 HEAD_BYTES = 4096
 MARK_BYTES = 64
 MAX_STATES = 16                 # state files kept (one per set of options); the oldest go first
@@ -189,7 +189,8 @@ def read_log(report: UsageReport, dedup: TrackedDeduper, path: Path, position: i
                 and rec.request_key == old.last_key:
             raise Cold(f"{path} ended inside a response")
         first = False
-        sessions.see(rec.session_id, position)
+        if not rec.is_sidechain:     # a sub-agent's records add up in any order (report.py: last_main, _when)
+            sessions.see(rec.session_id, position)
         report.add(rec)
         last = rec
     if reader.follower.resets:          # shortened or replaced while it was being read

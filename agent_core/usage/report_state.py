@@ -48,13 +48,13 @@ def tally_in(v: tuple) -> Tally:
 def session_out(s: SessionSummary) -> tuple:
     return (s.session_id, s.source, s.project, [(*cell, tally_out(t)) for cell, t in s.cells.items()],
             sorted(s.models), s.first, s.last, s.subagent_requests, s.last_context_tokens,
-            [compaction_out(c) for c in s.compactions.values()])
+            [compaction_out(c) for c in s.compactions.values()], s.last_main)
 
 
 def session_in(v: tuple) -> SessionSummary:
-    sid, source, project, cells, models, first, last, sub, last_ctx, compactions = v
+    sid, source, project, cells, models, first, last, sub, last_ctx, compactions, last_main = v
     s = SessionSummary(sid, source, project, {(m, d, p): tally_in(t) for m, d, p, t in cells}, set(models),
-                       first, last, sub, last_ctx)
+                       first, last, sub, last_ctx, last_main=last_main)
     for c in compactions:
         rec = compaction_in(c)
         s.compactions[rec.key] = rec

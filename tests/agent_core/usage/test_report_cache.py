@@ -81,6 +81,34 @@ def test_a_repeated_report_reads_only_the_appended_lines_and_matches_a_cold_run(
     assert later["sessions"][0]["compactions"][0]["tokens_after"] == 9300
 
 
+@pytest.mark.parametrize("report", ["session", "daily", "blocks"])
+def test_a_session_with_a_sub_agent_log_goes_on_from_its_state(tmp_path, home, monkeypatch, report):
+    """Claude Code appends to a session's log while its sub-agent logs (read after it) stand: the
+    next report still reads only what was appended. A sub-agent's responses, later in time than the
+    main log's, change neither the session's last context nor the order of its compactions."""
+    root = tmp_path / "projects"
+    log = write_log(root / "-home-me-a" / "s1.jsonl", [
+        assistant("m1", "r1", session="s1", u=usage(inp=100, out=10), ts="2025-06-14T10:00:00Z"),
+        boundary(120_000, session="s1", ts="2025-06-14T10:05:00Z")])
+    write_log(root / "-home-me-a" / "s1" / "subagents" / "agent-x.jsonl", [
+        assistant("m9", "r9", session="s1", sidechain=True, u=usage(inp=7, out=7, read=50_000),
+                  ts="2025-06-14T12:00:00Z"),
+        dict(boundary(40_000, session="s1", ts="2025-06-14T11:00:00Z", uuid="b-sub"), isSidechain=True)])
+    now = ["--now", "2025-06-14T13:00:00Z"] if report == "blocks" else []
+    run_json(report, str(root), *now)
+    seen = parsed_lines(monkeypatch)
+    append(log, [assistant("m2", "r2", session="s1", u=usage(inp=300, out=30, read=9000), uuid="new-1",
+                           ts="2025-06-14T10:31:00Z"),
+                 dict(boundary(200_000, session="s1", ts="2025-06-14T10:40:00Z", uuid="b-late"))])
+    later, _ = run_json(report, str(root), *now)
+    assert seen == ["new-1", "b-late"]            # only the appended lines: the state was used
+    assert later == cold(monkeypatch, tmp_path, report, str(root), *now)
+    if report == "session":
+        s1 = later["sessions"][0]
+        assert s1["last_context_tokens"] == 9300   # the main chain's last request, not the sub-agent's
+        assert [c["tokens_before"] for c in s1["compactions"]] == [120_000, 200_000, 40_000]   # in time order
+
+
 def test_a_log_rewritten_in_place_or_shortened_is_read_again_whole(tmp_path, home, monkeypatch):
     root = tmp_path / "projects"
     log = write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10))])
