@@ -29,9 +29,8 @@ import zlib
 from contextlib import suppress
 from pathlib import Path
 
-from agent_core.logs import fast_decode, prefetch
+from agent_core.logs import fast_decode
 from agent_core.logs.files import open_regular
-from agent_core.logs.prefetch import FactsReader
 from agent_core.logs.reader import LogReader
 from agent_core.logs.records import CompactionRecord, Deduper, LineStats, UsageRecord
 from agent_core.usage.report import UsageReport
@@ -42,6 +41,8 @@ from compaction.private_dir import FILE_MODE, UnsafeDir, ensure_private_dir
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from agent_core.logs.prefetch import FactsReader
 
 FORMAT = 2          # 2: a session's last main-chain time is saved
 HEAD_BYTES = 4096
@@ -360,6 +361,9 @@ def _cold(files: Sequence[Path], new_report: Callable[[], UsageReport],
     dedup, sessions = TrackedDeduper(), SessionTracker()
     logs: list[LogState] = []
     whole = True
+    # Loaded by a cold run only (threads, signals, queues: 3 ms a repeated report does not need)
+    from agent_core.logs import prefetch  # noqa: PLC0415  (start-up time)
+
     ahead = None
     try:
         ahead = prefetch.start(files)

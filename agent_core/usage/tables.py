@@ -9,7 +9,6 @@ sequence in a log is shown, never obeyed, and the columns stay aligned.
 """
 from __future__ import annotations
 
-import shutil
 from collections import namedtuple
 
 from agent_core.security.visible_text import one_line
@@ -34,6 +33,8 @@ class Row(namedtuple("Row", "cells kind", defaults=("body",))):
 def terminal_width() -> int | None:
     """The terminal's columns ($COLUMNS first); None when the output is not a terminal (a pipe or
     file gets the full layout, whatever its width)."""
+    import shutil  # noqa: PLC0415  (start-up time: it loads bz2 and lzma, 2.4 ms; JSON output never asks)
+
     cols = shutil.get_terminal_size((0, 0)).columns
     return cols if cols > 0 else None
 
