@@ -10,6 +10,7 @@ in an earlier call is seeded into the reader's `Deduper`, so a later copy of it 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from agent_core.logs import Deduper, LogReader, UsageRecord, fast_decode
@@ -101,10 +102,21 @@ def _book(state: StatusState, rec: UsageRecord, prices: Prices, sign: int) -> No
         return
     log.usd += sign * usd
     if rec.timestamp is not None:
-        day = day_of(rec.timestamp)
+        day, minute = _day_and_minute(rec.timestamp)
         log.days[day] = log.days.get(day, 0.0) + sign * usd
-        minute = str(int(rec.timestamp // 60))
         log.minute_usd[minute] = log.minute_usd.get(minute, 0.0) + sign * usd
+
+
+_last_minute: list = [None, "", ""]      # ((minute, zone), its day, its key): responses come minutes at a time
+
+
+def _day_and_minute(ts: float) -> tuple[str, str]:
+    """The local day and the minute key of `ts`, worked out once per minute (every time zone's day,
+    and every change of its offset, begins on a whole minute) and per time zone (tzset)."""
+    at = (int(ts // 60), time.tzname, time.timezone)
+    if _last_minute[0] != at:
+        _last_minute[:] = [at, day_of(at[0] * 60), str(at[0])]
+    return _last_minute[1], _last_minute[2]
 
 
 def _apply(state: StatusState, rec: UsageRecord, prices: Prices) -> None:

@@ -348,3 +348,18 @@ def test_a_big_first_read_through_the_scan_says_what_the_reader_says(tmp_path, m
     assert plain[2] == [] and len(scanned[2]) >= 1
     assert scanned[:2] == plain[:2]
     assert plain[0].session_usd != plain[1].session_usd
+
+
+def test_a_response_just_before_midnight_local_time_counts_for_that_day(tmp_path, monkeypatch):
+    """Days are worked out once per minute and per time zone: the minute before local midnight and
+    the one after fall on two days, and a change of TZ in the same process is seen."""
+    from agent_core.statusline.read import _day_and_minute
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")       # +05:30: local midnight is at 18:30 UTC
+    time.tzset()
+    before = datetime(2025, 6, 14, 18, 29, 30, tzinfo=timezone.utc).timestamp()
+    assert _day_and_minute(before)[0] == "2025-06-14"
+    assert _day_and_minute(before + 40)[0] == "2025-06-15"
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    assert _day_and_minute(before + 40)[0] == "2025-06-14"
