@@ -32,9 +32,19 @@ _MULTILINE = dict(_TABLE)
 del _MULTILINE[0x0A], _MULTILINE[0x09]
 
 _BIDI_CHARS = "".join(chr(c) for c in _BIDI)
-_ANY = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_CHARS}\ud800-\udfff]")
-_ANY_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CHARS}\ud800-\udfff]")   # all but \t, \n
-_SPACE_RUN = re.compile(r"[ \u00a0\u2000-\u200b\u3000]{16,}")
+_compiled: tuple[re.Pattern, re.Pattern, re.Pattern, re.Pattern] | None = None
+
+
+def _patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
+    """(any, any but newline and tab, a run of blanks, what JSON leaves raw), compiled on first need:
+    3 ms that a status line or a report of plain text never pays."""
+    global _compiled
+    if _compiled is None:
+        _compiled = (re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_CHARS}\ud800-\udfff]"),
+                     re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CHARS}\ud800-\udfff]"),   # all but \t, \n
+                     re.compile(r"[ \u00a0\u2000-\u200b\u3000]{16,}"),
+                     re.compile(f"[\x7f-\x9f{_BIDI_CHARS}]"))
+    return _compiled
 
 
 def visible(text: str, *, multiline: bool = True) -> str:
@@ -43,11 +53,14 @@ def visible(text: str, *, multiline: bool = True) -> str:
     (for table cells, titles and file names, which must stay on one line)."""
     if not isinstance(text, str):
         text = str(text)
+    if text.isprintable():          # no control, format or surrogate character at all (nor \t, \n)
+        return text
+    any_char, any_but_lines = _patterns()[:2]
     if multiline:
-        if _ANY_BUT_LINES.search(text) is None:
+        if any_but_lines.search(text) is None:
             return text
         return text.translate(_MULTILINE)
-    if _ANY.search(text) is None:
+    if any_char.search(text) is None:
         return text
     return text.translate(_TABLE)
 
@@ -57,18 +70,18 @@ def one_line(text: str) -> str:
     return visible(text, multiline=False)
 
 
-_JSON_RAW = re.compile(f"[\x7f-\x9f{_BIDI_CHARS}]")
-
-
 def json_escaped(json_text: str) -> str:
     """JSON text from `json.dumps(..., ensure_ascii=False)` with DEL, the C1 controls and the bidi
     overrides written as `\\uXXXX` escapes, as `ensure_ascii=True` would write them (json already
     escapes the C0 controls): the same JSON value, nothing left for a terminal to obey, and every
     other character still readable. Such characters can only be inside JSON strings, where the
     escape means the same character. Returns its argument when there is nothing to escape."""
-    if _JSON_RAW.search(json_text) is None:
+    if not json_text or max(json_text) < "\x7f":     # plain ASCII: nothing to escape
         return json_text
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+    raw = _patterns()[3]
+    if raw.search(json_text) is None:
+        return json_text
+    return raw.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
 def hidden_characters(text: str) -> list[str]:
@@ -77,7 +90,8 @@ def hidden_characters(text: str) -> list[str]:
     rest of a line out of sight. [] when there is nothing to warn about."""
     found: list[str] = []
     # A CR that ends a line (Windows line endings) moves nothing a person reads: not worth a warning.
-    controls = [ch for ch in _ANY_BUT_LINES.findall(text.replace("\r\n", "\n")) if ord(ch) not in _BIDI]
+    _, any_but_lines, space_run, _ = _patterns()
+    controls = [ch for ch in any_but_lines.findall(text.replace("\r\n", "\n")) if ord(ch) not in _BIDI]
     if controls:
         kinds = sorted({_TABLE[ord(ch)] for ch in controls})
         found.append(f"{len(controls)} control character{'s' if len(controls) != 1 else ''} "
@@ -86,7 +100,7 @@ def hidden_characters(text: str) -> list[str]:
     if bidi:
         found.append(f"{len(bidi)} bidirectional override{'s' if len(bidi) != 1 else ''} (text may read in "
                      f"another order than it runs)")
-    runs = _SPACE_RUN.findall(text)
+    runs = space_run.findall(text)
     if runs:
         longest = max(len(r) for r in runs)
         found.append(f"a run of {longest} blank characters (what follows may be off screen)")

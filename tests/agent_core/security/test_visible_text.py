@@ -52,3 +52,22 @@ def test_no_terminal_control_survives(s):
     assert not _acts_on_terminal(visible(s))
     out = one_line(s)
     assert not _acts_on_terminal(out) and "\n" not in out and "\t" not in out
+
+
+_RISKY = st.sampled_from(["\x00", "\x1b", "\t", "\n", "\r", "\x7f", "\x85", "\x9b", "\u061c", "\u200e", "\u202e",
+                          "\u2066", "\ud800", "\udfff", " ", "\u00a0", "é", "✓", "a", "{", '"'])
+
+
+@given(st.lists(_RISKY | st.characters(), max_size=30).map("".join))
+def test_the_quick_checks_say_what_the_patterns_say(text):
+    """`visible` skips its patterns for printable text, `json_escaped` for plain ASCII: the same
+    answers as the patterns themselves on text made of exactly the characters they look for."""
+    from agent_core.security import visible_text as vt
+
+    any_char, any_but_lines, _, raw = vt._patterns()
+    want_one = text.translate(vt._TABLE) if any_char.search(text) else text
+    want_multi = text.translate(vt._MULTILINE) if any_but_lines.search(text) else text
+    assert vt.visible(text, multiline=False) == want_one
+    assert vt.visible(text) == want_multi
+    want_json = raw.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    assert vt.json_escaped(text) == want_json
