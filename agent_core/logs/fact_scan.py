@@ -1,6 +1,8 @@
-"""One whole Claude Code log to the facts of its lines, for a worker process (agent_core/logs/prefetch.py).
+"""One whole Claude Code log to the facts of its lines (`scan_facts`), and those facts back to the
+records a `LogReader` gives (`FactsReader`): how a cold report reads a log, in a worker process
+(agent_core/logs/prefetch.py) or in its own (`whole_log`).
 
-The same lines, counts and facts as `LogReader` reading the log once (`log_facts_by_reader`), with
+The same lines, counts and facts as `LogReader` reading the log once, with
 less work per line: the log is read in big chunks, each line is looked at where it lies in the
 chunk (its first and last byte, a search for `"usage"` from its end), and only the lines that can
 hold a record are copied out and decoded. Most of a log's bytes are tool results and prompts
@@ -10,14 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_core.logs.claude_code import extract
+from agent_core.logs.claude_code import USAGE, ClaudeCodeParser, extract
 from agent_core.logs.files import MAX_LINE_BYTES, open_regular
-from agent_core.logs.reader import _DECODER, session_from_path, sniff_format
-from agent_core.logs.records import CorruptRecord, LineStats
+from agent_core.logs.reader import _DECODER, LogReader, _coalesced, session_from_path, sniff_format
+from agent_core.logs.records import CorruptRecord, Deduper, LineStats, Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 CHUNK = 8 << 20
 _USAGE, _COMPACT = b'"usage"', b"ompact"     # claude_code.is_candidate's two marks
@@ -160,3 +162,75 @@ def scan_facts(path: Path, loads: Callable[[bytes], object] | None = None, chunk
             return ("other",)
     stats.lines = lineno
     return (scan.fmt, scan.items, stats.lines, stats.corrupt, stats.first_corrupt_line, offset, 0)
+
+
+def whole_log(path: Path, dedup: Deduper, loads: Callable[[bytes], object] | None = None) -> LogReader | FactsReader:
+    """The reader of a log read once from its start: its scanned facts when it is Claude Code's, else
+    a `LogReader` (ctxtui's format, or a file that cannot be read: the reader says what is wrong)."""
+    try:
+        facts = scan_facts(path, loads)
+    except OSError:
+        facts = ("other",)
+    if facts[0] not in ("claude_code", None):
+        return LogReader(path, dedup=dedup, loads=loads)
+    return FactsReader(path, dedup, facts)
+
+
+class FactsReader:
+    """Stands in for a `LogReader` over a log a worker read: the same records, offset and counts."""
+
+    def __init__(self, path: Path, dedup: Deduper, facts: tuple) -> None:
+        fmt, self._items, lines, corrupt, first, self.offset, resets = facts
+        self.path = path
+        self.format = fmt
+        self.dedup = dedup
+        self._parser = ClaudeCodeParser(str(path), session_from_path(path), dedup) if fmt else None
+        self.stats = LineStats(lines, corrupt, first)
+        self.resets = resets
+
+    @property
+    def parser(self) -> ClaudeCodeParser | None:
+        return self._parser
+
+    @property
+    def follower(self) -> FactsReader:      # read_log asks `reader.follower.resets`
+        return self
+
+    def records(self, final: bool = True) -> Iterator[Record]:
+        return _coalesced(self._records())
+
+    def _records(self) -> Iterator[Record]:
+        parser = self._parser
+        if parser is None:
+            return
+        apply = parser.apply
+        items, self._items = self._items, []
+        i, n = 0, len(items)
+        while i < n:
+            facts = items[i][1]
+            j = i + 1
+            if facts[0] == USAGE:        # the copies of one response that follow it (one per content block)
+                key, side, session = facts[1], facts[2], facts[3]
+                while j < n and (f := items[j][1])[0] == USAGE and f[1] == key and f[2] == side and f[3] == session:
+                    j += 1
+            if j - i == 1:
+                yield from apply(facts)
+            else:
+                yield from self._copies([f for _, f in items[i:j]])
+            i = j
+
+    def _copies(self, run: list[tuple]) -> Iterator[Record]:
+        """Consecutive copies of one response. When nothing stands for it yet and no compaction waits
+        for its session, applying them all leaves the last copy whose usage changed (each copy's
+        usage is compared with the one before it): that copy alone is applied. Otherwise each is."""
+        parser = self._parser
+        key, side, session = run[0][1], run[0][2], run[0][3]
+        if self.dedup.standing(key) is not None or (not side and session in parser.pending):
+            for facts in run:
+                yield from parser.apply(facts)
+            return
+        last = 0
+        for k in range(1, len(run)):
+            if run[k][4] != run[k - 1][4]:
+                last = k
+        yield from parser.apply(run[last])

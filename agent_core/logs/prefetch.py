@@ -23,14 +23,14 @@ from contextlib import suppress
 from pathlib import Path
 
 from agent_core.logs import fast_decode
-from agent_core.logs.claude_code import USAGE, ClaudeCodeParser
-from agent_core.logs.fact_scan import scan_facts
-from agent_core.logs.reader import LogReader, _coalesced, session_from_path
-from agent_core.logs.records import Deduper, LineStats, Record
+from agent_core.logs.fact_scan import FactsReader, scan_facts, whole_log
+from agent_core.logs.records import Deduper
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
+
+    from agent_core.logs.reader import LogReader
 
 MIN_BYTES = 8 << 20
 MAX_WORKERS = 4
@@ -48,80 +48,14 @@ def log_facts(path: Path, loads=None) -> tuple:
         return ("other",)
 
 
-class FactsReader:
-    """Stands in for a `LogReader` over a log a worker read: the same records, offset and counts."""
-
-    def __init__(self, path: Path, dedup: Deduper, facts: tuple) -> None:
-        fmt, self._items, lines, corrupt, first, self.offset, resets = facts
-        self.path = path
-        self.format = fmt
-        self.dedup = dedup
-        self._parser = ClaudeCodeParser(str(path), session_from_path(path), dedup) if fmt else None
-        self.stats = LineStats(lines, corrupt, first)
-        self.resets = resets
-
-    @property
-    def parser(self) -> ClaudeCodeParser | None:
-        return self._parser
-
-    @property
-    def follower(self) -> FactsReader:      # read_log asks `reader.follower.resets`
-        return self
-
-    def records(self, final: bool = True) -> Iterator[Record]:
-        return _coalesced(self._records())
-
-    def _records(self) -> Iterator[Record]:
-        parser = self._parser
-        if parser is None:
-            return
-        apply = parser.apply
-        items, self._items = self._items, []
-        i, n = 0, len(items)
-        while i < n:
-            facts = items[i][1]
-            j = i + 1
-            if facts[0] == USAGE:        # the copies of one response that follow it (one per content block)
-                key, side, session = facts[1], facts[2], facts[3]
-                while j < n and (f := items[j][1])[0] == USAGE and f[1] == key and f[2] == side and f[3] == session:
-                    j += 1
-            if j - i == 1:
-                yield from apply(facts)
-            else:
-                yield from self._copies([f for _, f in items[i:j]])
-            i = j
-
-    def _copies(self, run: list[tuple]) -> Iterator[Record]:
-        """Consecutive copies of one response. When nothing stands for it yet and no compaction waits
-        for its session, applying them all leaves the last copy whose usage changed (each copy's
-        usage is compared with the one before it): that copy alone is applied. Otherwise each is."""
-        parser = self._parser
-        key, side, session = run[0][1], run[0][2], run[0][3]
-        if self.dedup.standing(key) is not None or (not side and session in parser.pending):
-            for facts in run:
-                yield from parser.apply(facts)
-            return
-        last = 0
-        for k in range(1, len(run)):
-            if run[k][4] != run[k - 1][4]:
-                last = k
-        yield from parser.apply(run[last])
-
-
 class Prefetch:
     """Workers reading `files` ahead; `reader(i, dedup)` gives the reader for file i, asked in order."""
 
-    def __init__(self, files: Sequence[Path], workers: int) -> None:
+    def __init__(self, files: Sequence[Path], sizes: Sequence[int], workers: int) -> None:
         self.files = list(files)
         self._owner: list[int] = []
         self._queues: list[queue.Queue] = []
         self._pids: list[int] = []
-        sizes = []
-        for f in self.files:
-            try:
-                sizes.append(os.stat(f).st_size)
-            except OSError:
-                sizes.append(0)
         load = [0] * workers
         for size in sizes:
             w = load.index(min(load))
@@ -130,7 +64,7 @@ class Prefetch:
         pipes: list[tuple[int, int]] = []
         try:
             for w in range(workers):
-                pipes.append(self._start([f for f, o in zip(self.files, self._owner) if o == w]))
+                pipes.append(self._start([f for f, o in zip(self.files, self._owner) if o == w], load[w]))
             for fd, count in pipes:             # threads only once every fork is made
                 q: queue.Queue = queue.Queue()
                 threading.Thread(target=_drain, args=(fd, q, count), daemon=True).start()
@@ -142,13 +76,14 @@ class Prefetch:
                     os.close(fd)
             raise
 
-    def _start(self, files: list[Path]) -> tuple[int, int]:
-        r, w = os.pipe()
-        # Signals wait until each side is set up: a Ctrl-C just after the fork must neither run the
-        # reading process's handlers in the worker nor leave a worker the reader does not know of.
+    def _start(self, files: list[Path], share: int) -> tuple[int, int]:
+        """Forks the worker for `files` (`share`: their bytes); its pipe's read end and how many messages."""
         # ctypes (2 ms) only for a run that forks: a repeated report never does
         from agent_core.security.process_guard import end_with_parent  # noqa: PLC0415  (start-up time)
 
+        r, w = os.pipe()
+        # Signals wait until each side is set up: a Ctrl-C just after the fork must neither run the
+        # reading process's handlers in the worker nor leave a worker the reader does not know of.
         parent = os.getpid()
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
@@ -166,10 +101,6 @@ class Prefetch:
                 end_with_parent(parent)
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 os.close(r)
-                share = 0
-                for f in files:
-                    with suppress(OSError):
-                        share += os.stat(f).st_size
                 loads = fast_decode.decoder() if fast_decode.worth_it(share) else None
                 with os.fdopen(w, "wb", buffering=1 << 16) as out:
                     for f in files:
@@ -185,11 +116,11 @@ class Prefetch:
         return r, len(files)
 
     def reader(self, i: int, dedup: Deduper) -> LogReader | FactsReader:
-        """File i's reader: from its worker's facts, or a plain `LogReader` when the worker could not."""
+        """File i's reader: from its worker's facts, or read here when the worker could not."""
         blob = self._queues[self._owner[i]].get()
         facts = _GONE if blob is _GONE else marshal.loads(blob)
         if facts is _GONE or facts[0] not in ("claude_code", None):
-            return LogReader(self.files[i], dedup=dedup)
+            return whole_log(self.files[i], dedup)
         return FactsReader(self.files[i], dedup, facts)
 
     def close(self) -> None:
@@ -223,10 +154,14 @@ def start(files: Sequence[Path]) -> Prefetch | None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if cores < 2 or not hasattr(os, "fork") or len(files) < 2:
         return None
-    total = 0
-    for f in files:
-        with suppress(OSError):
-            total += os.stat(f).st_size
-    if total < MIN_BYTES:
+    sizes = [_size(f) for f in files]
+    if sum(sizes) < MIN_BYTES:
         return None
-    return Prefetch(files, min(cores, MAX_WORKERS, len(files)))
+    return Prefetch(files, sizes, min(cores, MAX_WORKERS, len(files)))
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -20,7 +20,6 @@ from agent_core.pricing import rates_table
 from agent_core.pricing.cost import context_window as _genai_window
 
 
-
 def data_window(model: str) -> int | None:
     """genai-prices' window for `model`: from the shipped table when it holds the model (no import
     of genai-prices), else from its data."""

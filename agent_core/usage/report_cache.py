@@ -30,6 +30,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from agent_core.logs import fast_decode
+from agent_core.logs.fact_scan import FactsReader, whole_log
 from agent_core.logs.files import open_regular
 from agent_core.logs.reader import LogReader
 from agent_core.logs.records import CompactionRecord, Deduper, LineStats, UsageRecord
@@ -41,8 +42,6 @@ from compaction.private_dir import FILE_MODE, UnsafeDir, ensure_private_dir
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-
-    from agent_core.logs.prefetch import FactsReader
 
 FORMAT = 2          # 2: a session's last main-chain time is saved
 HEAD_BYTES = 4096
@@ -177,8 +176,9 @@ def read_log(report: UsageReport, dedup: TrackedDeduper, path: Path, position: i
             big = fast_decode.worth_it(os.stat(path).st_size - offset)
         except OSError:
             big = False
-        reader = LogReader(path, dedup=dedup, fmt=old.format if old else None, offset=offset,
-                           loads=fast_decode.decoder() if big else None)
+        loads = fast_decode.decoder() if big else None
+        reader = whole_log(path, dedup, loads) if old is None else \
+            LogReader(path, dedup=dedup, fmt=old.format, offset=offset, loads=loads)
     first = True
     if old is not None:
         reader.follower.stats = LineStats(old.lines, old.corrupt, old.first_corrupt)

@@ -9,6 +9,8 @@ import os
 import pytest
 
 from agent_core.logs import prefetch
+from agent_core.logs.reader import LogReader
+from agent_core.usage import report_cache
 from agent_core.sessions.session_log import SessionLog
 from compaction.entry import assistant as a_entry
 from tests.app.cli.usage_helpers import run
@@ -66,9 +68,13 @@ def tree(tmp_path):
 
 
 def _report(tmp_path, monkeypatch, min_bytes, *argv):
+    """The report, cold. With no workers (min_bytes huge) every log goes through the line-by-line
+    `LogReader`, each copy of a response applied: the reference the scan and its shortcuts must meet."""
     with monkeypatch.context() as m:
         m.setenv("CTXTUI_HOME", str(tmp_path / f"home-{len(list(tmp_path.glob('home-*')))}"))   # cold every time
         m.setattr(prefetch, "MIN_BYTES", min_bytes)
+        if min_bytes > 1 << 40:
+            m.setattr(report_cache, "whole_log", lambda path, dedup, loads=None: LogReader(path, dedup=dedup))
         return run(*argv, "--json")
 
 
@@ -77,9 +83,9 @@ def test_workers_add_up_to_what_one_process_adds_up(tree, tmp_path, monkeypatch,
     started = []
     real = prefetch.Prefetch.__init__
 
-    def spying(self, files, workers):
+    def spying(self, files, sizes, workers):
         started.append(workers)
-        real(self, files, workers)
+        real(self, files, sizes, workers)
 
     monkeypatch.setattr(prefetch.Prefetch, "__init__", spying)
     now = ["--now", "2025-06-16T12:00:00Z"] if report == "blocks" else []

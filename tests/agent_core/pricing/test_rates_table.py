@@ -47,12 +47,12 @@ def test_a_stale_or_damaged_table_is_ignored(tmp_path):
     assert rates_table._read(rates_table.TABLE) == rates_table.load()
     path.write_text("{not json")
     assert rates_table._read(path, "x") == ({}, {})
-    bad = {"stamp": "s", "models": {"m": [[None, None, [0.0, {"input": -1}, 5]]], "ok": _SHIPPED["models"][MODEL]},
-           "windows": {"m": "big", "ok": 200_000}} if MODEL in _SHIPPED["models"] else None
-    if bad:
-        path.write_text(json.dumps(bad))
-        periods, windows = rates_table._read(path, "s")
-        assert set(periods) == {"ok"} and windows == {"ok": 200_000}
+    good = [[None, None, [0.0, dict.fromkeys(BUCKETS, 1e-6), 200_000]]]
+    bad = {"stamp": "s", "models": {"m": [[None, None, [0.0, {"input": -1}, 5]]], "ok": good},
+           "windows": {"m": "big", "ok": 200_000}}
+    path.write_text(json.dumps(bad))
+    periods, windows = rates_table._read(path, "s")
+    assert set(periods) == {"ok"} and windows == {"ok": 200_000}
 
 
 @pytest.mark.skipif(not _MATCHES, reason="another genai-prices than the table was made from: it is ignored")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_core.logs.claude_code import ClaudeCodeParser
+from agent_core.logs import claude_code, fact_scan
 from agent_core.usage import report_cache
 from tests.app.cli.usage_helpers import run, run_json
 from tests.log_helpers import assistant, boundary, usage, user, write_log
@@ -37,15 +37,17 @@ def cold(monkeypatch, tmp_path, *argv):
 
 
 def parsed_lines(monkeypatch) -> list:
-    """Counts the log lines parsed (JSON decoded and handed to the parser)."""
+    """Counts the log lines parsed (JSON decoded and handed to the parser's `extract`, by the line
+    reader or by the whole-log scan)."""
     seen: list = []
-    real = ClaudeCodeParser.parse
+    real = claude_code.extract
 
-    def counting(self, obj):
+    def counting(obj, fallback):
         seen.append(obj.get("uuid"))
-        return real(self, obj)
+        return real(obj, fallback)
 
-    monkeypatch.setattr(ClaudeCodeParser, "parse", counting)
+    monkeypatch.setattr(claude_code, "extract", counting)
+    monkeypatch.setattr(fact_scan, "extract", counting)
     return seen
 
 
