@@ -12,7 +12,6 @@ from typing import Any, Mapping
 
 from compaction.accounting.budget import ContextBudget
 
-from agent_core.events import ContextUpdate
 from agent_core.providers.models_info import (DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, DEMO_CONTEXT_WINDOW,
                                               DEMO_MAX_OUTPUT, DEMO_MODEL, ModelLimits, model_limits)
 
@@ -101,12 +100,3 @@ def output_room(window: int, max_output: int, input_tokens: int, floor: int = OU
     floor = max(1, min(floor, max_output))
     room = window - input_tokens
     return min(max_output, room) if room >= floor else None
-
-
-def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int],
-                   source: str = "estimate") -> ContextUpdate:
-    """The context pane's event for `tokens` in `budget`; `source`: estimate | usage | counted."""
-    return ContextUpdate(tokens=tokens, window=budget.context_window, threshold=budget.autocompact_threshold,
-                         state=budget.state(tokens), percent_left=round(budget.percent_left(tokens), 1),
-                         categories=categories, warning=budget.warning_threshold, error=budget.error_threshold,
-                         blocking=budget.blocking_limit, source=source)

@@ -2,9 +2,13 @@
 log all consume it; `to_dict()` is the stream-json form (one object per line, with `type`)."""
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from compaction.accounting.budget import ContextBudget
 
 
 @dataclass
@@ -72,6 +76,10 @@ class PermissionRequest(Event):
     def reply(self) -> asyncio.Future:
         """The answer to come; made on first use, in the running loop."""
         if self._reply is None:
+            # asyncio is loaded here, not with the events: the status line reads the budget
+            # through this module, and asyncio is a fifth of its first call
+            import asyncio  # noqa: PLC0415  (start-up time)
+
             self._reply = asyncio.get_running_loop().create_future()
         return self._reply
 
@@ -124,6 +132,15 @@ class ContextUpdate(Event):
     # Where `tokens` comes from: estimate (no response since the history changed), usage (anchored
     # on the latest response's usage) or counted (confirmed by the API's count_tokens).
     source: str = "estimate"
+
+
+def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int],
+                   source: str = "estimate") -> ContextUpdate:
+    """The context pane's event for `tokens` in `budget`; `source`: estimate | usage | counted."""
+    return ContextUpdate(tokens=tokens, window=budget.context_window, threshold=budget.autocompact_threshold,
+                         state=budget.state(tokens), percent_left=round(budget.percent_left(tokens), 1),
+                         categories=categories, warning=budget.warning_threshold, error=budget.error_threshold,
+                         blocking=budget.blocking_limit, source=source)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from compaction.report import CompactionReport
 from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text, usage_total
 
 from agent_core import events as ev
-from agent_core.context_budget import ESTIMATE_MARGIN, OUTPUT_FLOOR, context_update, output_room
+from agent_core.context_budget import ESTIMATE_MARGIN, OUTPUT_FLOOR, output_room
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
@@ -200,7 +200,7 @@ class Agent:
                          tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled, total=tokens)
-        return context_update(b, tokens, cats, self._count_source(view))
+        return ev.context_update(b, tokens, cats, self._count_source(view))
 
     def cost_event(self) -> ev.CostUpdate:
         return self.cost.event()

@@ -9,8 +9,6 @@ its data has none: when genai-prices adds it, its own tier is used.
 """
 from __future__ import annotations
 
-from decimal import Decimal
-
 TYPE_CHECKING = False    # typing stays unloaded at run time: 3 ms of every status line call
 if TYPE_CHECKING:
     from typing import Any
@@ -29,6 +27,8 @@ def with_long_context_premium(model_id: str, mp: Any) -> Any:
     factors = PREMIUMS.get(model_id)
     if not factors:
         return mp
+    from decimal import Decimal  # noqa: PLC0415  (start-up time: only with genai-prices' data loaded)
+
     from genai_prices.types import ModelPrice, Tier, TieredPrices  # noqa: PLC0415  (start-up time)
 
     values = {k: v for k, v in vars(mp).items() if not k.startswith("_")}

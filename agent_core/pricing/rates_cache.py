@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from importlib.util import find_spec
 from pathlib import Path
 from collections.abc import Mapping
 
@@ -66,10 +65,10 @@ def _stat(path: Path) -> str:
 def prices_stamp() -> str | None:
     """What the rates were learned from: genai-prices' data and our pricing code, found without
     importing genai-prices. None when genai-prices is not installed."""
-    spec = find_spec("genai_prices")
-    if spec is None or not spec.submodule_search_locations:
+    folder = rates_table.package_dir()
+    if folder is None:
         return None
-    data = Path(list(spec.submodule_search_locations)[0])
+    data = Path(folder)
     parts = [_stat(data / "data.py"), _stat(data / "data_snapshot.py"), _stat(_PRICING / "cost.py"),
              _stat(_PRICING / "pricer.py"),
              _stat(_PRICING / "long_context.py")]

@@ -14,9 +14,7 @@ import time
 from pathlib import Path
 
 from agent_core.logs import Deduper, LogReader, UsageRecord, fast_decode
-from agent_core.logs.claude_code import ClaudeCodeParser
-from agent_core.logs.fact_scan import scan_facts
-from agent_core.logs.reader import session_from_path
+from agent_core.logs.fact_scan import FactsReader, scan_facts
 from agent_core.pricing.cost import BUCKETS
 from agent_core.usage.block_rule import Block, fold
 from agent_core.logs.discover import expand, subagent_logs
@@ -82,14 +80,14 @@ def _seeded(state: StatusState) -> Deduper:
 
 def _scan(path: Path, dedup: Deduper, loads) -> tuple[Iterator[Record], str | None, int] | None:
     """A big log read from its start through `fact_scan` (only its record lines are copied out and
-    decoded): its records as `LogReader.records()` gives them, its format and where its last whole
-    line ends; None for a log that is not Claude Code's."""
+    decoded, and a run of copies of one response is applied as its last): its records as
+    `LogReader.records()` gives them, its format and where its last whole line ends; None for a
+    log that is not Claude Code's."""
     scanned = scan_facts(path, loads, final=False)
     if scanned[0] not in ("claude_code", None):
         return None
-    fmt, items, *_, end, _resets = scanned
-    parser = ClaudeCodeParser(str(path), session_from_path(path), dedup)
-    return (rec for _, facts in items for rec in parser.apply(facts)), fmt, end
+    reader = FactsReader(path, dedup, scanned)
+    return reader.records(), reader.format, reader.offset
 
 
 def _book(state: StatusState, rec: UsageRecord, prices: Prices, sign: int) -> None:

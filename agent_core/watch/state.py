@@ -19,7 +19,8 @@ from typing import Any
 
 from compaction.accounting.budget import ContextBudget
 
-from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for, context_update
+from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for
+from agent_core.events import context_update
 from agent_core.events import ContextUpdate, CostUpdate
 from agent_core.pricing.pricer import Pricer
 from agent_core.providers.models_info import STANDARD_WINDOW, window_from_log

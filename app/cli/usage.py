@@ -16,7 +16,7 @@ from agent_core.pricing import rates_cache, rates_table
 from agent_core.usage import colour, report_cache
 from agent_core.usage.blocks import token_limit
 from agent_core.usage.periods import WEEKDAYS, BadTimezone, resolve_timezone
-from agent_core.usage.tables import Column, Row, is_compact, render, terminal_width
+from agent_core.usage.tables import Column, Row, is_compact, render, terminal_columns, terminal_width
 from agent_core.usage.report import COST_MODES, Mismatch, UsageReport, iso, project_of
 from agent_core.usage.views import (ORDERS, REPORT_PERIODS, View, blocks_json, notes_for, blocks_of, blocks_table,
                                     instances_json, ordered, period_json, period_table, session_json,
@@ -95,6 +95,14 @@ examples:
 exit codes: 0 done, 2 bad usage (unknown flag, bad date or time zone, a path that does not exist)"""
 
 
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """argparse's own, told the width: it makes a formatter for every option added, and its own
+    default width imports shutil (2 ms of every run, for help printed once in a thousand runs)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=terminal_columns(80) - 2)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's exit code 2, with a hint
         self.print_usage(sys.stderr)
@@ -153,8 +161,7 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     prog = f"ctxtui usage {report}" if report else "ctxtui usage"
     # Without a report named, the synopsis names them: argparse's own would only list the options.
     synopsis = None if report else f"%(prog)s [{'|'.join(REPORTS)}] [options] [PATH ...]"
-    p = _Parser(prog=prog, usage=synopsis, description=DESCRIPTION, epilog=EPILOG,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog=prog, usage=synopsis, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Help)
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path,
                    help="log files or folders (default: Claude Code's projects folder)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -414,8 +421,8 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
                 report, name, view, args.timezone or ("UTC" if args.utc else "local"), now, limit_arg)
             if args.debug:
                 data["mismatches"] = mismatches_json(report)
-            json.dump(data, out, indent=2, allow_nan=False)   # never Infinity/NaN: not JSON
-            out.write("\n")
+            # one write: json.dump writes each of its thousands of pieces on its own
+            out.write(json.dumps(data, indent=2, allow_nan=False) + "\n")   # never Infinity/NaN: not JSON
         else:
             text = _fitted(lambda v: render_table(report, args.by, v) if name is None
                            else render_report(report, name, v, now, limit_arg), view)

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.config import load_config
-from agent_core.context_budget import BudgetSettings, budget_for, context_update
+from agent_core.context_budget import BudgetSettings, budget_for
+from agent_core.events import context_update
 from agent_core.loop.factory import build_agent
 from compaction.accounting.budget import ContextBudget
 from tests.agent_helpers import SECRET, make_workspace, user_dirs

@@ -111,6 +111,62 @@ def test_a_session_with_a_sub_agent_log_goes_on_from_its_state(tmp_path, home, m
         assert [c["tokens_before"] for c in s1["compactions"]] == [120_000, 200_000, 40_000]   # in time order
 
 
+def test_a_repeated_run_decodes_only_the_saved_copies_of_responses_it_meets_again(tmp_path, home, monkeypatch):
+    """The saved standing copies are one group per log, decoded only when a new copy of one of its
+    responses comes; a group that gave a copy away is saved without it, and the run stays warm."""
+    root = tmp_path / "projects"
+    a = write_log(root / "p" / "a.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=1)),
+                                           assistant("m5", "r5", session="s1", u=usage(inp=50, out=5))])
+    b = write_log(root / "p" / "b.jsonl", [assistant("m2", "r2", session="s2", u=usage(inp=70, out=7))])
+    run_json(str(root))
+    opened: list[int] = []
+    real = report_cache.TrackedDeduper._group
+    monkeypatch.setattr(report_cache.TrackedDeduper, "_group", lambda self, old: opened.append(old) or real(self, old))
+    seen = parsed_lines(monkeypatch)
+    append(b, [assistant("m3", "r3", session="s2", u=usage(inp=30, out=3), uuid="new-b")])
+    data, _ = run_json(str(root))
+    assert seen == ["new-b"] and opened == []          # a new response: no saved copy decoded
+    assert data == cold(monkeypatch, tmp_path, str(root))
+    # later copies of m1, whose standing copy the group of a.jsonl holds (the second time, the group
+    # saved again by the first); a copy right after the log's last response would read cold
+    for before, out in (([], 9), ([assistant("m6", "r6", session="s1", u=usage(inp=60, out=6), uuid="m6")], 12)):
+        append(a, [*before, assistant("m1", "r1", session="s1", u=usage(inp=100, out=out), uuid=f"m1-{out}")])
+        seen.clear()
+        opened.clear()
+        data, _ = run_json(str(root))
+        assert seen == [r["uuid"] for r in before] + [f"m1-{out}"] and opened == [0]
+        assert data == cold(monkeypatch, tmp_path, str(root))
+        assert data["totals"]["output_tokens"] == out + 5 + 7 + 3 + 6 * len(before)
+
+
+def test_a_session_s_log_in_another_project_that_comes_first_reads_cold(tmp_path, home, monkeypatch):
+    """A session's project is its first log's in the run's order (main logs before sub-agent logs):
+    a new log of another project, of a session the state holds, changes it (found by the property
+    test below)."""
+    root = tmp_path / "projects"
+    write_log(root / "p" / "a" / "subagents" / "agent-x.jsonl",
+              [assistant("m1", "r1", session="s1", sidechain=True, u=usage(inp=100, out=1))])
+    run_json("session", str(root))
+    write_log(root / "q" / "c.jsonl", [user(session="s1", isCompactSummary=True)])
+    got, _ = run_json("session", str(root))
+    assert got == cold(monkeypatch, tmp_path, "session", str(root))
+    assert got["sessions"][0]["project"] == "q"
+
+
+def test_a_damaged_group_of_standing_copies_reads_cold(tmp_path, home, monkeypatch):
+    root = tmp_path / "projects"
+    a = write_log(root / "p" / "a.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=1)),
+                                           assistant("m5", "r5", session="s1", u=usage(inp=50, out=5))])
+    run_json(str(root))
+    state = _state_files(home)[0]
+    data = report_cache.marshal.loads(state.read_bytes())
+    data["dedup"] = [(keys, b"\x00damaged") for keys, _ in data["dedup"]]
+    state.write_bytes(report_cache.marshal.dumps(data))
+    append(a, [assistant("m1", "r1", session="s1", u=usage(inp=100, out=9), uuid="m1-9")])
+    got, _ = run_json(str(root))
+    assert got == cold(monkeypatch, tmp_path, str(root)) and got["totals"]["output_tokens"] == 14
+
+
 def test_a_log_rewritten_in_place_or_shortened_is_read_again_whole(tmp_path, home, monkeypatch):
     root = tmp_path / "projects"
     log = write_log(root / "p" / "s1.jsonl", [assistant("m1", "r1", session="s1", u=usage(inp=100, out=10))])
