@@ -86,24 +86,34 @@ class _Scan:
 
 
 def scan_facts(path: Path, loads: Callable[[bytes], object] | None = None, chunk: int = CHUNK,
-               max_line: int = MAX_LINE_BYTES, final: bool = True) -> tuple:
-    """("claude_code" | None, [(line number, facts)], lines, corrupt, first corrupt line, bytes read,
+               max_line: int = MAX_LINE_BYTES, final: bool = True, start: int = 0, stop: int | None = None,
+               fmt: str | None = None) -> tuple:
+    """("claude_code" | None, [(line number, facts)], lines, corrupt, first corrupt line, offset,
     resets) as `prefetch.log_facts` sends it; ("other",) for a log in another format. Raises OSError.
     `final=False` (a log still being written): a last line with no newline after it is left for a
-    later read, as `LogReader.records()` leaves it, and "bytes read" ends before it."""
+    later read, as `LogReader.records()` leaves it, and the offset (where the last line read ends)
+    is before it. A part of the log (`prefetch.split_scan`): the bytes from `start` (a line's
+    first) to `stop` (just after a newline), line numbers counted from the part's first line;
+    `fmt`: the format the part before it showed."""
     scan = _Scan(loads, session_from_path(path))
+    scan.fmt = fmt
     stats = scan.stats
     lineno = 0
-    offset = 0
+    offset = start
+    left = -1 if stop is None else stop - start      # bytes still to read (-1: to the end)
     carry: list[bytes] = []          # the line the last chunk ended inside, in pieces
     carried = 0
     skipping = False                 # that line is already over max_line
     with open_regular(path) as f:
-        while True:
-            data = f.read(chunk)
+        if start:
+            f.seek(start)
+        while left:
+            data = f.read(chunk if left < 0 else min(chunk, left))
             if not data:
                 break
             offset += len(data)
+            if left > 0:
+                left -= len(data)
             first = data.find(b"\n")
             if first < 0:
                 carried += len(data)

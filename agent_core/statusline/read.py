@@ -83,7 +83,10 @@ def _scan(path: Path, dedup: Deduper, loads) -> tuple[Iterator[Record], str | No
     decoded, and a run of copies of one response is applied as its last): its records as
     `LogReader.records()` gives them, its format and where its last whole line ends; None for a
     log that is not Claude Code's."""
-    scanned = scan_facts(path, loads, final=False)
+    # Two processes for one big log (its first read): forks, pipes and threads are loaded for that alone
+    from agent_core.logs.prefetch import split_scan  # noqa: PLC0415  (start-up time)
+
+    scanned = split_scan(path, loads, final=False) or scan_facts(path, loads, final=False)
     if scanned[0] not in ("claude_code", None):
         return None
     reader = FactsReader(path, dedup, scanned)

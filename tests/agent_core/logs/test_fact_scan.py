@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from agent_core.logs.claude_code import extract
 from agent_core.logs.fact_scan import scan_facts
 from agent_core.logs.fast_decode import decoder
+from agent_core.logs.prefetch import joined
 from agent_core.logs.reader import LogReader, session_from_path
 from agent_core.logs.records import CorruptRecord, Deduper, LogFollower
 from tests.log_helpers import assistant, boundary, progress, usage, user
@@ -92,3 +93,29 @@ def test_lines_about_the_length_cap_in_a_chunk_and_across_chunks(tmp_path):
         got = _anonymous(scan_facts(path, None, chunk=chunk, max_line=120))
         assert got == _anonymous(by_reader(path, None, chunk, 120)), chunk
         assert got[3] == 3 + 8       # 121, 122 and 123 bytes, and the records (longer): over the cap
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(LINES, min_size=1, max_size=25), st.booleans(), st.sampled_from([7, 64, 1 << 20]),
+       st.sampled_from([120, 1 << 20]), st.booleans(), st.data())
+def test_a_log_scanned_in_two_parts_joins_to_one_scan(tmp_path_factory, lines, ends_with_newline, chunk, max_line,
+                                                     final, data):
+    """`prefetch.split_scan`'s parts: the bytes before a line's start and from it (the second scanned
+    with the format the first showed), joined, give what one scan gives; or None when the first
+    part did not show the format."""
+    path = tmp_path_factory.mktemp("parts") / "s.jsonl"
+    text = "\n".join(lines) + ("\n" if ends_with_newline else "")
+    path.write_bytes(text.encode("utf-8"))
+    raw = path.read_bytes()
+    starts = [i + 1 for i, b in enumerate(raw) if b == 0x0A and i + 1 < len(raw)]
+    if not starts:
+        return
+    split = data.draw(st.sampled_from(starts))
+    first = scan_facts(path, None, chunk=chunk, max_line=max_line, stop=split)
+    second = scan_facts(path, None, chunk=chunk, max_line=max_line, final=final, start=split, fmt="claude_code")
+    whole = scan_facts(path, None, chunk=chunk, max_line=max_line, final=final)
+    got = joined(first, second)
+    if first[0] == "claude_code":
+        assert _anonymous(got) == _anonymous(whole)
+    else:
+        assert got is None

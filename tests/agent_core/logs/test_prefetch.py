@@ -101,15 +101,18 @@ def test_a_worker_that_dies_loses_nothing(tree, tmp_path, monkeypatch):
     serial = _report(tmp_path, monkeypatch, 1 << 60, "session", str(tree))
     real = prefetch.log_facts
     calls = []
+    marks = tmp_path / "died"
 
-    def dying(path, loads=None):
+    def dying(path, *args):
         calls.append(path)
         if len(calls) == 2:
+            marks.open("a").write(f"{path}\n")     # seen from the test: the worker got this far
             os._exit(3)             # the worker's process ends here, its pipe with it
-        return real(path, loads)
+        return real(path, *args)
 
     monkeypatch.setattr(prefetch, "log_facts", dying)     # forked workers run this copy
     assert _report(tmp_path, monkeypatch, 0, "session", str(tree)) == serial
+    assert marks.read_text().count("\n") >= 1
 
 
 def test_a_worker_sends_the_facts_of_a_claude_code_log_and_passes_on_the_rest(tree):
@@ -173,3 +176,60 @@ def test_ctrl_c_or_a_kill_while_workers_read_ends_every_worker(tmp_path, how):
 def _json_line(rec):
     import json
     return json.dumps(rec)
+
+
+# ---- one big log read in two halves (split_scan) --------------------------------------------------
+
+def _big_log(path, responses=400):
+    recs = [user("word " * 300, session="s1", uuid="u0")]
+    for i in range(responses):
+        recs.append(assistant(f"m{i}", f"r{i}", session="s1", u=usage(inp=100 + i, out=5)))
+        recs.append(assistant(f"m{i}", f"r{i}", session="s1", block="tool_use", u=usage(inp=100 + i, out=50 + i)))
+        if i % 50 == 7:
+            recs += ['{"type":"assistant","message":{"usage":{"input_tokens":NaN}}}', "not json",
+                     boundary(90_000, session="s1", uuid=f"b{i}")]
+    return write_log(path, recs, tail='{"type":"assistant","cut')
+
+
+@pytest.mark.parametrize("final", [True, False])
+def test_one_big_log_read_in_two_halves_is_one_scan(tmp_path, monkeypatch, final):
+    log = _big_log(tmp_path / "s1.jsonl")
+    monkeypatch.setattr(prefetch, "SPLIT_BYTES", 1)
+    forks = []
+    real = prefetch._fork
+    monkeypatch.setattr(prefetch, "_fork", lambda jobs, share, pids: forks.append(jobs) or real(jobs, share, pids))
+    got = prefetch.split_scan(log, final=final)
+    if (os.cpu_count() or 1) < 2:
+        assert got is None
+        return
+    want = prefetch.scan_facts(log, final=final)
+    assert len(forks) == 1 and 0 < forks[0][0][1] < log.stat().st_size       # a worker read from the middle on
+    anonymous = [(n, f) for n, f in want[1] if f[1].startswith("uuid:#")]     # no ids: a name made per read
+    assert anonymous and len(got[1]) == len(want[1])
+    assert [(n, f[2:]) for n, f in got[1]] == [(n, f[2:]) for n, f in want[1]]
+    assert [f[1] for _, f in got[1] if not f[1].startswith("uuid:#")] == \
+        [f[1] for _, f in want[1] if not f[1].startswith("uuid:#")]
+    assert got[0] == want[0] == "claude_code" and got[2:] == want[2:] and got[3] >= 8
+
+
+def test_a_failed_half_or_a_log_not_known_from_its_first_half_is_scanned_as_usual(tmp_path, monkeypatch):
+    monkeypatch.setattr(prefetch, "SPLIT_BYTES", 1)
+    log = _big_log(tmp_path / "s1.jsonl")
+    real = prefetch.log_facts
+    monkeypatch.setattr(prefetch, "log_facts", lambda *a: os._exit(3))       # the worker dies
+    assert prefetch.split_scan(log) is None
+    monkeypatch.setattr(prefetch, "log_facts", real)
+    plain = write_log(tmp_path / "plain.jsonl", ["not json"] * 2000 + [_json_line(assistant("m1", "r1"))] * 5)
+    assert prefetch.split_scan(plain) is None           # no record in the first half: its format is not known
+    assert prefetch.split_scan(tmp_path / "missing.jsonl") is None
+
+
+def test_a_report_over_one_big_log_reads_it_in_two_halves(tmp_path, monkeypatch):
+    log = _big_log(tmp_path / "p" / "s1.jsonl")
+    serial = _report(tmp_path, monkeypatch, 1 << 60, "session", str(log))
+    halves = []
+    real = prefetch.split_scan
+    monkeypatch.setattr(prefetch, "split_scan", lambda *a, **k: halves.append(a[0]) or real(*a, **k))
+    monkeypatch.setattr(prefetch, "SPLIT_BYTES", 1)
+    assert _report(tmp_path, monkeypatch, 0, "session", str(log)) == serial
+    assert halves == [log] or (os.cpu_count() or 1) < 2

@@ -316,17 +316,20 @@ def test_the_block_keeps_its_start_after_a_day_of_activity(tmp_path, every_h):
 
 
 def test_a_big_first_read_through_the_scan_says_what_the_reader_says(tmp_path, monkeypatch):
-    """A log read from its start past fast_decode.MIN_BYTES goes through fact_scan: the same figures
-    and the same saved offset as the line-by-line reader, a half-written last line left for later."""
-    from agent_core.logs import fast_decode
+    """A log read from its start past fast_decode.MIN_BYTES goes through fact_scan (past
+    prefetch.SPLIT_BYTES, in two halves at once): the same figures and the same saved offset as the
+    line-by-line reader, a half-written last line left for later."""
+    from agent_core.logs import fast_decode, prefetch
     from agent_core.statusline import read
 
-    def figures(min_bytes, home):
+    def figures(min_bytes, home, split=1 << 60):
         scans = []
-        real = read._scan
+        real, real_split = read._scan, prefetch.split_scan
         with monkeypatch.context() as m:
             m.setattr(fast_decode, "MIN_BYTES", min_bytes)
+            m.setattr(prefetch, "SPLIT_BYTES", split)
             m.setattr(read, "_scan", lambda *a: scans.append(1) or real(*a))
+            m.setattr(prefetch, "split_scan", lambda *a, **k: (r := real_split(*a, **k)) and scans.append("split") or r)
             env = {**env_for(tmp_path), "CTXTUI_HOME": str(tmp_path / home)}
             first = compute(stdin_json(log), env, NOW)
             with open(log, "a") as f:
@@ -345,8 +348,10 @@ def test_a_big_first_read_through_the_scan_says_what_the_reader_says(tmp_path, m
     size = log.stat().st_size
     plain = figures(1 << 60, "plain")
     scanned = figures(0, "scanned")
-    assert plain[2] == [] and len(scanned[2]) >= 1
-    assert scanned[:2] == plain[:2]
+    halves = figures(0, "halves", split=1)
+    assert plain[2] == [] and 1 in scanned[2] and "split" not in scanned[2]
+    assert "split" in halves[2] or (os.cpu_count() or 1) < 2
+    assert scanned[:2] == plain[:2] == halves[:2]
     assert plain[0].session_usd != plain[1].session_usd
 
 
