@@ -132,15 +132,18 @@ class ContextUpdate(Event):
     # Where `tokens` comes from: estimate (no response since the history changed), usage (anchored
     # on the latest response's usage) or counted (confirmed by the API's count_tokens).
     source: str = "estimate"
+    # The next request's price before it is sent (compaction.next_request): tokens, cached_tokens,
+    # uncached_tokens, usd_if_warm, usd_if_cold, cache_expires_in_s; None where not worked out.
+    next_request: dict | None = None
 
 
 def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int],
-                   source: str = "estimate") -> ContextUpdate:
+                   source: str = "estimate", next_request: dict | None = None) -> ContextUpdate:
     """The context pane's event for `tokens` in `budget`; `source`: estimate | usage | counted."""
     return ContextUpdate(tokens=tokens, window=budget.context_window, threshold=budget.autocompact_threshold,
                          state=budget.state(tokens), percent_left=round(budget.percent_left(tokens), 1),
                          categories=categories, warning=budget.warning_threshold, error=budget.error_threshold,
-                         blocking=budget.blocking_limit, source=source)
+                         blocking=budget.blocking_limit, source=source, next_request=next_request)
 
 
 @dataclass

@@ -29,6 +29,7 @@ class PipelineConfig:
     # the rewrite decisions depend only on the ratios between buckets)
     cache_ttl: str = "5m"
     cache_rates: Rates = field(default_factory=lambda: Rates.from_input(3.0, 15.0))
+    cache_rates_known: bool = False        # the rates are the model's own (else the default: no dollars shown)
     cache_aware: bool = True   # prefix-rewriting layers act only when it pays (compaction/cache_economics.py);
                                # False: the token-only rules (each layer's own trigger alone)
     always_prevent_summary: bool = False  # True: at the auto-compact threshold, rewrite whenever that gets the

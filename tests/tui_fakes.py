@@ -29,9 +29,13 @@ def context_event(tokens: int, window: int = 200_000, state: str | None = None) 
     buffer = window - threshold
     cats["free"] = max(0, window - tokens - buffer)
     cats["autocompact_buffer"] = buffer
+    cached = tokens - 2_400              # the last request's prefix; its answer and results are new
+    nxt = {"tokens": tokens, "cached_tokens": cached, "uncached_tokens": 2_400,
+           "usd_if_warm": round(cached * 0.3e-6 + 2_400 * 3.75e-6, 6), "usd_if_cold": round(tokens * 3.75e-6, 6),
+           "cache_expires_in_s": 272.0}
     return ev.ContextUpdate(tokens=tokens, window=window, threshold=threshold, state=state,
                             percent_left=round(max(0.0, (threshold - tokens) / threshold * 100), 1),
-                            categories=cats, warning=warning, error=error, blocking=blocking)
+                            categories=cats, warning=warning, error=error, blocking=blocking, next_request=nxt)
 
 
 def cost_event() -> ev.CostUpdate:

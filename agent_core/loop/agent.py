@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator, Awaitable, Callable
 
 from compaction import Entry, Pipeline, breakdown, clock
+from compaction.next_request import NextRequest, next_request
 from compaction.entry import tool_result_block
 from compaction.estimate import MESSAGE_OVERHEAD, estimate_message, estimate_tools
 from compaction.pipeline import PipelineResult
@@ -200,7 +201,17 @@ class Agent:
                          tools_tokens=self._tools_tokens,
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled, total=tokens)
-        return ev.context_update(b, tokens, cats, self._count_source(view))
+        return ev.context_update(b, tokens, cats, self._count_source(view), self.next_request(view, tokens).to_dict())
+
+    def next_request(self, view: list[Entry] | None = None, tokens: int | None = None) -> NextRequest:
+        """What the next request holds and costs now, warm and cold, and the cache's time left."""
+        if view is None or tokens is None:
+            view, tokens = self.pipeline.view(self.entries)
+        cfg = self.pipeline.config
+        return next_request(view, self.pipeline.state, tokens=tokens, now=self.clock(), ttl=cfg.cache_ttl,
+                            rates=cfg.cache_rates if cfg.cache_rates_known else None,
+                            head_tokens=self.pipeline.overhead_tokens,
+                            last_call_at=self._calls_span[1] if self._calls_span else None)
 
     def cost_event(self) -> ev.CostUpdate:
         return self.cost.event()

@@ -299,6 +299,7 @@ def pipeline_config(config: Config, budget: ContextBudget, rates: dict[str, floa
         cfg.snip_enabled = cfg.microcompact_enabled = cfg.time_based_enabled = cfg.collapse_enabled = False
     if rates is not None:
         cfg.cache_rates = Rates.from_mapping(rates)
+        cfg.cache_rates_known = True
     return cfg
 
 

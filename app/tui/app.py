@@ -21,9 +21,12 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.css.query import NoMatches
 from textual.widget import MountError, Widget
+from textual.widgets import TextArea
 
 from app.stylesheets import stylesheets
 from compaction.clock import now as clock_now
+from compaction.estimate import estimate_text
+from compaction.next_request import NextRequest
 
 from agent_core import events as ev
 from agent_core.context_items import largest_items
@@ -42,6 +45,7 @@ from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.resume import ResumeScreen
 from app.tui.screens.transcript_browser import TranscriptBrowser
 from app.widgets.context_pane import ContextPane, history_points
+from app.widgets import next_request as next_text
 from app.tui.widgets.conversation import answer_record
 from app.tui.widgets.conversation.compaction_marker import MarkerRecord
 from app.tui.widgets.conversation.container import Conversation
@@ -141,6 +145,11 @@ class CtxApp(App[int]):
         self._side_ready = False
         self._for_side: list[Callable[[], object]] = []
         self._shown_context: ev.ContextUpdate | None = None   # the latest figures handed down
+        # The next request's price as the latest figure gave it, and the clock then: counted down
+        # each second, with the prompt being typed added (`_push_next`).
+        self._next_base: tuple[NextRequest, float] | None = None
+        self._typed_tokens = 0
+        self._next_shown: NextRequest | None = None
         self._shown_cost: ev.CostUpdate | None = None
         self._handlers: dict[type[ev.Event], Callable[[Any], Awaitable[None] | None]] = {
             ev.TextDelta: self._on_text,
@@ -225,6 +234,7 @@ class CtxApp(App[int]):
         await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
+        self.set_interval(1.0, self._push_next, name="next request")
         if self.lazy_side:
             self.call_after_refresh(self._mount_side)
         self.call_after_refresh(self._after_first_frame)
@@ -331,7 +341,9 @@ class CtxApp(App[int]):
             action()
         self._pending_context = self._pending_context or self._shown_context
         self._pending_cost = self._pending_cost or self._shown_cost
+        self._next_shown = None
         self._flush_panes()
+        self._push_next()
 
     def _update_context(self, c: ev.ContextUpdate) -> None:
         """A context figure: shown on the next frame (a model call sends several in a burst)."""
@@ -371,6 +383,9 @@ class CtxApp(App[int]):
             if c is not None:
                 self.status.state = c.state
                 self.status.context = c
+                base = next_text.from_event(c.next_request)
+                self._next_base = None if base is None else (base, self.clock())
+                self._push_next()
             if k is not None:
                 self.status.cost_usd = k.total_usd
             if not self._side_ready:    # on_side_panes_ready hands them down
@@ -386,6 +401,37 @@ class CtxApp(App[int]):
                 pane.cost = k
         except NoMatches:   # the app is closing and the widgets are gone
             pass
+
+    def _push_next(self) -> None:
+        """The next request's price as of now, with the prompt being typed: handed down when it
+        changed (the cache's time left ticks once a second while it is warm)."""
+        if self._next_base is None:
+            nr = None
+        else:
+            base, at = self._next_base
+            nr = base.later(self.clock() - at).typed(self._typed_tokens)
+        if nr == self._next_shown:
+            return
+        self._next_shown = nr
+        try:
+            self.status.next_request = nr
+            if self._side_ready:
+                self.context_pane.next_request = nr
+        except NoMatches:   # the app is closing and the widgets are gone
+            pass
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """The prompt being typed goes into the next request's price (a /command is not sent)."""
+        try:
+            if event.text_area is not self.prompt_input:
+                return
+        except NoMatches:
+            return
+        text = event.text_area.text
+        typed = 0 if text.lstrip().startswith("/") or not text.strip() else estimate_text(text)
+        if typed != self._typed_tokens:
+            self._typed_tokens = typed
+            self._push_next()
 
     def _context_points(self) -> tuple[tuple[int, int, bool], ...]:
         """The agent's `context_history` as the plot's tuples, converting only the entries added

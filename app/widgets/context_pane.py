@@ -3,7 +3,8 @@ threshold marked, the exact numbers, the state by colour and word, the category 
 plot of context over turns with compaction points.
 
 Everything shown comes from a `ContextUpdate` (tokens, window, thresholds, state, percent left,
-categories) and the loop's `context_history`; the pane computes nothing but cell positions.
+categories), the loop's `context_history` and the next request's price the app hands down
+(`next_request`, counted down, the typed prompt added); the pane computes nothing but cell positions.
 """
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agent_core.events import ContextUpdate
+from compaction.next_request import NextRequest
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
 from app.widgets.context_plot import ContextPlot
 from app.widgets.gauge import Gauge
+from app.widgets import next_request as next_text
 from app.widgets.update_in_place import update_in_place
 
 STATES = ("ok", "warning", "error", "autocompact", "blocking")
@@ -71,6 +74,8 @@ class ContextPane(Vertical):
     context: reactive[ContextUpdate | None] = reactive(None, always_update=True, init=False)
     history: reactive[tuple[tuple[int, int, bool], ...]] = reactive(tuple, always_update=True, init=False)
     compactions: reactive[int | None] = reactive(None, init=False)
+    # the next request's price, counted down and with the typed prompt added by the app (None: not known)
+    next_request: reactive[NextRequest | None] = reactive(None, init=False)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -78,6 +83,8 @@ class ContextPane(Vertical):
         self._state = Static(id="ctx-state")
         self._gauge = Gauge(id="ctx-gauge")
         self._numbers = Static(id="ctx-numbers")
+        self._next = Static(id="ctx-next")
+        self._next.display = False          # until the app hands a price down (a log in watch has none)
         self._breakdown_view = Static(id="ctx-breakdown")
         self._plot = ContextPlot(id="ctx-plot")
         self._shown: tuple = ()      # what the Statics show (an unchanged figure is not set again)
@@ -86,12 +93,22 @@ class ContextPane(Vertical):
         yield self._state
         yield self._gauge
         yield self._numbers
+        yield self._next
         yield self._breakdown_view
         yield self._plot
 
     def on_mount(self) -> None:
         self.border_title = "Context"
         self._render_context(self.context)
+
+    def watch_next_request(self, nr: NextRequest | None) -> None:
+        self._render_next(nr)
+
+    def _render_next(self, nr: NextRequest | None) -> None:
+        if self._next.display != (nr is not None):
+            self._next.display = nr is not None
+        if nr is not None:
+            self._set(self._next, next_text.pane_text(nr))
 
     def watch_context(self, c: ContextUpdate | None) -> None:
         self._render_context(c)

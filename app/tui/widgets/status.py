@@ -1,7 +1,7 @@
 """The status line above the footer. It carries the essentials a collapsed sidebar leaves, as
 Claude Code and Codex show them by the prompt: the context state, tokens against the window, what is
-left until auto-compact and the session's dollars; then whether a turn runs, the model and the
-session id. Parts that do not fit the width are dropped, least needed first; the order on screen
+left until auto-compact, the session's dollars and the next request's price with the cache's time
+left; then whether a turn runs, the model and the session id. Parts that do not fit the width are dropped, least needed first; the order on screen
 stays the same. The key bindings themselves are in Textual's Footer below it.
 
 It holds no state of its own: the app sets each attribute (whether a turn runs is the app's `busy`)."""
@@ -13,8 +13,10 @@ from textual.widgets import Static
 
 from agent_core.events import ContextUpdate
 from agent_core.security.visible_text import one_line
+from compaction.next_request import NextRequest
 
 from app import format as fmt
+from app.widgets import next_request as next_text
 
 STATE_WORDS = {"ok": "OK", "warning": "WARNING", "error": "ERROR", "autocompact": "AUTO-COMPACT",
                "blocking": "BLOCKING"}
@@ -23,7 +25,7 @@ STATE_STYLES = {"ok": "$success", "warning": "$warning", "error": "$error", "aut
 SEP = (" · ", "dim")
 # What gives way when the line is too narrow, in order: each step moves that part to its next,
 # shorter form; a part's last form is None (dropped). The state is never dropped.
-SHRINK_ORDER = ("session", "model", "model", "running", "left", "cost", "tokens", "running", "left")
+SHRINK_ORDER = ("session", "model", "next", "model", "running", "left", "cost", "tokens", "next", "running", "left")
 
 
 class StatusBar(Static):
@@ -34,6 +36,7 @@ class StatusBar(Static):
     state: reactive[str] = reactive("ok")
     context: reactive[ContextUpdate | None] = reactive(None, always_update=True)
     cost_usd: reactive[float | None] = reactive(None)   # the session's dollars; None: unknown price
+    next_request: reactive[NextRequest | None] = reactive(None)   # counted down, the typed prompt added
 
     def parts(self) -> dict[str, list[Content | None]]:
         """Every part in screen order, each as its forms from the fullest to dropped."""
@@ -51,6 +54,8 @@ class StatusBar(Static):
             out["left"] = [Content.assemble(left, " left until auto-compact"), Content.assemble(left, " left"), None]
         dollars = (fmt.usd(self.cost_usd), "bold")
         out["cost"] = [Content.assemble(dollars, " session"), Content.assemble(dollars)]
+        if self.next_request is not None:
+            out["next"] = next_text.status_forms(self.next_request)
         if self.busy:
             out["running"] = [Content.assemble(("running — Esc cancels", "bold $warning")),
                               Content.assemble(("running", "bold $warning")), None]

@@ -301,3 +301,34 @@ def test_compact_needs_a_session_and_no_prompt(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         cli_main(["--compact"])                 # the TUI has /compact instead
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize("ttl", ["5m", "1h"])
+def test_context_events_carry_the_next_request_s_price(tmp_path, ttl):
+    """Before the first response nothing is cached; after it, the response's prefix is read and the
+    rest written at the TTL's rate, and the cache has the TTL left (issue 27, `next_request`)."""
+    from agent_core.pricing.cost import price_buckets
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic([reply(tool_use("glob", {"pattern": "*"})), reply("done")]) as fake:
+        code, out, _ = run(["-p", "go", "--workspace", str(ws), "--output-format", "stream-json"],
+                           {**env_for(fake), "CTXTUI_CACHE_TTL": ttl})
+    assert code == 0
+    contexts = [d for d in map(json.loads, out.splitlines()) if d["type"] == "context"]
+    first, last = contexts[0]["next_request"], contexts[-1]["next_request"]
+    assert set(first) == {"tokens", "cached_tokens", "uncached_tokens", "usd_if_warm", "usd_if_cold",
+                          "cache_expires_in_s"}
+    assert first["cached_tokens"] == 0 and first["cache_expires_in_s"] is None
+    assert first["usd_if_warm"] == first["usd_if_cold"]
+    write = f"cache_write_{ttl}"
+    for d in (c["next_request"] for c in contexts):
+        assert d["tokens"] == d["cached_tokens"] + d["uncached_tokens"]
+        assert d["usd_if_cold"] == pytest.approx(price_buckets(MODEL, {write: d["tokens"]}), abs=2e-6)
+    assert last["cached_tokens"] > 1_000 and last["uncached_tokens"] < 100
+    assert last["cache_expires_in_s"] == pytest.approx({"5m": 300, "1h": 3600}[ttl], abs=5)
+    assert last["usd_if_warm"] == pytest.approx(
+        price_buckets(MODEL, {"cache_read": last["cached_tokens"], write: last["uncached_tokens"]}), abs=2e-6)
+    assert last["usd_if_warm"] < last["usd_if_cold"] / 5
+    with FakeAnthropic([reply("answer text")]) as fake:
+        code, out, _ = run(["-p", "q", "--workspace", str(ws), "--output-format", "json"], env_for(fake))
+    (obj,) = [json.loads(line) for line in out.splitlines()]
+    assert obj["context"]["next_request"]["cached_tokens"] > 1_000
