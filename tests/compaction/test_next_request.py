@@ -21,8 +21,8 @@ T0 = 1_700_000_000.0
 
 def history(held: int = 40_000, answered: float = T0):
     a = assistant("the answer", response_id="msg_1",
-                  usage={"input_tokens": 10, "cache_creation_input_tokens": 1_990, "cache_read_input_tokens": held - 2_000,
-                         "output_tokens": 300})
+                  usage={"input_tokens": 10, "cache_creation_input_tokens": 1_990,
+                         "cache_read_input_tokens": held - 2_000, "output_tokens": 300})
     return [user("a question"), dataclasses.replace(a, timestamp=answered), user("the next question")]
 
 
