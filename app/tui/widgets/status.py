@@ -2,7 +2,8 @@
 Claude Code and Codex show them by the prompt: the context state, tokens against the window, what is
 left until auto-compact, the session's dollars and the next request's price with the cache's time
 left; then whether a turn runs, the model and the session id. Parts that do not fit the width are
-dropped, least needed first; the order on screen stays the same. The key bindings themselves are in Textual's Footer below it.
+dropped, least needed first; the order on screen stays the same. The key bindings themselves are in
+Textual's Footer below it.
 
 It holds no state of its own: the app sets each attribute (whether a turn runs is the app's `busy`)."""
 from __future__ import annotations
