@@ -193,7 +193,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_output_tokens", "CTXTUI_MAX_OUTPUT_TOKENS", "max_output_tokens", "a whole number >= 1",
             "max tokens per model reply; also the room reserved for a summary (default 32000)", _int_at_least(1)),
     Setting("autocompact_pct", "CTXTUI_AUTOCOMPACT_PCT", "autocompact_pct", "a number in (0, 100]",
-            "auto-compact at this percent of the effective window, if lower than the default threshold",
+            "auto-compact at this percent of the effective window, above the default threshold or below it (at "
+            "most the blocking limit less a margin); /threshold sets it live and keeps it per model",
             _percent),
     Setting("disable_autocompact", "CTXTUI_DISABLE_AUTOCOMPACT", "disable_autocompact",
             "a boolean (1/0, true/false, yes/no, on/off)", "turn automatic compaction off", _bool),
@@ -373,7 +374,8 @@ def _read_small_file(path: Path, what: str) -> bytes | None:
         raise ConfigError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
 
 
-USER_FILE_ONLY = {"trusted_workspaces"}
+PCT_BY_MODEL = "autocompact_pct_by_model"    # {model: pct}: the threshold /threshold keeps for each model
+USER_FILE_ONLY = {"trusted_workspaces", PCT_BY_MODEL}
 
 
 def _read_user_file(path: Path) -> dict[str, Any]:
@@ -390,6 +392,10 @@ def _read_user_file(path: Path) -> dict[str, Any]:
     trusted = data.get("trusted_workspaces", [])
     if not isinstance(trusted, list) or not all(isinstance(t, str) for t in trusted):
         raise ConfigError(f"trusted_workspaces (in {path}) must be a list of folder paths")
+    by_model = data.get(PCT_BY_MODEL, {})
+    if not isinstance(by_model, dict):
+        raise ConfigError(f"{PCT_BY_MODEL} (in {path}) must be a table of model = percentage, "
+                          f"e.g. [{PCT_BY_MODEL}] followed by \"claude-sonnet-4-6\" = 70")
     unknown = sorted(set(data) - set(_BY_NAME) - USER_FILE_ONLY)
     if unknown:
         raise ConfigError(f"{path}: unknown setting {unknown[0]!r}; known settings: {', '.join(_BY_NAME)}")
@@ -492,6 +498,12 @@ def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[s
         raise ConfigError(f"{where['model']} is {values['model']!r}, which needs an API key, but ANTHROPIC_API_KEY "
                           f"is not set. Set it (environment, or the user config file), or use --model demo "
                           f"to stay offline.")
+    by_model = user.get(PCT_BY_MODEL) or {}
+    if sources.get("autocompact_pct") in (None, "user file") and values["model"] in by_model:
+        # the threshold kept for this model (/threshold) is more specific than the file's own
+        at = f"{PCT_BY_MODEL}.{values['model']} (in {user_path})"
+        values["autocompact_pct"] = _parse(_BY_NAME["autocompact_pct"], by_model[values["model"]], at)
+        sources["autocompact_pct"], where["autocompact_pct"] = "user file, this model", at
     home = values.get("home")
     if home is not None:
         home = values["home"] = home.absolute()

@@ -16,6 +16,9 @@ from agent_core.providers.models_info import (DEFAULT_CONTEXT_WINDOW, DEFAULT_MA
                                               DEMO_MAX_OUTPUT, DEMO_MODEL, ModelLimits, model_limits)
 
 
+MIN_TURN_TOKENS = 1_500   # room under the threshold beside the system prompt and tools: one small turn
+
+
 @dataclass(frozen=True)
 class BudgetSettings:
     """What the user chose about the budget; None means the model's own figure."""
@@ -100,3 +103,37 @@ def output_room(window: int, max_output: int, input_tokens: int, floor: int = OU
     floor = max(1, min(floor, max_output))
     room = window - input_tokens
     return min(max_output, room) if room >= floor else None
+
+
+def threshold_pct(text: str, budget: ContextBudget) -> float | None:
+    """What `/threshold` was given, as an autocompact_pct of `budget`'s effective window: `70%` or
+    `70` (at most 100: a percentage), a token count (`120000`, `120k`), or `default` (None).
+    Raises ValueError saying what to type; the bounds are the budget's (`Agent.set_threshold`)."""
+    t = text.strip().lower().replace(",", "").replace("_", "")
+    if t in ("default", "reset", "off"):
+        return None
+    scale = 1
+    if t.endswith("%"):
+        t, scale = t[:-1].strip(), 0
+    elif t.endswith("k"):
+        t, scale = t[:-1].strip(), 1_000
+    try:
+        n = float(t)
+    except ValueError:
+        n = -1.0
+    if not n > 0 or n != n or n == float("inf"):
+        raise ValueError(f"not a threshold: {text.strip()!r}; give a percentage of the usable window (70%), "
+                         f"a token count (120000 or 120k), or `default`")
+    if scale == 0 or (scale == 1 and n <= 100):
+        return round(n, 1)
+    return budget.pct_for(int(n * scale))
+
+
+def threshold_words(budget: ContextBudget) -> str:
+    """Where auto-compact is: "at 140,000 tokens (77.8% of the 180,000 usable; yours, the default is
+    167,000)", for a notice."""
+    pct = budget.pct_for(budget.autocompact_threshold)
+    whose = ("the default" if budget.autocompact_pct is None
+             else f"yours, the default is {budget.default_threshold:,}")
+    return (f"at {budget.autocompact_threshold:,} tokens ({pct:.1f}% of the {budget.effective_window:,} usable; "
+            f"{whose}; at most {budget.highest_threshold:,})")

@@ -1,7 +1,7 @@
 """Names and input shapes of the built-in tools, shared by the tools, the demo model and tests."""
 from __future__ import annotations
 
-TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "grep", "compact")
+TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "grep", "compact", "context_status")
 # bash {command: str, timeout?: float seconds}
 # read_file {path: str, offset?: int (1-based line), limit?: int lines}
 # write_file {path: str, content: str}
@@ -9,3 +9,4 @@ TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "grep", "c
 # glob {pattern: str}
 # grep {pattern: str (regex), path?: str, glob?: str}
 # compact {focus?: str}
+# context_status {}

@@ -9,6 +9,7 @@ from agent_core import events as ev
 from agent_core.providers.demo.pause import Pause, PauseError
 from agent_core.providers.model import ModelInfo
 from agent_core.sessions.session_age import session_started
+from compaction.accounting.budget import ContextBudget
 from compaction.entry import Entry
 
 SESSION_ID = "20260101T000000-abcdef"
@@ -76,12 +77,27 @@ class FakeAgent:
         self.emitted: list[ev.Event] = []
         self.closed = False
         self.on_context = None
+        self.threshold_pct: float | None = None
+        self.kept: list[float | None] = []
         self._task: asyncio.Task | None = None
         self._cancelled = False
 
     # -- state -----------------------------------------------------------------------------------
     def _threshold(self) -> int:
-        return int(self.window * 0.835)
+        return int(self.window * 0.835) if self.threshold_pct is None else self.budget.autocompact_threshold
+
+    @property
+    def budget(self) -> ContextBudget:
+        return ContextBudget(self.window, 1_000, autocompact_pct=self.threshold_pct)
+
+    def set_threshold(self, pct: float | None) -> ContextBudget:
+        ContextBudget(self.window, 1_000, autocompact_pct=pct)      # raises outside the bounds, as the agent's
+        self.threshold_pct = pct
+        return self.budget
+
+    def keep_threshold(self, pct: float | None) -> str:
+        self.kept.append(pct)
+        return "kept for demo in the test's config file"
 
     def context_event(self) -> ev.ContextUpdate:
         t, w = self._threshold(), self.window

@@ -11,10 +11,12 @@ import hashlib
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import AsyncIterator, Awaitable, Callable
 
 from compaction import Entry, Pipeline, breakdown, clock
+from compaction.accounting.budget import ContextBudget
+from compaction.loss_report import loss_report
 from compaction.next_request import NextRequest, next_request
 from compaction.entry import tool_result_block
 from compaction.estimate import MESSAGE_OVERHEAD, estimate_message, estimate_tools
@@ -23,7 +25,8 @@ from compaction.report import CompactionReport
 from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_index, estimate_text, usage_total
 
 from agent_core import events as ev
-from agent_core.context_budget import ESTIMATE_MARGIN, OUTPUT_FLOOR, output_room
+from agent_core import threshold_store
+from agent_core.context_budget import ESTIMATE_MARGIN, MIN_TURN_TOKENS, OUTPUT_FLOOR, output_room
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
@@ -202,6 +205,56 @@ class Agent:
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled, total=tokens)
         return ev.context_update(b, tokens, cats, self._count_source(view), self.next_request(view, tokens).to_dict())
+
+    @property
+    def budget(self) -> ContextBudget:
+        """The thresholds the session works within now."""
+        return self.pipeline.budget
+
+    def set_threshold(self, pct: float | None) -> ContextBudget:
+        """Auto-compact at `pct` of the effective window from the next request on (None: the
+        default). Raises ValueError, saying the bounds, outside them: above the blocking limit less
+        a margin, or so low that the system prompt, the tools and a turn no longer fit under it."""
+        old = self.pipeline.budget
+        engine = getattr(self, "engine", "local")
+        if engine != "local":
+            raise ValueError(f"the {engine} engine's compaction trigger is sent to the API from the session's start: "
+                             f"start the session again with --autocompact-pct to move it")
+        if not old.autocompact_enabled:
+            raise ValueError("auto-compact is off in this session (--disable-autocompact or the policy): "
+                             "there is no threshold to move")
+        new = replace(old, autocompact_pct=pct)       # raises above the highest safe threshold
+        lowest = self.pipeline.overhead_tokens + MIN_TURN_TOKENS
+        if new.autocompact_threshold < lowest:
+            raise ValueError(f"{pct:g}% puts the auto-compact threshold at {new.autocompact_threshold:,} tokens, under "
+                             f"what the system prompt and tools take plus a minimal turn ({lowest:,}); with this "
+                             f"window it must be at least {math.ceil(1000 * lowest / new.effective_window) / 10:g}%")
+        self.pipeline.set_budget(new)
+        return new
+
+    def keep_threshold(self, pct: float | None) -> str:
+        """Keep `pct` for this model in the user config file (`threshold_file`, set by the factory),
+        so the next session on this model starts with it; where it went, or why it could not be."""
+        path = getattr(self, "threshold_file", None)
+        if path is None:
+            return "for this session only (no user config file)"
+        try:
+            threshold_store.save(path, self.info.model, pct)
+        except (OSError, ValueError) as e:
+            return f"for this session only: could not save it in {path} ({e})"
+        return (f"forgotten for {self.info.model} in {path}" if pct is None
+                else f"kept for {self.info.model} in {path}")
+
+    def context_status(self) -> dict:
+        """The figures `context_status` reports: the context pane's and the cost pane's, now."""
+        view, tokens = self.pipeline.view(self.entries)
+        b = self.pipeline.budget
+        nr = self.next_request(view, tokens)
+        return {"tokens": tokens, "window": b.context_window, "threshold": b.autocompact_threshold,
+                "state": b.state(tokens), "percent_left": round(b.percent_left(tokens), 1),
+                "cost_usd": self.cost.event().total_usd, "cache_ttl": self.pipeline.config.cache_ttl,
+                "cache_expires_in_s": nr.cache_expires_in_s, "cached_tokens": nr.cached_tokens,
+                "uncached_tokens": nr.uncached_tokens}
 
     def next_request(self, view: list[Entry] | None = None, tokens: int | None = None) -> NextRequest:
         """What the next request holds and costs now, warm and cold, and the cache's time left."""
@@ -420,7 +473,7 @@ class Agent:
                               cache=_cache_figures(r.details),
                               usage=dict(r.details["usage"]) if isinstance(r.details.get("usage"), dict) else None)
             if before is not None and r is acted[-1]:
-                c.parts = compaction_parts(before, self.entries, [a.layer for a in acted])
+                c.parts = self._parts(before, [a.layer for a in acted])
             self._keep_compaction(c)
             self._emit(q, c)
             compacted = True
@@ -668,10 +721,17 @@ class Agent:
         new[0] = new[0].with_meta(tokens_after=tokens_after)
         self._adopt(new)
         c = compact_event(outcome, tokens_before, tokens_after, time.time() - started)
-        c.parts = compaction_parts(before, self.entries, [c.layer])
+        c.parts = self._parts(before, [c.layer])
         self._keep_compaction(c)
         self._emit(q, c)
         return True
+
+    def _parts(self, before: list[Entry], layers: list[str]) -> dict:
+        """What a compaction changed (`compaction_parts`) and what it lost for the user
+        (`loss_report`: against what the next request shows, collapsed spans hidden)."""
+        parts = compaction_parts(before, self.entries, layers)
+        parts["loss"] = loss_report(before, self.pipeline.view(self.entries)[0])
+        return parts
 
     def _keep_compaction(self, c: ev.Compaction) -> None:
         """Keep a compaction for the timeline and inspector; older ones' parts go compressed."""

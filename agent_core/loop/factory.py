@@ -7,6 +7,7 @@ history, the pipeline's state (frozen replacements, collapse store, notes), cost
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,8 +22,8 @@ from compaction.layers.tool_result_budget import per_result_chars
 
 from agent_core import events as ev
 from agent_core.loop.agent import Agent, TurnLimits
-from agent_core.config import Config, ConfigError
-from agent_core.context_budget import limits_for, make_budget
+from agent_core.config import Config, ConfigError, user_config_path
+from agent_core.context_budget import MIN_TURN_TOKENS, limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
 from agent_core.pricing import rates_cache
 from agent_core.pricing.tally import CostTally, loop_pricer
@@ -47,7 +48,6 @@ from agent_core.loop import server_window
 from agent_core.security.trust import user_config_dir
 
 
-MIN_TURN_TOKENS = 1_500   # a prompt, one tool call and a short result
 
 
 def make_client(config: Config) -> ModelClient:
@@ -105,6 +105,13 @@ def minimum_window(overhead: int, budget: ContextBudget) -> int:
         window += 1_000
 
 
+def _pct_setting(config: Config) -> str:
+    """What the user calls the auto-compact percentage they set, by where it came from."""
+    return {"flag": "--autocompact-pct", "user file": "autocompact_pct (in the user config file)",
+            "user file, this model": f"autocompact_pct for {config.model} (in the user config file)"}.get(
+        config.sources.get("autocompact_pct") or "", "CTXTUI_AUTOCOMPACT_PCT")
+
+
 def check_room(config: Config, budget: ContextBudget, prompt: str, tools: list[dict]) -> None:
     """Refuse at start-up a window that cannot hold the system prompt, the tool definitions and a
     minimal turn: every run would otherwise end blocked before the model is called."""
@@ -116,8 +123,7 @@ def check_room(config: Config, budget: ContextBudget, prompt: str, tools: list[d
                              autocompact_enabled=budget.autocompact_enabled)
     if pct is not None and unscaled.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
         lowest = math.ceil(100 * (overhead + MIN_TURN_TOKENS) / budget.effective_window)
-        name = {"flag": "--autocompact-pct", "user file": "autocompact_pct (in the user config file)"}.get(
-            config.sources.get("autocompact_pct") or "", "CTXTUI_AUTOCOMPACT_PCT")
+        name = _pct_setting(config)
         raise ConfigError(f"{name} is {pct:g}%, which puts the auto-compact threshold at "
                           f"{budget.autocompact_threshold:,} tokens of a {budget.context_window:,} window: below what "
                           f"the system prompt and tool definitions take (about {overhead:,}) plus a minimal turn "
@@ -153,7 +159,10 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     home = prepare_state_dir(config)
     client = client or make_client(config)
     # The thresholds follow the window and max output the client really uses.
-    budget = make_budget(client.info.context_window, client.info.max_output_tokens, config.budget_settings())
+    try:
+        budget = make_budget(client.info.context_window, client.info.max_output_tokens, config.budget_settings())
+    except ValueError as e:         # a threshold set above the highest safe one
+        raise ConfigError(f"{_pct_setting(config)}: {e}. Set a lower one, or none for the default.") from None
     registry = ToolRegistry()
     prompt = system_prompt(config.workspace)
     check_room(config, budget, prompt, registry.definitions())
@@ -194,6 +203,9 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
+    tool_ctx.status = agent.context_status     # what context_status reports: the pane's own figures
+    # where /threshold keeps the threshold per model: the user config file, read at start
+    agent.threshold_file = config.config_file or user_config_path(os.environ)  # type: ignore[attr-defined]
     # Which engine runs and, when it is not the one asked for, why (the front-ends say it at start).
     agent.engine, agent.engine_notice = engine, engine_notice  # type: ignore[attr-defined]
     # A policy other than the default is said once at start, so a comparison run cannot be mistaken.

@@ -47,6 +47,8 @@ class ToolContext:
     spill_dir: Path | None = None        # where bash keeps the full output of a capped command (0600)
     protected: tuple[Path, ...] = ()     # ctxtui's own state folders: no tool may reach them
     tool_timeout: float = 120.0          # deadline of every call but bash's (bash has bash_timeout)
+    # The loop's context figures for `context_status` (Agent.context_status); None outside a loop
+    status: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.realpath(Path(self.workspace).expanduser()))

@@ -10,9 +10,10 @@ class CompactTool(Tool):
     name = "compact"
     description = (
         "Ask for the conversation so far to be summarised to free context space. Use it when the "
-        "context is filling up and older details (long outputs, finished subtasks) are no longer "
-        "needed. Optional `focus` says what the summary must keep in detail. Compaction runs after "
-        "the current tool calls finish; then continue the task from the summary."
+        "context is filling up (see context_status) and older details (long outputs, finished "
+        "subtasks) are no longer needed. Optional `focus` names what the summary must keep in detail: "
+        "the task, files, exact identifiers. Compaction runs after the current tool calls finish; "
+        "then continue the task from the summary."
     )
     input_schema = {
         "type": "object",

@@ -16,7 +16,7 @@ from agent_core.tools.base import ToolOutput
 
 MODES = ("allow", "ask", "deny")
 DEFAULT_POLICY: dict[str, str] = {
-    "read_file": "allow", "glob": "allow", "grep": "allow", "compact": "allow",
+    "read_file": "allow", "glob": "allow", "grep": "allow", "compact": "allow", "context_status": "allow",
     "write_file": "ask", "edit_file": "ask", "bash": "ask",
 }
 UNKNOWN_TOOL_MODE = "ask"      # a tool nobody configured is asked about, never silently allowed

@@ -13,6 +13,7 @@ from agent_core.tool_spec import TOOL_NAMES
 from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput, check_input
 from agent_core.tools.bash import BashTool
 from agent_core.tools.compact import CompactTool
+from agent_core.tools.context_status import ContextStatusTool
 from agent_core.tools.edit_file import EditFileTool
 from agent_core.tools.glob_tool import GlobTool
 from agent_core.tools.grep import GrepTool
@@ -20,7 +21,7 @@ from agent_core.tools.read_file import ReadFileTool
 from agent_core.tools.write_file import WriteFileTool
 
 BUILTIN_TOOLS: tuple[type[Tool], ...] = (BashTool, ReadFileTool, WriteFileTool, EditFileTool, GlobTool,
-                                         GrepTool, CompactTool)
+                                         GrepTool, CompactTool, ContextStatusTool)
 if tuple(t.name for t in BUILTIN_TOOLS) != TOOL_NAMES:  # tool_spec is the shared source of names
     raise ImportError(f"built-in tools {[t.name for t in BUILTIN_TOOLS]} differ from tool_spec.TOOL_NAMES")
 

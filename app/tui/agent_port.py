@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Protocol, Sequen
 from agent_core import events as ev
 from agent_core.providers.demo.pause import Pause
 from agent_core.providers.model import ModelInfo
+from compaction.accounting.budget import ContextBudget
 from compaction.entry import Entry
 
 
@@ -30,6 +31,9 @@ class AgentHandle(Protocol):
 
     @property
     def compactions(self) -> Sequence[ev.Compaction]: ...     # the session's, oldest first
+
+    @property
+    def budget(self) -> ContextBudget: ...                   # the thresholds the session works within now
 
     @property
     def context_history(self) -> Sequence[tuple[int, int, bool]]: ...   # (turn, tokens, compacted)
@@ -59,6 +63,10 @@ class AgentHandle(Protocol):
     def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]: ...
 
     def let_time_pass(self, text: str = "") -> Pause: ...   # /wait; raises PauseError
+
+    def set_threshold(self, pct: float | None) -> ContextBudget: ...   # /threshold; raises ValueError out of bounds
+
+    def keep_threshold(self, pct: float | None) -> str: ...   # saved per model; says where
 
     def cancel(self) -> None: ...
 

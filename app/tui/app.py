@@ -29,6 +29,7 @@ from compaction.estimate import estimate_text
 from compaction.next_request import NextRequest
 
 from agent_core import events as ev
+from agent_core.context_budget import threshold_pct, threshold_words
 from agent_core.context_items import largest_items
 from agent_core.providers.demo.pause import PauseError
 from agent_core.providers.demo.pause import describe as describe_pause
@@ -94,6 +95,8 @@ class CtxApp(App[int]):
         Binding("ctrl+t", "slash('/transcripts')", "Transcripts", id="app.transcripts"),
         Binding("f1", "slash('/help')", "Help", id="app.help"),
         Binding("f2,ctrl+b", "toggle_sidebar", "Panes", id="app.sidebar"),
+        Binding("alt+up", "nudge_threshold(1)", "Threshold +1%", id="app.threshold_up", show=False),
+        Binding("alt+down", "nudge_threshold(-1)", "Threshold -1%", id="app.threshold_down", show=False),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
 
@@ -690,6 +693,37 @@ class CtxApp(App[int]):
             self.notify(visible(str(e)), severity="error", markup=False)
             return
         self.call_next(self.conversation.add_notice, "⏱ " + describe_pause(pause))
+
+    def _cmd_threshold(self, arg: str) -> None:
+        budget = self.agent.budget
+        if not arg.strip():
+            self.call_next(self.conversation.add_notice, "Auto-compact " + threshold_words(budget) +
+                           ". /threshold 70% or /threshold 120k moves it (Alt+Up / Alt+Down: 1% at a time), "
+                           "/threshold default puts it back.")
+            return
+        try:
+            pct = threshold_pct(arg, budget)
+        except ValueError as e:
+            self.notify(visible(str(e)), severity="error", markup=False)
+            return
+        self._move_threshold(pct)
+
+    def action_nudge_threshold(self, step: int) -> None:
+        budget = self.agent.budget
+        now = budget.autocompact_pct if budget.autocompact_pct is not None else budget.pct_for(
+            budget.autocompact_threshold)
+        self._move_threshold(round(now + step, 1))
+
+    def _move_threshold(self, pct: float | None) -> None:
+        """Set the threshold, keep it for this model, say so, and redraw the figures with it."""
+        try:
+            budget = self.agent.set_threshold(pct)
+        except ValueError as e:
+            self.notify(visible(str(e)), severity="error", markup=False)
+            return
+        where = self.agent.keep_threshold(pct)
+        self.call_next(self.conversation.add_notice, f"Auto-compact {threshold_words(budget)}, {visible(where)}.")
+        self._update_context(self.agent.context_event())
 
     def _cmd_help(self, arg: str) -> None:
         self.push_screen(HelpScreen())

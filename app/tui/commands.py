@@ -31,6 +31,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("cost", "", "Show cost by model and token bucket (toggle full size)"),
     SlashCommand("clear", "", "Start a new session with an empty context"),
     SlashCommand("model", "NAME", "Switch the model (e.g. /model demo)", needs_arg=True),
+    SlashCommand("threshold", "[70% | N]", "Move the auto-compact threshold, kept for this model "
+                 "(Alt+Up / Alt+Down: 1% at a time)"),
     SlashCommand("resume", "[ID]", "Resume a saved session"),
     SlashCommand("transcripts", "", "Browse sessions, compaction transcripts and Claude Code logs"),
     SlashCommand("wait", "[DURATION]", "Demo model: let time pass (default: the cache TTL + 1m) so the prompt cache "

@@ -5,6 +5,7 @@ to the same share of the window, so the order of the thresholds holds for every 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 STATES = ("ok", "warning", "error", "autocompact", "blocking")
@@ -18,6 +19,9 @@ DEFAULTS = {
     "warning_buffer": (20_000, 0.10),
     "error_buffer": (10_000, 0.05),
     "blocking_buffer": (3_000, 0.015),
+    # A threshold the user sets stays this far under the blocking limit, so the summary that runs at
+    # it, and the turn that reached it, still have room before the API refuses a request.
+    "threshold_margin": (2_000, 0.01),
 }
 
 
@@ -51,6 +55,14 @@ class ContextBudget:
             raise ValueError(f"autocompact_pct must be a number in (0, 100], got {self.autocompact_pct!r}")
         if self.effective_window <= 0:
             raise ValueError("output_reserve leaves no room: it must be smaller than the context window")
+        if self.autocompact_pct is not None and self.autocompact_enabled:
+            wanted, highest = self.autocompact_threshold, self.highest_threshold
+            if wanted > highest:
+                raise ValueError(
+                    f"autocompact_pct {self.autocompact_pct:g}% puts the auto-compact threshold at {wanted:,} tokens, "
+                    f"above the highest safe one ({highest:,}: the blocking limit {self.blocking_limit:,} less a "
+                    f"{self.blocking_limit - highest:,}-token margin); with this window it can be at most "
+                    f"{self.highest_pct:g}%")
         if self.warning_threshold <= 0:
             raise ValueError("the buffers leave no room below the auto-compact threshold; make them smaller")
 
@@ -69,10 +81,28 @@ class ContextBudget:
         e = self.effective_window
         if not self.autocompact_enabled:
             return e
-        t = e - _scaled("autocompact_buffer", self.context_window, self.autocompact_buffer)
-        if self.autocompact_pct is not None:
-            t = min(t, int(e * self.autocompact_pct / 100))
-        return t
+        if self.autocompact_pct is not None:     # the user's: above the default or below it
+            return int(e * self.autocompact_pct / 100 + 1e-6)   # a pct made from a token count gives that count
+        return self.default_threshold
+
+    @property
+    def default_threshold(self) -> int:
+        """The threshold when the user sets none (Claude Code's buffer, scaled to the window)."""
+        return self.effective_window - _scaled("autocompact_buffer", self.context_window, self.autocompact_buffer)
+
+    @property
+    def highest_threshold(self) -> int:
+        """The highest threshold a user may set: the blocking limit less a margin."""
+        return self.blocking_limit - _scaled("threshold_margin", self.context_window, None)
+
+    @property
+    def highest_pct(self) -> float:
+        """`highest_threshold` as a percentage of the effective window, rounded down to a tenth."""
+        return math.floor(1000 * self.highest_threshold / self.effective_window) / 10
+
+    def pct_for(self, tokens: int) -> float:
+        """The autocompact_pct that puts the threshold at `tokens`."""
+        return 100 * tokens / self.effective_window
 
     def _below_threshold(self, name: str, override: int | None) -> int:
         """A warning/error buffer: scaled to the window, and never a larger share of the threshold

@@ -12,39 +12,16 @@ import pytest
 from agent_core import events as ev
 from app.tui.screens.permission import PermissionScreen
 from app.tui.app import CtxApp
-from tests.app.snapshot_helpers import settled
-from tests.tui_fakes import FIXED_TIME, HISTORY, SESSION_ID, FakeAgent, context_event, cost_event, scripted_turn
+from tests.app.snapshot_helpers import STATE_TOKENS, fill, settled
+from tests.tui_fakes import FIXED_TIME, SESSION_ID, FakeAgent
 
 SIZE = (120, 40)
-STATE_TOKENS = {"ok": 60_000, "warning": 150_000, "error": 160_000, "autocompact": 170_000, "blocking": 180_000}
 
 
 
 
 def make_app(**kw) -> CtxApp:
     return CtxApp(FakeAgent(), clock=lambda: FIXED_TIME, **kw)
-
-
-async def fill(app: CtxApp, state: str, pilot) -> None:
-    """The main screen after one scripted turn, with the panes in `state`. The app hands the
-    loop's figures to the panes once per frame: the frame passes before the panes are set here."""
-    app.prompt_input.cursor_blink = False
-    await app.conversation.add_user("Explore the project and summarise it")
-    for e in scripted_turn():
-        await app.handle_event(e)
-    await app.handle_event(context_event(STATE_TOKENS[state]))
-    await app.handle_event(cost_event())
-    await pilot.pause()
-    for _ in range(100):           # on a loaded machine the frame can come after the pause
-        if not app._panes_scheduled:
-            break
-        await pilot.pause(0.01)
-    assert not app._panes_scheduled, "the loop's figures were never handed to the panes"
-    app.context_pane.history = HISTORY
-    app.context_pane.compactions = sum(1 for p in HISTORY if p[2])   # the ◆ marks, as the agent would count them
-    app.cost_pane.extras = {"cache_hit_rate": 0.842, "saved_usd": 0.8123, "burn_usd_per_hour": 1.37}
-    app.cost_pane.cost = cost_event()
-    app.conversation.scroll_end(animate=False)
 
 
 @pytest.mark.parametrize("state", list(STATE_TOKENS))

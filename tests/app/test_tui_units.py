@@ -35,7 +35,7 @@ def test_command_that_needs_an_argument_says_so():
 
 def test_every_issue_command_exists():
     assert {c.name for c in commands.COMMANDS} == {"compact", "context", "cost", "clear", "model", "resume",
-                                                    "transcripts", "wait", "help"}
+                                                    "transcripts", "wait", "help", "threshold"}
 
 
 def test_completion():

@@ -23,6 +23,7 @@ KEYS = (
     ("Ctrl+T", "transcript browser"),
     ("Ctrl+O", "full context breakdown"),
     ("F2 / Ctrl+B", "show or hide the side panes (hidden under 120 columns)"),
+    ("Alt+Up / Alt+Down", "move the auto-compact threshold by 1% (kept for this model)"),
     ("Ctrl+Q", "quit"),
 )
 

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Collapsible, DataTable, Static
 
 from agent_core.events import Compaction
+from compaction.loss_report import summary_line
 from agent_core.security.visible_text import one_line, visible
 
 from app import format as fmt
@@ -61,6 +62,26 @@ def entry_lines(parts: dict[str, Any]) -> str:
     more = int(parts.get("cleared_count") or 0) - min(ENTRY_ROWS, len(parts.get("cleared") or []))
     if more > 0:
         lines.append(f"  … and {more:,} more cleared")
+    return "\n".join(lines)
+
+
+def loss_lines(loss: dict[str, Any]) -> str:
+    """The loss report (compaction.loss_report) as lines: prompts, files gone, results cleared,
+    and the names from the user's prompts no longer in the context. Names come from the user's
+    own text and file paths from tool calls: shown with their control characters made visible."""
+    lines = [visible(summary_line(loss))]
+    for text in (loss.get("prompts") or {}).get("dropped_list") or ():
+        lines.append(f"  prompt dropped: {one_line(str(text))}")
+    for path, chars in loss.get("files_gone") or ():
+        lines.append(f"  file gone: {one_line(str(path))} ({int(chars):,} chars)")
+    more = int(loss.get("files_gone_count") or 0) - len(loss.get("files_gone") or ())
+    if more > 0:
+        lines.append(f"  … and {more:,} more files")
+    missing = [one_line(str(n)) for n in loss.get("missing") or ()]
+    if missing:
+        lines.append("  no longer in the context: " + ", ".join(missing)
+                     + (f" … and {int(loss['missing_count']) - len(missing):,} more"
+                        if int(loss.get("missing_count") or 0) > len(missing) else ""))
     return "\n".join(lines)
 
 
@@ -136,6 +157,10 @@ class InspectorScreen(ModalScreen[None]):
                 yield Static(Content("What the agent no longer sees"), classes="inspector-section")
                 yield Static(Content(lines or "(no stored entry was removed or rewritten: this layer changes "
                                                "what is sent, not the history)"), id="inspector-entries")
+                loss = parts.get("loss")
+                if isinstance(loss, dict):
+                    yield Static(Content("What was lost"), classes="inspector-section")
+                    yield Static(Content(loss_lines(loss)), id="inspector-loss")
                 for a in parts.get("added") or ():
                     kind = ADDED_KINDS.get(str(a.get("kind")), str(a.get("kind")))
                     where = f" {a['path']}" if a.get("path") else ""

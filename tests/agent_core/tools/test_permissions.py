@@ -28,7 +28,7 @@ class Asker:
 def test_defaults_cover_every_tool():
     assert set(DEFAULT_POLICY) == set(TOOL_NAMES)
     p = PermissionPolicy()
-    assert [t for t in TOOL_NAMES if p.mode(t) == "allow"] == ["read_file", "glob", "grep", "compact"]
+    assert [t for t in TOOL_NAMES if p.mode(t) == "allow"] == ["read_file", "glob", "grep", "compact", "context_status"]
     assert {p.mode(t) for t in ("bash", "write_file", "edit_file")} == {"ask"}
     assert p.mode("some_new_tool") == "ask"
 

@@ -8,6 +8,7 @@ from textual.strip import Strip
 
 from agent_core import events as ev
 from agent_core.security.visible_text import one_line, visible
+from compaction.loss_report import summary_line
 
 from app import format as fmt
 from app.tui.widgets.conversation.draw import Look, paragraph
@@ -46,6 +47,10 @@ class MarkerRecord:
         clause = fmt.cache_clause(self.cache)
         if clause and "per call" not in self.action:   # the layer's action usually says it already
             text.append("\n   " + clause, "dim")
+        parts = self.event.parts if self.event is not None else None
+        loss = parts.get("loss") if parts else None
+        if isinstance(loss, dict):
+            text.append("\n   lost: " + visible(summary_line(loss)), "dim")
         if self.transcript_path:
             text.append("\n   transcript: ")
             text.append(fmt.path(self.transcript_path), "underline")
