@@ -134,7 +134,8 @@ class ContextUpdate(Event):
     source: str = "estimate"
     # The next request's price before it is sent (compaction.next_request): tokens, cached_tokens,
     # uncached_tokens, usd_if_warm, usd_if_cold, cache_expires_in_s; None where not worked out.
-    next_request: dict | None = None
+    # (not compared: it moves with the clock, the context figures are what two events share)
+    next_request: dict | None = field(default=None, compare=False)
 
 
 def context_update(budget: ContextBudget, tokens: int, categories: dict[str, int],
