@@ -9,12 +9,12 @@ ctxtui owns), then written to a temporary file beside it and renamed over it, ke
 from __future__ import annotations
 
 import os
-import tempfile
 import tomllib
 from pathlib import Path
 
 from agent_core.config import PCT_BY_MODEL
 from agent_core.regular_file import open_regular
+from compaction.transcript import replace_file
 
 MAX_BYTES = 1 << 20
 
@@ -58,17 +58,4 @@ def _read(path: Path) -> tuple[str, int]:
 
 def _replace(path: Path, text: str, mode: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    replace_file(path, text, mode)

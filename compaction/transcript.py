@@ -19,11 +19,16 @@ __all__ = ["DIR_MODE", "FILE_MODE", "UnsafeDir", "check_private_dir", "ensure_pr
 def atomic_write_text(path: Path, text: str) -> Path:
     """Write to a temp file in the same folder, fsync, then rename: a reader never sees half a
     file. Every registered secret is scrubbed first: nothing ctxtui writes may hold one."""
-    text = scrub(text)
     ensure_private_dir(path.parent)
+    return replace_file(path, scrub(text), FILE_MODE)
+
+
+def replace_file(path: Path, text: str, mode: int) -> Path:
+    """`text` put in place of `path` whole (a temp file beside it, fsync, rename), with `mode`;
+    nothing scrubbed: for a file that is the user's (agent_core/threshold_store.py)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
-        os.fchmod(fd, FILE_MODE)
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
