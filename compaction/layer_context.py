@@ -119,6 +119,7 @@ class LayerContext:
                                      # threshold too: the summary a rewrite puts off is a cheap one
     early: bool = False              # summarizing stages: the count is under the auto-compact threshold; act only
                                      # when compacting now pays (cache_economics.judge_compaction), never fail
+    dry_run: bool = False            # a preview (compaction/preview.py): decide as usual, write no file
 
     @property
     def budget(self) -> ContextBudget:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from compaction import clock
 from compaction.layers import collapse, microcompact, snip, tool_result_budget
+from compaction.cache_economics import Verdict, judge_compaction
 from compaction.breakers import BreakerConfig, Breakers, rejected_report
 from compaction.entry import Entry
 from compaction.layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
@@ -54,6 +55,10 @@ class Pipeline:
         # told the count the summarizing stages are about to see at the auto-compact threshold
         # (after the cheap layers), so a front-end can show it before the compaction lands
         self.before_summary: Callable[[PipelineResult], None] | None = None
+        # told each report as a layer or stage makes it, with the entries it was handed and returned
+        # (a preview lists what each layer would do)
+        self.on_step: Callable[[CompactionReport, list[Entry], list[Entry]], None] | None = None
+        self.dry_run = False   # a preview's copy: layers decide as usual and write no file
 
     # How a caller (the agent loop) drives the engine: these methods, never a write to `config`
     # or `state` of its own.
@@ -109,6 +114,24 @@ class Pipeline:
     def forget(self, key: str) -> None:
         self.state.layers.pop(key, None)
 
+    def dry_copy(self, stages: Sequence[CompactionStage] | None = None) -> "Pipeline":
+        """A pipeline that decides exactly as this one would now, on a copy of its state, and writes
+        no file (transcripts and saved tool results are named, not written): what a preview runs.
+        `stages`: in place of this one's (a preview's summarizer makes no model call)."""
+        dry = Pipeline(dataclasses.replace(self.config), self.session_dir,
+                       self.stages if stages is None else stages, copy.deepcopy(self.state),
+                       (self.rewriting, self.projecting))
+        dry.dry_run = True
+        return dry
+
+    def verdict_for(self, entries: Sequence[Entry], after_tokens: int, fixed_usd: float = 0.0,
+                    now: float | None = None) -> Verdict:
+        """What replacing `entries` (their projected view) by a history counted `after_tokens` would
+        cost on the next call and save on each later one (cache_economics.judge_compaction)."""
+        view, tokens = self.view(entries, now)
+        ctx = self._ctx(view, clock.now() if now is None else now, tokens=tokens)
+        return judge_compaction(view, ctx, after_tokens, fixed_usd)
+
     def count(self, entries: Sequence[Entry]) -> int:
         return count_tokens(entries, self.config.overhead_tokens, self.config.count_ratio)
 
@@ -117,6 +140,7 @@ class Pipeline:
         summarizing = bool(self.stages) and self.config.budget.autocompact_enabled and self.breakers().allows("auto")
         ctx = LayerContext(self.config, self.state, self.session_dir, now,
                            self.count(entries) if tokens is None else tokens, trigger, instructions, summarizing)
+        ctx.dry_run = self.dry_run
         ctx.cheap_summary = (summarizing and self.config.cache_aware and self.config.early_compaction
                              and any(getattr(s, "early", False) for s in self.stages))
         return ctx
@@ -162,7 +186,12 @@ class Pipeline:
             if not rep.duration_s:
                 rep = dataclasses.replace(rep, duration_s=time.perf_counter() - t0)
             reports.append(rep)
+            self._said(rep, es, res.entries)
         return res.entries
+
+    def _said(self, report: CompactionReport, before: list[Entry], after: list[Entry]) -> None:
+        if self.on_step is not None:
+            self.on_step(report, before, after)
 
     def _project(self, work: list[Entry], now: float, reports: list[CompactionReport],
                  commit: bool = True) -> PipelineResult:
@@ -277,6 +306,8 @@ class Pipeline:
                 if after >= ctx.tokens:
                     report = rejected_report(report.layer, f"the result would not be smaller ({ctx.tokens:,} → "
                                              f"{after:,} tokens)", trigger, ctx.tokens, after)
+            if report is not None:
+                self._said(report, work, work if report.details.get("failed") else out.entries)
             if report is not None and report.details.get("failed"):
                 res.reports.append(report)
                 why = report.details.get("reason") or report.details.get("why") or report.action

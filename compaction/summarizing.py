@@ -13,7 +13,7 @@ from compaction.entry import Entry, project
 from compaction.layer_context import LayerContext
 from compaction.report import CompactionReport, LayerResult
 from compaction.accounting.tokens import Calibration, anchor_index, usage_total
-from compaction.transcript import transcripts_dir, write_transcript
+from compaction.transcript import transcript_path, transcripts_dir, write_transcript
 from compaction.validate import validate_history
 
 # Token knobs left at None take CC's default, scaled down for small windows like budget.py does:
@@ -76,6 +76,8 @@ def save_transcript(ctx: LayerContext, entries: Sequence[Entry], require: bool) 
         if require:
             return None, "there is no session folder to save the transcript in, so the history cannot be replaced"
         return None, None
+    if ctx.dry_run:
+        return str(transcript_path(transcripts_dir(ctx.session_dir), ctx.trigger, ctx.now, reserve=False)), None
     try:
         path = write_transcript(transcripts_dir(ctx.session_dir), entries, ctx.trigger, now=ctx.now)
     except OSError as exc:

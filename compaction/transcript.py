@@ -54,11 +54,15 @@ def transcripts_dir(session_dir: str | Path) -> Path:
 _next_free: dict[tuple[str, str], int] = {}     # (folder, trigger) -> the second after the last name given
 
 
-def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: float | None = None) -> Path:
-    """`<folder>/<timestamp>-<trigger>.jsonl`, one entry per line, 0600. Raises on failure so the
-    caller never replaces history without a transcript. A name already taken (two compactions in
-    one second) moves to the next free second, so every name has the same length: the path is part
-    of the summary message, and its size must not depend on timing."""
+def transcript_path(folder: Path, trigger: str, now: float | None = None, reserve: bool = True) -> Path:
+    """`<folder>/<timestamp>-<trigger>.jsonl` for a transcript written at `now`: a name already taken
+    (two compactions in one second) moves to the next free second, so every name has the same
+    length (the path is part of the summary message, and its size must not depend on timing).
+    `reserve=False` (a preview): the name is not kept from the next writer."""
+    return _free_name(folder, trigger, now, reserve)[0]
+
+
+def _free_name(folder: Path, trigger: str, now: float | None, reserve: bool) -> tuple[Path, int]:
     t = int(now if now is not None else clock.now())
     # Compactions seconds apart (a demo session) take names seconds ahead; looking again from the
     # first second each time went over every name taken so far: begin after the last one given.
@@ -68,7 +72,15 @@ def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: 
     while path.exists():
         t += 1
         path = folder / f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(t))}-{trigger}.jsonl"
-    _next_free[key] = t + 1
+    if reserve:
+        _next_free[key] = t + 1
+    return path, t
+
+
+def write_transcript(folder: Path, entries: Sequence[Entry], trigger: str, now: float | None = None) -> Path:
+    """The entries at `transcript_path`, one per line, 0600. Raises on failure so the caller never
+    replaces history without a transcript."""
+    path, t = _free_name(folder, trigger, now, reserve=True)
     text = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
     written = atomic_write_text(path, text)
     if clock.skipped():

@@ -28,6 +28,7 @@ from agent_core import events as ev
 from agent_core import threshold_store
 from agent_core.context_budget import ESTIMATE_MARGIN, MIN_TURN_TOKENS, OUTPUT_FLOOR, output_room
 from agent_core.loop.compaction_parts import compaction_parts
+from agent_core.loop.compaction_preview import CompactionPreview, PreviewError, preview_compaction, summary_size
 from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
@@ -334,6 +335,23 @@ class Agent:
             return
         async for e in self._drive(self._manual_compact(focus)):
             yield e
+
+    async def preview_compact(self, focus: str | None = None) -> CompactionPreview:
+        """`/compact --preview [focus]`: what a compaction now would do, cost and save, layer by
+        layer (compaction_preview); nothing in the history, the log or the engine's state changes.
+        Raises PreviewError while a turn runs (its history is half-written)."""
+        if self.busy:
+            raise PreviewError("A turn is running: preview the compaction once it ends, or press Esc to cancel it.")
+        entries = list(self.entries)   # a turn started meanwhile appends to self.entries, not to this
+        if not any(e.sent for e in entries):
+            tokens = self.tokens()
+            return CompactionPreview(focus, tokens, tokens, note="Nothing to compact yet.")
+        nr = self.next_request()
+        cached = nr.cached_tokens if (nr.cache_expires_in_s or 0) > 0 else 0
+        size = summary_size(self.compactions, self.pipeline.budget.autocompact_threshold,
+                            max(0, nr.tokens - self.pipeline.overhead_tokens))
+        return await preview_compaction(self.pipeline, entries, focus, summary=size, cached_tokens=cached,
+                                        now=self.clock())
 
     def cancel(self) -> None:
         if self.busy:

@@ -33,9 +33,9 @@ import hashlib
 import json
 from typing import Any
 
-from compaction import (Entry, Pipeline, PipelineConfig, PipelineResult, SummarizeConfig, SummaryResult,
-                        default_stages)
+from compaction import (Entry, Pipeline, PipelineConfig, PipelineResult, SummarizeConfig, default_stages)
 from compaction.layer_context import LayerContext
+from compaction.sized_summary import SizedSummarizer
 from compaction.report import LayerResult
 
 from agent_core.logs.trajectory import Message, Request
@@ -45,7 +45,6 @@ from agent_core.replay.simulate import Step, SummaryCall
 CC_TOOL_NAMES = {"Read": "read_file", "Bash": "bash", "Grep": "grep", "Glob": "glob", "Write": "write_file",
                  "Edit": "edit_file", "MultiEdit": "edit_file", "NotebookEdit": "edit_file"}
 CC_INPUT_KEYS = {"file_path": "path", "notebook_path": "path"}
-FILLER = "This summary is sized, not written: replay calls no model. "
 
 
 def ctxtui_block(block: dict) -> dict:
@@ -80,56 +79,6 @@ def entry_text(e: Entry) -> str:
             parts.append(c if isinstance(c, str) else " ".join(str(x.get("text", "")) for x in c
                                                                if isinstance(x, dict)))
     return "\n".join(parts)
-
-
-class SizedSummarizer:
-    """The `Summarizer` the LLM stage is handed: no model, a summary of the sized length holding
-    what Claude Code's summary prompt asks a summary to keep and replay can know without a model
-    — every user message ("All user messages", newest kept first when they do not all fit) and
-    the files the conversation touched ("Files and code sections": paths, not contents) — then
-    filler up to the size."""
-
-    def __init__(self, tokens: int) -> None:
-        self.tokens = tokens
-        self.calls: list[int] = []       # the summary prompt's size, per call
-
-    async def summarize(self, messages: list[dict], **_: Any) -> SummaryResult:
-        last = messages[-1]["content"] if messages else []
-        prompt = next((b.get("text", "") for b in reversed(last) if b.get("type") == "text"), "")
-        self.calls.append(max(1, len(prompt) // 4))
-        return SummaryResult(text=sized_summary(messages[:-1], self.tokens * 4), usage={}, model="replay")
-
-
-def sized_summary(messages: list[dict], chars: int) -> str:
-    """The summary text for `messages` (the conversation, without the summary prompt), `chars` long."""
-    prompts: list[str] = []
-    paths: dict[str, None] = {}
-    for m in messages:
-        content = m.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
-            text = str(b.get("text", "")) if b.get("type") == "text" else ""
-            if m.get("role") == "user" and text.strip() and FILLER not in text and "<file path=" not in text:
-                prompts.append(" ".join(text.split()))     # not an earlier sized summary, not a re-attached file
-            elif b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
-                path = b["input"].get("path") or b["input"].get("file_path")
-                if isinstance(path, str) and path:
-                    paths[path] = None
-    files = "Files and code sections:\n" + "".join(f"- {p}\n" for p in paths)
-    kept: list[str] = []
-    room = chars - len(files) - 40
-    for p in reversed(prompts):              # the newest first, when they do not all fit
-        line = f"- {p}\n"
-        if len(line) > room:
-            break
-        kept.append(line)
-        room -= len(line)
-    text = "All user messages:\n" + "".join(reversed(kept)) + files
-    if len(text) >= chars:
-        return text[:chars]
-    return text + (FILLER * ((chars - len(text)) // len(FILLER) + 1))[: chars - len(text)]
 
 
 class Recording:

@@ -2,7 +2,9 @@
 
 `--compact [FOCUS]` (with --continue or --resume) compacts the resumed session instead of running a
 prompt, prints the compaction like a run does and exits: how a script recovers from a context that
-is full or a breaker that stopped automatic compaction.
+is full or a breaker that stopped automatic compaction. `--compact --preview [FOCUS]` prints what
+that compaction would do, cost and save instead, and changes nothing (one object in the JSON
+formats, `"preview": true`).
 
 Exit codes: 0 done; 1 the run failed (API error, budget or turn limit, blocking, the session log
 could not be written, a --compact that could not shrink the session); 2 bad usage or configuration
@@ -42,11 +44,13 @@ from typing import Any, Callable, TextIO
 
 from agent_core import events as ev
 from agent_core.config import ConfigError, load_config
+from agent_core.loop.compaction_preview import PreviewError
 from agent_core.loop.factory import build_agent
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.security.trust import remember as remember_trust
 from agent_core.security.visible_text import json_escaped, one_line, visible
 from agent_core.sessions.valid_text import decode_input, valid_text
+from app.preview_text import preview_lines
 from app.cli.stream_input import InputLineError, StdinLines, parse_input_line
 
 OK_STOPS = frozenset({"end_turn", "stop_sequence", "compacted"})
@@ -273,6 +277,13 @@ class _Output:
         self._write(visible(e.text))
         self._line_open = not e.text.endswith("\n")
 
+    def preview(self, p: Any, session_id: str) -> None:
+        """A compaction preview: one object in the JSON formats, its lines on stdout in text."""
+        if self.fmt == "text":
+            self._write("".join(line + "\n" for line in preview_lines(p)))
+        else:
+            self._json({**p.to_dict(), "session_id": session_id})
+
     def finish(self, result: dict) -> None:
         if self.fmt == "stream-json":
             self._json(result)
@@ -350,6 +361,25 @@ async def _turn(agent: Any, prompt: str | None, output: _Output, signals: StopSi
             "interrupted": signals.received is not None}
 
 
+def compact_focus(args: Any) -> str | None:
+    """The focus of `--compact [FOCUS]` or `--compact --preview [FOCUS]`; None when there is none."""
+    return getattr(args, "preview", None) or getattr(args, "compact", None) or None
+
+
+async def run_preview(agent: Any, focus: str | None, output: _Output) -> bool:
+    """`--compact --preview`: print what the compaction would do; the session is closed unchanged.
+    False when no preview could be made."""
+    try:
+        preview = await agent.preview_compact(focus)
+    except PreviewError as e:
+        output.event(ev.Error("preview", str(e)))
+        return False
+    finally:
+        await agent.aclose()
+    output.preview(preview, agent.session_id)
+    return True
+
+
 async def run_stream(agent: Any, stdin: TextIO, output: _Output, signals: StopSignals | None = None) -> bool:
     """Run each prompt of a stream-json stdin as a turn of the one session, until the end of input,
     a stop signal or stdout's reader going away; each turn prints its result. A refused line is an
@@ -413,8 +443,11 @@ def input_usage_error(args: Any) -> str | None:
 
 def compact_usage_error(args: Any) -> str | None:
     """What is wrong with a `--compact` invocation, or None."""
+    preview = getattr(args, "preview", None)
     if getattr(args, "compact", None) is None:
-        return None
+        return "--preview shows what --compact would do: add --compact." if preview is not None else None
+    if preview and args.compact:
+        return "Give the focus once: --compact --preview FOCUS."
     if not (getattr(args, "resume", None) or getattr(args, "continue_", False)):
         return ("--compact compacts a saved session: add --continue (the latest session of this workspace) "
                 "or --resume ID.")
@@ -488,6 +521,8 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
         if output.closed:
             return EXIT_PIPE
         return EXIT_OK if all_ok else EXIT_FAILED
+    if getattr(args, "preview", None) is not None:
+        return EXIT_OK if asyncio.run(run_preview(agent, compact_focus(args), output)) else EXIT_FAILED
     result = asyncio.run(run_headless(agent, prompt, output, signals, compact=getattr(args, "compact", None)))
     output.finish(result)
     if result.pop("interrupted") or result["stop_reason"] == "cancelled":

@@ -16,6 +16,8 @@ commands:
                                    one turn per JSON user message on stdin, in one session
   ctxtui --headless --continue --compact [FOCUS]
                                    compact the latest session (e.g. after a breaker stopped auto-compaction)
+  ctxtui --headless --continue --compact --preview [FOCUS]
+                                   what that compaction would do and cost, changing nothing
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
   ctxtui usage [PATH ...]          token and cost report over session logs
   ctxtui replay PATH... [--json]   what a session would have cost under other compaction policies
@@ -56,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compact", nargs="?", const="", metavar="FOCUS",
                    help="headless: compact the session that --continue or --resume names (optionally with a "
                         "focus), print the compaction and exit; no prompt is sent")
+    p.add_argument("--preview", nargs="?", const="", metavar="FOCUS",
+                   help="with --compact: show what the compaction would do now (per layer, tokens before and "
+                        "after, the cache rewrite's cost, the saving per later call, the payback) and change "
+                        "nothing")
     p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
     p.add_argument("--context-window", type=int, metavar="N",
                    help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")

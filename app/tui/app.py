@@ -31,6 +31,7 @@ from compaction.next_request import NextRequest
 from agent_core import events as ev
 from agent_core.context_budget import threshold_pct, threshold_words
 from agent_core.context_items import largest_items
+from agent_core.loop.compaction_preview import PreviewError
 from agent_core.providers.demo.pause import PauseError
 from agent_core.providers.demo.pause import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
@@ -42,6 +43,7 @@ from app.tui.event_feed import NOT_YET, EventFeed
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.inspector import InspectorScreen
+from app.preview_text import headline
 from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.resume import ResumeScreen
 from app.tui.screens.transcript_browser import TranscriptBrowser
@@ -667,7 +669,37 @@ class CtxApp(App[int]):
         handler(cmd.arg)
 
     def _cmd_compact(self, arg: str) -> None:
-        self.run_compact(arg or None)
+        flag, _, focus = arg.partition(" ")
+        if flag == "--preview":
+            self.preview_compact(focus.strip() or None)
+        else:
+            self.run_compact(arg or None)
+
+    @work(group="preview", exclusive=True)
+    async def preview_compact(self, focus: str | None) -> None:
+        """`/compact --preview [focus]`: what a compaction now would do, in the inspector's layout;
+        `a` there runs it. Nothing changes until then."""
+        if self.busy:
+            self.notify("A turn is running: preview the compaction once it ends.", severity="warning")
+            return
+        try:
+            preview = await self.agent.preview_compact(focus)
+        except PreviewError as e:
+            self.notify(visible(str(e)), severity="warning", markup=False)
+            return
+        if preview.compaction is None:
+            await self.conversation.add_notice(headline(preview))
+            return
+        agent, model = self.agent, self.agent.info.model
+
+        def closed(apply: bool | None) -> None:
+            if apply and not self.busy:
+                self.run_compact(focus)
+            elif apply:
+                self.notify("A turn is running: run /compact once it ends.", severity="warning")
+
+        self.push_screen(InspectorScreen(preview.compaction, lambda u: agent.price(model, u), preview),
+                         callback=closed)
 
     def _cmd_context(self, arg: str) -> None:
         if not self._side_ready:    # the figures are the pane's

@@ -26,7 +26,8 @@ class SlashCommand:
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("compact", "[focus]", "Compact the conversation now (optional focus for the summary)"),
+    SlashCommand("compact", "[--preview] [focus]", "Compact now (optional focus for the summary); --preview: "
+                 "what it would do and cost, first"),
     SlashCommand("context", "", "Show the full context breakdown"),
     SlashCommand("cost", "", "Show cost by model and token bucket (toggle full size)"),
     SlashCommand("clear", "", "Start a new session with an empty context"),

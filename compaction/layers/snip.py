@@ -36,7 +36,7 @@ from compaction.layers.ptl import is_retry_marker
 from compaction.report import CompactionReport, LayerResult
 from compaction.rounds import round_starts
 from compaction.accounting.tokens import adjust_anchor, count_tokens
-from compaction.transcript import transcripts_dir, write_transcript
+from compaction.transcript import transcript_path, transcripts_dir, write_transcript
 
 NAME = "snip"
 MARKER_ESTIMATE = 120  # tokens a marker costs, used while choosing rounds (checked exactly after)
@@ -138,6 +138,8 @@ def apply(entries: list[Entry], ctx: LayerContext) -> LayerResult:
     last_uuid = entries[-1].uuid
     if st.get("archived_last") == last_uuid and st.get("archived_path"):
         path = st["archived_path"]  # nothing new since the last archive: do not write another
+    elif ctx.dry_run:
+        path = str(transcript_path(transcripts_dir(ctx.session_dir), "snip", ctx.now, reserve=False))
     else:
         try:
             path = str(write_transcript(transcripts_dir(ctx.session_dir), entries, "snip", now=ctx.now))

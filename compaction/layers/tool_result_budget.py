@@ -127,7 +127,7 @@ def _decide_persist(tid: str, block: dict[str, Any], text: str, ctx: LayerContex
         rep = persisted_text(path, len(text), preview)
     if block_tokens({**block, "content": rep}) >= block_tokens(block):
         return None
-    if path is not None:
+    if path is not None and not ctx.dry_run:
         try:
             ensure_private_dir(Path(path).parent)
             atomic_write_text(Path(path), text)
@@ -185,7 +185,7 @@ def _process(entries: list[Entry], i: int, ctx: LayerContext, replaced: dict[str
                     put(j, nd, block_tokens({**b, "content": d["text"]}))
                     counts["repersisted"] += 1
                 continue
-            if d.get("path"):
+            if d.get("path") and not ctx.dry_run:
                 _restore_file(d, text)
             put(j, d, block_tokens({**b, "content": d["text"]}))  # the anchor already saw this text
             counts["reapplied"] += 1

@@ -5,6 +5,10 @@ where a user learns what the agent no longer sees.
 
 It shows what the Compaction event carries (`parts` is computed by the loop, see
 agent_core/loop/compaction_parts.py); it computes nothing beyond sums for its table.
+
+A compaction preview (`/compact --preview`) opens in the same layout: the event a compaction now
+would carry, what each layer would do, its cost and saving, and a key to apply it (the screen is
+dismissed with True; the app runs the compaction).
 """
 from __future__ import annotations
 
@@ -19,10 +23,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Collapsible, DataTable, Static
 
 from agent_core.events import Compaction
+from agent_core.loop.compaction_preview import CompactionPreview
 from compaction.loss_report import summary_line
 from agent_core.security.visible_text import one_line, visible
 
 from app import format as fmt
+from app.preview_text import money_lines, step_line
 
 # Prices a call's usage in dollars (None when the model has no price).
 PriceFn = Callable[[dict], "float | None"]
@@ -123,15 +129,19 @@ def weighed_line(cache: dict | None) -> str:
                                     f"({fmt.tokens(lost)} tokens of results the agent may need again)")
 
 
-class InspectorScreen(ModalScreen[None]):
-    """One compaction, inspected. `price` turns the summary call's usage into dollars."""
+class InspectorScreen(ModalScreen[bool]):
+    """One compaction, inspected. `price` turns the summary call's usage into dollars. With
+    `preview`, the compaction is one that has not happened: `a` applies it (dismissed with True)."""
 
-    BINDINGS = [Binding("escape,q", "close", "Close", id="inspector.close")]
+    BINDINGS = [Binding("escape,q", "close", "Close", id="inspector.close"),
+                Binding("a", "apply", "Apply", id="inspector.apply")]
 
-    def __init__(self, compaction: Compaction, price: PriceFn | None = None) -> None:
+    def __init__(self, compaction: Compaction, price: PriceFn | None = None,
+                 preview: CompactionPreview | None = None) -> None:
         super().__init__()
         self.compaction = compaction
         self.price = price
+        self.preview = preview
 
     def compose(self) -> ComposeResult:
         c = self.compaction
@@ -145,7 +155,12 @@ class InspectorScreen(ModalScreen[None]):
             if c.timestamp:
                 head += f" · at {fmt.clock(c.timestamp)}"
             yield Static(Content.assemble((head, "bold")), id="inspector-headline")
-            if c.action:
+            if self.preview is not None:
+                yield Static(Content("Nothing has changed yet. Press a to compact now, Esc to close."),
+                             id="inspector-keys")
+                yield Static(Content("What each layer would do"), classes="inspector-section")
+                yield Static(Content("\n".join(step_line(s) for s in self.preview.steps)), id="inspector-steps")
+            elif c.action:
                 yield Static(Content(visible(str(c.action))), id="inspector-action")
             if parts:
                 layers = [one_line(str(x)) for x in parts.get("layers") or ()]
@@ -174,13 +189,16 @@ class InspectorScreen(ModalScreen[None]):
                                      "session log, or an earlier layer of a run whose last compaction holds "
                                      "them)."), classes="inspector-note")
             yield Static(Content("Cost"), classes="inspector-section")
-            yield Static(Content("\n".join(cost_lines(c, self.price))), id="inspector-cost")
-            yield Static(Content.assemble("transcript: ", (fmt.path(c.transcript_path), "underline"))
+            cost = money_lines(self.preview) if self.preview is not None else cost_lines(c, self.price)
+            yield Static(Content("\n".join(cost)), id="inspector-cost")
+            where = "transcript (would be written): " if self.preview is not None else "transcript: "
+            yield Static(Content.assemble(where, (fmt.path(c.transcript_path), "underline"))
                          if c.transcript_path else Content("transcript: none (this layer writes none)"),
                          id="inspector-transcript")
 
     def on_mount(self) -> None:
-        self.query_one("#inspector-dialog").border_title = "Compaction inspector"
+        self.query_one("#inspector-dialog").border_title = ("Compaction preview" if self.preview is not None
+                                                            else "Compaction inspector")
         if not self.compaction.parts:
             return
         table = self.query_one("#inspector-parts", DataTable)
@@ -192,5 +210,11 @@ class InspectorScreen(ModalScreen[None]):
                           Text(fmt.tokens(before), justify="right"),
                           Text(fmt.tokens(after), justify="right"))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.preview is not None if action == "apply" else True
+
+    def action_apply(self) -> None:
+        self.dismiss(True)
+
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.dismiss(False)

@@ -133,7 +133,7 @@ def test_ctxtui_overflows_none_where_none_overflows():
 def test_a_replayed_summary_keeps_the_prompts_and_the_paths_at_its_size():
     """What Claude Code's summary prompt asks for (all user messages; files and code sections) is
     in the replay's summary, which stays the sized length; the newest prompts win when not all fit."""
-    from agent_core.replay.engine_policy import sized_summary
+    from compaction.sized_summary import sized_summary
     msgs = [{"role": "user", "content": "please fix src/app.py"},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file",
                                                "input": {"path": "src/app.py"}}]},
