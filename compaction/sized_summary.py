@@ -23,7 +23,7 @@ class SizedSummarizer:
         self.model = model
         self.calls: list[int] = []       # the summary prompt's size, per call
 
-    async def summarize(self, messages: list[dict], **_: Any) -> SummaryResult:
+    async def summarize(self, messages: list[dict[str, Any]], **_: Any) -> SummaryResult:
         last = messages[-1]["content"] if messages else []
         prompt = next((b.get("text", "") for b in reversed(last) if b.get("type") == "text"), "")
         self.calls.append(max(1, len(prompt) // 4))
@@ -31,7 +31,7 @@ class SizedSummarizer:
                              model=self.model)
 
 
-def sized_summary(messages: list[dict], chars: int, filler: str = FILLER) -> str:
+def sized_summary(messages: list[dict[str, Any]], chars: int, filler: str = FILLER) -> str:
     """The summary text for `messages` (the conversation, without the summary prompt), `chars` long,
     padded with `filler`."""
     prompts: list[str] = []
@@ -45,8 +45,8 @@ def sized_summary(messages: list[dict], chars: int, filler: str = FILLER) -> str
             text = str(b.get("text", "")) if b.get("type") == "text" else ""
             if m.get("role") == "user" and text.strip() and filler not in text and "<file path=" not in text:
                 prompts.append(" ".join(text.split()))     # not an earlier sized summary, not a re-attached file
-            elif b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
-                path = b["input"].get("path") or b["input"].get("file_path")
+            elif b.get("type") == "tool_use" and isinstance(args := b.get("input"), dict):
+                path = args.get("path") or args.get("file_path")
                 if isinstance(path, str) and path:
                     paths[path] = None
     files = "Files and code sections:\n" + "".join(f"- {p}\n" for p in paths)

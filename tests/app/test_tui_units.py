@@ -44,7 +44,7 @@ def test_completion():
     assert commands.complete("/m") == ["/model "]
     assert commands.complete("/compact x") == []
     assert commands.complete("hello") == []
-    assert "/compact [focus]" in commands.hint("/c")
+    assert "/compact [--preview] [focus]" in commands.hint("/c")
     assert commands.hint("plain text") == ""
     assert _common_prefix(["/compact ", "/context", "/cost"]) == "/co"
 

@@ -31,7 +31,9 @@ KEYS = (
 def help_text() -> Content:
     parts: list = [("Commands\n", "bold $accent")]
     for c in COMMANDS:
-        parts += [(f"  /{c.name} {c.args}".ljust(24), "bold"), f"{c.help}\n"]
+        usage = f"  /{c.name} {c.args}"
+        # a usage wider than its column takes a line of its own, its help under it in the column
+        parts += [(usage.ljust(24) if len(usage) < 24 else usage + "\n" + " " * 24, "bold"), f"{c.help}\n"]
     parts.append(("\nKeys\n", "bold $accent"))
     for k, what in KEYS:
         parts += [(f"  {k}".ljust(24), "bold"), f"{what}\n"]

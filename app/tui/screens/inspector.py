@@ -210,11 +210,9 @@ class InspectorScreen(ModalScreen[bool]):
                           Text(fmt.tokens(before), justify="right"),
                           Text(fmt.tokens(after), justify="right"))
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.preview is not None if action == "apply" else True
-
     def action_apply(self) -> None:
-        self.dismiss(True)
+        if self.preview is not None:    # a compaction that happened has nothing to apply
+            self.dismiss(True)
 
     def action_close(self) -> None:
         self.dismiss(False)

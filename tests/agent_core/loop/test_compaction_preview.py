@@ -149,7 +149,8 @@ async def test_a_preview_with_unknown_prices_gives_tokens_and_no_dollars(tmp_pat
 
 async def test_a_reading_session_previews_the_files_it_would_lose(tmp_path):
     ws = make_workspace(tmp_path)
-    script = [reply("Reading it.", tool_use("read_file", {"path": "src/util.py"})), reply("It doubles its input. " * 200)]
+    script = [reply("Reading it.", tool_use("read_file", {"path": "src/util.py"})),
+              reply("It doubles its input. " * 200)]
     with FakeAnthropic(script, responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=WINDOW)
         await collect(agent.run("What does helper do in src/util.py? " * 20))
