@@ -209,6 +209,22 @@ class BreakerTripped(Event):
 
 
 @dataclass
+class CacheMiss(Event):
+    """A request that read less from the prompt cache than the request before it left there:
+    where its prefix changed (`tools`, `system`, `message N`; None: it did not) and why when
+    it is known (compaction.accounting.cache_doctor). `text` says it in one line."""
+    type: ClassVar[str] = "cache_miss"
+    request: int
+    read: int
+    expected: int
+    short: int
+    where: str | None
+    why: str | None
+    model: str | None
+    text: str
+
+
+@dataclass
 class CostUpdate(Event):
     type: ClassVar[str] = "cost"
     total_usd: float | None                     # None when some model's price is unknown

@@ -27,6 +27,7 @@ from compaction.accounting.tokens import CategoryTally, adjust_anchor, anchor_in
 from agent_core import events as ev
 from agent_core import threshold_store
 from agent_core.context_budget import ESTIMATE_MARGIN, MIN_TURN_TOKENS, OUTPUT_FLOOR, output_room
+from agent_core.loop.cache_watch import CacheWatch
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.compaction_preview import CompactionPreview, PreviewError, preview_compaction, summary_size
 from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
@@ -157,6 +158,7 @@ class Agent:
         self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
         self._request_estimate = 0      # the plain estimate of that request's messages (calibration)
         self._request_added: tuple[int, int] | None = None   # its anchor's usage, the estimate added since
+        self.cache_watch = CacheWatch()   # why a request read short of the cache (the cache doctor)
         self.head_count: asyncio.Task | None = None   # count_tokens of the head, at session start
         self._compaction_started: float | None = None   # when the server began a compaction in this call
         # The count's confirmation by the API's count_tokens after a compaction, in the background;
@@ -462,7 +464,8 @@ class Agent:
         parts = {"pipeline": self.pipeline.snapshot(), "cost": self.cost.to_dict(),
                  "permissions": self.permissions.to_dict(), "turns": self.turns,
                  "context_history": [list(p) for p in self.context_history[-PLOT_POINTS:]],
-                 "active_s": round(self.active_seconds(), 3), "api_s": round(self.api_seconds(), 3)}
+                 "active_s": round(self.active_seconds(), 3), "api_s": round(self.api_seconds(), 3),
+                 "last_request": self.cache_watch.state()}
         changed, digests = {}, {}
         for key, value in parts.items():
             digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).digest()
@@ -698,6 +701,9 @@ class Agent:
                 self._learn_ratio(served, self._request_estimate)
         self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
                                       usage=response.usage, duration_s=turn.call_s))
+        miss = self.cache_watch.answered(response.usage)
+        if miss is not None:
+            self._emit(q, ev.CacheMiss(text=miss.text(), **miss.to_dict()))
         if outcome is not None and outcome.compaction_usage:
             self.record_call(ev.ModelCall(message_id=f"{response.id}:compaction", model=response.model,
                                           purpose="compaction", usage=outcome.compaction_usage))
@@ -754,6 +760,7 @@ class Agent:
     def _keep_compaction(self, c: ev.Compaction) -> None:
         """Keep a compaction for the timeline and inspector; older ones' parts go compressed."""
         self.compactions.append(c)
+        self.cache_watch.rewritten = True
         pack_older(self.compactions[-PARTS_LIVE - 1:])
 
     def _count_source(self, view: list[Entry]) -> str:
@@ -1000,6 +1007,9 @@ class Agent:
     async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: _Turn) -> ModelResponse:
         started = time.monotonic()
         response: ModelResponse | None = None
+        self.cache_watch.sending(model=self.client.info.model, at=self.clock(), ttl=self.pipeline.config.cache_ttl,
+                                 tools=self._tool_defs, system=self.system_prompt, messages=request,
+                                 head_tokens=(self._tools_tokens, self._system_tokens))
         async for item in self.client.stream(system=self.system_prompt, messages=request, tools=self._tool_defs,
                                              max_tokens=self._max_tokens(turn), purpose="main"):
             if isinstance(item, ModelResponse):

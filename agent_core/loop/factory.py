@@ -221,6 +221,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
             catch_up(agent.entries)      # a /wait of an earlier run still counts
         agent.turns = int(state.get("turns", 0))
         agent.api_before = logged_api_seconds(loaded)
+        agent.cache_watch.restore(state.get("last_request"))
         agent.context_history = logged_plot(state.get("context_history"))
         active = state.get("active_s")
         if isinstance(active, (int, float)) and not isinstance(active, bool) and math.isfinite(active):

@@ -138,6 +138,7 @@ class _Output:
         self.on_closed: Callable[[], None] | None = None
         self._err_closed = False
         self.compactions: list[dict] = []
+        self.cache_misses: list[dict] = []
         self.errors: list[dict] = []
         self.context: dict | None = None
         self.cost: dict | None = None
@@ -149,6 +150,7 @@ class _Output:
             ev.AssistantDone: lambda e, d: self._answer_done(),
             ev.TurnFinished: self._turn_finished,
             ev.Compaction: lambda e, d: self.compactions.append(d),
+            ev.CacheMiss: lambda e, d: self.cache_misses.append(d),
             ev.Error: lambda e, d: self.errors.append(d),
             ev.ContextUpdate: self._keep_context,
             ev.CostUpdate: self._keep_cost,
@@ -164,6 +166,7 @@ class _Output:
             ev.Error: lambda e: self._note(f"[error] {e.kind}: {e.message}"
                                            + (f" {RECOVER_HINT}" if e.kind == "blocking" else "")),
             ev.Notice: lambda e: self._note(f"[note] {e.message}"),
+            ev.CacheMiss: lambda e: self._note(f"[cache] {e.text}"),
             ev.StreamRetry: lambda e: self._note(
                 f"[retry {e.attempt}/{e.of}] {e.message}; the partial answer above is discarded"),
             ev.ToolCall: lambda e: self._note(
@@ -175,6 +178,7 @@ class _Output:
     def new_turn(self) -> None:
         """Forget the last turn's text, compactions and errors (json's summary is per turn)."""
         self.text, self._answer, self.compactions, self.errors = [], [], [], []
+        self.cache_misses = []
 
     def input_error(self, e: ev.Error) -> None:
         """A refused input line: an `error` event in the stream, an object of its own in json
@@ -289,7 +293,8 @@ class _Output:
             self._json(result)
         elif self.fmt == "json":
             self._json({**result, "text": "".join(self.text), "context": self.context, "cost": self.cost,
-                        "compactions": self.compactions, "errors": self.errors})
+                        "compactions": self.compactions, "cache_misses": self.cache_misses,
+                        "errors": self.errors})
         else:
             c = self.context or {}
             total = result.get("total_usd")

@@ -171,6 +171,7 @@ class CtxApp(App[int]):
             ev.BreakerTripped: self._on_breaker,
             ev.Error: lambda e: self.conversation.add_error(e),
             ev.Notice: lambda e: self.conversation.add_notice(e.message),
+            ev.CacheMiss: lambda e: self.conversation.add_notice(f"Cache: {e.text}."),
             ev.StreamRetry: self._on_stream_retry,
             ev.Waiting: self._on_waiting,
             ev.PermissionRequest: self._on_permission,
