@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from compaction.accounting.cache_doctor import CacheMiss as DoctorMiss
+
 from agent_core.logs.trajectory import Trajectory
 from agent_core.pricing.cost import shown_price
 from agent_core.pricing.pricer import PriceFn
@@ -74,12 +76,13 @@ def logged_cost(traj: Trajectory, price: PriceFn = shown_price) -> float | None:
 
 
 def session_result(traj: Trajectory, runs: dict[str, PolicyRun], *, window: int, size: SummarySize,
-                   validation: CacheCheck, price: PriceFn = shown_price) -> SessionResult:
+                   validation: CacheCheck, price: PriceFn = shown_price,
+                   cache_doctor: tuple[DoctorMiss, ...] = ()) -> SessionResult:
     return SessionResult(
         path=traj.path, model=traj.model, session_id=traj.session_id, agent_id=traj.agent_id,
         source=traj.source, requests=len(traj.requests), window=window,
         skipped_lines=traj.skipped_lines, summary_tokens=size.tokens, summary_source=size.source,
-        validation=validation, logged_cost_usd=logged_cost(traj, price),
+        validation=validation, logged_cost_usd=logged_cost(traj, price), cache_doctor=cache_doctor,
         policies={name: policy_result(run) for name, run in runs.items()},
     )
 
@@ -121,6 +124,18 @@ def misses_text(misses: Sequence[CacheMiss]) -> str:
                      for reason, ix in by.items())
 
 
+DOCTOR_LINES = 8        # the cache doctor's lines per session in the text report; the rest are counted
+
+
+def doctor_lines(misses: Sequence[DoctorMiss], limit: int = DOCTOR_LINES,
+                 prefix: str = "  cache doctor: ") -> list[str]:
+    """The cache doctor's findings: one line per request that read short, the first `limit` of them."""
+    lines = [f"{prefix}{m.text()}" for m in misses[:limit]]
+    if len(misses) > limit:
+        lines.append(f"{prefix}and {len(misses) - limit} more requests (--json lists every one)")
+    return lines
+
+
 def format_text(report: ReplayReport) -> str:
     """A compact table per session (under 100 columns), the totals and the limits: per policy its
     dollars and their ratio to cc, the dollars net of re-reads (`net $`: with each use of lost
@@ -144,6 +159,7 @@ def format_text(report: ReplayReport) -> str:
         lines.append(f"  {s.model}, {s.requests} requests{logged}, window {s.window:,}{valid}")
         if v.misses:
             lines.append(f"  cache misses: {misses_text(v.misses)}")
+        lines += doctor_lines(s.cache_doctor)
         lines.append(head)
         cc = s.policies.get("cc")
         for name, p in s.policies.items():

@@ -11,6 +11,7 @@
       "skipped_lines", "summary_tokens", "summary_source", "validation": {"cache_read_error_pct",
       "cache_write_error_pct", ["misses": [{"request", "reason", "read", "expected"}],
       "cache_read_error_pct_without_misses", "cache_write_error_pct_without_misses"]},
+      "cache_doctor": [{"request", "read", "expected", "short", "where", "why", "model"}],
       "policies": {NAME: {"cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket",
       "overflows", "compactions", "cache_hit_rate",
       "user_messages_kept", "user_messages_total", "references_kept", "references_total",
@@ -36,6 +37,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from compaction.accounting.cache_doctor import CacheMiss as DoctorMiss
 
 
 class ReportError(ValueError):
@@ -161,6 +164,8 @@ class SessionResult:
     summary_tokens: int | None = None
     summary_source: str | None = None
     validation: CacheCheck = field(default_factory=CacheCheck)
+    # the requests that read short of what the one before left, where and why (cache_doctor_log.py)
+    cache_doctor: tuple[DoctorMiss, ...] = ()
     policies: dict[str, PolicyResult] = field(default_factory=dict)
     # what the log's own requests (summary calls included) cost at their dates' prices: the figure
     # `usage`, `watch` and the TUI show for the same log; None when a model has no price
@@ -172,6 +177,7 @@ class SessionResult:
                 "skipped_lines": self.skipped_lines, "summary_tokens": self.summary_tokens,
                 "summary_source": self.summary_source, "logged_cost_usd": self.logged_cost_usd,
                 "validation": self.validation.to_json(),
+                "cache_doctor": [m.to_dict() for m in self.cache_doctor],
                 "policies": {name: p.to_json() for name, p in self.policies.items()}}
 
 
@@ -334,6 +340,19 @@ def _misses(v: Mapping[str, Any], where: str) -> tuple[CacheMiss, ...] | None:
     return tuple(out)
 
 
+def _doctor(data: object, where: str) -> tuple[DoctorMiss, ...]:
+    """`cache_doctor` (absent in a report saved before it: none)."""
+    out = []
+    for n, m in enumerate(_list(data or [], where)):
+        at = f"{where}[{n}]"
+        d = _mapping(m, at)
+        why = d.get("why")
+        out.append(DoctorMiss(_int(d.get("request"), f"{at}.request") or 0, _int(d.get("read"), f"{at}.read") or 0,
+                              _int(d.get("expected"), f"{at}.expected") or 0, _str(d.get("where")) or "",
+                              str(why) if isinstance(why, str) and why else None, _str(d.get("model")) or ""))
+    return tuple(out)
+
+
 def _session(data: object, where: str) -> SessionResult:
     d = _mapping(data, where)
     policies = _mapping(d.get("policies") or {}, f"{where}.policies")
@@ -351,5 +370,6 @@ def _session(data: object, where: str) -> SessionResult:
         summary_source=_str(d.get("summary_source")),
         logged_cost_usd=_number(d.get("logged_cost_usd"), f"{where}.logged_cost_usd"),
         validation=_check(d.get("validation"), f"{where}.validation"),
+        cache_doctor=_doctor(d.get("cache_doctor"), f"{where}.cache_doctor"),
         policies={str(k): _policy(v, f"{where}.policies.{k}") for k, v in policies.items()},
     )

@@ -16,12 +16,14 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from compaction.accounting.cache_doctor import CacheMiss as DoctorMiss
 from compaction.presets import summarize_config
 from compaction.summarizing import SummarizeConfig
 
 from agent_core.logs.trajectory import Trajectory
 from agent_core.logs.trajectory_read import read_trajectories
 from agent_core.pricing.pricer import Pricer
+from agent_core.replay.cache_doctor_log import log_misses
 from agent_core.replay.content import ContentIndex
 from agent_core.replay.engine_policy import EnginePolicy
 from agent_core.replay.options import PolicySpec, ReplayOptions
@@ -100,6 +102,12 @@ def replay_trajectory(traj: Trajectory, options: ReplayOptions, pricer: Pricer,
     return runs, window, size
 
 
+def doctor_of(traj: Trajectory) -> tuple[DoctorMiss, ...]:
+    """The cache doctor on the log's own requests (cache_doctor_log.py); a synthetic trajectory
+    logged no cache reads."""
+    return () if traj.source == "synthetic" else log_misses(traj)
+
+
 def validation_of(traj: Trajectory) -> CacheCheck:
     """The cache simulator checked against the log's own cache reads and writes (validate.py); a
     synthetic trajectory has nothing logged to check against."""
@@ -156,7 +164,7 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
         tell(f"{where} · checking the cache model against the log",
              READ_SHARE + (1 - READ_SHARE) * done / total)
         sessions.append(session_result(traj, runs, window=window, size=size, validation=validation_of(traj),
-                                       price=pricer))
+                                       price=pricer, cache_doctor=doctor_of(traj)))
         done += count
         note = f"{name}: {size.describe()}."
         if traj.skipped_lines:

@@ -35,6 +35,9 @@ output:
   {{"sessions": [{{"path", "model", "requests", "logged_cost_usd" (the log's own requests at
   their dates' prices, as usage counts them), "validation": {{"cache_read_error_pct",
   "cache_write_error_pct", "misses": [{{"request", "reason", "read", "expected"}}]}},
+  "cache_doctor": [{{"request", "read", "expected", "short", "where", "why", "model"}}] (each
+  request that read less from the cache than the one before left: where its prefix changed,
+  "tools or system" or "message N", and why: model switch, TTL expired, compaction rewrite),
   "policies": {{NAME: {{"cost_usd", "cost_by_bucket", "overflows",
   "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
   "references_kept", "references_total", "content_kept", "content_total" (uses of a file

@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar, Static, Tab, Tabs
 
+from agent_core.replay.report import doctor_lines
 from agent_core.replay.report_model import ReplayReport, SessionResult
 from agent_core.security.visible_text import one_line, visible
 
@@ -219,6 +220,9 @@ class ReplayScreen(Screen):
         line.append(fmt.path(s.path))
         self.query_one("#replay-session", Static).update(Content.assemble(*line))
         notes: list = [visible(validation_text(s))]
+        if s.cache_doctor:     # each request that read short of the cache: where its prefix changed, and why
+            notes += ["\n", ("cache doctor\n", "bold"),
+                      *[f"{visible(line)}\n" for line in doctor_lines(s.cache_doctor, prefix="• ")]]
         if context_plot.glyphs:
             notes += ["\n", ("compactions on the plot: ", "dim"),
                       "  ".join(f"{g} {one_line(str(layer))}" for layer, g in context_plot.glyphs.items())]

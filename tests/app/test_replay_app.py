@@ -525,3 +525,23 @@ def test_a_saved_report_with_unexplained_misses_still_loads():
     data["sessions"][1]["validation"].update({"unexplained_misses": [31, 149]})
     text = validation_text(ReplayReport.from_json(data).sessions[1])
     assert "2 request(s) missed the cache (unknown: requests 31, 149)" in text
+
+
+async def test_the_notes_carry_the_cache_doctor_with_hostile_text_shown_not_obeyed():
+    report = fixture_report()
+    report["sessions"][0]["cache_doctor"] = [
+        {"request": 31, "read": 21_460, "expected": 111_068, "short": 89_608, "where": "message 1",
+         "why": "compaction rewrite", "model": "claude-opus-4-6"},
+        {"request": 40, "read": 0, "expected": 90_000, "short": 90_000, "where": "message \x1b]0;pwned\x07 2",
+         "why": None, "model": "x"}]
+
+    def load(options, progress):
+        return ReplayReport.from_json(report)
+
+    app = ReplayApp(None, load)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(app, pilot)
+        notes = text_of(app, "#replay-notes")
+    assert "cache doctor" in notes
+    assert "• request 31 read 21,460 of 111,068 cached tokens: changed at message 1 (compaction rewrite)" in notes
+    assert "\x1b" not in notes and "\x07" not in notes and "pwned" in notes

@@ -10,7 +10,7 @@ from agent_core.replay.runner import run_replay
 from agent_core.replay.synthetic import generate
 
 SESSION_KEYS = ["path", "model", "session_id", "agent_id", "source", "requests", "window", "skipped_lines",
-                "summary_tokens", "summary_source", "logged_cost_usd", "validation", "policies"]
+                "summary_tokens", "summary_source", "logged_cost_usd", "validation", "cache_doctor", "policies"]
 POLICY_KEYS = ["cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket", "overflows", "compactions",
                "cache_hit_rate", "user_messages_kept", "user_messages_total", "references_kept",
                "references_total", "content_kept", "content_total", "rereads", "reread_usd", "net_cost_usd",
