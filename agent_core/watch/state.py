@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction.accounting.budget import ContextBudget
+from compaction.accounting.cache_doctor import CacheMiss
 
 from agent_core.context_budget import BudgetInfo, BudgetSettings, budget_for
 from agent_core.events import context_update
@@ -29,6 +30,7 @@ from agent_core.logs import CompactionRecord, Deduper, LogReader, UsageRecord
 from agent_core.logs.discover import read_head, subagent_logs
 from agent_core.watch.activity import ActivityItem, ActivityReader
 from agent_core.watch.breakdown import HistoryBreakdown
+from agent_core.watch.cache_check import UsageDoctor
 
 HISTORY_POINTS = 512   # context points kept for the plot (it shows the latest that fit)
 META_PEEK = 1 << 18    # ctxtui's meta line is the first one; never read more than this for it
@@ -69,13 +71,14 @@ class WatchUpdate:
     cost: CostUpdate | None = None
     compactions: list[CompactionView] = field(default_factory=list)
     activity: list[ActivityItem] = field(default_factory=list)   # prompts and tool calls, in log order
+    cache_misses: list[CacheMiss] = field(default_factory=list)  # requests that read short of the cache
     header_changed: bool = False
     reset: bool = False       # the log was replaced or rewritten: everything was re-read from its start
 
     @property
     def changed(self) -> bool:
-        return bool(self.context or self.cost or self.compactions or self.activity or self.header_changed
-                    or self.reset)
+        return bool(self.context or self.cost or self.compactions or self.activity or self.cache_misses
+                    or self.header_changed or self.reset)
 
 
 class WatchState:
@@ -117,6 +120,10 @@ class WatchState:
         self.last_prompt: ActivityItem | None = None
         self.tool_calls: deque[ActivityItem] = deque(maxlen=FEED_ITEMS)   # since the last prompt
         self.tool_count = 0                                  # tool calls since the last prompt
+        self.cache_doctor = UsageDoctor()
+        self.cache_misses: deque[CacheMiss] = deque(maxlen=FEED_ITEMS)   # the latest, for the feed
+        self.cache_miss_count = 0
+        self._new_misses: list[CacheMiss] = []
 
     # -- files
     def _reader(self, path: Path) -> LogReader:
@@ -215,6 +222,7 @@ class WatchState:
                     up.header_changed = context_changed = True
         self.records += up.records
         up.activity = self._activity()
+        up.cache_misses, self._new_misses = self._new_misses, []
         if self.history_breakdown.changed and self.tokens is not None:
             context_changed = True
         if context_changed:
@@ -266,6 +274,11 @@ class WatchState:
             return True
         self.turns += 1
         self._last_key = rec.request_key
+        miss = self.cache_doctor.check(self.turns, rec)
+        if miss is not None:
+            self.cache_misses.append(miss)
+            self.cache_miss_count += 1
+            self._new_misses.append(miss)
         self.history.append((self.turns, self.tokens, self._mark_next))
         self._mark_next = False
         return True
@@ -290,6 +303,7 @@ class WatchState:
         self._seen(rec.timestamp)
         if rec.is_sidechain or not new:
             return False
+        self.cache_doctor.rewritten = True
         if rec.tokens_after is not None:      # ctxtui logs the count after each compaction
             self.tokens = rec.tokens_after
             self.last_buckets = None

@@ -10,7 +10,8 @@ from agent_core.watch.state import WatchState
 
 
 class ActivityFeed(Static):
-    """The last prompt, then the latest tool calls since it (newest last), one line each."""
+    """The last prompt, then the latest tool calls since it (newest last), one line each; then the
+    latest request that read short of the prompt cache, with where and why (the cache doctor)."""
 
     TOOL_LINES = 3
 
@@ -26,4 +27,9 @@ class ActivityFeed(Static):
         for item in calls:
             lines.append(Content.assemble(("  ⚙ ", "$warning"), (one_line(item.tool or "?"), "bold"), " ",
                                           one_line(item.text)))
+        if state is not None and state.cache_misses:     # the latest request that read short of the cache
+            n, m = state.cache_miss_count, state.cache_misses[-1]
+            lines.append(Content.assemble(("  ⚠ cache: ", "$warning"), f"request {m.request}: ", one_line(m.reason()),
+                                          (f" · read {m.read:,} of {m.expected:,} · {n:,} miss{'' if n == 1 else 'es'}"
+                                           " so far", "$foreground-muted")))
         self.update(Content("\n").join(lines))

@@ -245,7 +245,7 @@ class WatchScreen(Screen):
         timeline = self.timeline
         for v in up.compactions:
             timeline.add_view(v)
-        if up.activity or up.reset:
+        if up.activity or up.cache_misses or up.reset:
             self.activity.show(s)
         self._render_header()
         self.updates += 1

@@ -89,11 +89,17 @@ class CacheMiss:
         return {"request": self.request, "read": self.read, "expected": self.expected, "short": self.short,
                 "where": self.where or None, "why": self.why, "model": self.model or None}
 
+    def reason(self) -> str:
+        """Where and why in words: "changed at message 12 (compaction rewrite)"."""
+        if self.where:
+            return f"changed at {self.where}" + (f" ({self.why})" if self.why else "")
+        if self.why == COMPACTION_REWRITE:
+            return "a compaction rewrote the messages"
+        return "the prefix did not change" + (f" ({self.why})" if self.why else " (the entry was gone)")
+
     def text(self) -> str:
         """One line: "request 7 read 1,200 of 45,000 cached tokens: changed at message 12 (compaction rewrite)"."""
-        where = f"changed at {self.where}" if self.where else "the prefix did not change"
-        why = f" ({self.why})" if self.why else ("" if self.where else " (the entry was gone)")
-        return f"request {self.request} read {self.read:,} of {self.expected:,} cached tokens: {where}{why}"
+        return f"request {self.request} read {self.read:,} of {self.expected:,} cached tokens: {self.reason()}"
 
 
 def _position(shape: PromptShape, read: int) -> str:
@@ -144,7 +150,7 @@ def diagnose(request: int, previous: PromptShape | None, current: PromptShape, r
         why = TTL_EXPIRED
     elif where == "tools":
         why = TOOLS_CHANGED
-    elif current.compacted and where.startswith("message"):
+    elif current.compacted and (where.startswith("message") or not known):
         why = COMPACTION_REWRITE
     if not known and why is None:
         return None                  # nothing to say of a prefix whose content is not known

@@ -1,7 +1,6 @@
 """The demo model driven by the real loop, offline, in this repository (the README's promise)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from agent_core import events as ev
 from agent_core.config import load_config
@@ -12,42 +11,56 @@ from compaction import project, validate_history
 
 from tests.agent_helpers import collect, demo_agent, of
 from tests.demo_project import fixed_place
+from agent_core.sessions.session_reader import load_session
 
-ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ["explore this repository", "how does compaction work?", "what does the agent loop do?",
            "explain the tools and the sandbox", "how are costs computed?", "describe the TUI widgets",
            "how are sessions saved and resumed?", "what do the tests cover?"]
 
 
-async def run_prompts(agent) -> list[set[str]]:
+async def run_prompts(agent, prompts: list[str] = PROMPTS) -> list[list[str]]:
+    """Each prompt's compactions, layer by layer in the order they acted."""
     seen = []
-    for p in PROMPTS:
+    for p in prompts:
         events = await collect(agent.run(p))
         assert events[-1].stop_reason == "end_turn", of(events, ev.Error)
         assert validate_history(project(agent.entries)) == []
-        seen.append({c.layer for c in of(events, ev.Compaction)})
+        seen.append([c.layer for c in of(events, ev.Compaction)])
     await agent.aclose()
     return seen
 
 
-async def test_demo_auto_compacts_within_8_prompts(tmp_path):
+async def test_demo_auto_compacts_within_8_prompts():
     # microcompact is not required here: on a warm cache it clears only when that pays (issue 13),
     # and the demo answers within seconds (compaction/cache_economics.py; tests/compaction)
-    agent = demo_agent(ROOT, home=str(tmp_path), disable_collapse=True)
-    assert agent.info.context_window == 30_000 and agent.info.offline
-    seen = set().union(*await run_prompts(agent))
+    with fixed_place() as (ws, env):      # what the demo reads: a fixed project, not this repository's files
+        agent = demo_agent(ws, home=env["CTXTUI_HOME"], disable_collapse=True)
+        assert agent.info.context_window == 30_000 and agent.info.offline
+        seen = {layer for layers in await run_prompts(agent) for layer in layers}
     assert seen & {"session_memory", "autocompact"}, seen
 
 
-async def test_demo_default_pipeline_collapses_before_it_summarizes(tmp_path):
-    agent = demo_agent(ROOT, home=str(tmp_path))
-    agent.pipeline.config.cache_aware = False   # the token-only rules: each cheap layer's turn comes
-    per_prompt = await run_prompts(agent)
-    seen = set().union(*per_prompt)
-    assert {"microcompact", "collapse"} <= seen, per_prompt
-    # the session log on disk rebuilds the same working history
-    from agent_core.sessions.session_reader import load_session
-    loaded = load_session(agent.session.path)
+# Long prompts (a pasted note each) that no cheap layer can clear, so the count climbs past
+# microcompact's reach into collapse's and then the summaries'.
+NOTE = " Context: " + "the user pasted a long note about the project. " * 300
+LONG_PROMPTS = [p + NOTE for p in ["explore this repository", "how does compaction work?",
+                                   "read every file in compaction/", "what does the agent loop do?",
+                                   "explain the tools and the sandbox", "how are costs computed?",
+                                   "describe the TUI widgets", "how are sessions saved and resumed?",
+                                   "what do the tests cover?"]]
+
+
+async def test_demo_default_pipeline_collapses_before_it_summarizes():
+    with fixed_place() as (ws, env):
+        agent = demo_agent(ws, home=env["CTXTUI_HOME"])
+        agent.pipeline.config.cache_aware = False   # the token-only rules: each cheap layer's turn comes
+        per_prompt = await run_prompts(agent, LONG_PROMPTS)
+        order = [layer for seen in per_prompt for layer in seen]
+        assert {"microcompact", "collapse"} <= set(order), per_prompt
+        summaries = [i for i, layer in enumerate(order) if layer in ("session_memory", "autocompact")]
+        assert summaries and order.index("collapse") < summaries[0], per_prompt
+        # the session log on disk rebuilds the same working history
+        loaded = load_session(agent.session.path)
     assert [e.uuid for e in loaded.entries] == [e.uuid for e in agent.entries]
     costs = agent.cost_event()
     assert costs.total_usd and costs.total_usd > 0 and costs.cache_hit_rate > 0.3
