@@ -9,7 +9,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, Sequence
 
-from compaction.accounting.cache_doctor import CacheMiss, PromptShape, diagnose, shape_of
+from compaction.accounting.cache_doctor import CacheMiss, PromptShape, diagnose, digest, shape_of
 from compaction.estimate import estimate_message
 
 from agent_core.providers.models_info import base_model
@@ -36,13 +36,22 @@ class CacheWatch:
         self.requests = 0                 # main requests answered
         self.misses: deque[CacheMiss] = deque(maxlen=KEPT)
         self.miss_count = 0
+        # the last request's messages by identity, with their digest and size: the history hands the
+        # same message objects to every request, so only the new ones are digested (flat per turn)
+        self._known: dict[int, tuple[dict[str, Any], str, int]] = {}
 
     def sending(self, *, model: str, at: float, ttl: str, tools: Sequence[dict[str, Any]], system: Any,
                 messages: Sequence[dict[str, Any]], head_tokens: tuple[int, int]) -> None:
         """A main request is about to go out (a retry replaces the one before)."""
+        known: dict[int, tuple[dict[str, Any], str, int]] = {}
+        for m in messages:
+            hit = self._known.get(id(m))
+            known[id(m)] = hit if hit is not None and hit[0] is m else (m, digest(m), estimate_message(m))
+        self._known = known
+        parts = [known[id(m)] for m in messages]
         self.pending = shape_of(model=cache_key(model), at=at, ttl=ttl, tools=tools, system=system,
-                                messages=messages, sizes=[estimate_message(m) for m in messages],
-                                head_tokens=head_tokens, compacted=self.rewritten)
+                                messages=messages, sizes=[p[2] for p in parts], head_tokens=head_tokens,
+                                compacted=self.rewritten, digests=[p[1] for p in parts])
 
     def answered(self, usage: dict[str, Any] | None) -> CacheMiss | None:
         """Its answer came with `usage`: the miss, if it read short of what the previous one left."""

@@ -159,8 +159,9 @@ def diagnose(request: int, previous: PromptShape | None, current: PromptShape, r
 
 def shape_of(*, model: str, at: float, ttl: str, tools: Sequence[dict[str, Any]], system: Any,
              messages: Sequence[dict[str, Any]], sizes: Sequence[int], head_tokens: tuple[int, int],
-             compacted: bool) -> PromptShape:
-    """The shape of a request ctxtui sends: its tools, system prompt and messages digested as sent."""
+             compacted: bool, digests: Sequence[str] | None = None) -> PromptShape:
+    """The shape of a request ctxtui sends: its tools, system prompt and messages digested as sent
+    (`digests`: the messages' digests when the caller already has them)."""
     head = (("tools", digest(list(tools)), head_tokens[0]), ("system", digest(system or ""), head_tokens[1]))
-    return PromptShape(model, at, ttl, head, tuple(digest(m) for m in messages), tuple(sizes),
-                       compacted=compacted)
+    return PromptShape(model, at, ttl, head, tuple(digests if digests is not None else map(digest, messages)),
+                       tuple(sizes), compacted=compacted)

@@ -96,3 +96,4 @@ def test_changed_at_is_the_first_message_that_differs(keys, data):
         assert where == ""
     else:
         assert where == f"message {(first if first is not None else len(after.messages)) + 1}"
+

@@ -5,6 +5,8 @@ list or system prompt, an expired TTL, a model switch across a resume — and st
 from __future__ import annotations
 
 from agent_core import events as ev
+from agent_core.loop import cache_watch
+from compaction.accounting.cache_doctor import digest, shape_of
 from tests.agent_helpers import collect, fake_agent, make_workspace, of
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply
 
@@ -84,3 +86,28 @@ async def test_a_resume_on_another_model_says_model_switch(tmp_path):
         await same.aclose()
     assert (miss.where, miss.why, miss.request, miss.model) == (None, "model switch", n + 1, "claude-haiku-4-5")
     assert of(events, ev.CacheMiss) == []
+
+
+TOOLS = [{"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}}]
+MESSAGES = [{"role": "user", "content": [{"type": "text", "text": f"message {i} " * 400}]} for i in range(6)]
+
+
+def test_the_loop_digests_only_new_messages_and_gets_the_same_shape(monkeypatch):
+    calls = []
+    real = cache_watch.digest
+    monkeypatch.setattr(cache_watch, "digest", lambda obj: calls.append(obj) or real(obj))
+    w = cache_watch.CacheWatch()
+    history = list(MESSAGES)
+    w.sending(model="m", at=0, ttl="5m", tools=TOOLS, system="s", messages=history, head_tokens=(1, 1))
+    first = len(calls)
+    w.answered({"cache_read_input_tokens": 0, "cache_creation_input_tokens": 9_000})
+    history.append({"role": "user", "content": "one more"})
+    calls.clear()
+    w.sending(model="m", at=1, ttl="5m", tools=TOOLS, system="s", messages=history, head_tokens=(1, 1))
+    assert first == len(MESSAGES) and len(calls) == 1            # only the new message
+    fresh = shape_of(model="m", at=1, ttl="5m", tools=TOOLS, system="s", messages=history,
+                     sizes=w.pending.sizes, head_tokens=(1, 1), compacted=False)
+    assert w.pending == fresh
+    history[0] = {"role": "user", "content": "rewritten"}               # a new object: digested again
+    w.sending(model="m", at=2, ttl="5m", tools=TOOLS, system="s", messages=history, head_tokens=(1, 1))
+    assert w.pending.messages[0] == digest(history[0])
