@@ -12,14 +12,9 @@ from typing import Any, Sequence
 from compaction.accounting.cache_doctor import CacheMiss, PromptShape, diagnose, digest, shape_of
 from compaction.estimate import estimate_message
 
-from agent_core.providers.models_info import base_model
+from agent_core.providers.models_info import cache_model
 
 KEPT = 50        # the misses a session keeps for its summary; the rest are counted
-
-
-def cache_key(model: str) -> str:
-    """The model a cache entry belongs to (a `[1m]` suffix is the same model)."""
-    return base_model(model or "")[0]
 
 
 def _int(v: object) -> int:
@@ -49,7 +44,7 @@ class CacheWatch:
             known[id(m)] = hit if hit is not None and hit[0] is m else (m, digest(m), estimate_message(m))
         self._known = known
         parts = [known[id(m)] for m in messages]
-        self.pending = shape_of(model=cache_key(model), at=at, ttl=ttl, tools=tools, system=system,
+        self.pending = shape_of(model=cache_model(model), at=at, ttl=ttl, tools=tools, system=system,
                                 messages=messages, sizes=[p[2] for p in parts], head_tokens=head_tokens,
                                 compacted=self.rewritten, digests=[p[1] for p in parts])
 

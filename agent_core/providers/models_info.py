@@ -96,6 +96,12 @@ def base_model(model: str) -> tuple[str, bool]:
     return model, False
 
 
+def cache_model(model: str) -> str:
+    """The model a prompt-cache entry belongs to (each model has its own cache): Claude Code's
+    `[1m]` suffix is the same model."""
+    return base_model(model or "")[0]
+
+
 def has_opt_in_long_context(model: str) -> bool:
     """Is the 1M context of `model` opt-in (200k by default)?"""
     m = base_model(model)[0].lower()

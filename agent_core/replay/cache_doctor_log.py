@@ -6,11 +6,12 @@ by their content keys; `compaction_before` marks a compaction's rewrite."""
 from __future__ import annotations
 
 from compaction.accounting.cache_doctor import HEAD, CacheMiss, PromptShape, diagnose
+from compaction.accounting.cache_model import ttl_of
 
 from agent_core.logs.trajectory import Trajectory
 from agent_core.logs.trajectory_sizes import input_total
-from agent_core.replay.cache_misses import cache_model
-from agent_core.replay.validate import ttl_of, usual_ttl
+from agent_core.providers.models_info import cache_model
+from agent_core.replay.validate import usual_ttl
 
 
 def log_misses(traj: Trajectory) -> tuple[CacheMiss, ...]:

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from compaction.accounting.cache_model import LOOKBACK, PrefixCache, ttl_seconds
 
-from agent_core.providers.models_info import base_model
+from agent_core.providers.models_info import cache_model
 
 MODEL_SWITCH = "model switch"
 TTL = "TTL"
@@ -31,11 +31,6 @@ FIRST_BLOCK_CHANGED = "first message block changed"
 UNKNOWN = "unknown"
 REASONS = (MODEL_SWITCH, TTL, TOOLS_CHANGED, FIRST_BLOCK_CHANGED, UNKNOWN)
 RECENT = 4                   # requests whose prefixes `RecentPrefixes` remembers
-
-
-def cache_model(model: str) -> str:
-    """The model a cache entry belongs to: Claude Code's `[1m]` suffix is the same model."""
-    return base_model(model or "")[0]
 
 
 class ModelCaches:
@@ -54,11 +49,6 @@ class ModelCaches:
     def warm(self, model: str, digest: str, tokens: int, until: float) -> None:
         """An entry already warm when the session began (Claude Code's shared head), for `model`."""
         self.get(model).entries[digest] = (tokens, until)
-
-
-def tolerance(expected: int) -> int:
-    """How far below the expected read a logged read may fall before it is a miss."""
-    return max(1_024, expected // 10)
 
 
 class RecentPrefixes:

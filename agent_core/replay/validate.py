@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compaction.accounting.cache_model import Block, chain
+from compaction.accounting.cache_model import Block, chain, ttl_of
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
 from agent_core.logs.trajectory_sizes import input_total
-from agent_core.replay.cache_misses import ModelCaches, RecentPrefixes, miss_reason, tolerance
+from compaction.accounting.cache_doctor import tolerance
+
+from agent_core.replay.cache_misses import ModelCaches, RecentPrefixes, miss_reason
 from agent_core.replay.report_model import CacheCheck, CacheMiss
 from agent_core.replay.running import bill
 
@@ -98,14 +100,6 @@ def _error(pairs: list[tuple[int, int]]) -> float:
 
 def _writes(usage: dict[str, int]) -> int:
     return int(usage.get("cache_write_5m", 0)) + int(usage.get("cache_write_1h", 0))
-
-
-def ttl_of(usage: dict[str, int], default: str) -> str:
-    """The TTL a request's writes were logged under; `default` when it wrote nothing."""
-    w5, w1 = usage.get("cache_write_5m", 0), usage.get("cache_write_1h", 0)
-    if w5 == w1 == 0:
-        return default
-    return "1h" if w1 >= w5 else "5m"
 
 
 def usual_ttl(traj: Trajectory) -> str:

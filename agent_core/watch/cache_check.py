@@ -5,9 +5,10 @@ and its TTL, a compaction in between — against what the previous main request 
 from __future__ import annotations
 
 from compaction.accounting.cache_doctor import CacheMiss, PromptShape, diagnose
+from compaction.accounting.cache_model import ttl_of
 
 from agent_core.logs import UsageRecord
-from agent_core.providers.models_info import base_model
+from agent_core.providers.models_info import cache_model
 
 INPUT = ("input", "cache_read", "cache_write_5m", "cache_write_1h")
 
@@ -24,9 +25,8 @@ class UsageDoctor:
         if rec.timestamp is None:
             return None
         b = rec.buckets
-        ttl = "1h" if b.get("cache_write_1h", 0) > b.get("cache_write_5m", 0) else (
-            self.previous.ttl if self.previous is not None and not b.get("cache_write_5m", 0) else "5m")
-        shape = PromptShape(base_model(rec.model or "")[0], rec.timestamp, ttl, (), (),
+        ttl = ttl_of(b, self.previous.ttl if self.previous is not None else "5m")
+        shape = PromptShape(cache_model(rec.model), rec.timestamp, ttl, (), (),
                             total=sum(int(b.get(k, 0)) for k in INPUT), compacted=self.rewritten)
         self.rewritten = False
         miss = diagnose(request, self.previous, shape, int(b.get("cache_read", 0)))

@@ -40,16 +40,17 @@ def tolerance(expected: int) -> int:
 
 def digest(obj: Any) -> str:
     """A short digest of a request part as sent, cache markers left out (they move every turn)."""
-    text = obj if isinstance(obj, str) else json.dumps(_unmarked(obj), sort_keys=True, separators=(",", ":"),
+    text = obj if isinstance(obj, str) else json.dumps(unmarked(obj), sort_keys=True, separators=(",", ":"),
                                                        default=str)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
-def _unmarked(obj: Any) -> Any:
+def unmarked(obj: Any) -> Any:
+    """`obj` without cache_control markers: moving a breakpoint does not change the prefix."""
     if isinstance(obj, dict):
-        return {k: _unmarked(v) for k, v in obj.items() if k != "cache_control"}
+        return {k: unmarked(v) for k, v in obj.items() if k != "cache_control"}
     if isinstance(obj, list):
-        return [_unmarked(v) for v in obj]
+        return [unmarked(v) for v in obj]
     return obj
 
 

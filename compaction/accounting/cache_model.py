@@ -31,6 +31,15 @@ def ttl_seconds(ttl: str | float) -> float:
     return float(ttl)
 
 
+def ttl_of(usage: dict[str, int], default: str) -> str:
+    """The TTL a request's writes were logged under (its `cache_write_5m` / `cache_write_1h`
+    buckets); `default` when it wrote nothing."""
+    w5, w1 = usage.get("cache_write_5m", 0), usage.get("cache_write_1h", 0)
+    if w5 == w1 == 0:
+        return default
+    return "1h" if w1 >= w5 else "5m"
+
+
 def write_bucket(ttl: str | float) -> str:
     return "cache_write_1h" if ttl_seconds(ttl) > TTL_SECONDS["5m"] else "cache_write_5m"
 

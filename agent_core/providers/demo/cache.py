@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from compaction.accounting.cache_doctor import unmarked
 from compaction.accounting.cache_model import Block, PrefixCache as CacheModel, ttl_seconds
 from compaction.estimate import estimate_tools
 from compaction.accounting.tokens import estimate_block, estimate_message, estimate_text
@@ -20,15 +21,6 @@ from agent_core.providers.demo.conversation import canon
 
 def _h(s: str) -> str:
     return hashlib.sha1(s.encode()).hexdigest()
-
-
-def _plain(obj: object) -> object:
-    """The item without cache_control markers: moving a breakpoint does not change the prefix."""
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items() if k != "cache_control"}
-    if isinstance(obj, list):
-        return [_plain(v) for v in obj]
-    return obj
 
 
 def system_tokens(system: str | list) -> int:
@@ -45,12 +37,12 @@ def request_blocks(system: str | list, messages: list[dict], tools: list[dict]) 
     """One cache block per tool, the system prompt and each message, with a breakpoint where the
     real client would put one (agent_core/providers/cache_breakpoints.py)."""
     m_system, m_messages, m_tools = with_cache_breakpoints(system, messages, tools)
-    blocks = [Block(_h("tool" + canon(_plain(t))), tool_tokens(t), count_breakpoints(mt) > 0)
+    blocks = [Block(_h("tool" + canon(unmarked(t))), tool_tokens(t), count_breakpoints(mt) > 0)
               for t, mt in zip(tools or [], m_tools)]
     if system:
-        blocks.append(Block(_h("system" + canon(_plain(system))), system_tokens(system),
+        blocks.append(Block(_h("system" + canon(unmarked(system))), system_tokens(system),
                             count_breakpoints(m_system) > 0))
-    blocks += [Block(_h(canon(_plain(m))), estimate_message(m), count_breakpoints(mm) > 0)
+    blocks += [Block(_h(canon(unmarked(m))), estimate_message(m), count_breakpoints(mm) > 0)
                for m, mm in zip(messages, m_messages)]
     return blocks
 

@@ -7,7 +7,8 @@ import pytest
 
 from agent_core.logs.trajectory import Message, RecordedCompaction, Request, Trajectory
 from agent_core.logs.trajectory_read import read_trajectories
-from agent_core.replay.validate import _error, ttl_of, validate
+from agent_core.replay.validate import _error, validate
+from compaction.accounting.cache_model import ttl_of
 
 REAL = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "real-cc-sessions"
 PROJECT = REAL / "projects" / "-home-dev-spotter"
