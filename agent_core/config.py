@@ -35,7 +35,7 @@ from agent_core.regular_file import NotRegularFile, open_regular
 from agent_core.providers.models_info import DEFAULT_MODEL, DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.providers.server_context import ENGINES
 from agent_core.sessions.paths import project_state_dir, state_root
-from agent_core.tool_spec import TOOL_NAMES
+from agent_core.tool_spec import TOOL_NAMES, is_mcp_name
 from agent_core.security.credentials import SECRET_ENV_VARS, looks_like_credential, with_held
 from agent_core.security.visible_text import one_line
 from agent_core.security.trust import SENSITIVE, how_to_trust, is_trusted
@@ -123,9 +123,21 @@ def _tools(v: Any) -> tuple[str, ...]:
         names += [n.strip() for n in item.split(",") if n.strip()]
     if "all" in names:
         return TOOL_NAMES
-    if not names or any(n not in TOOL_NAMES for n in names):
+    if not names or any(n not in TOOL_NAMES and not is_mcp_name(n) for n in names):
         raise ValueError
     return tuple(dict.fromkeys(names))
+
+
+def _paths(v: Any) -> tuple[Path, ...]:
+    """One path, comma-separated paths, or a list of them (repeated --mcp-config)."""
+    items = [v] if isinstance(v, (str, Path)) else list(v)
+    out = []
+    for item in items:
+        parts = [item] if isinstance(item, Path) else [p.strip() for p in _text(item).split(",") if p.strip()]
+        out += [_path(p) for p in parts]
+    if not out:
+        raise ValueError
+    return tuple(out)
 
 
 CACHE_TTLS = ("5m", "1h")
@@ -174,7 +186,8 @@ class Setting:
         return "--" + (self.flag or self.name).rstrip("_").replace("_", "-")
 
 
-_TOOLS_FORM = "tool names separated by commas, from " + ", ".join(TOOL_NAMES) + " (or all)"
+_TOOLS_FORM = ("tool names separated by commas, from " + ", ".join(TOOL_NAMES)
+               + " (or all), or an MCP server's mcp__SERVER or mcp__SERVER__TOOL")
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("api_key", "ANTHROPIC_API_KEY", None, "a non-empty API key",
@@ -226,6 +239,11 @@ SETTINGS: tuple[Setting, ...] = (
             "stop when the session cost reaches this (default: no limit)", _positive),
     Setting("allow", "CTXTUI_ALLOW", "allow", _TOOLS_FORM,
             "tools allowed without asking (headless denies write/edit/bash unless allowed)", _tools),
+    Setting("mcp_config", "CTXTUI_MCP_CONFIG", "mcp_config", "a file path (several: comma-separated)",
+            "MCP servers to start, in Claude Code's format ({\"mcpServers\": {NAME: {command, args, env} or "
+            "{type: http, url, headers}}}); --mcp-config may be repeated", _paths),
+    Setting("mcp_timeout", "CTXTUI_MCP_TIMEOUT", "mcp_timeout", "a number of seconds > 0",
+            "how long an MCP server may take to start and list its tools (default 30)", _positive),
     Setting("bash_timeout", "CTXTUI_BASH_TIMEOUT", "bash_timeout", "a number of seconds > 0",
             "default timeout of the bash tool (default 120)", _positive),
     Setting("tool_timeout", "CTXTUI_TOOL_TIMEOUT", "tool_timeout", "a number of seconds > 0",
@@ -276,6 +294,9 @@ class Config:
     max_turns: int | None = None
     max_budget_usd: float | None = None
     allow: tuple[str, ...] = ()
+    mcp_config: tuple[Path, ...] = ()          # --mcp-config files (Claude Code's format)
+    mcp_servers: dict[str, Any] = field(default_factory=dict, repr=False)   # [mcp_servers.NAME] of the user file
+    mcp_timeout: float = 30.0
     bash_timeout: float = 120.0
     tool_timeout: float = 120.0
     api_connect_timeout: float = 10.0
@@ -287,6 +308,8 @@ class Config:
     ignored: tuple[str, ...] = ()              # .env variables ignored because the workspace is untrusted
     dotenv_path: Path | None = None
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # Values the user set inside the TUI, by what they typed (model: "/model"): errors name that
+    typed: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace)
@@ -335,9 +358,11 @@ class Config:
         """The config without secrets, JSON-ready (for the session log's meta line)."""
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name in ("api_key", "sources"):
+            if f.name in ("api_key", "sources", "mcp_servers"):   # a server's headers and env may hold tokens
                 continue
             v = getattr(self, f.name)
+            if f.name == "mcp_config":
+                v = [str(p) for p in v]
             out[f.name] = str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v
         out["base_url"] = redact_url(self.base_url)
         out["has_api_key"] = bool(self.api_key)
@@ -375,7 +400,7 @@ def _read_small_file(path: Path, what: str) -> bytes | None:
 
 
 PCT_BY_MODEL = "autocompact_pct_by_model"    # {model: pct}: the threshold /threshold keeps for each model
-USER_FILE_ONLY = {"trusted_workspaces", PCT_BY_MODEL}
+USER_FILE_ONLY = {"trusted_workspaces", PCT_BY_MODEL, "mcp_servers"}
 
 
 def _read_user_file(path: Path) -> dict[str, Any]:
@@ -396,6 +421,9 @@ def _read_user_file(path: Path) -> dict[str, Any]:
     if not isinstance(by_model, dict):
         raise ConfigError(f"{PCT_BY_MODEL} (in {path}) must be a table of model = percentage, "
                           f"e.g. [{PCT_BY_MODEL}] followed by \"claude-sonnet-4-6\" = 70")
+    if not isinstance(data.get("mcp_servers", {}), dict):
+        raise ConfigError(f"mcp_servers (in {path}) must be a table of servers, e.g. [mcp_servers.files] followed "
+                          f"by command = \"npx\" and args = [\"-y\", \"some-mcp-server\"]")
     unknown = sorted(set(data) - set(_BY_NAME) - USER_FILE_ONLY)
     if unknown:
         raise ConfigError(f"{path}: unknown setting {unknown[0]!r}; known settings: {', '.join(_BY_NAME)}")
@@ -514,5 +542,7 @@ def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[s
     for s in SETTINGS:
         sources.setdefault(s.name, "default")
 
-    return Config(workspace=ws, config_file=user_path if user else None, sources=sources, trusted=trusted,
+    values["mcp_servers"] = dict(user.get("mcp_servers") or {})
+    typed = {k: v for k, v in (typed or {}).items() if sources.get(k) == "flag"}
+    return Config(workspace=ws, config_file=user_path if user else None, sources=sources, typed=typed, trusted=trusted,
                   ignored=tuple(ignored), dotenv_path=dotenv_path if dotenv else None, **values)

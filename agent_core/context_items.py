@@ -13,6 +13,7 @@ from typing import Iterable
 
 from compaction.entry import Entry
 from compaction.estimate import estimate_block
+from compaction.mentioned_files import mentioned
 
 TOP = 12
 FILE_READERS = frozenset({"read_file"})   # tools whose result is a file's contents
@@ -21,7 +22,8 @@ LABEL_CHARS = 70
 
 @dataclass(frozen=True)
 class ContextItem:
-    kind: str          # tool result | file read | re-attached file | summary | user | assistant | thinking
+    kind: str          # tool result | file read | mentioned file | re-attached file | summary | user | assistant
+                       # | thinking
     label: str         # what it is: the tool and its argument, the path, the start of the text
     tokens: int        # estimated
 
@@ -51,9 +53,12 @@ def context_items(view: Iterable[Entry]) -> list[ContextItem]:
             label = str(e.meta.get("path") or "") or _one_line(e.text())
             out.append(ContextItem(kind, label, sum(estimate_block(b) for b in e.content)))
             continue
-        for b in e.content:
+        attached = {m.block: m.path for m in mentioned(e)}    # @path files: their own items
+        for i, b in enumerate(e.content):
             t = b.get("type")
-            if t == "tool_use":
+            if i in attached:
+                out.append(ContextItem("mentioned file", _one_line(attached[i]), estimate_block(b)))
+            elif t == "tool_use":
                 calls[str(b.get("id", ""))] = (str(b.get("name", "?")), _arg(b.get("input") or {}))
                 out.append(ContextItem("tool call", _one_line(f"{b.get('name', '?')} {_arg(b.get('input') or {})}"),
                                        estimate_block(b)))

@@ -274,6 +274,31 @@ class Waiting(Notice):
 
 
 @dataclass
+class FileMentioned(Notice):
+    """A file the prompt mentioned (`@path`) is attached to the user message (agent_core/mentions).
+    A Notice, so every consumer that shows notices says it; the TUI draws it as a chip. Not logged:
+    the entry's `meta["mentions"]` keeps it."""
+    type: ClassVar[str] = "file_mentioned"
+    logged: ClassVar[bool] = False
+    path: str = ""          # relative to the workspace (outside text: show it escaped)
+    lines: int = 0          # attached
+    total_lines: int = 0    # in the file
+
+
+@dataclass
+class ShellRan(Event):
+    """A `!command` the user ran (shell mode, agent_core/loop/shell_input.py): its output is now
+    their message in the history (the log has it as an entry, so the event is not logged).
+    `cancelled`: stopped before it ended; nothing was added."""
+    type: ClassVar[str] = "shell_ran"
+    command: str
+    output: str
+    exit_code: int | None = None
+    is_error: bool = False
+    cancelled: bool = False
+
+
+@dataclass
 class TurnFinished(Event):
     type: ClassVar[str] = "turn_finished"
     logged: ClassVar[bool] = True

@@ -10,3 +10,12 @@ TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "grep", "c
 # grep {pattern: str (regex), path?: str, glob?: str}
 # compact {focus?: str}
 # context_status {}
+
+MCP_PREFIX = "mcp__"            # an MCP server's tools: mcp__SERVER__TOOL (Claude Code's naming)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def is_mcp_name(name: str) -> bool:
+    """`mcp__SERVER` (every tool of a server) or `mcp__SERVER__TOOL`, as --allow takes them."""
+    rest = name[len(MCP_PREFIX):]
+    return name.startswith(MCP_PREFIX) and bool(rest) and not rest.startswith("_") and set(rest) <= _NAME_CHARS

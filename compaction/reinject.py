@@ -1,10 +1,11 @@
 """Recently read files, re-attached after an LLM compaction (CC post-compact restore).
 
 A summary cannot hold the code the model was looking at a moment ago; re-reading it would cost a
-turn. The files come from the history itself (read_file calls paired with their results, and
-files re-attached by an earlier compaction); an optional callable returns their current contents
-(the agent reads from disk, so edits since the read are seen). Budgets (CC): 5 files, 5,000
-tokens each, 50,000 in all; a file already visible in what was kept is skipped.
+turn. The files come from the history itself (read_file calls paired with their results, files
+the user attached with `@path`, and files re-attached by an earlier compaction); an optional
+callable returns their current contents (the agent reads from disk, so edits since the read are
+seen). Budgets (CC): 5 files, 5,000 tokens each, 50,000 in all; a file already visible in what
+was kept is skipped.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, Union
 
 from compaction.entry import Entry, user
+from compaction.mentioned_files import mentioned
 
 READ_TOOL = "read_file"
 CLEARED_PREFIX = "[Old result of "   # microcompact's placeholder for a cleared result
@@ -45,8 +47,8 @@ class ReadRecord:
 
 
 def recent_reads(entries: Sequence[Entry]) -> list[ReadRecord]:
-    """One record per file, newest read first: successful read_file results and earlier
-    re-attachments."""
+    """One record per file, newest read first: successful read_file results, files attached by an
+    @-mention and earlier re-attachments."""
     pending: dict[str, dict[str, Any]] = {}
     latest: dict[str, ReadRecord] = {}
     for i, e in enumerate(entries):
@@ -57,6 +59,8 @@ def recent_reads(entries: Sequence[Entry]) -> list[ReadRecord]:
             continue
         if not e.sent:
             continue
+        for file in mentioned(e):
+            latest[_key(file.path)] = ReadRecord(file.path, file.content, i, file.partial)
         for b in e.content:
             t = b.get("type")
             if t == "tool_use" and b.get("name") == READ_TOOL and isinstance(b.get("input"), dict) \

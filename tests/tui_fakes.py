@@ -82,6 +82,20 @@ class FakeAgent:
         self._task: asyncio.Task | None = None
         self._cancelled = False
 
+    mcp_tokens: dict[str, int] = {}
+
+    def rewind_points(self) -> list:
+        return []
+
+    def rewind(self, index: int) -> str:
+        raise ValueError("the scripted agent keeps no prompts to rewind to")
+
+    async def start_mcp(self) -> list[str]:
+        return []
+
+    def mcp_status(self) -> list:
+        return []
+
     # -- state -----------------------------------------------------------------------------------
     def _threshold(self) -> int:
         return int(self.window * 0.835) if self.threshold_pct is None else self.budget.autocompact_threshold
@@ -143,6 +157,17 @@ class FakeAgent:
     @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    @property
+    def cache_ttl(self) -> str:
+        return "5m"
+
+    async def shell(self, command: str) -> AsyncIterator[ev.Event]:
+        """`!command`: a scripted output, added as the user's message (no process is run)."""
+        self._task = asyncio.current_task()
+        output = f"ran {command}\nexit code 0"
+        self.entries.append(Entry({"role": "user", "content": [{"type": "text", "text": output}]}))
+        yield await self._emit(ev.ShellRan(command, output, 0))
 
     # -- API -------------------------------------------------------------------------------------
     async def _emit(self, e: ev.Event) -> ev.Event:

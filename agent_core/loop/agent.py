@@ -12,7 +12,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from compaction import Entry, Pipeline, breakdown, clock
 from compaction.accounting.budget import ContextBudget
@@ -31,7 +31,10 @@ from agent_core.loop.cache_watch import CacheWatch
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.compaction_preview import CompactionPreview, PreviewError, preview_compaction, summary_size
 from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
+from agent_core.loop.rewind import RewindPoint, rewind_points
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
+from agent_core.loop.shell_input import run_shell
+from agent_core.mentions.attach import mention_entry
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
 from agent_core.loop import server_window
 from agent_core.pricing.cost import usage_buckets
@@ -118,7 +121,7 @@ class Agent:
     def __init__(self, *, client: ModelClient, pipeline: Pipeline, tools: Tools, tool_ctx: ToolContext,
                  permissions: Permissions, cost: CostBook, system_prompt: str, session: SessionRecorder,
                  interactive: bool = False, limits: TurnLimits | None = None, entries: list[Entry] | None = None,
-                 compactions: list[ev.Compaction] | None = None) -> None:
+                 compactions: list[ev.Compaction] | None = None, mcp: Any = None) -> None:
         self.client = client
         self.pipeline = pipeline
         pipeline.on_before_summary(self._say_summary_figure)
@@ -155,6 +158,12 @@ class Agent:
         self._tool_defs = tools.definitions()
         self._system_tokens = estimate_text(system_prompt)
         self._tools_tokens = estimate_tools(self._tool_defs)
+        self.memory_tokens = 0          # the memory files' part of the system prompt (factory: memory_files)
+        self.mcp = mcp                  # the MCP servers (agent_core/mcp/hub.py), started with the first turn
+        self.mcp_tokens: dict[str, int] = {}   # each MCP server's tool definitions, estimated
+        self.on_tools_changed: list[Callable[[list[dict]], object]] = []   # the summarizer sends the same tools
+        self._mcp_lock: asyncio.Lock | None = None
+        self._mcp_notices: list[str] = []      # said at the next turn's start (a server that died while idle)
         self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
         self._request_estimate = 0      # the plain estimate of that request's messages (calibration)
         self._request_added: tuple[int, int] | None = None   # its anchor's usage, the estimate added since
@@ -181,6 +190,11 @@ class Agent:
         return self.client.info
 
     @property
+    def cache_ttl(self) -> str:
+        """The prompt-cache TTL requests are written under (5m | 1h): /model prices a switch with it."""
+        return self.pipeline.config.cache_ttl
+
+    @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
 
@@ -204,7 +218,8 @@ class Agent:
         if view is None or tokens is None:
             view, tokens = self.pipeline.view(self.entries)
         cats = breakdown(view, tally=self._tally, system_tokens=self._system_tokens,
-                         tools_tokens=self._tools_tokens,
+                         tools_tokens=self._tools_tokens, memory_tokens=self.memory_tokens,
+                         mcp_tokens=sum(self.mcp_tokens.values()),
                          window=b.context_window, threshold=b.autocompact_threshold,
                          autocompact_enabled=b.autocompact_enabled, total=tokens)
         return ev.context_update(b, tokens, cats, self._count_source(view), self.next_request(view, tokens).to_dict())
@@ -338,6 +353,38 @@ class Agent:
         async for e in self._drive(self._manual_compact(focus)):
             yield e
 
+    async def shell(self, command: str) -> AsyncIterator[ev.Event]:
+        """`!command` (shell mode, shell_input.py): the user's own command, run by the bash tool's
+        runner with no permission asked and no model called; it and its output become the user's
+        message, logged like a prompt. `cancel()` kills it and adds nothing. Yields ShellRan, then
+        the new context figure."""
+        async for e in self._drive(self._shell(command)):
+            yield e
+
+    def _shell(self, command: str) -> Callable[[asyncio.Queue], Awaitable[None]]:
+        async def body(q: asyncio.Queue) -> None:
+            try:
+                done = await run_shell(valid_text(command), self.tool_ctx)
+            except asyncio.CancelledError:
+                self._emit(q, ev.ShellRan(command, "", cancelled=True))
+                return
+            try:
+                self._append(done.entry())        # kept in memory on a failed write: the next one catches up
+            finally:
+                self._emit(q, ev.ShellRan(done.command, done.output, done.exit_code, done.is_error))
+            self._log_state()
+            self._context(q)
+            if self._compact_after_tools:     # /compact while it ran: queued until now, as after a tool batch
+                focus, self._compact_after_tools, self._compact_focus = self._compact_focus, False, None
+                await self._compact_now(q, focus)
+
+        async def guarded(q: asyncio.Queue) -> None:
+            try:
+                await body(q)
+            except SessionWriteError as e:
+                self._log_write_failed(q, e, lambda: None)
+        return guarded
+
     async def preview_compact(self, focus: str | None = None) -> CompactionPreview:
         """`/compact --preview [focus]`: what a compaction now would do, cost and save, layer by
         layer (compaction_preview); nothing in the history, the log or the engine's state changes.
@@ -369,6 +416,68 @@ class Agent:
         except SessionWriteError:
             pass   # the next turn's first write catches the log up, or reports it
 
+    def rewind_points(self) -> list[RewindPoint]:
+        """The prompts `/rewind` can go back to, oldest first (agent_core/loop/rewind.py)."""
+        return rewind_points(self.entries)
+
+    def rewind(self, index: int) -> str:
+        """Cut the working history to just before the prompt at `index` and return that prompt's
+        text; the log keeps everything. Raises ValueError while a turn runs or for an index that
+        is not a prompt's."""
+        if self.busy:
+            raise ValueError("A turn is running: press Esc first, then rewind.")
+        point = next((p for p in self.rewind_points() if p.index == index), None)
+        if point is None:
+            raise ValueError("That is not a prompt of the working history.")
+        self.entries = self.entries[:index]
+        self._count_gen += 1
+        self._log_history()
+        self._log(lambda log: log.append_event(ev.Notice(
+            f"Rewound to prompt {point.number}: {point.later_entries} entries left the working history "
+            f"(this log keeps them).").to_dict()))
+        return point.text
+
+    async def start_mcp(self) -> list[str]:
+        """Start the session's MCP servers once (the TUI at mount, or the first turn) and offer
+        their tools from the next request on; the notices to show. Idempotent and safe to await
+        from two tasks: the second waits for the first."""
+        if self.mcp is None:
+            return []
+        if self._mcp_lock is None:
+            self._mcp_lock = asyncio.Lock()
+        async with self._mcp_lock:
+            notices = await self.mcp.start()
+            if notices:
+                self.mcp.on_death = self._mcp_died
+                for tool in self.mcp.tools:
+                    self.tools.add(tool)
+                self._use_tools()
+            return notices
+
+    def _use_tools(self) -> None:
+        self._tool_defs = self.tools.definitions()
+        self._tools_tokens = estimate_tools(self._tool_defs)
+        by_server: dict[str, int] = {}
+        for t in self.mcp.tools if self.mcp is not None else ():
+            by_server[t.server] = by_server.get(t.server, 0) + estimate_tools([t.definition()])
+        self.mcp_tokens = by_server
+        for hook in self.on_tools_changed:
+            hook(self._tool_defs)
+        if self.head_count is not None:       # counted without these tools: count the head again
+            self.head_count.cancel()
+            self.head_count = None
+        self._apply_calibration()
+
+    def _mcp_died(self, notice: str) -> None:
+        if self.busy:
+            self.live(ev.Notice(notice))
+        else:
+            self._mcp_notices.append(notice)
+
+    def mcp_status(self) -> list:
+        """Each MCP server's state and tools (/mcp, /context); empty without servers."""
+        return self.mcp.status() if self.mcp is not None else []
+
     async def aclose(self) -> None:
         self.cancel()
         if self.count_confirmation is not None:
@@ -385,6 +494,8 @@ class Agent:
         except SessionWriteError:
             pass   # the last snapshot is lost; the history in the log is whole
         self.session.close()
+        if self.mcp is not None:
+            await self.mcp.stop()
         await self.client.aclose()
 
     # ----- the machinery ---------------------------------------------------------------------
@@ -596,8 +707,14 @@ class Agent:
         or a call fails for good; every way out ends with TurnFinished."""
         prompt = valid_text(prompt)   # e.g. undecodable stdin: it must encode, in the request and the log
         self.turns += 1
-        self._append(Entry({"role": "user", "content": [{"type": "text", "text": prompt}]}))
+        mentioned = await mention_entry(prompt, self.tool_ctx)   # the files it @-mentions, attached
+        self._append(mentioned.entry)
         self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
+        for said in mentioned.events:
+            self._emit(q, said)
+        for notice in await self.start_mcp() + self._mcp_notices:
+            self._emit(q, ev.Notice(notice))
+        self._mcp_notices = []
         await self._head_counted()
         while True:
             stop = self._over_limit(q, turn)
@@ -858,12 +975,13 @@ class Agent:
         self.head_count = asyncio.get_running_loop().create_task(self._count_head())
 
     async def _count_head(self) -> None:
+        estimate = self._system_tokens + self._tools_tokens   # of the head counted (MCP tools may come later)
         counted = await self.client.count_tokens(system=self.system_prompt, messages=HEAD_PROBE, tools=self._tool_defs)
         if counted is None:
             return   # the estimate stands (the API could not count)
         probe = round(self.pipeline.config.count_ratio.ratio * estimate_message(HEAD_PROBE[0]))
         self.pipeline.remember(COUNTED, {"head": max(1, counted - probe), "overhead_adjust": 0,
-                                         "head_estimate": self._system_tokens + self._tools_tokens})
+                                         "head_estimate": estimate})
         self._apply_calibration()
 
     async def _head_counted(self) -> None:

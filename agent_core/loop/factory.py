@@ -42,6 +42,9 @@ from agent_core.sessions.session_reader import LoadedSession
 from agent_core.loop.server_engine import ServerEnginePipeline
 from agent_core.loop.summarizer_adapter import ModelSummarizer
 from agent_core.loop.system_prompt import system_prompt
+from agent_core.loop.memory_files import load_memory
+from agent_core.mcp.servers_config import McpConfigError, Servers, ServerSpec
+from agent_core.mcp.servers_config import collect as collect_servers
 from agent_core.tools import ToolContext, ToolRegistry, resolve_path
 from agent_core.tools.files import open_regular
 from agent_core.loop import server_window
@@ -62,7 +65,7 @@ def make_client(config: Config) -> ModelClient:
                            max_output_tokens=config.max_output_tokens if explicit_out else None,
                            context_window=config.context_window, connect_timeout=config.api_connect_timeout,
                            idle_timeout=config.api_idle_timeout, cache_ttl=config.cache_ttl,
-                           long_context=config.long_context)
+                           long_context=config.long_context, model_from=config.typed.get("model"))
 
 
 REINJECT_READ_CAP = 1 << 20    # re-injection keeps a few thousand tokens of a file: never read more
@@ -164,7 +167,10 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     except ValueError as e:         # a threshold set above the highest safe one
         raise ConfigError(f"{_pct_setting(config)}: {e}. Set a lower one, or none for the default.") from None
     registry = ToolRegistry()
-    prompt = system_prompt(config.workspace)
+    memory = load_memory(config.workspace)
+    memory_part = memory.prompt_part()
+    prompt = system_prompt(config.workspace) + memory_part
+    servers = mcp_servers(config)
     check_room(config, budget, prompt, registry.definitions())
 
     # The engine the session really runs: the configured one, or local when the API cannot do what
@@ -202,7 +208,11 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   permissions=make_permissions(config, interactive, state.get("permissions")),
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
-                  entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded))
+                  entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded),
+                  mcp=make_hub(servers.specs, config, session_dir(home, log.session_id)))
+    agent.memory, agent.memory_tokens = memory, estimate_text(memory_part) if memory_part else 0  # type: ignore[attr-defined]
+    # What the memory files and the MCP definitions gave cause to say: once, at start (the front-ends).
+    agent.start_notices = [*memory.notices, *servers.notices]  # type: ignore[attr-defined]
     tool_ctx.status = agent.context_status     # what context_status reports: the pane's own figures
     # where /threshold keeps the threshold per model: the user config file, read at start
     agent.threshold_file = config.config_file or user_config_path(os.environ)  # type: ignore[attr-defined]
@@ -212,9 +222,10 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     agent.policy_notice = (None if config.policy == DEFAULT_PRESET  # type: ignore[attr-defined]
                            else f"compaction policy {config.policy}: {preset(config.policy).about}")
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
-    pipeline.use_stages(default_stages(ModelSummarizer(client, agent.record_call, tools=registry.definitions(),
-                                                       system=prompt, emit=agent.live, count=agent.count_request),
-                                       summarize_config(SummarizeConfig(), config.policy),
+    summarizer = ModelSummarizer(client, agent.record_call, tools=registry.definitions(), system=prompt,
+                                 emit=agent.live, count=agent.count_request)
+    agent.on_tools_changed.append(lambda defs: setattr(summarizer, "tools", list(defs)))   # MCP tools, once started
+    pipeline.use_stages(default_stages(summarizer, summarize_config(SummarizeConfig(), config.policy),
                                        read_file=_file_reader(tool_ctx)))
     if loaded:
         if client.info.offline:
@@ -227,6 +238,26 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
         if isinstance(active, (int, float)) and not isinstance(active, bool) and math.isfinite(active):
             agent.active_before = max(0.0, float(active))
     return agent
+
+
+def mcp_servers(config: Config) -> Servers:
+    """The MCP servers this session starts: --mcp-config files, the user file's [mcp_servers], and
+    the project's .mcp.json when the workspace is trusted. A file the user named that cannot be
+    used is a ConfigError; the project's problems are notices."""
+    try:
+        return collect_servers(flag_files=config.mcp_config, user_table=config.mcp_servers,
+                               user_origin=f"[mcp_servers] of {config.config_file or 'the user config file'}",
+                               workspace=config.workspace, trusted=config.trusted)
+    except McpConfigError as e:
+        raise ConfigError(f"--mcp-config: {e}") from None
+
+
+def make_hub(specs: list[ServerSpec], config: Config, folder: Path):
+    """The session's MCP hub (None without servers: the SDK, half a second to import, stays unloaded)."""
+    if not specs:
+        return None
+    from agent_core.mcp.hub import McpHub  # noqa: PLC0415  (start-up time: the mcp SDK loads only when used)
+    return McpHub(specs, log_dir=folder, cwd=config.workspace, start_timeout=config.mcp_timeout)
 
 
 def compaction_window(budget: ContextBudget) -> int | None:

@@ -285,7 +285,8 @@ class AnthropicClient:
                  max_output_tokens: int | None = None, context_window: int | None = None,
                  max_retries: int = DEFAULT_MAX_RETRIES, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  idle_timeout: float = DEFAULT_IDLE_TIMEOUT, cache_ttl: str = "5m",
-                 server: ServerPlan | None = None, long_context: bool = False) -> None:
+                 server: ServerPlan | None = None, long_context: bool = False,
+                 model_from: str | None = None) -> None:
         quiet_sdk_serializer()
         if not api_key:
             raise ModelError("auth", "No API key: set ANTHROPIC_API_KEY, or run with --model demo to stay offline.")
@@ -300,6 +301,7 @@ class AnthropicClient:
         self.waiting_every = min(WAITING_EVERY, idle_timeout / 4)   # seconds between Waiting events
         cache_control(cache_ttl)                   # refuse a TTL the API would reject, here and clearly
         self.cache_ttl = cache_ttl
+        self.model_from = model_from               # what set the model, when not a flag (/model): errors name it
         self.server = server                       # the server / hybrid engine's edits; None: local engine
         self.last_count_error: ModelError | None = None
         limits = model_limits(model, context_window=context_window, max_output_tokens=max_output_tokens,
@@ -344,7 +346,7 @@ class AnthropicClient:
     def _error(self, exc: BaseException, *, started: bool = False) -> ModelError:
         err = classify(exc, secrets=self._secrets, base_url=self.base_url, retries=self.max_retries,
                        model=self.info.model, connect_timeout=self.connect_timeout, idle_timeout=self.idle_timeout,
-                       started=started)
+                       started=started, model_from=self.model_from)
         if self.server is not None and is_beta_rejection(err.status, err.message):
             return ModelError("bad_request", f"The API refused server-side context management (CTXTUI_ENGINE="
                                              f"{self.server.engine}, betas {', '.join(self.server.betas())}): "

@@ -120,7 +120,7 @@ def _retried(retries: int | None) -> str:
     return f" The request was already retried {retries} time{'s' if retries != 1 else ''}."
 
 
-def _status_error(exc: Any, *, retries: int | None, model: str | None) -> ModelError:
+def _status_error(exc: Any, *, retries: int | None, model: str | None, model_from: str | None = None) -> ModelError:
     status = getattr(exc, "status_code", None)
     etype = _error_type(exc)
     api_msg = _api_message(exc)
@@ -162,8 +162,10 @@ def _status_error(exc: Any, *, retries: int | None, model: str | None) -> ModelE
                                              f"/compact to shrink the conversation{ref}.", False, None, status)
     if status == 404 or etype == "not_found_error":
         name = f" '{model}'" if model else ""
+        set_by = f"set with {model_from}" if model_from else "CTXTUI_MODEL or --model"
         return ModelError("bad_request", f"The API could not find what was asked ({code}: {api_msg}). Check the "
-                                         f"model name{name} (CTXTUI_MODEL or --model) and ANTHROPIC_BASE_URL{ref}.",
+                                         f"model name{name} ({set_by}) and "
+                                         f"ANTHROPIC_BASE_URL{ref}.",
                           False, None, status)
     if status == 408 or etype == "timeout_error":
         return ModelError("connection", f"The API timed out ({code}: {api_msg}).{_retried(retries)} Try again"
@@ -181,14 +183,16 @@ def _status_error(exc: Any, *, retries: int | None, model: str | None) -> ModelE
 
 def classify(exc: BaseException, *, secrets: Iterable[str | None] = (), base_url: Any = None,
              retries: int | None = None, model: str | None = None, connect_timeout: float | None = None,
-             idle_timeout: float | None = None, started: bool = False) -> ModelError:
+             idle_timeout: float | None = None, started: bool = False, model_from: str | None = None) -> ModelError:
     """The `ModelError` for `exc`; `retries` is how many times the SDK was allowed to retry, and
     the timeouts are the client's, named in a timeout's message with the setting that sets them.
-    `started`: the answer had begun to stream, so the SDK did not retry whatever broke it."""
+    `started`: the answer had begun to stream, so the SDK did not retry whatever broke it.
+    `model_from`: what set the model when the user did not use a flag (the TUI's `/model`), named
+    when the API does not know the model."""
     if started:
         exc = _mid_stream_cause(exc)
     err = _classify(exc, base_url=base_url, retries=retries, model=model,
-                    timeouts=Timeouts(connect_timeout, idle_timeout))
+                    timeouts=Timeouts(connect_timeout, idle_timeout), model_from=model_from)
     secrets = tuple(secrets)
     err.message = redact(err.message, secrets)
     err.args = (err.message,)
@@ -238,13 +242,13 @@ def sdk_classes(exc: BaseException) -> frozenset[str]:
 
 
 def _classify(exc: BaseException, *, base_url: Any, retries: int | None, model: str | None,
-              timeouts: Timeouts) -> ModelError:
+              timeouts: Timeouts, model_from: str | None = None) -> ModelError:
     where = f"the API at {display_url(base_url)}" if base_url is not None else "the API"
     if isinstance(exc, ModelError):
         return exc
     sdk = sdk_classes(exc)
     if "APIStatusError" in sdk:
-        return _status_error(exc, retries=retries, model=model)
+        return _status_error(exc, retries=retries, model=model, model_from=model_from)
     if "APITimeoutError" in sdk:
         return _timeout_error(exc.__cause__, where=where, retries=retries, timeouts=timeouts, started=False)
     if "APIConnectionError" in sdk:

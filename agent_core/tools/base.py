@@ -121,6 +121,7 @@ class Tool:
     input_schema: ClassVar[dict]
     read_only: ClassVar[bool] = False
     own_deadline: ClassVar[bool] = False   # True: the tool enforces its own timeout (bash)
+    checks_input: ClassVar[bool] = True    # False: the tool's owner validates input (an MCP server)
 
     def definition(self) -> dict:
         """The Messages-API tool definition."""

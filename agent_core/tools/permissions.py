@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping
 
 from agent_core.events import PermissionRequest
-from agent_core.tool_spec import TOOL_NAMES
+from agent_core.tool_spec import TOOL_NAMES, is_mcp_name
 from agent_core.tools.base import ToolOutput
+from agent_core.tools.mcp_tool import PREFIX, server_of
 
 MODES = ("allow", "ask", "deny")
 DEFAULT_POLICY: dict[str, str] = {
@@ -50,12 +51,18 @@ def parse_tool_list(text: str | Iterable[str]) -> list[str]:
                 continue
             if name in ("all", "*"):
                 names.extend(TOOL_NAMES)
-            elif name in TOOL_NAMES:
+            elif name in TOOL_NAMES or is_mcp_name(name):
                 names.append(name)
             else:
                 raise ValueError(f"unknown tool {name!r}; expected a comma-separated list of: "
-                                 f"{', '.join(TOOL_NAMES)} (or 'all')")
+                                 f"{', '.join(TOOL_NAMES)} (or 'all'), or mcp__SERVER / mcp__SERVER__TOOL")
     return list(dict.fromkeys(names))
+
+
+def mcp_server_key(tool: str) -> str | None:
+    """`mcp__SERVER` for an MCP tool's name (what allows all of a server's tools), else None."""
+    server = server_of(tool)
+    return f"{PREFIX}{server}" if server else None
 
 
 class PermissionPolicy:
@@ -87,8 +94,11 @@ class PermissionPolicy:
         return "allow" if base == "ask" and tool in self.always else base
 
     def configured_mode(self, tool: str) -> str:
-        """The mode from defaults and overrides alone (what a new session would start with)."""
-        return self.overrides.get(tool) or self.defaults.get(tool) or UNKNOWN_TOOL_MODE
+        """The mode from defaults and overrides alone (what a new session would start with). An MCP
+        tool (mcp__SERVER__TOOL) takes its own setting, else its server's (mcp__SERVER), else ask."""
+        server = mcp_server_key(tool)
+        return (self.overrides.get(tool) or (server and self.overrides.get(server)) or self.defaults.get(tool)
+                or UNKNOWN_TOOL_MODE)
 
     async def check(self, tool_name: str, input: dict, ask: Ask | None, *,  # noqa: A002
                     request_id: str = "") -> Decision:

@@ -519,6 +519,8 @@ def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSign
         output.startup_notice(engine_notice)   # CTXTUI_ENGINE could not be honoured: why, once
     if (policy_notice := getattr(agent, "policy_notice", None)):
         output.startup_notice(policy_notice)   # --policy other than the default
+    for notice in getattr(agent, "start_notices", ()):
+        output.startup_notice(notice)          # memory files cut or refused, a project .mcp.json not read
     if prompts is not None:
         all_ok = asyncio.run(run_stream(agent, prompts, output, signals))
         if signals.received is not None:

@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-budget-usd", type=float, metavar="X", help="stop when the session cost reaches X dollars")
     p.add_argument("--allow", metavar="TOOL[,TOOL]", action="append", default=[],
                    help="allow these tools without asking (headless denies write/edit/bash unless allowed)")
+    p.add_argument("--mcp-config", metavar="FILE", action="append", default=[],
+                   help="start the MCP servers this file names, in Claude Code's format ({\"mcpServers\": {NAME: "
+                        "{\"command\", \"args\", \"env\"} or {\"type\": \"http\", \"url\", \"headers\"}}}); "
+                        "may be repeated. Their tools are mcp__NAME__TOOL and ask first: --allow mcp__NAME allows a "
+                        "server's, mcp__NAME__TOOL one tool (env CTXTUI_MCP_CONFIG)")
     p.add_argument("--resume", metavar="ID", help="resume the session with this id")
     p.add_argument("--continue", dest="continue_", action="store_true", help="resume the most recent session")
     p.add_argument("--compact", nargs="?", const="", metavar="FOCUS",

@@ -36,6 +36,9 @@ class AgentHandle(Protocol):
     def budget(self) -> ContextBudget: ...                   # the thresholds the session works within now
 
     @property
+    def cache_ttl(self) -> str: ...                          # 5m | 1h: what /model's switch would write under
+
+    @property
     def context_history(self) -> Sequence[tuple[int, int, bool]]: ...   # (turn, tokens, compacted)
 
     # ----- figures ---------------------------------------------------------------------------------
@@ -62,6 +65,8 @@ class AgentHandle(Protocol):
 
     def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]: ...
 
+    def shell(self, command: str) -> AsyncIterator[ev.Event]: ...   # `!command`: run, output into the context
+
     def let_time_pass(self, text: str = "") -> Pause: ...   # /wait; raises PauseError
 
     def set_threshold(self, pct: float | None) -> ContextBudget: ...   # /threshold; raises ValueError out of bounds
@@ -71,6 +76,17 @@ class AgentHandle(Protocol):
     def cancel(self) -> None: ...
 
     def clear(self) -> None: ...
+
+    def rewind_points(self) -> list[Any]: ...          # /rewind's prompts (agent_core/loop/rewind.RewindPoint)
+
+    def rewind(self, index: int) -> str: ...            # cut to before that prompt; its text; raises ValueError
+
+    async def start_mcp(self) -> list[str]: ...         # the MCP servers, once; their notices
+
+    def mcp_status(self) -> list[Any]: ...              # /mcp: each server's state and tools
+
+    @property
+    def mcp_tokens(self) -> dict[str, int]: ...         # each MCP server's tool definitions, estimated
 
     async def aclose(self) -> None: ...
 

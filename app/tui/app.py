@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -29,9 +29,13 @@ from compaction.estimate import estimate_text
 from compaction.next_request import NextRequest
 
 from agent_core import events as ev
+from agent_core.mcp.status_text import servers_text
+from app.tui.screens.rewind import RewindScreen
 from agent_core.context_budget import threshold_pct, threshold_words
 from agent_core.context_items import largest_items
 from agent_core.loop.compaction_preview import PreviewError
+from agent_core.loop.shell_input import is_shell, shell_command
+from agent_core.providers.model_choices import choices as model_choices
 from agent_core.providers.demo.pause import PauseError
 from agent_core.providers.demo.pause import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
@@ -43,6 +47,7 @@ from app.tui.event_feed import NOT_YET, EventFeed
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.inspector import InspectorScreen
+from app.tui.screens.model_picker import ModelPicker
 from app.preview_text import headline
 from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.resume import ResumeScreen
@@ -53,21 +58,26 @@ from app.tui.widgets.conversation import answer_record
 from app.tui.widgets.conversation.compaction_marker import MarkerRecord
 from app.tui.widgets.conversation.container import Conversation
 from app.tui.widgets.conversation.notice_message import NoticeRecord
+from app.tui.widgets.conversation.shell_block import ShellRecord
 from app.widgets.cost_pane import CostPane
 from app.tui.widgets.footer import AppFooter
+from app.tui.widgets.mention_picker import MentionPicker
 from app.tui.widgets.prompt import PromptInput
 from app.tui.widgets.side_panes import SidePanes
 from app.tui.widgets.status import StatusBar
 from app.widgets.timeline import Timeline
 
 CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "permission.tcss",
-             "context_screen.tcss", "transcripts.tcss", "help.tcss", "inspector.tcss")
+             "context_screen.tcss", "transcripts.tcss", "help.tcss", "inspector.tcss", "model_picker.tcss",
+             "rewind.tcss")
 
 # Loop events that come within this long of the first of a batch are shown in one frame: a demo
 # turn's events (or a real model's tool calls and figures) in 3 frames instead of 5, and what
 # comes later is still on screen within 1/20 s (streamed text is drawn at most every 0.1 s anyway).
 BATCH_S = 1 / 20
-ESC_AFTER_CLOSE_S = 1.0   # an Esc this soon after Esc restored a maximized pane does not cancel the turn
+# An Esc pressed before a closed screen or maximized pane was drawn away, or this soon after, does not
+# cancel the turn: it is the close pressed twice, not a wish to stop.
+ESC_AFTER_CLOSE_S = 1.0
 PANES_INTERVAL_S = 0.25   # the side panes and the status line take new figures at most this often
 
 # Signals that end the app like Ctrl+Q (SIGHUP: the terminal was closed). Exit code 128+N.
@@ -114,8 +124,12 @@ class CtxApp(App[int]):
                  agent_factory: AgentFactory | None = None, clock: Callable[[], float] = clock_now,
                  theme: str | None = None, keymap: dict[str, str] | None = None,
                  notices: tuple[str, ...] = (), banner: str | None = None, settle_heap: bool = False,
-                 lazy_side: bool = False) -> None:
+                 lazy_side: bool = False, long_context: bool = False,
+                 files: tuple[Path, tuple[Path, ...]] | None = None) -> None:
         super().__init__()
+        # The @-mention picker's workspace and the folders it never lists (ctxtui's state); None: no picker
+        self.mention_files = files
+        self.long_context = long_context   # the 1M context is on where it is opt-in: the /model picker's windows
         # The `ctxtui` command's app settles the collector after its first frame (heap.py); tests
         # leave it alone, as many apps run in one process.
         self.settle_heap = settle_heap
@@ -135,8 +149,11 @@ class CtxApp(App[int]):
         self._started_at: float | None = None
         self._streamed = False                         # answer text shown since the model call began
         self._waiting: NoticeRecord | None = None     # the "Waiting for the API" line, updated in place
+        self._shell: ShellRecord | None = None        # the `!command` running, until its output lands
         self._focus_before_max: Widget | None = None
-        self._restored_at = float("-inf")     # when a maximized pane was last restored (monotonic)
+        # when the screen last came back from a modal or a maximized pane, drawn (monotonic; inf: not drawn yet)
+        self._restored_at = float("-inf")
+        self._cancel_pressed_at: float | None = None   # when the cancel key being handled was pressed
         self._signals: list[int] = []
         self._widgets: dict[type, Widget] = {}         # the main screen's panes, found once (see _pane)
         # The latest context and cost figures not yet shown: the panes are set once per frame.
@@ -171,11 +188,13 @@ class CtxApp(App[int]):
             ev.BreakerTripped: self._on_breaker,
             ev.Error: lambda e: self.conversation.add_error(e),
             ev.Notice: lambda e: self.conversation.add_notice(e.message),
+            ev.FileMentioned: lambda e: self.conversation.add_mention(e.path, e.lines, e.total_lines),
             ev.CacheMiss: lambda e: self.conversation.add_notice(f"Cache: {e.text}."),
             ev.StreamRetry: self._on_stream_retry,
             ev.Waiting: self._on_waiting,
             ev.PermissionRequest: self._on_permission,
             ev.TurnFinished: self._on_turn_finished,
+            ev.ShellRan: self._on_shell,
             ev.TurnStarted: lambda e: None,   # the prompt is already shown (run_prompt); _drive marks the app busy
         }
 
@@ -184,6 +203,8 @@ class CtxApp(App[int]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
+                if self.mention_files is not None:
+                    yield MentionPicker(self.mention_files[0], protected=self.mention_files[1], id="mention-picker")
                 yield PromptInput(id="prompt")
             if not self.lazy_side:
                 yield SidePanes(clock=self.clock, id="side")
@@ -240,6 +261,7 @@ class CtxApp(App[int]):
         await self._show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         self.set_interval(1.0, self._push_next, name="next request")
         if self.lazy_side:
             self.call_after_refresh(self._mount_side)
@@ -269,10 +291,33 @@ class CtxApp(App[int]):
         (unless the user had focused something else before)."""
         if maximized is not None:
             self._focus_before_max = self.screen.focused
+            # Textual gave the focus to the hidden conversation: typing went nowhere and Enter
+            # opened a tool block nobody saw. Nothing has it while the pane fills the screen.
+            self.screen.set_focus(None)
             return
-        self._restored_at = time.monotonic()
+        self._restored()
         if self._focus_before_max in (None, self.prompt_input):
             self.prompt_input.focus()
+
+    def _screen_changed(self, screen) -> None:
+        """A modal closed (the main screen is back): an Esc pressed on it must not cancel the turn."""
+        if screen is self.screen_stack[0]:
+            self._restored()
+
+    def _restored(self) -> None:
+        """The main screen is back: Escs pressed until it is drawn, and for ESC_AFTER_CLOSE_S after,
+        closed what was in front of it (on a loaded machine the redraw takes seconds)."""
+        self._restored_at = float("inf")
+
+        def drawn() -> None:
+            self._restored_at = time.monotonic()
+        self.call_after_refresh(drawn)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and any(
+                b.action == "cancel_turn" for b in self._bindings.key_to_bindings.get(event.key, ())):
+            self._cancel_pressed_at = event.time     # when it was pressed, not when the loop got to it
+        await super().on_event(event)
 
     async def on_unmount(self) -> None:
         if self._settled is not None:
@@ -330,6 +375,19 @@ class CtxApp(App[int]):
         self._update_context(a.context_event())
         self._update_cost(a.cost_event())
         self._flush_panes()
+        self.start_mcp(a)
+
+    @work(group="mcp")
+    async def start_mcp(self, agent: AgentHandle) -> None:
+        """The session's MCP servers, started beside the first frame: each one's tools or why not,
+        said in the conversation, and the context pane's MCP category once they are offered."""
+        notices = await agent.start_mcp()
+        if agent is not self.agent:
+            return               # switched meanwhile: the new agent says its own
+        for notice in notices:
+            await self.conversation.add_notice(notice)
+        if notices and not self.busy:
+            self._update_context(agent.context_event())
 
     def _to_side(self, action: Callable[[], object]) -> None:
         """Run `action` on the side column now, or once it is mounted (in the order given)."""
@@ -607,6 +665,19 @@ class CtxApp(App[int]):
         await self._drive(self.agent.run(text))
 
     @work(group="agent")
+    async def run_shell(self, command: str) -> None:
+        """`!command` (shell mode): the user's own command in the workspace, no permission asked
+        (they typed it); its output is shown and becomes their message in the context, no model
+        called. Esc cancels it (`action_cancel_turn`), as it does a turn."""
+        self._shell = await self.conversation.add_shell(command)
+        await self._drive(self.agent.shell(command))
+
+    def _on_shell(self, e: ev.ShellRan) -> None:
+        record, self._shell = self._shell, None
+        if record is not None:
+            self.conversation.set_shell(record, None if e.cancelled else e.output, e.is_error)
+
+    @work(group="agent")
     async def run_compact(self, focus: str | None) -> None:
         await self._drive(self.agent.compact(focus or None))
 
@@ -620,6 +691,12 @@ class CtxApp(App[int]):
         if self.busy:
             self.notify("A turn is running: press Esc to cancel it, or wait.", severity="warning")
             self.fill_prompt(text)
+            return
+        if is_shell(text):
+            if shell_command(text):
+                self.run_shell(shell_command(text))
+            else:
+                self.notify("Shell mode: type a command after the !, e.g. !git status.", severity="warning")
             return
         self.run_prompt(text)
 
@@ -636,9 +713,13 @@ class CtxApp(App[int]):
         return True
 
     def action_cancel_turn(self) -> None:
-        # An Esc just after Esc closed a maximized pane is the same wish pressed twice (the close
-        # can take a moment on a loaded machine), not a request to stop the turn.
-        if self.busy and time.monotonic() - self._restored_at >= ESC_AFTER_CLOSE_S:
+        # An Esc pressed while a modal or the maximized pane was still on screen, or just after it
+        # went, is the close pressed twice (the close can take a moment on a loaded machine), not
+        # a request to stop the turn. Its press time counts, not when the loop got to it.
+        pressed, self._cancel_pressed_at = self._cancel_pressed_at, None
+        if pressed is None:
+            pressed = time.monotonic()
+        if self.busy and pressed - self._restored_at >= ESC_AFTER_CLOSE_S:
             self.agent.cancel()
 
     def action_toggle_sidebar(self) -> None:
@@ -649,6 +730,8 @@ class CtxApp(App[int]):
             self._to_side(self.action_toggle_sidebar)
             return
         main = self.screen_stack[0]
+        if main.maximized is not None:     # /cost fills the screen: F2 puts it back, and the prompt gets the focus
+            main.minimize()
         side = main.query_one("#side")
         shown = side.display
         focused = main.focused
@@ -709,6 +792,36 @@ class CtxApp(App[int]):
         pane = self.context_pane
         items = largest_items(self.agent.view())
         self.push_screen(ContextScreen(pane.context, tuple(pane.history), items))
+
+    def _cmd_rewind(self, arg: str) -> None:
+        if self.busy:
+            self.notify("A turn is running: press Esc first, then /rewind.", severity="warning")
+            return
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self.rewind_to(index)
+        self.push_screen(RewindScreen(self.agent.rewind_points()), callback=chosen)
+
+    @work(group="agent", exclusive=True)
+    async def rewind_to(self, index: int) -> None:
+        """Cut the conversation to just before the chosen prompt and put that prompt in the input."""
+        try:
+            text = self.agent.rewind(index)
+        except ValueError as e:
+            self.notify(visible(str(e)), severity="error", markup=False)
+            return
+        conv = self.conversation
+        await conv.clear()
+        await conv.load_entries(self.agent.entries)
+        await conv.add_notice("Rewound: the conversation is as it was before this prompt, which is back in the "
+                              "input to edit or send. The session log keeps what was after it.")
+        self._update_context(self.agent.context_event())
+        self.fill_prompt(text)
+
+    def _cmd_mcp(self, arg: str) -> None:
+        agent = self.agent
+        self.call_next(self.conversation.add_notice, servers_text(agent.mcp_status(), agent.mcp_tokens))
 
     def _cmd_cost(self, arg: str) -> None:
         if not self._side_ready:
@@ -781,7 +894,21 @@ class CtxApp(App[int]):
         await self.conversation.add_notice("Context cleared. The session log still holds everything.")
 
     def _cmd_model(self, arg: str) -> None:
-        self._switch(f"model {arg}", model=arg)
+        if arg:
+            self._switch(f"model {arg}", model=arg)
+            return
+        agent, current = self.agent, self.agent.info.model
+        ttl = agent.cache_ttl
+        context = agent.context_event()
+        head = sum(context.categories.get(k, 0) for k in ("system", "memory", "tools", "mcp_tools"))
+        picker = ModelPicker(model_choices(ttl=ttl, long_context=self.long_context, current=current), current,
+                             context.tokens, ttl, head)
+
+        def picked(model: str | None) -> None:
+            if model:
+                self._switch(f"model {model}", model=model)
+
+        self.push_screen(picker, callback=picked)
 
     def _cmd_resume(self, arg: str) -> None:
         if arg:

@@ -8,6 +8,8 @@ from typing import Protocol
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from agent_core.loop.shell_input import is_shell
+
 
 class CommandHost(Protocol):
     """What the palette needs from the app (app.tui.app.CtxApp)."""
@@ -29,11 +31,15 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("compact", "[--preview] [focus]", "Compact now (optional focus for the summary); --preview: "
                  "what it would do and cost, first"),
     SlashCommand("context", "", "Show the full context breakdown"),
+    SlashCommand("mcp", "", "The MCP servers: state, tools and what their definitions take"),
     SlashCommand("cost", "", "Show cost by model and token bucket (toggle full size)"),
     SlashCommand("clear", "", "Start a new session with an empty context"),
-    SlashCommand("model", "NAME", "Switch the model (e.g. /model demo)", needs_arg=True),
+    SlashCommand("model", "[NAME]", "Switch the model, in a new session (no NAME: pick one, with its prices "
+                 "and what the switch costs)"),
     SlashCommand("threshold", "[70% | N]", "Move the auto-compact threshold, kept for this model "
                  "(Alt+Up / Alt+Down: 1% at a time)"),
+    SlashCommand("rewind", "", "Go back to an earlier prompt: the conversation as it was before it, the prompt "
+                 "back in the input"),
     SlashCommand("resume", "[ID]", "Resume a saved session"),
     SlashCommand("transcripts", "", "Browse sessions, compaction transcripts and Claude Code logs"),
     SlashCommand("wait", "[DURATION]", "Demo model: let time pass (default: the cache TTL + 1m) so the prompt cache "
@@ -41,6 +47,10 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "", "Keys and commands"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
+
+
+# Under a prompt that starts with `!` (agent_core/loop/shell_input.py).
+SHELL_HINT = "! shell mode: runs in the workspace, output joins the context"
 
 
 class CommandError(ValueError):
@@ -85,7 +95,10 @@ def complete(text: str) -> list[str]:
 
 
 def hint(text: str) -> str:
-    """One line shown under the prompt while typing a command: matches with their usage."""
+    """One line shown under the prompt while typing a command: matches with their usage; for a
+    `!command`, that it runs in shell mode."""
+    if is_shell(text):
+        return SHELL_HINT
     names = complete(text)
     if not names:
         return ""

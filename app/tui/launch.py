@@ -83,10 +83,11 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
     app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
                  agent_factory=factory, theme=theme,
                  notices=(config.ignored_message() or "", agent.engine_notice or "",   # said once, at start
-                          agent.policy_notice or ""),
+                          agent.policy_notice or "", *agent.start_notices),
                  banner=demo_banner(config) if config.is_demo else None,
                  keymap=app_kwargs.pop("keymap", None) or dict(config.keymap or {}), settle_heap=settle_heap,
-                 **app_kwargs)
+                 files=(agent.tool_ctx.workspace, agent.tool_ctx.protected),   # what the @-mention picker lists
+                 long_context=config.long_context, **app_kwargs)
     return app
 
 

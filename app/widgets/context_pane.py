@@ -39,7 +39,9 @@ STATE_VARS = {"ok": "$success", "warning": "$warning", "error": "$error", "autoc
 # key: (label, short label, colour). Unknown keys are shown with their own name.
 CATEGORIES: dict[str, tuple[str, str, str]] = {
     "system": ("System prompt", "System", "$primary"),
+    "memory": ("Memory files", "Memory", "$primary-lighten-2"),
     "tools": ("Tool definitions", "Tools", "$secondary"),
+    "mcp_tools": ("MCP tools", "MCP tools", "$secondary-lighten-2"),
     "user_text": ("User messages", "User", "$accent"),
     "assistant_text": ("Assistant messages", "Assistant", "$success"),
     "tool_calls": ("Tool calls", "Tool calls", "$warning"),

@@ -17,8 +17,8 @@ from compaction.estimate import estimate_block as estimate_block
 from compaction.estimate import estimate_message as estimate_message
 from compaction.estimate import estimate_text as estimate_text
 
-CATEGORIES = ("system", "tools", "user_text", "assistant_text", "tool_calls", "tool_results",
-              "summaries", "free", "autocompact_buffer")
+CATEGORIES = ("system", "memory", "tools", "mcp_tools", "user_text", "assistant_text", "tool_calls",
+              "tool_results", "summaries", "free", "autocompact_buffer")
 
 
 def estimate_entries(entries: Sequence[Entry]) -> int:
@@ -118,19 +118,27 @@ class CategoryTally:
         return dict(self._sums)
 
 
+OPTIONAL = ("memory", "mcp_tools")     # left out of a breakdown when the session has none
+
+
 def breakdown(entries: Sequence[Entry], *, system_tokens: int, tools_tokens: int, window: int,
               threshold: int, autocompact_enabled: bool = True, tally: CategoryTally | None = None,
-              total: int | None = None) -> dict[str, int]:
+              total: int | None = None, memory_tokens: int = 0, mcp_tokens: int = 0) -> dict[str, int]:
     """Category breakdown for the context pane (like CC `/context`). Uses cached per-entry figures;
     with a `tally` only the entries appended since its last call are read.
 
     `entries` should be the projected view (what the next request holds). With `total` (the count
     shown beside the breakdown) the used categories are scaled to sum to it exactly — the estimates
     split the count, real usage sets it — and the buffer then shrinks before free space goes
-    negative, so used + free + buffer is the window whenever the count fits in it."""
+    negative, so used + free + buffer is the window whenever the count fits in it.
+
+    `memory_tokens` (memory files) and `mcp_tokens` (MCP servers' tool definitions) are parts of
+    the system prompt and the tools, counted apart: their own categories, shown only when held."""
     cats = {c: 0 for c in CATEGORIES}
-    cats["system"] = system_tokens
-    cats["tools"] = tools_tokens
+    cats["system"] = max(0, system_tokens - memory_tokens)
+    cats["memory"] = memory_tokens
+    cats["tools"] = max(0, tools_tokens - mcp_tokens)
+    cats["mcp_tools"] = mcp_tokens
     for k, v in (tally or CategoryTally()).sums(entries).items():
         cats[k] += v
     if total is not None:
@@ -140,6 +148,9 @@ def breakdown(entries: Sequence[Entry], *, system_tokens: int, tools_tokens: int
     buffer = max(0, min(buffer, window - used))
     cats["autocompact_buffer"] = buffer
     cats["free"] = max(0, window - used - buffer)
+    for k in OPTIONAL:
+        if not cats[k]:
+            del cats[k]
     return cats
 
 

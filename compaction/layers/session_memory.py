@@ -36,6 +36,7 @@ from compaction.entry import Entry, boundary, user
 from compaction.layer_context import LayerContext, PipelineState
 from compaction.layerkit import runtime
 from compaction.layers.ptl import is_retry_marker
+from compaction.mentioned_files import mentioned
 from compaction.reinject import ReadFile, reinject
 from compaction.report import CompactionReport, LayerResult
 from compaction.summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
@@ -188,7 +189,12 @@ class SessionNotes:
                     if _DECISION.search(sent) and len(sent.strip()) > 12:
                         self._push("decisions", _clip(sent, 240))
             return
-        texts = [b.get("text", "") for b in e.content if b.get("type") == "text" and str(b.get("text", "")).strip()]
+        attached = mentioned(e)      # files the user attached with @path: read, not typed
+        skip = {m.block for m in attached}
+        texts = [b.get("text", "") for i, b in enumerate(e.content)
+                 if i not in skip and b.get("type") == "text" and str(b.get("text", "")).strip()]
+        for m in attached:
+            self._file("files_read", m.path)
         for b in e.content:
             if b.get("type") == "tool_result":
                 call = self.s["pending"].pop(b.get("tool_use_id"), None)

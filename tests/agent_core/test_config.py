@@ -103,6 +103,7 @@ BAD = {
     "CTXTUI_CONTEXT_WINDOW": "abc",
     "CTXTUI_1M_CONTEXT": "perhaps",
     "CTXTUI_MAX_OUTPUT_TOKENS": "0",
+    "CTXTUI_MCP_TIMEOUT": "-1",
     "CTXTUI_AUTOCOMPACT_PCT": "150",
     "CTXTUI_DISABLE_AUTOCOMPACT": "maybe",
     "CTXTUI_DISABLE_COLLAPSE": "sometimes",
@@ -117,7 +118,8 @@ BAD = {
     "CTXTUI_API_CONNECT_TIMEOUT": "0",
     "CTXTUI_API_IDLE_TIMEOUT": "-5",
 }
-FREE_TEXT = {"ANTHROPIC_API_KEY", "CTXTUI_MODEL", "CTXTUI_THEME", "CTXTUI_HOME"}
+FREE_TEXT = {"ANTHROPIC_API_KEY", "CTXTUI_MODEL", "CTXTUI_THEME", "CTXTUI_HOME",
+             "CTXTUI_MCP_CONFIG"}   # a path: whether it can be read is checked when the servers start
 
 
 def test_every_checked_variable_has_a_bad_value_case():

@@ -186,3 +186,24 @@ def test_preload_loads_the_code_highlighter_the_first_answer_would_load():
             "print(before, [m for m in wanted if m in sys.modules])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == f"[] {wanted!r}"
+
+
+def test_a_closing_tag_indented_under_a_list_item_is_drawn_flush_left_on_its_own_line():
+    """A summary's `</summary>` indented like the last item's text (`1. a` then three spaces, `- a`
+    then two or four, a tab), even after a blank line, was drawn inside that item; it is its own
+    line, flush left. Indented code outside a list stays code."""
+    from rich.console import Console
+    from app.tui.widgets.conversation.assistant_message import AnswerMarkdown, separate_tag_lines
+
+    console = Console(width=60, color_system=None)
+
+    def lines(md: str) -> list[str]:
+        rendered = console.render_lines(AnswerMarkdown(md, code_theme="monokai"), console.options, pad=False)
+        return ["".join(s.text for s in line).rstrip() for line in rendered]
+
+    for tail in ("   </summary>", "\n   </summary>", "  </summary>", "    </summary>", "\t</summary>"):
+        for head in ("1. Primary request\n2. Files read", "- primary request\n- files read"):
+            shown = lines(f"<summary>\n{head}\n{tail}\n\nAfter.")
+            assert "</summary>" in shown, (head, tail, shown)       # a line of its own, at column 0
+            assert shown.index("</summary>") > max(i for i, line in enumerate(shown) if "iles read" in line)
+    assert separate_tag_lines("para\n\n    <code>\n") == "para\n\n    <code>\n"   # not in a list: code

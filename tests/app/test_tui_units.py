@@ -28,20 +28,21 @@ def test_unknown_command_names_the_known_ones():
     assert "/compact" in str(e.value) and "/transcripts" in str(e.value)
 
 
-def test_command_that_needs_an_argument_says_so():
-    with pytest.raises(commands.CommandError, match=r"/model NAME"):
-        commands.parse("/model")
+def test_model_without_a_name_opens_the_picker():
+    """/model used to need a NAME; alone it now opens the picker (tests/app/test_model_picker.py)."""
+    assert commands.parse("/model") == commands.Parsed("model", "")
 
 
 def test_every_issue_command_exists():
     assert {c.name for c in commands.COMMANDS} == {"compact", "context", "cost", "clear", "model", "resume",
-                                                    "transcripts", "wait", "help", "threshold"}
+                                                    "transcripts", "wait", "help", "threshold", "mcp", "rewind"}
 
 
 def test_completion():
     assert commands.complete("/tr") == ["/transcripts"]
     assert commands.complete("/co") == ["/compact ", "/context", "/cost"]
-    assert commands.complete("/m") == ["/model "]
+    assert commands.complete("/m") == ["/mcp", "/model "]
+    assert commands.complete("/rew") == ["/rewind"]
     assert commands.complete("/compact x") == []
     assert commands.complete("hello") == []
     assert "/compact [--preview] [focus]" in commands.hint("/c")

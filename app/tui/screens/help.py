@@ -15,6 +15,7 @@ KEYS = (
     ("Shift+Enter / Ctrl+J", "new line in the prompt"),
     ("Up / Down", "prompt history (at the first / last line)"),
     ("Tab", "complete a slash command"),
+    ("!command", "shell mode: run it in the workspace; it and its output join the context"),
     ("Shift+Tab / click", "focus the conversation: Up / Down between blocks"),
     ("Enter / click", "open or close a block; inspect a compaction"),
     ("Esc", "cancel the running turn; close a screen"),

@@ -30,8 +30,13 @@ from app.tui.widgets.record_list import RecordList
 
 
 class TranscriptViewer(Screen[None]):
-    """One log, read-only. `/` search (Enter or `n` finds the next match), `f` cycles the kind
-    filter, `]` / `[` jump to the next / previous compaction boundary."""
+    """One log, read-only. `/` opens the search box (what is typed goes into it: `]`, `[`, `f`
+    too); Enter searches and gives the keys back to the list, where `n` / `N` find the next /
+    previous match, `f` cycles the kind filter and `]` / `[` jump to the next / previous compaction
+    boundary. Esc in the search box leaves the search (the list gets the keys); Esc on the list
+    closes the viewer. The list takes the height the status line, the search box (shown only
+    while searching or a search is set) and the record's detail (as tall as it is, up to 10 rows)
+    leave."""
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="viewer.close"),
@@ -43,6 +48,7 @@ class TranscriptViewer(Screen[None]):
         Binding("left_square_bracket", "boundary(-1)", "Prev compaction", id="viewer.prev_boundary"),
     ]
 
+    AUTO_FOCUS = "RecordList"    # the list has the keys; the search box only after `/` (or a click)
     kind_filter: reactive[str] = reactive("all")
 
     def __init__(self, path: Path, *, gate: threading.Event | None = None) -> None:
@@ -57,13 +63,14 @@ class TranscriptViewer(Screen[None]):
         self.rows: list[int] = []       # indices of records that pass the filter
         self.boundaries = 0
         self._matches: tuple[tuple, list[int]] = ((), [])   # (query, filter, rows), positions in `rows`
+        self.searching = False          # the search box has the keys (set at once, before its focus lands)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="viewer"):
             yield Static(id="viewer-status")
             yield Input(placeholder="search (Enter: next match, Esc: back to the list)", id="viewer-search")
             yield RecordList(id="viewer-list")
-            yield Static(id="viewer-detail")
+            yield Static(id="viewer-detail", classes="-empty")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -133,16 +140,19 @@ class TranscriptViewer(Screen[None]):
         return self._matches[1]
 
     def match_text(self) -> str:
-        """" · match k of N" (k: the match the cursor is on, "–" between matches), "" without a search."""
+        """" · match k of N" (k: the match the cursor is on, "–" between matches), "" without a search.
+        While the log loads the total is not known: " · match k · counting…" (never "3 of 2")."""
         if not self.query_text:
             return ""
         found = self.matches()
         if not found:
-            return " · no match"
+            return " · no match yet · counting…" if not self.done else " · no match"
         cursor = self.query_one(RecordList).cursor
         k = bisect.bisect_left(found, cursor)
-        at = str(k + 1) if k < len(found) and found[k] == cursor else "–"
-        return f" · match {at} of {len(found):,}"
+        on_match = k < len(found) and found[k] == cursor
+        if not self.done:
+            return f" · match {k + 1:,} · counting…" if on_match else " · counting…"
+        return f" · match {k + 1:,} of {len(found):,}" if on_match else f" · match – of {len(found):,}"
 
     # -- filtering, search, jumps -------------------------------------------------------------------
     def _keep(self, r: Record) -> bool:
@@ -157,6 +167,7 @@ class TranscriptViewer(Screen[None]):
         if current is not None:
             lst.cursor = next((n for n, i in enumerate(self.rows) if self.records[i].line >= current.line),
                               max(0, len(self.rows) - 1))
+        self._show_detail(None)     # the cursor's row may hold another record now
 
     def watch_kind_filter(self, _value: str) -> None:
         if self.is_mounted:
@@ -166,14 +177,33 @@ class TranscriptViewer(Screen[None]):
     def action_cycle_filter(self) -> None:
         self.kind_filter = next_filter(self.kind_filter)
 
+    def _search_box(self) -> Input:
+        return self.query_one("#viewer-search", Input)
+
+    def _show_search_box(self) -> None:
+        """The box is drawn while searching or while a search is set; else the list has its rows."""
+        self._search_box().set_class(self.searching or bool(self.query_text), "-shown")
+
     def action_search(self) -> None:
-        self.query_one("#viewer-search", Input).focus()
+        self.searching = True
+        self._show_search_box()
+        self._search_box().focus()
+
+    def _leave_search(self) -> None:
+        """Back to the list, the search box showing the search in force (what was typed unsent goes)."""
+        self.searching = False
+        self._search_box().value = self.query_text
+        self._show_search_box()
+        self.query_one(RecordList).focus()
 
     @on(Input.Submitted, "#viewer-search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         self.query_text = event.value.strip()
-        self.query_one(RecordList).focus()
-        self.action_find(1, from_current=True)
+        self._leave_search()
+        if self.query_text:
+            self.action_find(1, from_current=True)
+        else:
+            self._status()
 
     def action_find(self, direction: int, from_current: bool = False) -> None:
         q = self.query_text.lower()
@@ -203,11 +233,12 @@ class TranscriptViewer(Screen[None]):
         return None
 
     @on(RecordList.CursorMoved)
-    def _show_detail(self, event: RecordList.CursorMoved) -> None:
+    def _show_detail(self, event: RecordList.CursorMoved | None) -> None:
         if self.query_text:
             self._status()     # "match k of N" follows the cursor
         r = self.query_one(RecordList).current()
         detail = self.query_one("#viewer-detail", Static)
+        detail.set_class(r is None, "-empty")
         if r is None:
             detail.update("")
             return
@@ -215,7 +246,15 @@ class TranscriptViewer(Screen[None]):
         detail.update(Content.assemble((head, "bold"), visible(r.detail())))
 
     def action_close(self) -> None:
-        if isinstance(self.focused, Input):
-            self.query_one(RecordList).focus()
+        """Esc in the search box leaves the search; on the list it closes the viewer (`q` typed
+        in the box is a letter of the search: the box takes it before this binding)."""
+        if self.searching or isinstance(self.focused, Input):
+            self._leave_search()
             return
         self.dismiss(None)
+
+    def on_descendant_focus(self, event) -> None:
+        """A click in the search box is searching too."""
+        if isinstance(event.widget, Input) and not self.searching:
+            self.searching = True
+            self._show_search_box()

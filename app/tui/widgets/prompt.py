@@ -1,14 +1,22 @@
 """The multi-line prompt: Enter sends, Shift+Enter or Ctrl+J inserts a newline, Up/Down walk the
 history (at the first/last line, so moving inside a multi-line draft still works), Tab completes
-slash commands. Esc is not handled here: it bubbles to the app, which cancels the running turn."""
+slash commands. Esc is not handled here: it bubbles to the app, which cancels the running turn.
+
+Typing `@` opens the file picker (mention_picker.py) when the screen has one: what follows the `@`
+filters it, Up/Down move, Enter or Tab insert the chosen path as `@path`, Esc closes it and
+keeps the text (and is not passed on, so it cancels nothing)."""
 from __future__ import annotations
 
 from textual import events
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import TextArea
 
+from agent_core.mentions.mention_text import mention_at, quote
+
 from app.tui import commands
+from app.tui.widgets.mention_picker import MentionPicker
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j"})
 # Fits the prompt beside the sidebar at 120 columns (Esc and the rest are in the footer).
@@ -70,13 +78,19 @@ class PromptInput(TextArea):
                          highlight_cursor_line=False,
                          placeholder=PLACEHOLDER)
         self.prompt_history = PromptHistory(history)
+        self._picker: MentionPicker | None = None
+        self._dismissed_at: int | None = None    # the `@` whose picker Esc closed: not reopened for it
 
     def _set_text(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)
+        ended = mention_at(text, len(text))    # a prompt from the history ending in `@x`: no picker for it
+        self._dismissed_at = ended[0] if ended else None
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if self._picker_keys(event):
+            return
         if key == "enter":
             self._stop(event)
             text = self.text
@@ -130,6 +144,78 @@ class PromptInput(TextArea):
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.border_subtitle = Content(commands.hint(self.text))
+        self._follow_mention()
+
+    def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        self._follow_mention()
+
+    # ----- @-mentions ------------------------------------------------------------------------
+    @property
+    def mention_picker(self) -> MentionPicker | None:
+        """The screen's file picker (found once), or None when it has none (no @-mentions)."""
+        if self._picker is None or not self._picker.is_attached:
+            try:
+                self._picker = self.screen.query_one(MentionPicker)
+            except NoMatches:
+                self._picker = None
+        return self._picker
+
+    def _typed_mention(self) -> tuple[int, str] | None:
+        """(index of the `@`, what follows it) when the cursor is in a mention being typed."""
+        start, end = self.selection
+        if start != end:
+            return None
+        return mention_at(self.text, self.document.get_index_from_location(end))
+
+    def _follow_mention(self) -> None:
+        """Open, filter or close the picker as the cursor enters, edits or leaves an `@word`."""
+        picker = self.mention_picker
+        if picker is None:
+            return
+        typed = self._typed_mention()
+        if typed is None or typed[0] == self._dismissed_at:
+            if typed is None:
+                self._dismissed_at = None
+            picker.close()
+            return
+        self._dismissed_at = None
+        picker.open(typed[1])
+
+    def _picker_keys(self, event: events.Key) -> bool:
+        """The keys the open picker takes; True when the key was one of them."""
+        picker = self.mention_picker
+        if picker is None or not picker.is_open:
+            return False
+        key = event.key
+        if key in ("up", "down"):
+            picker.move(-1 if key == "up" else 1)
+        elif key == "escape":
+            typed = self._typed_mention()
+            self._dismissed_at = typed[0] if typed else None
+            picker.close()
+        elif key in ("enter", "tab"):
+            path = picker.chosen()
+            if path is None and key == "enter":
+                picker.close()
+                return False        # nothing to choose: Enter sends
+            if path is not None:
+                self.insert_mention(path)
+            picker.close()
+        else:
+            return False
+        self._stop(event)
+        return True
+
+    def insert_mention(self, path: str) -> None:
+        """Replace the `@word` being typed with `path` as a mention, and a blank after it."""
+        typed = self._typed_mention()
+        if typed is None:
+            return
+        at, query = typed
+        start = self.document.get_location_from_index(at)
+        end = self.document.get_location_from_index(at + 1 + len(query))
+        done = self.replace(quote(path) + " ", start, end)
+        self.move_cursor(done.end_location)
 
 
 def _common_prefix(items: list[str]) -> str:

@@ -236,6 +236,7 @@ def test_headless_never_imports_textual(tmp_path):
             "rc = main()\n"
             "assert 'textual' not in sys.modules, 'textual was imported'\n"
             "assert 'rich' not in sys.modules, 'rich was imported'\n"
+            "assert 'mcp' not in sys.modules, 'the mcp SDK was imported with no server named'\n"
             "sys.exit(rc)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CTXTUI_"))}
     proc = subprocess.run([sys.executable, "-c", code, str(ws)], cwd=str(ROOT), env=env, capture_output=True,

@@ -41,6 +41,10 @@ def text_only_parser() -> MarkdownIt:
 # A line that is only an XML-style tag (`<summary>`, `</analysis>`), as Claude writes around parts
 # of an answer, indented at most three spaces (four is code).
 _TAG_LINE = re.compile(r"^ {0,3}</?[A-Za-z][A-Za-z0-9_-]*(?:\s[^<>]*)?>\s*$")
+# The same line at any indent (under a list item a tag indented like the item's text, or by four,
+# is the item's continuation, not code).
+_INDENTED_TAG_LINE = re.compile(r"^[ \t]*</?[A-Za-z][A-Za-z0-9_-]*(?:\s[^<>]*)?>\s*$")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:>[ \t]*)*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -50,6 +54,7 @@ def separate_tag_lines(source: str) -> str:
     was drawn inside it."""
     out: list[str] = []
     fence: str | None = None
+    in_list = False        # the last lines were a list's: an indented line there continues an item
     lines = source.split("\n")
     for i, line in enumerate(lines):
         opened = _FENCE.match(line)
@@ -62,13 +67,20 @@ def separate_tag_lines(source: str) -> str:
             fence = opened.group(1)
             out.append(line)
             continue
-        if _TAG_LINE.match(line):
+        if _TAG_LINE.match(line) or (in_list and _INDENTED_TAG_LINE.match(line)):
+            # Flush left: indented under a list item (by its text's indent, or more) it was drawn
+            # as part of the item even after a blank line.
             if out and out[-1].strip():
                 out.append("")
-            out.append(line)
+            out.append(line.strip())
             if i + 1 < len(lines) and lines[i + 1].strip():
                 out.append("")
+            in_list = False
             continue
+        if _LIST_ITEM.match(line):
+            in_list = True
+        elif line.strip() and not line[:1].isspace():
+            in_list = False
         out.append(line)
     return "\n".join(out)
 

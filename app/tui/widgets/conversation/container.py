@@ -54,7 +54,9 @@ from app.tui.widgets.conversation.draw import Look, paragraph
 from app.tui.widgets.conversation.error_message import ErrorRecord
 from app.tui.widgets.conversation.history import entry_records
 from app.tui.widgets.conversation.live_compaction import LiveCompactionRecord
+from app.tui.widgets.conversation.mention_chip import MentionRecord
 from app.tui.widgets.conversation.notice_message import NoticeRecord
+from app.tui.widgets.conversation.shell_block import ShellRecord
 from app.tui.widgets.conversation.thinking_block import ThinkingRecord
 from app.tui.widgets.conversation.tool_block import ToolRecord
 from app.tui.widgets.conversation.user_message import UserRecord
@@ -545,6 +547,21 @@ class Conversation(ScrollView, can_focus=True):
         self.anchor()
         return record
 
+    async def add_shell(self, command: str) -> ShellRecord:
+        """A `!command` being run (shell mode); its output lands on the record (`set_shell`)."""
+        record = await self._add(ShellRecord(command))
+        self.anchor()
+        return record
+
+    def set_shell(self, record: ShellRecord, output: str | None, is_error: bool = False) -> None:
+        """The command's output (drawn on its block, or kept in its record when paged out); None:
+        it was cancelled."""
+        if output is None:
+            record.cancel()
+        else:
+            record.finish(output, is_error)
+        self._changed(record)
+
     async def add_tool_call(self, call_id: str, name: str, args: dict) -> ToolRecord:
         record = ToolRecord(call_id, name, args)
         self._open[call_id] = record
@@ -601,6 +618,10 @@ class Conversation(ScrollView, can_focus=True):
 
     async def add_notice(self, text: str) -> NoticeRecord:
         return await self._add(NoticeRecord(text))
+
+    async def add_mention(self, path: str, lines: int, total_lines: int) -> MentionRecord:
+        """A file the prompt attached with `@path` (a one-line chip under it)."""
+        return await self._add(MentionRecord(path, lines, total_lines))
 
     def set_notice(self, record: NoticeRecord, text: str) -> None:
         """The same notice with new words (a wait counting its seconds)."""

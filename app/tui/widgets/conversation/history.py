@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 
 from agent_core.loop.cancelled import CANCELLED_RESULT
+from agent_core.loop.shell_input import shell_of
 from agent_core.security.visible_text import visible
 from compaction.entry import Entry
+from compaction.mentioned_files import mentioned
 
 from app import format as fmt
 from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.compaction_marker import MarkerRecord
+from app.tui.widgets.conversation.mention_chip import MentionRecord
+from app.tui.widgets.conversation.shell_block import ShellRecord
 from app.tui.widgets.conversation.summary_block import SummaryRecord
 from app.tui.widgets.conversation.thinking_block import ThinkingRecord
 from app.tui.widgets.conversation.tool_block import ToolRecord
@@ -26,10 +30,18 @@ def entry_records(e: Entry, pending: dict[str, ToolRecord]) -> list:
                              int(m.get("tokens_after", 0)), m.get("transcript_path"))]
     if e.kind in ("summary", "attachment", "snip_marker"):
         return [SummaryRecord(e.text() or json.dumps(e.content)[:2000])]
+    shell = shell_of(e)
+    if shell is not None:            # a `!command` the user ran: drawn as one, not as a prompt
+        command, output, is_error = shell
+        return [ShellRecord(command, output, is_error)]
     out: list = []
-    for b in e.content:
+    attached = {m.block: m for m in mentioned(e)}     # files the prompt attached with @path: a chip each
+    for i, b in enumerate(e.content):
         t = b.get("type")
-        if t == "text" and b.get("text"):
+        if i in attached:
+            m = attached[i]
+            out.append(MentionRecord(m.path, m.lines, m.total_lines))
+        elif t == "text" and b.get("text"):
             out.append(UserRecord(b["text"]) if e.role == "user" else AssistantRecord(visible(b["text"])))
         elif t == "thinking":
             out.append(ThinkingRecord(b.get("thinking", "")))

@@ -1,0 +1,2 @@
+"""MCP servers: their configuration (no SDK import), and the connections and hub, loaded only when a
+session names a server."""

@@ -1,0 +1,201 @@
+"""One MCP server's connection, through the official `mcp` SDK (stdio or streamable HTTP).
+
+The SDK's client is a context manager whose task group must be entered and left by one task, so
+each server gets a task of its own that connects, lists the tools, then holds the connection open
+until it is told to stop; calls from the agent's tasks go through the open session. A server that
+dies ends that task, and from then on every call is an error result the model reads.
+
+The server's stderr goes to a 0600 file beside the session, never to the terminal (the TUI owns
+it); its last line is quoted, made visible, when the server fails.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+
+from agent_core.mcp.servers_config import ServerSpec
+from agent_core.security.visible_text import one_line
+
+MAX_TOOL_PAGES = 50
+
+
+class McpCallError(Exception):
+    """A call that could not be made or answered; the message is for the model and the user."""
+
+
+def _last_line(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - 4096))
+            lines = [ln for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return one_line(lines[-1])[:200] if lines else ""
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception from the SDK or its transport as one line (groups unwrapped to their first)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return one_line(f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text)[:300]
+
+
+def result_text(result: Any) -> tuple[str, bool]:
+    """A CallToolResult as the text the model reads and whether it is an error: text blocks as
+    they are, resource text inlined, anything else named (an image is not sent as text)."""
+    parts: list[str] = []
+    for block in getattr(result, "content", None) or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(str(block.text))
+        elif kind == "resource" and hasattr(getattr(block, "resource", None), "text"):
+            parts.append(str(block.resource.text))
+        elif kind == "resource_link":
+            parts.append(f"[resource: {getattr(block, 'uri', '')}]")
+        else:
+            mime = getattr(block, "mime_type", None) or getattr(block, "mimeType", None) or ""
+            parts.append(f"[{kind or 'content'}{' ' + mime if mime else ''} not shown]")
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False))
+    return "\n".join(parts) or "(no output)", bool(getattr(result, "is_error", False))
+
+
+class ServerConnection:
+    """See module docstring. `state`: starting | connected | failed | stopped | died."""
+
+    def __init__(self, spec: ServerSpec, *, stderr_path: Path | None = None, cwd: Path | None = None) -> None:
+        self.spec = spec
+        self.stderr_path = stderr_path
+        self.cwd = cwd
+        self.state = "starting"
+        self.error = ""
+        self.tools: list[dict] = []          # {"name", "description", "input_schema"} as the server lists them
+        self.instructions = ""
+        self._client: Client | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.on_death: Any = None            # called with the connection when a connected server dies
+
+    def _transport(self, errlog: Any) -> Any:
+        if self.spec.transport == "http":
+            http = create_mcp_http_client(headers=dict(self.spec.headers) or None)
+            return streamable_http_client(self.spec.url, http_client=http)
+        params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=dict(self.spec.env),
+                                       cwd=str(self.cwd) if self.cwd else None)
+        return stdio_client(params, errlog=errlog)
+
+    async def start(self, timeout: float) -> bool:
+        """Connect and list the tools within `timeout` seconds; False (with `error`) otherwise."""
+        self._task = asyncio.create_task(self._run(), name=f"mcp {self.spec.name}")
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            self.state, self.error = "failed", f"did not answer within {timeout:g} s"
+            await self._end_task()
+            return False
+        return self.state == "connected"
+
+    async def _run(self) -> None:
+        errlog = None
+        try:
+            if self.spec.transport == "stdio":
+                path = self.stderr_path or Path(os.devnull)
+                errlog = open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "w", encoding="utf-8")
+            async with Client(self._transport(errlog), mode="auto") as client:
+                self.tools = await self._list_tools(client)
+                self.instructions = client.instructions or ""
+                self._client, self.state = client, "connected"
+                self._ready.set()
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            if self.state == "connected":
+                self.state = "stopped"
+            raise
+        except BaseException as e:  # noqa: BLE001 — a server's failure is reported, never raised into the loop
+            why = _describe(e)
+            if self.state == "connected":
+                self._died(why)
+            elif self.state != "died":
+                said = _last_line(self.stderr_path)
+                self.state, self.error = "failed", f"{why} (its stderr: {said})" if said and said not in why else why
+        else:
+            if self.state == "connected":
+                self.state = "stopped"
+        finally:
+            self._client = None
+            self._ready.set()
+            if errlog is not None:
+                errlog.close()
+
+    @staticmethod
+    async def _list_tools(client: Client) -> list[dict]:
+        tools, cursor = [], None
+        for _ in range(MAX_TOOL_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools += [{"name": t.name, "description": t.description or "", "input_schema": dict(t.input_schema)}
+                      for t in page.tools]
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def call(self, tool: str, arguments: dict) -> tuple[str, bool]:
+        """The tool's answer as (text, is_error); raises McpCallError when the server cannot answer."""
+        client = self._client
+        if client is None or self.state != "connected":
+            raise McpCallError(f"MCP server {self.spec.name!r} is not running ({self.state}"
+                               f"{': ' + self.error if self.error else ''})")
+        try:
+            result = await client.call_tool(tool, arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            if isinstance(e, MCPError) and e.code == CONNECTION_CLOSED:
+                self._died(_describe(e))
+            raise McpCallError(f"MCP server {self.spec.name!r} failed on {tool}: {_describe(e)}") from None
+        return result_text(result)
+
+    def _died(self, why: str) -> None:
+        """The connection closed under a call: the server is gone; its task is told to end."""
+        if self.state != "connected":
+            return
+        said = _last_line(self.stderr_path)
+        self.state, self.error = "died", f"{why} (its stderr: {said})" if said and said not in why else why
+        self._stop.set()
+        if callable(self.on_death):
+            self.on_death(self)
+
+    async def stop(self, timeout: float = 8.0) -> None:
+        """Close the session and end the server (the SDK closes stdin, then terminates, then kills)."""
+        self._stop.set()
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout)
+        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
+            await self._end_task()
+        if self.state == "connected":
+            self.state = "stopped"
+
+    async def _end_task(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            try:
+                await asyncio.wait_for(self._task, 8.0)
+            except BaseException:  # noqa: BLE001
+                pass

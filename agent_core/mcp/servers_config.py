@@ -1,0 +1,183 @@
+"""Which MCP servers a session starts, read from Claude Code's format so one file serves both.
+
+`{"mcpServers": {NAME: {"command", "args", "env"} | {"type": "http", "url", "headers"}}}` comes
+from `--mcp-config FILE` (the user's own), the user config file's `[mcp_servers.NAME]` tables, and
+a project's `.mcp.json` only when the user trusted the folder: a repository never starts a process
+on its own say. A later source overrides an earlier one by name (user file, project, flag).
+
+`${VAR}` and `${VAR:-default}` are expanded from the user's environment, as Claude Code does, but
+never to ctxtui's own credentials: no server is handed the key ctxtui holds.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from agent_core.security.credentials import SECRET_ENV_VARS
+from agent_core.security.visible_text import one_line
+
+PROJECT_FILE = ".mcp.json"
+MAX_FILE = 1 << 20
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+TRANSPORTS = ("stdio", "http")
+
+
+class McpConfigError(ValueError):
+    """A server definition that cannot be used; the message names the file and the server."""
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One server as configured: how to reach it and where the definition came from."""
+    name: str                      # as the tool names carry it (mcp__NAME__TOOL)
+    transport: str                 # stdio | http
+    origin: str                    # the file or table it was read from, for messages
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """What the user configured, for /mcp and notices (no header or env values: they may be secret)."""
+        if self.transport == "http":
+            return f"http {one_line(self.url)}"
+        return one_line(" ".join([self.command, *self.args]))
+
+
+def tool_name_part(name: str) -> str:
+    """A server or tool name as the API accepts it in a tool name (Claude Code's normalising)."""
+    return _NAME_CHARS.sub("_", name)
+
+
+def _expand(value: str, environ: Mapping[str, str], where: str) -> str:
+    def one(m: re.Match) -> str:
+        var, default = m.group(1), m.group(2)
+        if var in SECRET_ENV_VARS:
+            raise McpConfigError(f"{where}: ${{{var}}} is ctxtui's own credential and is not handed to MCP servers")
+        got = environ.get(var)
+        if got is None:
+            if default is None:
+                raise McpConfigError(f"{where}: ${{{var}}} is not set (set it, or write ${{{var}:-default}})")
+            return default
+        return got
+    return _VAR.sub(one, value)
+
+
+def _strings(v: Any, what: str, where: str) -> list[str]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise McpConfigError(f"{where}: {what} must be a list of strings")
+    return list(v)
+
+
+def _table(v: Any, what: str, where: str) -> dict[str, str]:
+    if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()):
+        raise McpConfigError(f"{where}: {what} must be an object of string values")
+    return dict(v)
+
+
+def parse_server(name: str, raw: Any, origin: str, environ: Mapping[str, str]) -> ServerSpec:
+    """One definition, checked and expanded; raises McpConfigError saying what to fix."""
+    where = f"MCP server {one_line(name)!r} in {origin}"
+    if not isinstance(name, str) or not name.strip():
+        raise McpConfigError(f"{origin}: an MCP server needs a non-empty name")
+    if not isinstance(raw, dict):
+        raise McpConfigError(f"{where}: the definition must be an object")
+    kind = raw.get("type", "http" if "url" in raw else "stdio")
+    if kind == "streamable-http":
+        kind = "http"
+    if kind not in TRANSPORTS:
+        raise McpConfigError(f"{where}: type {one_line(str(kind))!r} is not supported; use stdio (command) or "
+                             f"http (url)")
+    def x(s: str) -> str:
+        return _expand(s, environ, where)
+    if kind == "http":
+        url = raw.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise McpConfigError(f"{where}: url must be an http:// or https:// address")
+        headers = _table(raw.get("headers", {}), "headers", where)
+        return ServerSpec(tool_name_part(name), "http", origin, url=x(url),
+                          headers={k: x(v) for k, v in headers.items()})
+    command = raw.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise McpConfigError(f"{where}: command must be the program to run (or give type http and a url)")
+    args = _strings(raw.get("args", []), "args", where)
+    env = _table(raw.get("env", {}), "env", where)
+    return ServerSpec(tool_name_part(name), "stdio", origin, command=x(command), args=tuple(x(a) for a in args),
+                      env={k: x(v) for k, v in env.items()})
+
+
+def parse_servers(data: Any, origin: str, environ: Mapping[str, str]) -> tuple[list[ServerSpec], list[str]]:
+    """A whole file's servers: the good ones and, for each bad one, a message (one bad server does
+    not cost the others)."""
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        raise McpConfigError(f"{origin}: expected an object with \"mcpServers\": {{NAME: {{...}}}}")
+    specs, problems = [], []
+    for name, raw in data.get("mcpServers", {}).items():
+        try:
+            specs.append(parse_server(name, raw, origin, environ))
+        except McpConfigError as e:
+            problems.append(str(e))
+    return specs, problems
+
+
+def read_file(path: Path, environ: Mapping[str, str]) -> tuple[list[ServerSpec], list[str]]:
+    """A JSON file in Claude Code's format; raises McpConfigError when it cannot be read at all."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE + 1)
+    except OSError as e:
+        raise McpConfigError(f"{one_line(str(path))}: cannot read the MCP config: {e.strerror or e}") from None
+    if len(raw) > MAX_FILE:
+        raise McpConfigError(f"{one_line(str(path))}: the MCP config is larger than {MAX_FILE >> 20} MB")
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise McpConfigError(f"{one_line(str(path))}: the MCP config is not valid JSON: {e}") from None
+    return parse_servers(data, one_line(str(path)), environ)
+
+
+@dataclass
+class Servers:
+    """The servers to start, and what was said about the definitions on the way."""
+    specs: list[ServerSpec] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def collect(*, flag_files: tuple[Path, ...] = (), user_table: Mapping[str, Any] | None = None,
+            user_origin: str = "the user config file", workspace: Path | None = None, trusted: bool = False,
+            environ: Mapping[str, str] | None = None) -> Servers:
+    """Every source in order, later names overriding earlier ones. A file given with
+    --mcp-config that cannot be read raises (the user asked for it); a project file's problems
+    are notices."""
+    environ = os.environ if environ is None else environ
+    out = Servers()
+    by_name: dict[str, ServerSpec] = {}
+    if user_table:
+        specs, problems = parse_servers({"mcpServers": dict(user_table)}, user_origin, environ)
+        out.notices += problems
+        by_name.update((s.name, s) for s in specs)
+    project = workspace / PROJECT_FILE if workspace is not None else None
+    if project is not None and project.is_file():
+        if trusted:
+            try:
+                specs, problems = read_file(project, environ)
+            except McpConfigError as e:
+                specs, problems = [], [str(e)]
+            out.notices += problems
+            by_name.update((s.name, s) for s in specs)
+        else:
+            out.notices.append(f"{one_line(str(project))} was not read: this folder is not trusted, and a "
+                               f"repository may not start programs. Trust it (--trust) to use its MCP servers.")
+    for path in flag_files:
+        specs, problems = read_file(path, environ)
+        if problems:
+            raise McpConfigError(problems[0])
+        by_name.update((s.name, s) for s in specs)
+    out.specs = list(by_name.values())
+    return out

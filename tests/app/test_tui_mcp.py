@@ -1,0 +1,51 @@
+"""The TUI with MCP servers and memory files (issue 28): servers start beside the first frame and
+say their tools, or why not, in the conversation; the context pane shows the MCP tools and the
+memory files as categories of their own; the servers are stopped when the app exits."""
+from __future__ import annotations
+
+from app.tui.launch import build_app
+from app.tui.widgets.conversation.notice_message import NoticeRecord
+from tests.agent_helpers import make_workspace, user_dirs
+from tests.mcp_helpers import calc_config, gone
+from tests.pilot_until import until
+
+
+def _said(app) -> list[str]:
+    conv = app.conversation
+    return [" ".join(conv.text_of(n).split()) for n in conv.records_of(NoticeRecord)]
+
+
+async def test_servers_start_with_the_app_and_their_tools_are_a_category(tmp_path):
+    ws = make_workspace(tmp_path)
+    (ws / "CLAUDE.md").write_text("Use tabs.\n" * 50)
+    cfg, pid = calc_config(tmp_path)
+    broken, _ = calc_config(tmp_path, mode="fail", name="broken")
+    app = build_app({"model": "demo", "mcp_config": [str(cfg), str(broken)]}, environ=user_dirs(), workspace=ws,
+                    claude_root=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: any("MCP server calc: 4 tools" in s for s in _said(app)), "the calc notice")
+        await until(pilot, lambda: "mcp_tools" in app.agent.context_event().categories, "the MCP category")
+        await pilot.pause()
+        said = _said(app)
+        assert any("MCP server broken did not start" in s and "/nope.db" in s for s in said), said
+        cats = app.agent.context_event().categories
+        assert cats["mcp_tools"] > 0 and cats["memory"] > 0
+        pane = app.screen.query_one("#side")
+        await until(pilot, lambda: "MCP tools" in str(pane.query_one("ContextPane")._breakdown_view.render()),
+                    "the pane's MCP row")
+        assert "Memory" in str(pane.query_one("ContextPane")._breakdown_view.render())
+        app.run_slash("/mcp")
+        await until(pilot, lambda: any(s.startswith("MCP servers (2)") for s in _said(app)), "the /mcp list")
+        (listing,) = [s for s in _said(app) if s.startswith("MCP servers (2)")]
+        assert "calc — connected" in listing and "4 tools" in listing and "add, environment, crash" in listing
+        assert "broken — failed" in listing and "--allow mcp__SERVER" in listing
+    assert gone(pid)
+
+
+async def test_without_servers_mcp_says_how_to_name_them(tmp_path):
+    ws = make_workspace(tmp_path)
+    app = build_app({"model": "demo"}, environ=user_dirs(), workspace=ws, claude_root=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.run_slash("/mcp")
+        await until(pilot, lambda: any("No MCP servers" in s for s in _said(app)), "the /mcp answer")
+        assert app.agent.mcp is None and "mcp_tools" not in app.agent.context_event().categories
