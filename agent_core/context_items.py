@@ -81,3 +81,22 @@ def largest_items(view: Iterable[Entry], n: int = TOP) -> list[ContextItem]:
     items = context_items(view)
     order = sorted(range(len(items)), key=lambda i: (-items[i].tokens, i))
     return [items[i] for i in order[:n]]
+
+
+def _tail(path: str) -> str:
+    """A long path by its end (the file's name is what tells two memory files apart)."""
+    path = " ".join(path.split())
+    return path if len(path) <= LABEL_CHARS else "…" + path[-(LABEL_CHARS - 1):]
+
+
+def head_items(memory_files: Iterable, mcp_tokens: dict[str, int]) -> list[ContextItem]:
+    """The parts of the system prompt and tools the user chose: each memory file (its path) and
+    each MCP server's tool definitions, so /context shows what they take as it shows messages."""
+    out = [ContextItem("memory file", _tail(str(f.path)), int(f.tokens)) for f in memory_files]
+    out += [ContextItem("MCP tools", _one_line(name), int(n)) for name, n in mcp_tokens.items()]
+    return out
+
+
+def with_head(items: list[ContextItem], head: list[ContextItem], n: int = TOP) -> list[ContextItem]:
+    """`items` (largest first) and `head` merged, the `n` largest."""
+    return sorted([*items, *head], key=lambda i: -i.tokens)[:n]

@@ -32,7 +32,7 @@ from agent_core import events as ev
 from agent_core.mcp.status_text import servers_text
 from app.tui.screens.rewind import RewindScreen
 from agent_core.context_budget import threshold_pct, threshold_words
-from agent_core.context_items import largest_items
+from agent_core.context_items import head_items, largest_items, with_head
 from agent_core.loop.compaction_preview import PreviewError
 from agent_core.loop.shell_input import is_shell, shell_command
 from agent_core.providers.model_choices import choices as model_choices
@@ -790,7 +790,9 @@ class CtxApp(App[int]):
             self._to_side(lambda: self._cmd_context(arg))
             return
         pane = self.context_pane
-        items = largest_items(self.agent.view())
+        agent = self.agent
+        memory = getattr(agent, "memory", None)
+        items = with_head(largest_items(agent.view()), head_items(memory.files if memory else (), agent.mcp_tokens))
         self.push_screen(ContextScreen(pane.context, tuple(pane.history), items))
 
     def _cmd_rewind(self, arg: str) -> None:

@@ -4,6 +4,7 @@ memory files as categories of their own; the servers are stopped when the app ex
 from __future__ import annotations
 
 from app.tui.launch import build_app
+from app.tui.screens.context_screen import ContextScreen
 from app.tui.widgets.conversation.notice_message import NoticeRecord
 from tests.agent_helpers import make_workspace, user_dirs
 from tests.mcp_helpers import calc_config, gone
@@ -39,6 +40,13 @@ async def test_servers_start_with_the_app_and_their_tools_are_a_category(tmp_pat
         (listing,) = [s for s in _said(app) if s.startswith("MCP servers (2)")]
         assert "calc — connected" in listing and "4 tools" in listing and "add, environment, crash" in listing
         assert "broken — failed" in listing and "--allow mcp__SERVER" in listing
+        app.run_slash("/context")
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen), "the /context screen")
+        await pilot.pause()
+        kinds = {(i.kind, i.label): i.tokens for i in app.screen.items}
+        assert kinds[("MCP tools", "calc")] == app.agent.mcp_tokens["calc"]
+        memory = [n for (kind, label), n in kinds.items() if kind == "memory file" and label.endswith("CLAUDE.md")]
+        assert memory == [app.agent.memory.files[0].tokens], kinds
     assert gone(pid)
 
 
