@@ -19,7 +19,8 @@ commands:
   ctxtui --headless --continue --compact --preview [FOCUS]
                                    what that compaction would do and cost, changing nothing
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
-  ctxtui usage [PATH ...]          token and cost report over session logs
+  ctxtui usage [daily|weekly|monthly|session|blocks] [PATH ...]
+                                   token and cost reports over session logs (Claude Code's and ctxtui's)
   ctxtui replay PATH... [--json]   what a session would have cost under other compaction policies
   ctxtui statusline                one status line for Claude Code's statusLine setting (JSON on stdin)
 

@@ -70,3 +70,25 @@ async def test_the_permission_modal_keeps_its_buttons_on_an_80_by_24_terminal():
         for button in app.screen.query(Button):
             r = button.region
             assert r.height > 0 and r.bottom <= SIZE[1] and r.right <= SIZE[0], (button.label, r)
+
+
+async def test_a_long_category_name_keeps_its_tokens_at_80_columns():
+    """A category named by a log (any length) pushed its tokens and share out of /context's
+    category table at 80 columns; its name is cut with an ellipsis instead."""
+    import dataclasses
+
+    from app.tui.screens.context_screen import ContextScreen
+
+    c = context_event(150_000)
+    c = dataclasses.replace(c, categories={**c.categories, "a_category_named_by_a_log_" * 3: 1_234_567})
+    app = CtxApp(FakeAgent(), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.push_screen(ContextScreen(c, (), ()))
+        await pilot.pause()
+        await pilot.pause()
+        rows = [line for line in screen_lines(app) if line.startswith("│") and "■ " in line[26:]]
+        assert len(rows) >= 10, rows
+        for line in rows:     # every category row ends with its share, inside the dialog
+            assert line.rstrip().endswith("│") and line.rstrip("│ ").endswith("%"), line
+        assert any("…" in line and "1,234,567" in line for line in rows), rows

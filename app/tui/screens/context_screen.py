@@ -113,10 +113,15 @@ class ContextScreen(ModalScreen[None]):
         table.add_columns("category", "tokens", "of window")
         window = max(1, c.window)
         variables = self.app.get_css_variables()  # DataTable cells are Rich text: concrete colours
-        for key, n in ordered_categories(c.categories):
+        categories = ordered_categories(c.categories)
+        room = self._category_room([len(fmt.tokens(n)) for _k, n in categories])
+        for key, n in categories:
             label, _short, colour = category_meta(key)
             square = Text("■ ", style=_solid(variables, colour))
-            table.add_row(Text.assemble(square, label), Text(fmt.tokens(n), justify="right"),
+            # a category a log named can be any length: cut it, so its tokens stay in the dialog
+            name = Text(label)
+            name.truncate(room, overflow="ellipsis")
+            table.add_row(Text.assemble(square, name), Text(fmt.tokens(n), justify="right"),
                           Text(fmt.percent(n / window * 100, 1), justify="right"))
         thr = self.query_one("#context-thresholds", DataTable)
         thr.add_columns("level", "at tokens", "state now")
@@ -146,6 +151,13 @@ class ContextScreen(ModalScreen[None]):
         dialog = min(DIALOG_WIDTH, self.app.size.width) - 2 - 2 - 2
         others = (max(kinds + [len("kind")]) + 2) + (max(tokens + [len("tokens")]) + 2) + (len("of context") + 2)
         return max(12, dialog - others - 2)
+
+    def _category_room(self, tokens: list[int]) -> int:
+        """The cells a category's name may take beside the grid (24 cells and margins of 4, in
+        styles/context_screen.tcss), its square, its tokens and its share, each column padded by 2."""
+        dialog = min(DIALOG_WIDTH, self.app.size.width) - 2 - 2 - 2
+        others = 28 + (max(tokens + [len("tokens")]) + 2) + (len("of window") + 2) + 2 + len("■ ")
+        return max(12, dialog - others)
 
     def action_close(self) -> None:
         self.dismiss(None)
