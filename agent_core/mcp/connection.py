@@ -131,8 +131,7 @@ class ServerConnection:
             if self.state == "connected":
                 self._died(why)
             elif self.state != "died":
-                said = _last_line(self.stderr_path)
-                self.state, self.error = "failed", f"{why} (its stderr: {said})" if said and said not in why else why
+                self.state, self.error = "failed", self._with_stderr(why)
         else:
             if self.state == "connected":
                 self.state = "stopped"
@@ -170,12 +169,15 @@ class ServerConnection:
             raise McpCallError(f"MCP server {self.spec.name!r} failed on {tool}: {_describe(e)}") from None
         return result_text(result)
 
+    def _with_stderr(self, why: str) -> str:
+        said = _last_line(self.stderr_path)
+        return f"{why} (its stderr: {said})" if said and said not in why else why
+
     def _died(self, why: str) -> None:
         """The connection closed under a call: the server is gone; its task is told to end."""
         if self.state != "connected":
             return
-        said = _last_line(self.stderr_path)
-        self.state, self.error = "died", f"{why} (its stderr: {said})" if said and said not in why else why
+        self.state, self.error = "died", self._with_stderr(why)
         self._stop.set()
         if callable(self.on_death):
             self.on_death(self)

@@ -60,7 +60,8 @@ class McpHub:
             offered, skipped = self._offer(c)
             note = f"MCP server {c.spec.name}: {len(offered)} tool{'s' * (len(offered) != 1)}"
             if skipped:
-                note += f" ({len(skipped)} left out: names longer than {MAX_NAME} characters with the prefix)"
+                note += (f" ({len(skipped)} left out: a name empty, repeated or longer than {MAX_NAME} characters "
+                         f"with the prefix)")
             notices.append(note)
         return notices
 
