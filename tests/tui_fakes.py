@@ -90,6 +90,18 @@ class FakeAgent:
     def rewind(self, index: int) -> str:
         raise ValueError("the scripted agent keeps no prompts to rewind to")
 
+    def file_plan(self, index: int) -> list | None:
+        return None
+
+    def restore_files(self, plan: list) -> list[str]:
+        return []
+
+    def changed_files(self):
+        return None
+
+    def session_diff(self) -> str:
+        return ""
+
     async def start_mcp(self) -> list[str]:
         return []
 

@@ -47,6 +47,8 @@ from agent_core.sessions.session_age import session_started
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.valid_text import valid_entry, valid_text
 from agent_core.tools.base import ToolContext
+from agent_core.tools.changed_files import ChangedFiles, session_diff
+from agent_core.tools.file_restore import Restore, apply_restore, restore_plan
 from agent_core.loop.cancelled import CANCELLED_RESULT
 
 # The SDK retries failed requests itself, but never a stream that broke after it started.
@@ -164,6 +166,7 @@ class Agent:
         self.on_tools_changed: list[Callable[[list[dict]], object]] = []   # the summarizer sends the same tools
         self._mcp_lock: asyncio.Lock | None = None
         self._mcp_notices: list[str] = []      # said at the next turn's start (a server that died while idle)
+        self._changed: ChangedFiles | None = None   # changed_files(), made on first use
         self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
         self._request_estimate = 0      # the plain estimate of that request's messages (calibration)
         self._request_added: tuple[int, int] | None = None   # its anchor's usage, the estimate added since
@@ -369,7 +372,10 @@ class Agent:
                 self._emit(q, ev.ShellRan(command, "", cancelled=True))
                 return
             try:
-                self._append(done.entry())        # kept in memory on a failed write: the next one catches up
+                entry = done.entry()
+                self._append(entry)        # kept in memory on a failed write: the next one catches up
+                if self.tool_ctx.history is not None:
+                    self.tool_ctx.history.checkpoint(entry.uuid)
             finally:
                 self._emit(q, ev.ShellRan(done.command, done.output, done.exit_code, done.is_error))
             self._log_state()
@@ -436,6 +442,39 @@ class Agent:
             f"Rewound to prompt {point.number}: {point.later_entries} entries left the working history "
             f"(this log keeps them).").to_dict()))
         return point.text
+
+    def file_plan(self, index: int) -> list[Restore] | None:
+        """What rewinding to the prompt at `index` would put back in the workspace (file_restore.py):
+        each file the agent's tools changed since, with its diff; None when that is not known."""
+        history = self.tool_ctx.history
+        if history is None or not 0 <= index < len(self.entries):
+            return None
+        return restore_plan(history, self.entries[index].uuid)
+
+    def restore_files(self, plan: list[Restore]) -> list[str]:
+        """Put the plan's files back (after the user saw its diff); a line per file, also logged."""
+        if self.busy:
+            raise ValueError("A turn is running: press Esc first, then rewind.")
+        assert self.tool_ctx.history is not None
+        lines = apply_restore(plan, self.tool_ctx, self.tool_ctx.history)
+        if lines:
+            self._log(lambda log: log.append_event(ev.Notice("Files restored by /rewind: " + "; ".join(lines))
+                                                   .to_dict()))
+        return lines
+
+    def changed_files(self) -> ChangedFiles | None:
+        """The files this session's write and edit calls changed, with lines added and removed."""
+        history = self.tool_ctx.history
+        if history is None:
+            return None
+        if self._changed is None or self._changed.history is not history:
+            self._changed = ChangedFiles(history)
+        return self._changed
+
+    def session_diff(self) -> str:
+        """`/diff`: every changed file from before the session to now ('' when nothing changed)."""
+        history = self.tool_ctx.history
+        return session_diff(history) if history is not None else ""
 
     async def start_mcp(self) -> list[str]:
         """Start the session's MCP servers once (the TUI at mount, or the first turn) and offer
@@ -709,6 +748,8 @@ class Agent:
         self.turns += 1
         mentioned = await mention_entry(prompt, self.tool_ctx)   # the files it @-mentions, attached
         self._append(mentioned.entry)
+        if self.tool_ctx.history is not None:
+            self.tool_ctx.history.checkpoint(mentioned.entry.uuid)   # what /rewind can put back
         self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
         for said in mentioned.events:
             self._emit(q, said)

@@ -33,8 +33,9 @@ from agent_core.providers.demo.pause import catch_up
 from agent_core.providers.demo.server_compaction import ServerDemo
 from agent_core.providers.model import ModelClient
 from agent_core.providers.server_context import COMPACT_TRIGGER_MIN, ServerPlan, compaction_refusal, plan_for
-from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, is_session_id, session_dir, sessions_dir,
-                                      tool_results_dir)
+from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, file_history_dir, is_session_id, session_dir,
+                                      sessions_dir, tool_results_dir)
+from agent_core.tools.file_history import FileHistory
 from agent_core.tools.permissions import PermissionPolicy
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_log import SessionLog
@@ -203,6 +204,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                                      f"learned earlier in this session)")
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
+                           history=FileHistory(file_history_dir(home, log.session_id)),
                            protected=protected_dirs(config, home), read_max_chars=per_result_chars(pipeline.config))
     agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx,
                   permissions=make_permissions(config, interactive, state.get("permissions")),

@@ -163,6 +163,10 @@ def tool_results_dir(state: Path, session_id: str) -> Path:
     return session_dir(state, session_id) / "tool-results"
 
 
+def file_history_dir(state: Path, session_id: str) -> Path:
+    return session_dir(state, session_id) / "file-history"
+
+
 def _check_id(session_id: str) -> None:
     # Ids come from --resume: refuse anything that could climb out of the sessions folder.
     if not session_id or "/" in session_id or "\\" in session_id or session_id in (".", "..") \

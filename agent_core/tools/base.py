@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
 
 from agent_core.security.credentials import SECRET_ENV_VARS  # no command the model runs sees ctxtui's credentials
+from agent_core.tools.file_history import FileHistory
 
 
 T = TypeVar("T")
@@ -49,6 +50,8 @@ class ToolContext:
     tool_timeout: float = 120.0          # deadline of every call but bash's (bash has bash_timeout)
     # The loop's context figures for `context_status` (Agent.context_status); None outside a loop
     status: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    # Each file as it was before write_file or edit_file changed it (file_history.py); None: not kept
+    history: FileHistory | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.realpath(Path(self.workspace).expanduser()))

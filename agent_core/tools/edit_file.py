@@ -85,6 +85,8 @@ class EditFileTool(Tool):
                 raise ToolError(f"old_string matches {count} places in '{shown}'; it must match exactly one. "
                                 f"Include more surrounding lines in old_string so it is unique.")
             at = before.index(o)
+            if ctx.history is not None:
+                ctx.history.before_change(path, shown)
             after = before[:at] + n + before[at + len(o):]
             write_atomic(path, after.encode("utf-8"), shown, stop)
             diff, removed, added = diff_summary(shown, before, after, at, len(o), len(n))

@@ -31,6 +31,8 @@ class WriteFileTool(Tool):
 
         def write(stop) -> bool:
             check_target(path, shown)            # refuse a folder, FIFO or hard link before any mkdir
+            if ctx.history is not None:
+                ctx.history.before_change(path, shown)
             path.parent.mkdir(parents=True, exist_ok=True)
             return write_atomic(path, content.encode("utf-8"), shown, stop)
 

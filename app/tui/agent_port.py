@@ -81,6 +81,14 @@ class AgentHandle(Protocol):
 
     def rewind(self, index: int) -> str: ...            # cut to before that prompt; its text; raises ValueError
 
+    def file_plan(self, index: int) -> list[Any] | None: ...   # what that rewind would put back (file_restore.Restore)
+
+    def restore_files(self, plan: list[Any]) -> list[str]: ...   # put them back; a line per file
+
+    def changed_files(self) -> Any: ...                 # agent_core/tools/changed_files.ChangedFiles, or None
+
+    def session_diff(self) -> str: ...                  # /diff: the session's changes to files
+
     async def start_mcp(self) -> list[str]: ...         # the MCP servers, once; their notices
 
     def mcp_status(self) -> list[Any]: ...              # /mcp: each server's state and tools

@@ -45,6 +45,7 @@ from app.tui import commands, heap
 from app.tui.agent_port import AgentHandle
 from app.tui.event_feed import NOT_YET, EventFeed
 from app.tui.screens.context_screen import ContextScreen
+from app.tui.screens.diff_view import DiffScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.inspector import InspectorScreen
 from app.tui.screens.model_picker import ModelPicker
@@ -67,9 +68,10 @@ from app.tui.widgets.side_panes import SidePanes
 from app.tui.widgets.status import StatusBar
 from app.widgets.timeline import Timeline
 
+FILE_TOOLS = frozenset({"write_file", "edit_file"})   # what the file history sees (agent_core/tools/file_history.py)
 CSS_FILES = ("app.tcss", "conversation.tcss", "prompt.tcss", "panes.tcss", "permission.tcss",
              "context_screen.tcss", "transcripts.tcss", "help.tcss", "inspector.tcss", "model_picker.tcss",
-             "rewind.tcss")
+             "rewind.tcss", "diff.tcss")
 
 # Loop events that come within this long of the first of a batch are shown in one frame: a demo
 # turn's events (or a real model's tool calls and figures) in 3 frames instead of 5, and what
@@ -177,7 +179,7 @@ class CtxApp(App[int]):
             ev.TextDelta: self._on_text,
             ev.ThinkingDelta: lambda e: self.conversation.append_thinking(e.text),
             ev.ToolCall: lambda e: self.conversation.add_tool_call(e.id, e.name, e.input),
-            ev.ToolResult: lambda e: self.conversation.set_tool_result(e.id, e.preview, e.size, e.is_error),
+            ev.ToolResult: self._on_tool_result,
             ev.AssistantDone: self._on_answer_done,
             ev.ContextUpdate: self._update_context,
             ev.CostUpdate: self._update_cost,
@@ -375,6 +377,7 @@ class CtxApp(App[int]):
         self._update_context(a.context_event())
         self._update_cost(a.cost_event())
         self._flush_panes()
+        self.refresh_changes()
         self.start_mcp(a)
 
     @work(group="mcp")
@@ -672,6 +675,20 @@ class CtxApp(App[int]):
         self._shell = await self.conversation.add_shell(command)
         await self._drive(self.agent.shell(command))
 
+    def _on_tool_result(self, e: ev.ToolResult) -> None:
+        self.conversation.set_tool_result(e.id, e.preview, e.size, e.is_error)
+        if e.name in FILE_TOOLS and not e.is_error:
+            self.refresh_changes()
+
+    @work(group="changes", exclusive=True)
+    async def refresh_changes(self) -> None:
+        """The cost pane's changed files, measured off the event loop (a diff of a big file)."""
+        changed = self.agent.changed_files()
+        if changed is None:
+            return
+        files = tuple(await asyncio.to_thread(changed.files))
+        self._to_side(lambda: setattr(self.cost_pane, "changes", files))
+
     def _on_shell(self, e: ev.ShellRan) -> None:
         record, self._shell = self._shell, None
         if record is not None:
@@ -801,15 +818,32 @@ class CtxApp(App[int]):
             return
 
         def chosen(index: int | None) -> None:
-            if index is not None:
+            if index is None:
+                return
+            plan = self.agent.file_plan(index)
+            if not plan:
                 self.rewind_to(index)
+                return
+            diff = "".join(r.diff for r in plan if not r.problem)
+            skipped = [f"{r.copy.shown} ({r.problem})" for r in plan if r.problem]
+            about = (f"The agent changed {len(plan)} file{'s' if len(plan) != 1 else ''} since this prompt. "
+                     "Restoring puts each back as it was just before it (a file it created is removed); the "
+                     "bash tool's changes are not known and stay." + (
+                         " Cannot be restored: " + ", ".join(skipped) + "." if skipped else ""))
+
+            def answered(answer: str | None) -> None:
+                if answer is not None:      # "files" or "conversation"; Esc: nothing happens
+                    self.rewind_to(index, plan if answer == "files" else None)
+            self.push_screen(DiffScreen("Rewind: restore files?", about, diff, ask_restore=True), callback=answered)
         self.push_screen(RewindScreen(self.agent.rewind_points()), callback=chosen)
 
     @work(group="agent", exclusive=True)
-    async def rewind_to(self, index: int) -> None:
-        """Cut the conversation to just before the chosen prompt and put that prompt in the input."""
+    async def rewind_to(self, index: int, plan: list | None = None) -> None:
+        """Cut the conversation to just before the chosen prompt and put that prompt in the input;
+        with a plan (the user saw its diff and said so), put the files back too."""
         try:
             text = self.agent.rewind(index)
+            restored = self.agent.restore_files(plan) if plan else []
         except ValueError as e:
             self.notify(visible(str(e)), severity="error", markup=False)
             return
@@ -818,8 +852,20 @@ class CtxApp(App[int]):
         await conv.load_entries(self.agent.entries)
         await conv.add_notice("Rewound: the conversation is as it was before this prompt, which is back in the "
                               "input to edit or send. The session log keeps what was after it.")
+        if restored:
+            await conv.add_notice("Files: " + "; ".join(restored))
+            self.refresh_changes()
         self._update_context(self.agent.context_event())
         self.fill_prompt(text)
+
+    def _cmd_diff(self, arg: str) -> None:
+        diff = self.agent.session_diff()
+        changed = self.agent.changed_files()
+        n = len(changed.files()) if changed is not None else 0
+        about = (f"{n} file{'s' if n != 1 else ''} the agent's write and edit calls changed in this session, from "
+                 "before the session to now (the bash tool's changes are not tracked)." if n else
+                 "The agent's write and edit calls have changed no file in this session.")
+        self.push_screen(DiffScreen("Session changes", about, diff))
 
     def _cmd_mcp(self, arg: str) -> None:
         agent = self.agent

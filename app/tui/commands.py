@@ -39,7 +39,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("threshold", "[70% | N]", "Move the auto-compact threshold, kept for this model "
                  "(Alt+Up / Alt+Down: 1% at a time)"),
     SlashCommand("rewind", "", "Go back to an earlier prompt: the conversation as it was before it, the prompt "
-                 "back in the input"),
+                 "back in the input; files the agent changed since are restored if you say so, after a diff"),
+    SlashCommand("diff", "", "The session's changes to files (the agent's write and edit calls), as a diff"),
     SlashCommand("resume", "[ID]", "Resume a saved session"),
     SlashCommand("transcripts", "", "Browse sessions, compaction transcripts and Claude Code logs"),
     SlashCommand("wait", "[DURATION]", "Demo model: let time pass (default: the cache TTL + 1m) so the prompt cache "

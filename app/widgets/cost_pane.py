@@ -20,6 +20,7 @@ from textual.widgets import Static
 
 from agent_core.events import CostUpdate
 from agent_core.security.visible_text import one_line
+from agent_core.tools.changed_files import FileChange
 
 from app import format as fmt
 from app.widgets.figure_table import FigureTable
@@ -33,6 +34,7 @@ BUCKETS: tuple[tuple[str, str], ...] = (
     ("cache_read", "cache read"),
 )
 WIDE_AT = 90   # pane width (cells) from which the models × buckets grid fits
+SIDE_FILES = 4  # changed files listed in the side pane; /cost (maximized) lists them all
 
 
 _MISSING = object()
@@ -57,6 +59,8 @@ class CostPane(Vertical):
     ALLOW_MAXIMIZE = True
 
     cost: reactive[CostUpdate | None] = reactive(None, always_update=True, init=False)
+    # The files the agent's write and edit calls changed (agent_core/tools/changed_files.py)
+    changes: reactive[tuple[FileChange, ...]] = reactive((), init=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -64,10 +68,13 @@ class CostPane(Vertical):
         # Held, not queried: the pane renders on every cost figure of a long session.
         self._table = FigureTable(id="cost-table")
         self._summary_view = Static(id="cost-summary")
+        self._changes_view = Static(id="cost-changes")
+        self._changes_view.display = False      # until a file is changed
 
     def compose(self) -> ComposeResult:
         yield self._table
         yield self._summary_view
+        yield self._changes_view
 
     def on_mount(self) -> None:
         self.border_title = "Cost"
@@ -77,9 +84,21 @@ class CostPane(Vertical):
     def on_resize(self) -> None:
         if self._wanted_layout() != self._table_layout:
             self._render_cost(self.cost)
+            self._render_changes(self.changes)
 
     def watch_cost(self, ev: CostUpdate | None) -> None:
         self._render_cost(ev)
+
+    def watch_changes(self, changes: tuple[FileChange, ...]) -> None:
+        self._render_changes(changes)
+
+    def _render_changes(self, changes: tuple[FileChange, ...]) -> None:
+        if not self.is_mounted:
+            return
+        view = self._changes_view
+        view.display = bool(changes)
+        if changes:
+            update_in_place(view, changes_text(changes, None if self._wanted_layout() == "wide" else SIDE_FILES))
 
     def _wanted_layout(self) -> str:
         """"wide" (models as rows, buckets as columns) when there is room, as when maximized by
@@ -177,3 +196,21 @@ class CostPane(Vertical):
         if unknown:
             parts.append((f"\n? no price data for {', '.join(one_line(m) for m in unknown)}", "dim"))
         return Content.assemble(*parts)
+
+
+def changes_text(changes: tuple[FileChange, ...], limit: int | None) -> Content:
+    """"changed 3 files +12 −4", then a row per file (up to `limit`, then how many more)."""
+    added, removed = sum(c.added for c in changes), sum(c.removed for c in changes)
+    n = len(changes)
+    parts: list = ["changed ", (f"{n} file{'s' if n != 1 else ''}", "bold"), " ",
+                   (f"+{added}", "bold $success"), " ", (f"−{removed}", "bold $error")]
+    shown = changes if limit is None else changes[:limit]
+    width = max(len(c.label) for c in shown)
+    for c in shown:
+        label: tuple[str, str] = ((c.label.rjust(width), "dim") if c.state in ("binary", "too large")
+                                  else (c.label.rjust(width), ""))
+        mark = {"created": "A", "deleted": "D"}.get(c.state, "M")
+        parts += ["\n", (mark, "dim"), " ", label, " ", fmt.one_line(c.shown, 60)]
+    if len(shown) < n:
+        parts += ["\n", (f"… {n - len(shown)} more: /cost lists them all, /diff shows the changes", "dim")]
+    return Content.assemble(*parts)

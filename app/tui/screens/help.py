@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -29,27 +29,43 @@ KEYS = (
 )
 
 
+FOOT = ("The context pane shows tokens used against the window; ┃ marks the auto-compact threshold. States: "
+        "ok → warning → error → auto-compact → blocking (no model call is sent until you /compact).")
+
+
+def help_rows() -> list[tuple[str, str] | str]:
+    """The help as rows: a heading (str) or (key or usage, what it does)."""
+    rows: list[tuple[str, str] | str] = ["Commands"]
+    rows += [(f"/{c.name} {c.args}".rstrip(), c.help) for c in COMMANDS]
+    rows.append("Keys")
+    rows += list(KEYS)
+    return rows
+
+
 def help_text() -> Content:
-    parts: list = [("Commands\n", "bold $accent")]
-    for c in COMMANDS:
-        usage = f"  /{c.name} {c.args}"
-        # a usage wider than its column takes a line of its own, its help under it in the column
-        parts += [(usage.ljust(24) if len(usage) < 24 else usage + "\n" + " " * 24, "bold"), f"{c.help}\n"]
-    parts.append(("\nKeys\n", "bold $accent"))
-    for k, what in KEYS:
-        parts += [(f"  {k}".ljust(24), "bold"), f"{what}\n"]
-    parts.append(("\nThe context pane shows tokens used against the window; ┃ marks the auto-compact "
-                  "threshold. States: ok → warning → error → auto-compact → blocking (no model call is "
-                  "sent until you /compact).", "dim"))
-    return Content.assemble(*parts)
+    """The same help as one text (tests, and anywhere a single block is wanted)."""
+    parts: list = []
+    for row in help_rows():
+        parts += [(f"{row}\n", "bold $accent")] if isinstance(row, str) else [(f"  {row[0]}  ", "bold"), f"{row[1]}\n"]
+    return Content.assemble(*parts, ("\n" + FOOT, "dim"))
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "close", "Close", id="help.close")]
 
     def compose(self) -> ComposeResult:
+        # A row per command and key, the description in a column of its own: at 80 columns a long
+        # one wraps under itself, not under the key column.
         with VerticalScroll(id="help-dialog"):
-            yield Static(help_text())
+            for i, row in enumerate(help_rows()):
+                if isinstance(row, str):
+                    first = " -first" if i == 0 else ""
+                    yield Static(Content.styled(row, "bold $accent"), classes="help-heading" + first)
+                    continue
+                with Horizontal(classes="help-row"):
+                    yield Static(Content.styled(row[0], "bold"), classes="help-key")
+                    yield Static(row[1], classes="help-what")
+            yield Static(Content.styled(FOOT, "dim"), classes="help-foot")
 
     def on_mount(self) -> None:
         self.query_one("#help-dialog").border_title = "Help"

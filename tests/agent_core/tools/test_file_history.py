@@ -1,0 +1,159 @@
+"""Changed files, /diff and /rewind's file restore (issue 28): the file history keeps each file as it
+was before the agent's write and edit calls, per prompt; counts are against the session's start;
+restore puts back exactly the files changed since the chosen prompt, refuses a planted symlink,
+and survives a resume."""
+from __future__ import annotations
+
+import os
+import stat
+
+from agent_core.tools.base import ToolContext
+from agent_core.tools.changed_files import ChangedFiles, session_diff
+from agent_core.tools.file_history import FileHistory
+from agent_core.tools.file_restore import apply_restore, restore_plan
+from tests.agent_helpers import collect, fake_agent, make_workspace
+from tests.fake_anthropic import FakeAnthropic, reply, tool_use
+
+ALLOW = ["write_file,edit_file"]
+
+
+def _edit(path, old, new):
+    return reply(tool_use("edit_file", {"path": path, "old_string": old, "new_string": new}))
+
+
+def _write(path, content):
+    return reply(tool_use("write_file", {"path": path, "content": content}))
+
+
+async def test_changed_files_count_against_the_start_and_rewind_restores_after_a_diff(tmp_path):
+    ws = make_workspace(tmp_path)
+    original = (ws / "README.md").read_text()
+    script = [_edit("README.md", "A small project", "A tiny project\nwith two lines"), reply("edited"),
+              _write("new.txt", "one\ntwo\nthree\n"), _edit("README.md", "# Sample", "# Renamed"), reply("more")]
+    with FakeAnthropic(script) as fake:
+        agent = fake_agent(ws, fake.base_url, allow=ALLOW)
+        await collect(agent.run("edit the readme"))
+        await collect(agent.run("add a file"))
+        files = {f.shown: f for f in agent.changed_files().files()}
+        assert set(files) == {"README.md", "new.txt"}
+        assert (files["README.md"].added, files["README.md"].removed) == (3, 2)   # two prompts, one row
+        assert (files["new.txt"].added, files["new.txt"].removed, files["new.txt"].state) == (3, 0, "created")
+        diff = agent.session_diff()
+        assert "+# Renamed" in diff and "-# Sample" in diff and "+++ b/new.txt" in diff
+
+        second = agent.rewind_points()[1]
+        plan = agent.file_plan(second.index)
+        assert sorted(r.copy.shown for r in plan) == ["README.md", "new.txt"]
+        readme = next(r for r in plan if r.copy.shown == "README.md")
+        assert "-# Renamed" in readme.diff and "+# Sample" in readme.diff     # now -> restored
+        agent.rewind(second.index)
+        lines = agent.restore_files(plan)
+        assert lines == ["new.txt: removed (the agent created it)", "README.md: restored"]
+        assert not (ws / "new.txt").exists()
+        assert (ws / "README.md").read_text() == original.replace("A small project", "A tiny project\nwith two lines")
+        # back to the first prompt: the first edit goes too, and nothing differs from the start
+        first = agent.rewind_points()[0]
+        agent.restore_files(agent.file_plan(first.index))
+        assert (ws / "README.md").read_text() == original
+        assert agent.changed_files().files() == [] and agent.session_diff() == ""
+        await agent.aclose()
+
+
+async def test_the_history_survives_a_resume_and_its_files_are_private(tmp_path):
+    ws = make_workspace(tmp_path)
+    script = [_write("README.md", "replaced\n"), reply("done")]
+    with FakeAnthropic(script) as fake:
+        agent = fake_agent(ws, fake.base_url, allow=ALLOW)
+        await collect(agent.run("replace it"))
+        sid, folder = agent.session_id, agent.tool_ctx.history.folder
+        await agent.aclose()
+        for f in folder.iterdir():
+            assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+        resumed = fake_agent(ws, fake.base_url, resume=sid)
+        (row,) = resumed.changed_files().files()
+        assert row.shown == "README.md" and row.removed == 3 and row.added == 1
+        point = resumed.rewind_points()[0]
+        assert [r.copy.shown for r in resumed.file_plan(point.index)] == ["README.md"]
+        await resumed.aclose()
+
+
+def test_restore_refuses_a_symlink_planted_since_and_goes_on_with_the_rest(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
+    history = FileHistory(tmp_path / "hist")
+    ctx = ToolContext(ws, history=history)
+    history.checkpoint("p1")
+    for name in ("a.txt", "b.txt"):
+        history.before_change(ws / name, name)
+        (ws / name).write_text(name + " changed\n")
+    os.unlink(ws / "a.txt")
+    os.symlink(outside, ws / "a.txt")                 # e.g. by a bash command since
+    plan = restore_plan(history, "p1")
+    lines = apply_restore(plan, ctx, history)
+    assert lines[0].startswith("a.txt: not restored") and lines[1] == "b.txt: restored"
+    assert outside.read_text() == "secret\n" and (ws / "b.txt").read_text() == "b0\n"
+
+
+def test_a_copy_is_kept_once_per_prompt_and_a_cut_index_line_is_skipped(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    f = ws / "x.txt"
+    f.write_text("v0\n")
+    history = FileHistory(tmp_path / "hist")
+    history.checkpoint("p1")
+    for v in ("v1", "v2"):
+        history.before_change(f, "x.txt")
+        f.write_text(v + "\n")
+    history.checkpoint("p2")
+    history.before_change(f, "x.txt")
+    f.write_text("v3\n")
+    assert len(history.copies) == 2
+    with open(tmp_path / "hist" / "index.jsonl", "a") as out:
+        out.write('{"seq": 3, "chec')                        # a crash mid-line
+    again = FileHistory(tmp_path / "hist")
+    assert [c.checkpoint for c in again.copies] == [1, 2]
+    assert again.content(again.since("p2")[str(f)]) == b"v2\n"
+    assert again.content(again.originals()[str(f)]) == b"v0\n"
+    assert restore_plan(again, "unknown prompt") is None
+
+
+def test_binary_and_too_large_files_are_listed_not_counted(tmp_path, monkeypatch):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    history = FileHistory(tmp_path / "hist")
+    history.checkpoint("p1")
+    (ws / "bin.dat").write_bytes(b"\0\1\2")
+    history.before_change(ws / "bin.dat", "bin.dat")
+    (ws / "bin.dat").write_bytes(b"\0\1\3")
+    monkeypatch.setattr("agent_core.tools.file_history.MAX_BYTES", 10)
+    (ws / "big.txt").write_text("x" * 100)
+    history.before_change(ws / "big.txt", "big.txt")
+    (ws / "big.txt").write_text("y" * 100)
+    files = {c.shown: c.label for c in ChangedFiles(history).files()}
+    assert files == {"bin.dat": "binary", "big.txt": "too large"}
+    assert "Binary file bin.dat differs" in session_diff(history)
+    plan = {r.copy.shown: r for r in restore_plan(history, "p1")}
+    assert plan["big.txt"].problem and plan["bin.dat"].problem is None
+
+
+def test_counts_are_cached_until_the_file_changes(tmp_path, monkeypatch):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    history = FileHistory(tmp_path / "hist")
+    history.checkpoint("p1")
+    (ws / "a.txt").write_text("1\n")
+    history.before_change(ws / "a.txt", "a.txt")
+    (ws / "a.txt").write_text("1\n2\n")
+    changed = ChangedFiles(history)
+    assert changed.totals() == (1, 1, 0)
+    measured = []
+    real = changed._measure
+    monkeypatch.setattr(changed, "_measure", lambda p, c: measured.append(p) or real(p, c))
+    changed.totals()
+    assert measured == []                              # unchanged on disk: not read again
+    (ws / "a.txt").write_text("1\n2\n3\n")
+    assert changed.totals() == (1, 2, 0) and len(measured) == 1
