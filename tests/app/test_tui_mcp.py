@@ -3,12 +3,17 @@ say their tools, or why not, in the conversation; the context pane shows the MCP
 memory files as categories of their own; the servers are stopped when the app exits."""
 from __future__ import annotations
 
+import pytest
+
+from app.tui.app import CtxApp
 from app.tui.launch import build_app
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.widgets.conversation.notice_message import NoticeRecord
 from tests.agent_helpers import make_workspace, user_dirs
 from tests.mcp_helpers import calc_config, gone
+from tests.app.snapshot_helpers import fill, settled
 from tests.pilot_until import until
+from tests.tui_fakes import FIXED_TIME, FakeAgent
 
 
 def _said(app) -> list[str]:
@@ -57,3 +62,36 @@ async def test_without_servers_mcp_says_how_to_name_them(tmp_path):
         app.run_slash("/mcp")
         await until(pilot, lambda: any("No MCP servers" in s for s in _said(app)), "the /mcp answer")
         assert app.agent.mcp is None and "mcp_tools" not in app.agent.context_event().categories
+
+
+def _with_head_categories(agent):
+    """A FakeAgent whose context holds a memory file and an MCP server's tools (fixed figures)."""
+    from dataclasses import replace
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from tests.tui_fakes import context_event
+    agent.memory = SimpleNamespace(files=[SimpleNamespace(path=Path("/home/dev/proj/CLAUDE.md"), tokens=1_850)])
+    agent.mcp_tokens = {"github": 5_400}
+    base = context_event(60_000)
+    cats = {**base.categories, "memory": 1_850, "mcp_tools": 5_400}
+    cats["tool_results"] -= 7_250      # the same 60,000 in all
+    return replace(base, categories=cats)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize("command", [None, "/context"], ids=["pane", "context"])
+def test_memory_and_mcp_categories_snapshot(snap_compare, utc, size, command):
+    agent = FakeAgent()
+    app = CtxApp(agent, clock=lambda: FIXED_TIME)
+    event = _with_head_categories(agent)
+
+    async def run_before(pilot):
+        await fill(app, "ok", pilot)
+        app._update_context(event)
+        app._flush_panes()
+        if command:
+            app.run_slash(command)
+        await settled(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
