@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(PY) bench/closed_loop.py
 	$(PY) bench/startup.py
 	$(PY) bench/session_log.py
+	$(PY) bench/file_history.py
 	$(PY) bench/soak.py --only-headless
 
 clean:
