@@ -180,6 +180,7 @@ class Setting:
     form: str                 # the expected form, for error messages and docs
     meaning: str
     parse: Callable[[Any], Any]
+    also_env: tuple[str, ...] = ()   # further variables read, after `env`, when it is unset
 
     @property
     def flag_name(self) -> str:
@@ -254,6 +255,15 @@ SETTINGS: tuple[Setting, ...] = (
             "give up when the API sends nothing for this long, before or during an answer (default 120)",
             _positive),
     Setting("theme", "CTXTUI_THEME", "theme", "a Textual theme name", "TUI colour theme", _text),
+    Setting("otel_endpoint", "CTXTUI_OTEL_ENDPOINT", None, "an http:// or https:// URL",
+            "export usage, cost, compactions and the context figure with OpenTelemetry (OTLP/HTTP) to this "
+            "collector; /v1/traces and /v1/metrics are appended (also read from OTEL_EXPORTER_OTLP_ENDPOINT; "
+            "default: no export, docs/telemetry.md)", _url, also_env=("OTEL_EXPORTER_OTLP_ENDPOINT",)),
+    Setting("otel_headers", "OTEL_EXPORTER_OTLP_HEADERS", None, "key=value pairs separated by commas",
+            "headers sent with each export (e.g. authorization=Bearer%20TOKEN); a secret: never written, "
+            "never shown, kept from the tools", _text),
+    Setting("otel_service_name", "OTEL_SERVICE_NAME", None, "a non-empty name",
+            "service.name of the exported telemetry (default ctxtui)", _text),
     Setting("keymap", None, None, "a table of action = \"key\"",
             "key bindings to override (user config file only)", _keymap),
 )
@@ -302,6 +312,9 @@ class Config:
     api_connect_timeout: float = 10.0
     api_idle_timeout: float = 120.0
     theme: str | None = None
+    otel_endpoint: str | None = None           # OTLP/HTTP collector (agent_core/telemetry); None: no export
+    otel_headers: str | None = field(default=None, repr=False)   # may hold a token: a secret
+    otel_service_name: str = "ctxtui"
     keymap: dict[str, str] = field(default_factory=dict)
     config_file: Path | None = None            # the user file that was read, if any
     trusted: bool = False                      # the user trusts this workspace's .env
@@ -325,7 +338,8 @@ class Config:
         if not self.ignored:
             return None
         return (f"ignored {', '.join(self.ignored)} from {self.dotenv_path}: this folder is not trusted, and a "
-                f"repository's .env may not choose the API endpoint or key, allow tools, or move ctxtui's state. "
+                f"repository's .env may not choose the API endpoint or key, allow tools, move ctxtui's state, "
+                f"or send telemetry anywhere. "
                 + how_to_trust(self.workspace))
 
     @property
@@ -352,19 +366,20 @@ class Config:
 
     def secret_values(self) -> list[str]:
         """Values that must never be written anywhere (registered with the scrubber at load)."""
-        return [self.api_key] if self.api_key else []
+        return [v for v in (self.api_key, self.otel_headers) if v]
 
     def public_dict(self) -> dict[str, Any]:
         """The config without secrets, JSON-ready (for the session log's meta line)."""
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name in ("api_key", "sources", "mcp_servers"):   # a server's headers and env may hold tokens
+            if f.name in ("api_key", "otel_headers", "sources", "mcp_servers"):   # headers and env may hold tokens
                 continue
             v = getattr(self, f.name)
             if f.name == "mcp_config":
                 v = [str(p) for p in v]
             out[f.name] = str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v
         out["base_url"] = redact_url(self.base_url)
+        out["otel_endpoint"] = redact_url(self.otel_endpoint)
         out["has_api_key"] = bool(self.api_key)
         return out
 
@@ -463,7 +478,8 @@ def _parse(s: Setting, value: Any, where: str) -> Any:
     except (ValueError, TypeError, AttributeError):
         # Never echo a secret: the key itself, or anything shaped like a token (a .env may hold one
         # by mistake, or on purpose to get it printed). What is shown is made visible, not obeyed.
-        secret = s.name == "api_key" or looks_like_credential(value)
+        secret = (s.name in ("api_key", "otel_headers") or looks_like_credential(value)
+                  or s.parse is _url and "@" in str(value))          # a URL's user:password@
         shown = "a value that is not shown: it looks like a credential" if secret else one_line(repr(value))
         raise ConfigError(f"{one_line(where)} must be {s.form} (got {shown})") from None
 
@@ -495,25 +511,28 @@ def load_config(cli: dict | argparse.Namespace | None = None, environ: Mapping[s
     where: dict[str, str] = {}
     ignored: list[str] = []
     for s in SETTINGS:
-        in_dotenv = bool(s.env and (dotenv.get(s.env) or "").strip())
+        names = [n for n in (s.env, *s.also_env) if n]
+        in_env = next((n for n in names if (environ.get(n) or "").strip()), None)
+        in_dotenv = next((n for n in names if (dotenv.get(n) or "").strip()), None)
         if s.name in cli_vals:
             raw, sources[s.name], where[s.name] = cli_vals[s.name], "flag", (typed or {}).get(s.name, s.flag_name)
-        elif s.env and (environ.get(s.env) or "").strip():
-            raw, sources[s.name], where[s.name] = environ[s.env], "env", s.env
+        elif in_env:
+            raw, sources[s.name], where[s.name] = environ[in_env], "env", in_env
         elif in_dotenv and s.name in SENSITIVE and not trusted:
-            ignored.append(s.env)
+            ignored.append(in_dotenv)
             continue
         elif in_dotenv:
-            raw, sources[s.name], where[s.name] = dotenv[s.env], ".env", f"{s.env} (in {dotenv_path})"
+            raw, sources[s.name], where[s.name] = dotenv[in_dotenv], ".env", f"{in_dotenv} (in {dotenv_path})"
         elif s.name in user:
             raw, sources[s.name], where[s.name] = user[s.name], "user file", f"{s.name} (in {user_path})"
         else:
             continue
         values[s.name] = _parse(s, raw, where[s.name])
 
-    register_secret(values.get("api_key"), *(environ.get(v) for v in SECRET_ENV_VARS))
-    if values.get("base_url"):
-        redact_url(values["base_url"])         # registers a password in the URL as a secret
+    register_secret(values.get("api_key"), values.get("otel_headers"), *(environ.get(v) for v in SECRET_ENV_VARS))
+    for url in ("base_url", "otel_endpoint"):
+        if values.get(url):
+            redact_url(values[url])            # registers a password in the URL as a secret
     if "model" not in values:
         values["model"] = DEFAULT_MODEL if values.get("api_key") else DEMO_MODEL
     elif values["model"].lower() == DEMO_MODEL:

@@ -178,6 +178,7 @@ class Agent:
         self._count_gen = 0
         self.count_confirmation: asyncio.Task | None = None
         self.on_context: Callable[[ev.ContextUpdate], object] | None = None   # a confirmed figure while idle
+        self.telemetry: Any = None      # agent_core/telemetry's sink (the factory), when a collector is set
         self._queue: asyncio.Queue | None = None
         self._apply_calibration()
         try:
@@ -298,6 +299,8 @@ class Agent:
         now = self.clock()
         self._calls_span = (self._calls_span[0] if self._calls_span else now, now)
         self._log(lambda log: log.append_event(call.to_dict()))
+        if self.telemetry is not None:
+            self.telemetry(call)
 
     def live(self, e: ev.Event) -> None:
         """An event from outside the turn's own code (the summarizer's progress while it writes):
@@ -536,6 +539,8 @@ class Agent:
         if self.mcp is not None:
             await self.mcp.stop()
         await self.client.aclose()
+        if self.telemetry is not None:      # flushed off the loop, bounded (agent_core/telemetry/exporter.py)
+            await asyncio.to_thread(self.telemetry.close)
 
     # ----- the machinery ---------------------------------------------------------------------
     async def _drive(self, body: Callable[[asyncio.Queue], Awaitable[None]]) -> AsyncIterator[ev.Event]:
@@ -571,6 +576,8 @@ class Agent:
         if e.logged:
             self._log(lambda log: log.append_event(e.to_dict()))
         q.put_nowait(e)
+        if self.telemetry is not None:
+            self.telemetry(e)
 
     def _append(self, entry: Entry) -> None:
         entry = valid_entry(entry)   # text that cannot be encoded would break every later request

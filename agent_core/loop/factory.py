@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -50,6 +51,7 @@ from agent_core.tools import ToolContext, ToolRegistry, resolve_path
 from agent_core.tools.files import open_regular
 from agent_core.loop import server_window
 from agent_core.security.trust import user_config_dir
+from agent_core.telemetry.settings import telemetry_settings
 
 
 
@@ -239,6 +241,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
         active = state.get("active_s")
         if isinstance(active, (int, float)) and not isinstance(active, bool) and math.isfinite(active):
             agent.active_before = max(0.0, float(active))
+    agent.telemetry = make_telemetry(config, agent, interactive)
     return agent
 
 
@@ -252,6 +255,26 @@ def mcp_servers(config: Config) -> Servers:
                                workspace=config.workspace, trusted=config.trusted)
     except McpConfigError as e:
         raise ConfigError(f"--mcp-config: {e}") from None
+
+
+def make_telemetry(config: Config, agent: Agent, interactive: bool):
+    """The session's telemetry sink (docs/telemetry.md); None without a collector: the OpenTelemetry
+    SDK, about a tenth of a second to import, stays unloaded."""
+    settings = telemetry_settings(config)
+    if settings is None:
+        return None
+    from agent_core.telemetry.sink import start_sink  # noqa: PLC0415  (start-up time: the SDK loads only when used)
+
+    def report(line: str) -> None:      # a warning left at exit: headless's stderr (the TUI has its screen)
+        print(line, file=sys.stderr)
+    try:
+        return start_sink(settings, session_id=agent.session_id, request_model=agent.info.model, price=agent.price,
+                          cost_before=agent.cost_event(), notify=agent.live, report=None if interactive else report,
+                          cost_now=agent.cost_event, demo=config.is_demo)
+    except Exception as e:   # the SDK refused to start (a bad OTEL_* variable): the session goes on without it
+        agent.start_notices.append(f"telemetry is off: the OpenTelemetry exporter did not start "  # type: ignore[attr-defined]
+                                   f"({type(e).__name__}); docs/telemetry.md")
+        return None
 
 
 def make_hub(specs: list[ServerSpec], config: Config, folder: Path):

@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 from compaction.scrub import redact_url, register_secret, scrub
 
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+                   "OTEL_EXPORTER_OTLP_HEADERS")   # the collector's token, when telemetry is on
 URL_ENV_VARS = ("ANTHROPIC_BASE_URL",)        # a credential only when it carries a password
 HANDOFF_VAR = "CTXTUI_CREDENTIALS_FD"         # the pipe the re-executed image reads them from
 MAX_HANDOFF = 60_000                          # below a pipe's buffer: the write never blocks

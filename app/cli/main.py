@@ -19,10 +19,13 @@ commands:
   ctxtui --headless --continue --compact --preview [FOCUS]
                                    what that compaction would do and cost, changing nothing
   ctxtui watch [PATH]              follow a session log (ctxtui's or Claude Code's) live
+  ctxtui serve [--port N] [watch [PATH] | -- OPTIONS]
+                                   the TUI (or watch) in a browser: localhost only, a token in the URL (docs/serve.md)
   ctxtui usage [daily|weekly|monthly|session|blocks] [PATH ...]
                                    token and cost reports over session logs (Claude Code's and ctxtui's)
   ctxtui replay PATH... [--json]   what a session would have cost under other compaction policies
   ctxtui statusline                one status line for Claude Code's statusLine setting (JSON on stdin)
+  ctxtui acp [options]             serve ctxtui to an editor over the Agent Client Protocol (stdio; docs/acp.md)
 
 environment (flags win over environment, then .env in the workspace, then the user config file):
 {variables}
@@ -114,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-READING_COMMANDS = ("replay", "statusline", "watch", "usage")   # they run no tools and read no key
+# They run no tools and read no key (serve starts ctxtui processes, which shed the key themselves).
+READING_COMMANDS = ("replay", "statusline", "watch", "usage", "serve")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,11 +131,17 @@ def main(argv: list[str] | None = None) -> int:
         from agent_core.security.credentials import shed_from_environment  # noqa: PLC0415  (start-up time: usage)
         shed_from_environment()
         drop_tool_capabilities()
+    if argv and argv[0] == "acp":
+        from app.acp.main import main as acp_main  # noqa: PLC0415  (start-up time)
+        return acp_main(argv[1:])
     if argv and argv[0] == "replay":
         return _replay(argv[1:])
     if argv and argv[0] == "statusline":
         from app.cli.statusline import main as statusline_main  # noqa: PLC0415  (start-up time)
         return statusline_main(argv[1:])
+    if argv and argv[0] == "serve":
+        from app.serve.cli import main as serve_main  # noqa: PLC0415  (start-up time)
+        return serve_main(argv[1:])
     if argv and argv[0] in ("watch", "usage"):
         cmd, rest = argv[0], argv[1:]
         # Each front-end is imported only when chosen, so usage and headless never load Textual

@@ -117,9 +117,11 @@ BAD = {
     "CTXTUI_TOOL_TIMEOUT": "never",
     "CTXTUI_API_CONNECT_TIMEOUT": "0",
     "CTXTUI_API_IDLE_TIMEOUT": "-5",
+    "CTXTUI_OTEL_ENDPOINT": "collector:4318",
 }
 FREE_TEXT = {"ANTHROPIC_API_KEY", "CTXTUI_MODEL", "CTXTUI_THEME", "CTXTUI_HOME",
-             "CTXTUI_MCP_CONFIG"}   # a path: whether it can be read is checked when the servers start
+             "CTXTUI_MCP_CONFIG",   # a path: whether it can be read is checked when the servers start
+             "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SERVICE_NAME"}   # telemetry's (tests/agent_core/telemetry)
 
 
 def test_every_checked_variable_has_a_bad_value_case():

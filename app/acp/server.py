@@ -1,0 +1,190 @@
+"""The ACP agent: initialize, session/new, session/load, session/prompt, session/cancel.
+
+Each request runs in a task of its own (the SDK's connection), so a cancel arrives while a prompt
+runs. A prompt drives one `Agent.run` turn (or `/compact [focus]`) and sends each event as it
+comes; a permission ask goes to the client in a task of its own, so the stream keeps flowing and a
+cancel can end the wait. Bad input is a JSON-RPC error, never a crash: an unknown session, a
+setting that cannot be used, a second prompt while one runs. What an error says goes through the
+secret scrubber first.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.helpers import update_available_commands
+from acp.schema import (AgentCapabilities, AvailableCommand, AvailableCommandInput, Implementation,
+                        InitializeResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,
+                        PromptCapabilities, PromptResponse, UnstructuredCommandInput)
+
+from compaction.scrub import scrub
+
+from agent_core import events as ev
+from agent_core.config import ConfigError
+from agent_core.sessions.session_log import SessionWriteError
+from agent_core.sessions.session_reader import load_session as read_log
+from agent_core.security.visible_text import one_line
+from agent_core.version import __version__
+from app.acp import permissions
+from app.acp.history import replay
+from app.acp.prompt_input import prompt_text
+from app.acp.session import Session, open_session
+from app.acp.updates import note
+
+# ctxtui's stop reasons -> ACP's (an error or a blocked context ends the turn; the answer says why)
+STOP_REASONS = {"end_turn": "end_turn", "stop_sequence": "end_turn", "compacted": "end_turn",
+                "max_tokens": "max_tokens", "max_turns": "max_turn_requests", "budget": "max_turn_requests",
+                "refusal": "refusal", "cancelled": "cancelled"}
+COMMANDS = [AvailableCommand(name="compact", description="compact the context now (ctxtui's engine), with an "
+                                                         "optional focus for the summary",
+                             input=AvailableCommandInput(UnstructuredCommandInput(hint="focus (optional)")))]
+
+log = logging.getLogger("ctxtui.acp")
+
+
+def _error(e: BaseException) -> RequestError:
+    return RequestError.invalid_params({"details": scrub(str(e))})
+
+
+class CtxtuiAgent:
+    """What the SDK's router calls. `options`: `ctxtui acp`'s flags, applied to every session."""
+
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.options = options
+        self.sessions: dict[str, Session] = {}
+        self.conn: Any = None
+        self._background: set[asyncio.Task] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(load_session=True, mcp_capabilities=McpCapabilities(http=True),
+                                                 prompt_capabilities=PromptCapabilities(embedded_context=True)),
+            agent_info=Implementation(name="ctxtui", title="ctxtui", version=__version__))
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None     # no auth methods: the key comes from the environment, or the demo runs
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+        session = self._open(cwd, mcp_servers=mcp_servers)
+        # After the response (the client learns the id from it): the commands, and the gauge from the
+        # start (system prompt and tools). A task made now sends after it: the response is queued
+        # for sending as soon as this returns.
+        task = asyncio.create_task(self._introduce(session))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return NewSessionResponse(session_id=session.id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self._open(cwd, resume=session_id, mcp_servers=mcp_servers)
+            loaded = session.agent.session.loaded
+            entries = loaded.all_entries if loaded is not None else []
+        else:       # open here already: its log holds what it said so far (none yet: nothing to show)
+            path = session.agent.session.path
+            entries = read_log(path).all_entries if path.is_file() else []
+        for update in replay(entries, session.workspace):
+            await self._send(session.id, update)
+        await self._introduce(session)
+        return LoadSessionResponse()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        if session.busy or session.agent.busy:
+            raise RequestError.invalid_request({"details": "a turn is already running in this session: wait for it "
+                                                           "or send session/cancel"})
+        text = prompt_text(prompt)
+        session.prompting, session.cancelled = asyncio.current_task(), False
+        try:
+            return PromptResponse(stop_reason=STOP_REASONS.get(await self._turn(session, text), "end_turn"))
+        finally:
+            session.prompting = None
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None and session.busy:
+            session.cancelled = True     # kept: a cancel may come before the turn's task exists
+            session.agent.cancel()
+
+    async def close_all(self) -> None:
+        """End every session as a run ends: the turn cancelled, the log closed whole and resumable."""
+        for session in list(self.sessions.values()):
+            try:
+                await session.agent.aclose()
+            except Exception as e:  # noqa: BLE001 — one session's failure must not keep the others open
+                log.warning("closing session %s: %s", session.id, one_line(scrub(str(e))))
+        self.sessions.clear()
+
+    # ----- the machinery ---------------------------------------------------------------------
+    def _open(self, cwd: str, resume: str | None = None, mcp_servers: Any = None) -> Session:
+        if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+            raise RequestError.invalid_params({"details": f"cwd must be the absolute path of a folder (got {cwd!r})"})
+        try:
+            session = open_session(self.options, cwd, resume=resume, mcp_servers=mcp_servers)
+        except (ConfigError, SessionWriteError) as e:
+            raise _error(e) from None
+        except Exception as e:  # noqa: BLE001 — a bug of ours: an error for the client, the details on stderr
+            log.exception("opening a session failed")
+            raise RequestError.internal_error({"details": scrub(f"{type(e).__name__}: {e}")}) from None
+        self.sessions[session.id] = session
+        return session
+
+    def _session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"details": f"no session {session_id!r} in this ctxtui: "
+                                                          "session/new or session/load first"})
+        return session
+
+    async def _introduce(self, session: Session) -> None:
+        """The slash commands and the context figure now (sent again even when unchanged)."""
+        try:
+            await self._send(session.id, update_available_commands(COMMANDS))
+            if (usage := session.translator.usage.update(session.agent.context_event(), force=True)) is not None:
+                await self._send(session.id, usage)
+        except ConnectionError:
+            pass     # the client went away meanwhile
+
+    async def _send(self, session_id: str, update: Any) -> None:
+        await self.conn.session_update(session_id=session_id, update=update)
+
+    async def _turn(self, session: Session, text: str) -> str:
+        """Run the prompt (or `/compact [focus]`), sending its events; ctxtui's stop reason."""
+        agent, stop, asks = session.agent, "error", set()
+        for notice in session.take_notices():
+            await self._send(session.id, note(notice))
+        command, _, rest = text.strip().partition(" ")
+        events = agent.compact(rest.strip() or None) if command == "/compact" else agent.run(text)
+        try:
+            async for e in events:
+                if session.cancelled and agent.busy:
+                    agent.cancel()
+                if isinstance(e, ev.PermissionRequest):
+                    task = asyncio.create_task(permissions.ask(self.conn, session.id, e, session.workspace))
+                    asks.add(task)
+                    task.add_done_callback(asks.discard)
+                    continue
+                if isinstance(e, ev.TurnFinished):
+                    stop = e.stop_reason
+                for update in session.translator.updates(e):
+                    await self._send(session.id, update)
+        except ConnectionError:
+            agent.cancel()       # the client went away: stop the turn; the log stays whole
+            raise
+        except asyncio.CancelledError:
+            agent.cancel()       # the connection is closing
+            raise
+        finally:
+            for task in list(asks):
+                task.cancel()
+        return stop
