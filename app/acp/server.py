@@ -35,7 +35,8 @@ from app.acp.prompt_input import prompt_text
 from app.acp.session import Session, open_session
 from app.acp.updates import note
 
-# ctxtui's stop reasons -> ACP's (an error or a blocked context ends the turn; the answer says why)
+# ctxtui's stop reasons -> ACP's. A turn that failed (an API error, a context too full to send) is
+# a JSON-RPC error instead (`_failed`): ACP's stop reasons are for turns that ended well or were cut.
 STOP_REASONS = {"end_turn": "end_turn", "stop_sequence": "end_turn", "compacted": "end_turn",
                 "max_tokens": "max_tokens", "max_turns": "max_turn_requests", "budget": "max_turn_requests",
                 "refusal": "refusal", "cancelled": "cancelled"}
@@ -44,6 +45,18 @@ COMMANDS = [AvailableCommand(name="compact", description="compact the context no
                              input=AvailableCommandInput(UnstructuredCommandInput(hint="focus (optional)")))]
 
 log = logging.getLogger("ctxtui.acp")
+
+
+FAILED_STOPS = frozenset({"error", "blocking"})
+
+
+def _failed(stop: str, error: ev.Error | None) -> RequestError:
+    """The prompt's error response: the loop's own message (what to do included), its kind, and
+    auth_required (-32000) for a missing or refused key so an editor can ask for one."""
+    message = error.message if error is not None else f"the turn ended with {stop}"
+    data = {"details": scrub(message), "kind": error.kind if error is not None else stop,
+            "retryable": bool(error and error.retryable)}
+    return RequestError.auth_required(data) if data["kind"] == "auth" else RequestError.internal_error(data)
 
 
 def _error(e: BaseException) -> RequestError:
@@ -161,6 +174,7 @@ class CtxtuiAgent:
     async def _turn(self, session: Session, text: str) -> str:
         """Run the prompt (or `/compact [focus]`), sending its events; ctxtui's stop reason."""
         agent, stop, asks = session.agent, "error", set()
+        failure: ev.Error | None = None
         for notice in session.take_notices():
             await self._send(session.id, note(notice))
         command, _, rest = text.strip().partition(" ")
@@ -176,6 +190,8 @@ class CtxtuiAgent:
                     continue
                 if isinstance(e, ev.TurnFinished):
                     stop = e.stop_reason
+                elif isinstance(e, ev.Error) and e.kind != "tool":
+                    failure = e
                 for update in session.translator.updates(e):
                     await self._send(session.id, update)
         except ConnectionError:
@@ -187,4 +203,6 @@ class CtxtuiAgent:
         finally:
             for task in list(asks):
                 task.cancel()
+        if stop in FAILED_STOPS:
+            raise _failed(stop, failure)
         return stop

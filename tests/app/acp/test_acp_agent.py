@@ -13,7 +13,7 @@ from acp.schema import McpServerStdio, SseMcpServer
 from agent_core.logs.discover import latest_session
 from tests.agent_helpers import make_workspace, user_dirs
 from tests.app.acp.acp_helpers import TIMEOUT, Editor, acp_agent, fake_env, log_of
-from tests.fake_anthropic import FakeAnthropic, reply, tool_use
+from tests.fake_anthropic import FakeAnthropic, reply, server_error, tool_use
 from tests.headless_helpers import run_headless
 from tests.mcp_helpers import CALC, gone
 
@@ -171,3 +171,20 @@ async def test_the_editors_mcp_servers_are_started_and_stopped_with_the_session(
     assert "MCP server calc: 4 tools" in notes, notes
     assert "MCP server old: the sse transport is not supported" in notes
     assert gone(pid)
+
+
+async def test_a_failed_turn_is_an_error_response_and_the_session_goes_on(tmp_path):
+    ws = make_workspace(tmp_path)
+    script = [server_error(0.01), server_error(0.01), server_error(0.01), reply("back again")]
+    editor = Editor()
+    with FakeAnthropic(script) as fake:
+        async with acp_agent(editor, fake_env(fake)) as (conn, _):
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            with pytest.raises(RequestError) as failed:
+                await _prompt(conn, sid, "hello")
+            assert failed.value.code == -32603 and failed.value.data["kind"] == "server"
+            assert "server" in failed.value.data["details"].lower() and failed.value.data["retryable"] is True
+            assert "[error] server" in editor.text()          # said in the conversation too
+            editor.clear()
+            again = await _prompt(conn, sid, "hello again")
+            assert again.stop_reason == "end_turn" and editor.text() == "back again"
