@@ -7,6 +7,7 @@ this package ever formats them into a message.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -52,10 +53,12 @@ def parse_headers(text: str | None) -> dict[str, str]:
     return out
 
 
-def telemetry_settings(config: Config) -> TelemetrySettings | None:
-    """Where this session's telemetry goes; None when no collector is configured (nothing loads)."""
+def telemetry_settings(config: Config, environ: dict[str, str] | None = None) -> TelemetrySettings | None:
+    """Where this session's telemetry goes; None when no collector is configured (nothing loads),
+    or when OTEL_SDK_DISABLED=true (the OpenTelemetry spec's switch for every SDK) says not to."""
     endpoint = getattr(config, "otel_endpoint", None)
-    if not endpoint:
+    env = os.environ if environ is None else environ
+    if not endpoint or env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
     return TelemetrySettings(endpoint=endpoint.rstrip("/"),
                              service_name=getattr(config, "otel_service_name", None) or "ctxtui",

@@ -89,3 +89,12 @@ def test_a_bad_endpoint_with_a_password_never_echoes_it(tmp_path):
 def test_header_parsing_skips_what_is_not_a_pair():
     assert parse_headers("a=1, junk ,=x,b = two%2Cthree") == {"a": "1", "b": "two,three"}
     assert parse_headers(None) == {} and parse_headers("") == {}
+
+
+def test_otel_sdk_disabled_turns_it_off_whatever_the_endpoint(tmp_path):
+    env = {**user_dirs(), "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}
+    cfg = load_config({}, environ=env, workspace=make_workspace(tmp_path))
+    assert telemetry_settings(cfg, {"OTEL_SDK_DISABLED": "true"}) is None
+    assert telemetry_settings(cfg, {"OTEL_SDK_DISABLED": "TRUE "}) is None
+    assert telemetry_settings(cfg, {"OTEL_SDK_DISABLED": "false"}) is not None
+    assert telemetry_settings(cfg, {}) is not None
