@@ -2,6 +2,8 @@
 stream its lines are exactly the whole answer's lines, and a flush draws only the block that grew."""
 from __future__ import annotations
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -51,6 +53,7 @@ def segments(lines) -> list:
 
 @settings(max_examples=150, deadline=None)
 @given(documents(), st.lists(st.integers(1, 25), min_size=1, max_size=60), st.sampled_from([40, 83]))
+@pytest.mark.slow
 def test_at_every_point_of_a_stream_the_lines_are_the_whole_answers(doc, steps, width):
     cache = BlockCache()
     at, i = 0, 0

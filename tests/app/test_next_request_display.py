@@ -3,6 +3,8 @@ cached and new tokens, the dollars warm and cold and the cache's time left; it c
 the clock, goes cold at the TTL, and follows the prompt being typed (a /command is not sent)."""
 from __future__ import annotations
 
+import pytest
+
 from compaction.estimate import estimate_text
 from app.tui.app import CtxApp
 from app.widgets.next_request import from_event, pane_text, status_forms
@@ -28,6 +30,7 @@ async def shown(app, pilot) -> tuple[str, str]:
     return str(app.context_pane.query_one("#ctx-next").visual), app.status.fit(200).plain
 
 
+@pytest.mark.slow
 async def test_the_pane_and_status_line_show_count_down_and_follow_the_prompt():
     clock = Clock()
     app = CtxApp(FakeAgent(), clock=clock)

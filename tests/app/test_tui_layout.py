@@ -203,7 +203,7 @@ async def test_the_sidebar_key_is_in_the_footer_and_the_help():
         assert keys.get("f2") == "toggle_sidebar"
         await pilot.press("f1")
         await pilot.pause()
-        text = str(app.screen.query_one("#help-dialog Static").render())
+        text = " ".join(str(s.render()) for s in app.screen.query("#help-dialog Static"))
         assert "F2" in text and "side panes" in text
 
 

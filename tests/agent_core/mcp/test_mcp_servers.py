@@ -3,6 +3,8 @@ calculator run as a subprocess and a streamable HTTP server on a loopback port. 
 through the real `anthropic` SDK against the fake server, which asks for the MCP tools."""
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from agent_core import events as ev
@@ -102,6 +104,7 @@ async def test_a_server_that_cannot_start_is_a_notice_and_the_session_goes_on(tm
     assert gone(pid)
 
 
+@pytest.mark.slow
 async def test_a_server_that_hangs_is_given_up_after_the_timeout_and_ended(tmp_path):
     ws = make_workspace(tmp_path)
     cfg, pid = calc_config(tmp_path, mode="hang")

@@ -36,6 +36,7 @@ def _calls_logged(ws: Path) -> int:
 
 
 @pytest.mark.parametrize("calls_before_kill", [2, 3])
+@pytest.mark.slow
 def test_a_killed_turns_logged_calls_are_counted_on_resume(tmp_path, calls_before_kill):
     ws = make_workspace(tmp_path)
     script = [reply("step", tool_use("read_file", {"path": "README.md"})),

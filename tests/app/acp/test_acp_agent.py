@@ -130,6 +130,7 @@ async def test_offline_demo_compacts_and_the_compaction_is_in_the_usage_updates_
     assert with_meta[-1].cost.amount > 0 and with_meta[-1].size == 8000
 
 
+@pytest.mark.slow
 async def test_load_session_replays_the_history_and_the_session_resumes_anywhere(tmp_path):
     ws = make_workspace(tmp_path)
     first = Editor()
@@ -173,6 +174,7 @@ async def test_the_editors_mcp_servers_are_started_and_stopped_with_the_session(
     assert gone(pid)
 
 
+@pytest.mark.slow
 async def test_a_failed_turn_is_an_error_response_and_the_session_goes_on(tmp_path):
     ws = make_workspace(tmp_path)
     script = [server_error(0.01), server_error(0.01), server_error(0.01), reply("back again")]

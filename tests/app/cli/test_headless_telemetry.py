@@ -79,6 +79,7 @@ def test_a_turn_exports_its_call_cost_and_context(tmp_path):
     assert TOKEN not in out + err + log and "OTEL_EXPORTER_OTLP_HEADERS" not in log
 
 
+@pytest.mark.slow
 def test_a_compaction_is_exported(tmp_path):
     ws = make_workspace(tmp_path)
     (ws / "big.txt").write_text("data line\n" * 800)
@@ -123,6 +124,7 @@ def _timed(env, ws) -> tuple[float, int, str]:
 
 
 @pytest.mark.parametrize("collector", ["silent", "refused"])
+@pytest.mark.slow
 def test_a_dead_collector_never_holds_a_turn_up(tmp_path, capsys, collector):
     ws = make_workspace(tmp_path)
     with FakeAnthropic(responder=lambda body: reply("Hello.")) as fake:
