@@ -16,13 +16,13 @@ run: $(STAMP)
 	$(VENV)/bin/ctxtui $(ARGS)
 
 # ruff (style and imports inside functions), import-linter (the layering in pyproject.toml), mypy (strict
-# types in compaction/), then pytest. Slow tests are skipped unless CI or CTXTUI_SLOW=1 is set (tests/conftest.py):
+# types in compaction/), then pytest on every core (pytest-xdist's -n auto). Slow tests are skipped unless CI or CTXTUI_SLOW=1 is set (tests/conftest.py):
 # `make test CTXTUI_SLOW=1` runs them all, as CI does.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy compaction
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 bench: $(STAMP)
 	$(PY) bench/engine.py

@@ -16,6 +16,13 @@ from compaction import clock
 from compaction.scrub import forget_secrets
 from tests.fake_anthropic import FakeAnthropic
 
+# `make test` runs the suite on every core (pytest-xdist, `-n auto`). Its workers are started with
+# COLUMNS=80 and LINES for their own reports; the tests expect the environment a plain run has
+# (no terminal: the full-width tables of `usage`), so a worker drops them.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 
 def run_slow_tests(config: pytest.Config) -> bool:
     if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):

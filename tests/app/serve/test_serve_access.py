@@ -29,7 +29,8 @@ def test_no_token_is_refused(path):
 
 
 @pytest.mark.parametrize("wrong", [TOKEN[:-1], TOKEN + "x", TOKEN.upper() if TOKEN.upper() != TOKEN else TOKEN + "A",
-                                   "x" * len(TOKEN), "é" * len(TOKEN), "%2F", " " + TOKEN])
+                                   "x" * len(TOKEN), "é" * len(TOKEN), "%2F", " " + TOKEN],
+                         ids=["cut", "longer", "upper", "same-length", "non-ascii", "slash", "leading-space"])
 def test_a_wrong_token_is_refused(wrong):
     assert refusal(f"/{wrong}/") == BAD_TOKEN
     assert refusal(f"/{wrong}/ws", origin=ORIGIN, websocket=True) == BAD_TOKEN
