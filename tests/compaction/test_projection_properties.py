@@ -46,9 +46,13 @@ def _check_view(p: Pipeline, view: list[Entry], tokens: int, system: int, tools:
     if anchor_index(view) is None:   # no usage applies: the count is the projection's estimate
         assert tokens == cfg.overhead_tokens + sum(e.tokens for e in view)
     else:
-        a = view[anchor_index(view)]
-        assert tokens == max(0, usage_total(a.usage) + int(a.meta.get("usage_adjust", 0))) \
-            + sum(e.tokens for e in view[anchor_index(view) + 1:])
+        # The clamp is of the whole figure (count_tokens' docstring): what layers freed before the
+        # anchor (usage_adjust, estimated) can exceed its usage, and the entries after it then
+        # make up for it rather than add to a floor of 0.
+        i = anchor_index(view)
+        a = view[i]
+        assert tokens == max(0, usage_total(a.usage) + int(a.meta.get("real_adjust", 0))
+                             + int(a.meta.get("usage_adjust", 0)) + sum(e.tokens for e in view[i + 1:]))
     b = cfg.budget
     cats = breakdown(view, system_tokens=system, tools_tokens=tools, window=b.context_window,
                      threshold=b.autocompact_threshold, autocompact_enabled=b.autocompact_enabled, total=tokens)
