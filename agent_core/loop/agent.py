@@ -470,9 +470,17 @@ class Agent:
         history = self.tool_ctx.history
         if history is None:
             return None
-        if self._changed is None or self._changed.history is not history:
+        if self._changed is None:
             self._changed = ChangedFiles(history)
         return self._changed
+
+    def _say_history_trouble(self, q: asyncio.Queue) -> None:
+        """A copy the file history could not keep (a full disk): said once per failure, since that
+        change cannot be restored by /rewind."""
+        history = self.tool_ctx.history
+        if history is not None and history.write_error:
+            problem, history.write_error = history.write_error, None
+            self._emit(q, ev.Notice(f"File history: {problem}; /rewind cannot restore that change."))
 
     def session_diff(self) -> str:
         """`/diff`: every changed file from before the session to now ('' when nothing changed)."""
@@ -783,6 +791,7 @@ class Agent:
             if not tool_uses:
                 return self._finish(q, response.stop_reason or "end_turn")
             await self._run_tools(tool_uses, q, turn)
+            self._say_history_trouble(q)
             self._log_state()
             if self._compact_after_tools:
                 focus, self._compact_after_tools, self._compact_focus = self._compact_focus, False, None

@@ -17,6 +17,7 @@ from agent_core.tools.file_history import MAX_BYTES, Copy, FileHistory
 DIFF_CONTEXT = 3
 DIFF_MAX_LINES = 2_000       # per file in /diff; the rest is counted, not shown
 BINARY = "binary"
+UNCOUNTED = frozenset({BINARY, "too large", "no copy"})   # listed, without lines added and removed
 
 
 @dataclass(frozen=True)
@@ -24,11 +25,11 @@ class FileChange:
     shown: str
     added: int
     removed: int
-    state: str          # "created", "modified", "deleted", "binary", "too large", "unchanged"
+    state: str          # "created", "modified", "deleted", "binary", "too large", "no copy", "unchanged"
 
     @property
     def label(self) -> str:
-        if self.state in (BINARY, "too large"):
+        if self.state in UNCOUNTED:
             return self.state
         return f"+{self.added} −{self.removed}"
 
@@ -99,8 +100,8 @@ class ChangedFiles:
         now = read_now(path)
         try:
             was = self.history.content(copy)
-        except OSError:
-            return FileChange(copy.shown, 0, 0, "too large")
+        except OSError:             # its copy could not be written, or is gone
+            return FileChange(copy.shown, 0, 0, "no copy")
         if now == was:
             return FileChange(copy.shown, 0, 0, "unchanged")
         before, after = _lines(was), _lines(now)

@@ -8,7 +8,11 @@ session still knows them and the cost of a change does not grow with the session
 of the first change per file per prompt are kept: what a rewind to that prompt restores.
 
 The bash tool's changes are not seen (nobody can tell what a command touched); the docs say so.
-Files over `MAX_BYTES` are listed as changed but not copied, and cannot be restored."""
+Files over `MAX_BYTES` are listed as changed but not copied, and cannot be restored; nor can one
+whose copy could not be written (a full disk), which `write_error` then says.
+
+Each file's first copy is kept in an index as it is made, so the changed files list (asked after
+every write or edit) reads it without going through the session's copies."""
 from __future__ import annotations
 
 import json
@@ -31,7 +35,7 @@ class Copy:
     shown: str               # as the model and the user see it (workspace-relative)
     existed: bool            # False: the change created the file
     backup: str | None       # the copy's file name, None when absent or too large
-    too_large: bool = False
+    too_large: bool = False  # over MAX_BYTES: no copy was tried
 
 
 class FileHistory:
@@ -41,6 +45,8 @@ class FileHistory:
         self.folder = folder
         self.copies: list[Copy] = []
         self.checkpoints: dict[str, int] = {}   # prompt entry uuid -> checkpoint number
+        self._first: dict[str, Copy] = {}       # path -> its first copy: the file before the session
+        self._folder_ready = False
         self._checkpoint = 0
         self._seen: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
@@ -75,20 +81,20 @@ class FileHistory:
                     self._write_copy(Path(key), self.folder / backup)
             except FileNotFoundError:
                 pass
-            except OSError as e:
+            except OSError as e:    # not restorable: content() says so
                 backup, self.write_error = None, f"could not keep a copy of {shown}: {e.strerror or e}"
-                too_large = existed
             copy = Copy(seq, self._checkpoint, key, shown, existed, backup, too_large)
-            self.copies.append(copy)
+            self._add(copy)
             self._record({"seq": seq, "checkpoint": copy.checkpoint, "path": key, "shown": shown,
                           "existed": existed, "backup": backup, "too_large": too_large})
 
     def originals(self) -> dict[str, Copy]:
         """Each changed file's first copy: the file as it was before the session changed it."""
-        first: dict[str, Copy] = {}
-        for c in self.copies:
-            first.setdefault(c.path, c)
-        return first
+        return self._first
+
+    def _add(self, copy: Copy) -> None:
+        self.copies.append(copy)
+        self._first.setdefault(copy.path, copy)
 
     def since(self, prompt_uuid: str) -> dict[str, Copy] | None:
         """Each file changed at or after that prompt, with its copy from just before: what a rewind
@@ -112,9 +118,14 @@ class FileHistory:
 
     # -- storage ------------------------------------------------------------------------------
 
-    def _write_copy(self, src: Path, dest: Path) -> None:
+    def _ensure_folder(self) -> None:
         assert self.folder is not None
-        ensure_private_dir(self.folder)
+        if not self._folder_ready:
+            ensure_private_dir(self.folder)
+            self._folder_ready = True
+
+    def _write_copy(self, src: Path, dest: Path) -> None:
+        self._ensure_folder()
         data = src.read_bytes()
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:
@@ -124,7 +135,7 @@ class FileHistory:
         if self.folder is None:
             return
         try:
-            ensure_private_dir(self.folder)
+            self._ensure_folder()
             fd = os.open(self.folder / INDEX, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
                          0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as f:
@@ -150,7 +161,7 @@ class FileHistory:
                 self.checkpoints[str(obj["prompt"])] = obj["checkpoint"]
             elif isinstance(obj.get("seq"), int) and isinstance(obj.get("path"), str):
                 backup = obj.get("backup")
-                self.copies.append(Copy(obj["seq"], int(obj.get("checkpoint", 0)), obj["path"],
+                self._add(Copy(obj["seq"], int(obj.get("checkpoint", 0)), obj["path"],
                                         str(obj.get("shown", obj["path"])), bool(obj.get("existed")),
                                         backup if isinstance(backup, str) and backup.endswith(".bak")
                                         and "/" not in backup else None, bool(obj.get("too_large"))))

@@ -38,7 +38,8 @@ def restore_plan(history: FileHistory, prompt_uuid: str) -> list[Restore] | None
         try:
             was = history.content(copy)
         except OSError:
-            plan.append(Restore(copy, "", "its copy is gone"))
+            plan.append(Restore(copy, "", "no copy of it could be kept (a notice said why)"
+                                if copy.backup is None else "its copy is gone"))
             continue
         now = read_now(path)
         if now != was:

@@ -859,9 +859,15 @@ class CtxApp(App[int]):
         self.fill_prompt(text)
 
     def _cmd_diff(self, arg: str) -> None:
-        diff = self.agent.session_diff()
-        changed = self.agent.changed_files()
-        n = len(changed.files()) if changed is not None else 0
+        self.show_diff()
+
+    @work(group="diff")
+    async def show_diff(self) -> None:
+        """/diff: the files read and compared off the event loop (a session may have changed many)."""
+        agent = self.agent
+        changed = agent.changed_files()
+        diff, files = await asyncio.to_thread(lambda: (agent.session_diff(), changed.files() if changed else []))
+        n = len(files)
         about = (f"{n} file{'s' if n != 1 else ''} the agent's write and edit calls changed in this session, from "
                  "before the session to now (the bash tool's changes are not tracked)." if n else
                  "The agent's write and edit calls have changed no file in this session.")

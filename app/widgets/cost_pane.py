@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from agent_core.events import CostUpdate
 from agent_core.security.visible_text import one_line
-from agent_core.tools.changed_files import FileChange
+from agent_core.tools.changed_files import UNCOUNTED, FileChange
 
 from app import format as fmt
 from app.widgets.figure_table import FigureTable
@@ -207,8 +207,7 @@ def changes_text(changes: tuple[FileChange, ...], limit: int | None) -> Content:
     shown = changes if limit is None else changes[:limit]
     width = max(len(c.label) for c in shown)
     for c in shown:
-        label: tuple[str, str] = ((c.label.rjust(width), "dim") if c.state in ("binary", "too large")
-                                  else (c.label.rjust(width), ""))
+        label = (c.label.rjust(width), "dim" if c.state in UNCOUNTED else "")
         mark = {"created": "A", "deleted": "D"}.get(c.state, "M")
         parts += ["\n", (mark, "dim"), " ", label, " ", fmt.one_line(c.shown, 60)]
     if len(shown) < n:

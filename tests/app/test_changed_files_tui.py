@@ -118,3 +118,13 @@ def test_cost_pane_with_changed_files_snapshot(snap_compare, utc, size):
         await settled(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+async def test_the_restore_question_shows_a_hostile_file_name_escaped():
+    app = CtxApp(FakeAgent(), clock=lambda: FIXED_TIME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(DiffScreen("Rewind: restore files?", "Cannot be restored: evil\x1b[2J.md (too large).", DIFF,
+                                   ask_restore=True))
+        await until(pilot, lambda: app.screen.query("#diff-about"), "the screen")
+        about = str(app.screen.query_one("#diff-about").render())
+        assert "\x1b" not in about and "␛[2J" in about

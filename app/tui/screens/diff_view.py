@@ -45,7 +45,7 @@ class DiffScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="diff-dialog"):
-            yield Static(Content(self.about), id="diff-about")
+            yield Static(Content(visible(self.about)), id="diff-about")   # it names files: their bytes
             with VerticalScroll(id="diff-scroll"):
                 yield Static(diff_content(self.diff) if self.diff else Content("No changes."), id="diff-body")
             keys = ("[r] restore the files too   [c] the conversation only   [Esc] cancel" if self.ask_restore

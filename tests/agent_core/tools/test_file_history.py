@@ -157,3 +157,39 @@ def test_counts_are_cached_until_the_file_changes(tmp_path, monkeypatch):
     assert measured == []                              # unchanged on disk: not read again
     (ws / "a.txt").write_text("1\n2\n3\n")
     assert changed.totals() == (1, 2, 0) and len(measured) == 1
+
+
+async def test_a_copy_that_cannot_be_written_is_said_once_and_listed_as_not_restorable(tmp_path, monkeypatch):
+    ws = make_workspace(tmp_path)
+
+    def full_disk(self, src, dest):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(FileHistory, "_write_copy", full_disk)
+    script = [_edit("README.md", "# Sample", "# One"), _edit("README.md", "# One", "# Two"), reply("done")]
+    with FakeAnthropic(script) as fake:
+        agent = fake_agent(ws, fake.base_url, allow=ALLOW)
+        events = await collect(agent.run("edit it twice"))
+        said = [e.message for e in events if getattr(e, "type", "") == "notice" and "File history" in e.message]
+        assert said == ["File history: could not keep a copy of README.md: No space left on device; "
+                        "/rewind cannot restore that change."]
+        (row,) = agent.changed_files().files()
+        assert (row.shown, row.state, row.label) == ("README.md", "no copy", "no copy")
+        (r,) = agent.file_plan(agent.rewind_points()[0].index)
+        assert r.problem == "no copy of it could be kept (a notice said why)"
+        assert agent.restore_files([r]) == ["README.md: not restored, no copy of it could be kept (a notice said why)"]
+        assert "# Two" in (ws / "README.md").read_text()
+        await agent.aclose()
+
+
+def test_the_first_copies_index_is_kept_as_copies_are_made(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    history = FileHistory(tmp_path / "hist")
+    for p in range(3):
+        history.checkpoint(f"p{p}")
+        for name in ("a.txt", "b.txt"):
+            (ws / name).write_text(f"{name} {p}\n")
+            history.before_change(ws / name, name)
+    first = history.originals()
+    assert [c.seq for c in first.values()] == [1, 2] and len(history.copies) == 6
+    assert FileHistory(tmp_path / "hist").originals() == first       # the same after a resume

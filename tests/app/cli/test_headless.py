@@ -21,6 +21,7 @@ from compaction import project, validate_history
 from tests.fake_anthropic import is_summary_request, FakeAnthropic, echo_responder, reply, server_error, tool_use
 
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs, wait_for
+from tests.headless_helpers import compacting_session
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -135,17 +136,7 @@ def test_allowed_tool_runs(tmp_path):
 
 def test_a_run_that_compacts_reports_it(tmp_path):
     ws = make_workspace(tmp_path)
-    (ws / "big.txt").write_text("data line\n" * 800)
-
-    calls = {"n": 0}
-
-    def responder(body):
-        if is_summary_request(body):
-            return echo_responder(body)
-        calls["n"] += 1
-        if calls["n"] <= 8:
-            return reply("reading: " + "notes " * 300, tool_use("bash", {"command": "cat big.txt"}))
-        return reply("finished")
+    responder = compacting_session(ws)
 
     with FakeAnthropic(responder=responder) as fake:
         code, out, _ = run(["-p", "read it all", "--workspace", str(ws), "--allow", "bash", "--context-window",

@@ -12,8 +12,8 @@ from agent_core.logs.discover import latest_session
 from agent_core.telemetry.exporter import SHUTDOWN_S
 from agent_core.sessions.paths import project_state_dir, state_root
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
-from tests.fake_anthropic import FakeAnthropic, echo_responder, is_summary_request, reply, tool_use
-from tests.headless_helpers import run_headless
+from tests.fake_anthropic import FakeAnthropic, reply
+from tests.headless_helpers import compacting_session, run_headless
 from tests.otlp_receiver import OtlpReceiver, SilentCollector, attrs, refused_url
 
 TOKEN = "tok-0123456789abcdefSECRET"
@@ -82,16 +82,7 @@ def test_a_turn_exports_its_call_cost_and_context(tmp_path):
 @pytest.mark.slow
 def test_a_compaction_is_exported(tmp_path):
     ws = make_workspace(tmp_path)
-    (ws / "big.txt").write_text("data line\n" * 800)
-    calls = {"n": 0}
-
-    def responder(body):
-        if is_summary_request(body):
-            return echo_responder(body)
-        calls["n"] += 1
-        if calls["n"] <= 8:
-            return reply("reading: " + "notes " * 300, tool_use("bash", {"command": "cat big.txt"}))
-        return reply("finished")
+    responder = compacting_session(ws)
 
     with OtlpReceiver() as rx, FakeAnthropic(responder=responder) as fake:
         code, out, err = run_headless(["-p", "read it all", "--workspace", str(ws), "--allow", "bash",
