@@ -1,12 +1,14 @@
 """LLM compaction (pipeline layers 6–8: auto, manual, reactive): the history is replaced by a model-written summary.
 
 Order of work, so that nothing is ever lost and no money is spent on a doomed attempt:
-transcript on disk first (if that fails, stop), then the summary call (prompt-too-long → trim the
-oldest rounds and retry, at most 3 times; an answer that calls a tool is a failed attempt), then
-the new history — boundary, summary that points to the transcript, the recent user messages
-verbatim, re-attached recently read files — which is applied only if it is valid and smaller than
-the old one. The summary call shares the main call's prefix (system prompt, tools, `tool_choice`,
-the conversation as sent), so the conversation is a cache read, not a second write.
+transcript on disk first (if that fails, stop), then the summary call (prompt-too-long → shed the
+oldest tool output, then older rounds, never an earlier summary or a user's words, and retry, at
+most 3 times: `ptl.shed_for_retry`; an answer that calls a tool is a failed attempt), then the new
+history — boundary, summary that points to the transcript, the recent user messages verbatim,
+re-attached recently read files and, for an automatic compaction in the middle of a turn, that
+turn verbatim — which is applied only if it is valid and smaller than the old one. The summary
+call shares the main call's prefix (system prompt, tools, `tool_choice`, the conversation as
+sent), so the conversation is a cache read, not a second write.
 """
 from __future__ import annotations
 
@@ -17,11 +19,12 @@ from typing import Any, Sequence
 from compaction.breakers import rejected_report
 from compaction.entry import Entry, boundary, project, tool_result_block, user
 from compaction.layer_context import LayerContext
-from compaction.layers.ptl import is_prompt_too_long, is_retry_marker, token_gap, truncate_for_retry
+from compaction.layers.ptl import Trimmed, is_prompt_too_long, is_retry_marker, shed_for_retry, token_gap
+from compaction.layers.session_memory import current_round
 from compaction.reinject import ReadFile, reinject
 from compaction.report import CompactionReport, LayerResult
 from compaction.summarizer import SummarizeError, Summarizer, SummaryResult
-from compaction.summarizing import SummarizeConfig, check_new_history, failed, save_transcript
+from compaction.summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
 from compaction.summary_prompt import build_summary_prompt, format_summary, looks_like_error, summary_message
 from compaction.accounting.tokens import count_tokens
 
@@ -72,6 +75,58 @@ def recent_user_messages(entries: Sequence[Entry], budget: int) -> list[Entry]:
     return picked[::-1]
 
 
+def split_turn(entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]] | None:
+    """(before, turn) when a turn is in progress: the newest user prompt has been answered by at
+    least one assistant message (tool calls made, results in or pending). `turn` is that prompt and
+    every sent entry after it, verbatim; `before` is everything older — with the tool results that
+    answer the last call before the prompt, when they share its user message, so no pair is split.
+    None when no turn is in progress (no prompt, or nothing answered it yet)."""
+    _, p = current_round(entries)
+    if p is None or not any(e.sent and e.role == "assistant" for e in entries[p + 1:]):
+        return None
+    before, turn = list(entries[:p]), []
+    leading = True          # the user entries before the turn's first answer
+    for e in entries[p:]:
+        if not e.sent:
+            continue
+        if e.role == "assistant":
+            leading = False
+        elif leading and e.tool_result_ids():
+            results = [b for b in e.content if b.get("type") == "tool_result"]
+            before.append(e.with_content(results))
+            rest = [b for b in e.content if b.get("type") != "tool_result"]
+            if rest:
+                turn.append(e.with_content(rest))
+            continue
+        turn.append(e)
+    return before, turn
+
+
+def _turn_kept(to_summarize: list[Entry], ctx: LayerContext) -> tuple[list[Entry], list[Entry], str | None]:
+    """(what to summarise, the turn kept verbatim, why the turn in progress was not kept). An
+    automatic or reactive compaction in the middle of a turn keeps that turn after the summary, so
+    it continues without redoing its tool calls — unless it is over half of the smaller of the
+    auto-compact threshold and the count less the system prompt and tools (the compaction would
+    free too little), or no message precedes it."""
+    if ctx.trigger == "manual":
+        return to_summarize, [], None
+    split = split_turn(to_summarize)
+    if split is None:
+        return to_summarize, [], None
+    before, turn = split
+    cal = ctx.config.count_ratio
+    tokens = round(cal.ratio * cal.weighted(turn))
+    limit = min(ctx.budget.autocompact_threshold, ctx.tokens - ctx.config.overhead_tokens) // 2
+    if not any(e.sent and e.kind == "message" for e in before):
+        return to_summarize, [], "nothing precedes the turn in progress, so it was summarised too"
+    if tokens > limit:
+        return to_summarize, [], (f"the turn in progress ({tokens:,} tokens) is over the {limit:,} that may be "
+                                  "kept verbatim, so it was summarised too")
+    if check_new_history([user("summary"), *turn]) or check_new_history(before):
+        return to_summarize, [], "the turn in progress could not be cut out whole, so it was summarised too"
+    return before, turn, None
+
+
 # --- the stage ---------------------------------------------------------------------------------
 
 class AutoCompactStage:
@@ -91,13 +146,14 @@ class AutoCompactStage:
         to_summarize = [e for e in entries if e.sent]
         if not to_summarize:
             return None
+        to_summarize, turn, turn_why = _turn_kept(to_summarize, ctx)
 
         path, why = save_transcript(ctx, entries, cfg.require_transcript)
         if why:
             return failed(self.name, ctx, why, entries, t0)
 
-        # The summary call, trimming the oldest rounds on prompt-too-long.
-        attempt, retries, dropped_rounds = to_summarize, 0, 0
+        # The summary call; on prompt-too-long, shed tool output (then older rounds) and retry.
+        attempt, retries, shed = to_summarize, 0, Trimmed([])
         while True:
             request = summary_request(attempt, ctx.instructions)
             error: SummarizeError | None = None
@@ -109,20 +165,21 @@ class AutoCompactStage:
                 error = exc
             if error is None:
                 break
+            shed_details = _shed_details(retries, shed)
             if not (error.prompt_too_long or is_prompt_too_long(error.message)):
                 kind = "transport error" if error.transport else "error"
                 return failed(self.name, ctx, f"the summary call failed ({kind}: {error.message})", entries, t0,
-                              transport=error.transport, transcript_path=path, ptl_retries=retries)
+                              transport=error.transport, transcript_path=path, **shed_details)
             if retries >= cfg.max_ptl_retries:
                 return failed(self.name, ctx, f"the summary request was still too long after {retries} retries "
-                              "that dropped the oldest rounds", entries, t0, transcript_path=path,
-                              ptl_retries=retries)
-            trimmed = truncate_for_retry(attempt, token_gap(error.message), cfg.ptl_fallback_fraction)
+                              f"({_shed_text(shed)})", entries, t0, transcript_path=path, **shed_details)
+            trimmed = shed_for_retry(attempt, token_gap(error.message), cfg.ptl_fallback_fraction)
             if trimmed is None:
-                return failed(self.name, ctx, "the summary request is too long and has no older rounds left "
-                              "to drop", entries, t0, transcript_path=path, ptl_retries=retries)
-            attempt, retries = trimmed.entries, retries + 1
-            dropped_rounds += trimmed.dropped_rounds
+                return failed(self.name, ctx, "the summary request is too long even with all tool output left out, "
+                              "every older round dropped and every very long user message cut to its head and "
+                              "tail: the earlier summaries and the user's messages alone do not fit, and they are "
+                              "never dropped", entries, t0, transcript_path=path, **shed_details)
+            attempt, retries, shed = trimmed.entries, retries + 1, shed.plus(trimmed)
 
         summary = format_summary(result.text)
         if looks_like_error(summary):
@@ -130,16 +187,17 @@ class AutoCompactStage:
                     else f"the summary looks like an error ({summary[:80]!r})")
             return LayerResult(entries, _rejected(self.name, what, ctx, ctx.tokens, path, result))
 
-        # The new history.
+        # The new history: the summary, the recent user messages, re-attached files, the turn in progress.
         auto = ctx.trigger != "manual"
         recent = recent_user_messages(to_summarize, cfg.limit("recent_user_tokens", window))
-        files = await reinject(entries, recent, read_file=self.read_file, max_files=cfg.reinject_files,
+        files = await reinject(entries, [*recent, *turn], read_file=self.read_file, max_files=cfg.reinject_files,
                                file_tokens=cfg.limit("reinject_file_tokens", window),
                                total_tokens=cfg.limit("reinject_total_tokens", window))
-        note = user(summary_message(summary, path, recent_kept=bool(recent), auto=auto), kind="summary",
+        note = user(summary_message(summary, path, recent_kept=bool(recent or turn), auto=auto), kind="summary",
                     layer=self.name, transcript_path=path)
-        body = [note, *recent, *files]
-        after = count_tokens(body, ctx.config.overhead_tokens, ctx.config.count_ratio)
+        overhead = ctx.config.overhead_tokens
+        body = reanchor([note, *recent, *files, *turn], overhead, ctx.config.count_ratio)
+        after = count_tokens(body, overhead, ctx.config.count_ratio)
         if after >= ctx.tokens:
             return LayerResult(entries, _rejected(
                 self.name, f"the result would not be smaller ({ctx.tokens:,} → {after:,} tokens)", ctx, after,
@@ -152,14 +210,38 @@ class AutoCompactStage:
         report = CompactionReport(
             layer=self.name, trigger=ctx.trigger,
             action=(f"Summarised {len(to_summarize)} messages ({ctx.tokens:,} → {after:,} tokens); kept "
-                    f"{len(recent)} recent user messages and re-attached {len(files)} files"),
+                    f"{len(recent)} recent user messages"
+                    + (f" and the turn in progress ({len(turn)} messages) verbatim" if turn else "")
+                    + f", re-attached {len(files)} files"
+                    + (f"; to fit the summary request, {_shed_text(shed)}" if retries else "")
+                    + (f"; {turn_why}" if turn_why else "")),
             tokens_before=ctx.tokens, tokens_after=after, duration_s=time.monotonic() - t0,
             transcript_path=path,
             details={"summary_tokens": note.tokens, "kept_user_messages": len(recent),
-                     "files": [f.meta["path"] for f in files], "ptl_retries": retries,
-                     "dropped_rounds": dropped_rounds, "usage": dict(result.usage), "model": result.model,
+                     "kept_turn_messages": len(turn), "kept_turn_tokens": sum(e.tokens for e in turn),
+                     "turn_not_kept": turn_why,
+                     "files": [f.meta["path"] for f in files], **_shed_details(retries, shed),
+                     "usage": dict(result.usage), "model": result.model,
                      "instructions": ctx.instructions})
         return LayerResult(new, report)
+
+
+def _shed_details(retries: int, shed: Trimmed) -> dict[str, int]:
+    return {"ptl_retries": retries, "cleared_tool_results": shed.cleared_results,
+            "cleared_tokens": shed.cleared_tokens, "dropped_rounds": shed.dropped_rounds,
+            "dropped_tokens": shed.dropped_tokens, "shortened_user_messages": shed.shortened_messages,
+            "shortened_tokens": shed.shortened_tokens}
+
+
+def _shed_text(shed: Trimmed) -> str:
+    parts = [f"{shed.cleared_results} tool outputs left out ({shed.cleared_tokens:,} tokens)"]
+    if shed.dropped_rounds:
+        parts.append(f"{shed.dropped_rounds} older rounds dropped ({shed.dropped_tokens:,} tokens), their summaries "
+                     "and user messages kept")
+    if shed.shortened_messages:
+        parts.append(f"{shed.shortened_messages} very long user messages kept by head and tail "
+                     f"({shed.shortened_tokens:,} tokens)")
+    return "; ".join(parts)
 
 
 def _rejected(stage: str, why: str, ctx: LayerContext, proposed: int, path: str | None,
