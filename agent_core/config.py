@@ -354,7 +354,7 @@ class Config:
                               max_output_tokens=self.max_output_tokens if explicit_out else None,
                               autocompact_enabled=not self.disable_autocompact and preset(self.policy).autocompact,
                               autocompact_pct=self.autocompact_pct,
-                              long_context=self.long_context)
+                              long_context=self.long_context, policy=self.policy)
 
     def resolved_context_window(self) -> int:
         """The window to budget for: the override, else the demo's, else genai-prices' figure."""

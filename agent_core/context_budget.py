@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from compaction.accounting.budget import ContextBudget
+from compaction.presets import DEFAULT_PRESET, PRESETS, budget_fields
 
 from agent_core.providers.models_info import (DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, DEMO_CONTEXT_WINDOW,
                                               DEMO_MAX_OUTPUT, DEMO_MODEL, ModelLimits, model_limits)
@@ -28,6 +29,7 @@ class BudgetSettings:
     autocompact_pct: float | None = None
     window_source: str = "override"     # what to call a window set here: override | session config
     long_context: bool = False          # the 1M context is on (models_info's window rule)
+    policy: str = DEFAULT_PRESET        # the compaction preset, which may set the buffers (the cc presets)
 
     @classmethod
     def from_logged(cls, config: Mapping[str, Any] | None, *, context_window: int | None = None) -> BudgetSettings:
@@ -42,11 +44,13 @@ class BudgetSettings:
         pct = cfg.get("autocompact_pct")
         pct = float(pct) if isinstance(pct, (int, float)) and not isinstance(pct, bool) and 0 < pct <= 100 else None
         logged_window = positive_int("context_window")
+        policy = cfg.get("policy")
         return cls(context_window=context_window if context_window is not None else logged_window,
                    max_output_tokens=positive_int("max_output_tokens"),
                    autocompact_enabled=not bool(cfg.get("disable_autocompact")), autocompact_pct=pct,
                    window_source="override" if context_window is not None or logged_window is None
-                   else "session config", long_context=cfg.get("long_context") is True)
+                   else "session config", long_context=cfg.get("long_context") is True,
+                   policy=policy if isinstance(policy, str) and policy in PRESETS else DEFAULT_PRESET)
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,10 @@ def limits_for(model: str | None, settings: BudgetSettings = BudgetSettings()) -
 
 def make_budget(context_window: int, max_output_tokens: int,
                 settings: BudgetSettings = BudgetSettings()) -> ContextBudget:
-    """The thresholds for a window and max output the client really uses."""
+    """The thresholds for a window and max output the client really uses, with the policy's buffers."""
     return ContextBudget(context_window=context_window, max_output_tokens=max_output_tokens,
-                         autocompact_enabled=settings.autocompact_enabled, autocompact_pct=settings.autocompact_pct)
+                         autocompact_enabled=settings.autocompact_enabled, autocompact_pct=settings.autocompact_pct,
+                         **budget_fields(settings.policy))
 
 
 def budget_for(model: str | None, settings: BudgetSettings = BudgetSettings()) -> BudgetInfo:

@@ -37,6 +37,9 @@ class PipelineConfig:
     early_compaction: bool = True   # cache_aware: a summarizing stage that needs no model (session memory) may
                                     # act below the auto-compact threshold when that pays in dollars
                                     # (cache_economics.compaction_verdict: a cold cache, or reads saved > rewrite)
+    proactive: bool = True          # summaries at the auto-compact threshold, and the local blocking limit; False
+                                    # (the cc-reactive preset): summaries only on request or after the API refused a
+                                    # request as too long, and every request is sent for the API to judge
     # 1. tool-result budget (CC numbers): runs in every preset but `none`; decisions frozen per tool_use_id
     tool_result_budget_enabled: bool = True
     tool_result_max_chars: int = 50_000       # one result over this is persisted

@@ -65,6 +65,13 @@ class Pipeline:
     server_edits = False   # True: the server may shrink the request before the model reads it
 
     @property
+    def api_judges(self) -> bool:
+        """Every request is sent and the API judges its size: the server engine shrinks it before
+        the model reads it (`server_edits`), or the policy compacts only after the API refused one
+        (`PipelineConfig.proactive` off: Claude Code's reactive mode)."""
+        return self.server_edits or not self.config.proactive
+
+    @property
     def budget(self) -> ContextBudget:
         return self.config.budget
 
@@ -137,7 +144,8 @@ class Pipeline:
 
     def _ctx(self, entries: Sequence[Entry], now: float, trigger: str = "auto",
              instructions: str | None = None, tokens: int | None = None) -> LayerContext:
-        summarizing = bool(self.stages) and self.config.budget.autocompact_enabled and self.breakers().allows("auto")
+        summarizing = (bool(self.stages) and self.config.budget.autocompact_enabled and self.config.proactive
+                       and self.breakers().allows("auto"))
         ctx = LayerContext(self.config, self.state, self.session_dir, now,
                            self.count(entries) if tokens is None else tokens, trigger, instructions, summarizing)
         ctx.dry_run = self.dry_run
@@ -208,7 +216,7 @@ class Pipeline:
         """True when a summarizing stage that needs no model (session memory) is tried before
         collapse commits: it leaves a smaller context for a like rewrite (cache_economics)."""
         cfg = self.config
-        return (cfg.cache_aware and cfg.early_compaction and cfg.budget.autocompact_enabled
+        return (cfg.cache_aware and cfg.early_compaction and cfg.budget.autocompact_enabled and cfg.proactive
                 and any(getattr(s, "early", False) for s in self.stages) and self.breakers().allows("auto"))
 
     async def run(self, entries: Sequence[Entry], now: float | None = None) -> PipelineResult:
@@ -240,7 +248,7 @@ class Pipeline:
             self.state.layers["breakers"] = before
             res = self._project(res.entries, now, res.reports)
         self._turn(res.tokens, res.reports)
-        if not budget.autocompact_enabled or res.tokens < budget.autocompact_threshold:
+        if not (budget.autocompact_enabled and self.config.proactive) or res.tokens < budget.autocompact_threshold:
             return res
         if not self.breakers().allows("auto"):
             return res
@@ -350,7 +358,7 @@ class Pipeline:
         None. When the newest round of `view` alone cannot fit, the message says so: compacting
         older history could never make room, and nothing of that round was dropped."""
         b = self.config.budget
-        if tokens < b.blocking_limit:
+        if tokens < b.blocking_limit or not self.config.proactive:   # reactive: the API judges
             return None
         alone = self.config.overhead_tokens + sum(e.tokens for e in unseen_round(view))
         if view and alone >= b.blocking_limit:

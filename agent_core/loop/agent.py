@@ -1099,14 +1099,14 @@ class Agent:
         n = self._request_tokens + turn.undercount
         floor = min(OUTPUT_FLOOR, b.reserve)
         room = output_room(b.context_window, self.client.info.max_output_tokens, n, floor)
-        if room is None and self.pipeline.server_edits:
-            return floor   # the server shrinks the request before the model reads it; the API judges the rest
+        if room is None and self.pipeline.api_judges:
+            return floor   # the server shrinks the request first, or the policy is reactive: the API judges
         if room is None:
             raise ModelError("prompt_too_long", f"The request (about {n:,} tokens) leaves no room for an answer "
                                                 f"in the {b.context_window:,}-token window; nothing was sent. "
                                                 "Run /compact.")
         # counted over the window (what the API said it counts above the estimate included): never sent
-        if n >= b.blocking_limit and not self.pipeline.server_edits:
+        if n >= b.blocking_limit and not self.pipeline.api_judges:
             raise ModelError("prompt_too_long", f"The request, counted at about {n:,} tokens with what the API "
                                                 f"counted above the estimate, is at or above the blocking limit of "
                                                 f"{b.blocking_limit:,} (window {b.context_window:,}); nothing was "

@@ -104,8 +104,7 @@ def minimum_window(overhead: int, budget: ContextBudget) -> int:
     turn of room above the system prompt and tool definitions."""
     window = max(MIN_WINDOW, 1_000)
     while True:
-        b = ContextBudget(context_window=window, max_output_tokens=budget.max_output_tokens,
-                          autocompact_enabled=budget.autocompact_enabled)
+        b = replace(budget, context_window=window, autocompact_pct=None)
         if b.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
             return window
         window += 1_000
@@ -125,8 +124,7 @@ def check_room(config: Config, budget: ContextBudget, prompt: str, tools: list[d
     if budget.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
         return
     pct = budget.autocompact_pct
-    unscaled = ContextBudget(context_window=budget.context_window, max_output_tokens=budget.max_output_tokens,
-                             autocompact_enabled=budget.autocompact_enabled)
+    unscaled = replace(budget, autocompact_pct=None)
     if pct is not None and unscaled.autocompact_threshold >= overhead + MIN_TURN_TOKENS:
         lowest = math.ceil(100 * (overhead + MIN_TURN_TOKENS) / budget.effective_window)
         name = _pct_setting(config)

@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--autocompact-pct", type=float, metavar="P",
                    help="auto-compact at P%% of the effective window at the latest (env CTXTUI_AUTOCOMPACT_PCT)")
     p.add_argument("--policy", metavar="NAME",
-                   help="the compaction policy: ctxtui (default), cc, summary or none (env CTXTUI_POLICY)")
+                   help="the compaction policy: ctxtui (default), cc, cc-reactive, summary or none "
+                        "(env CTXTUI_POLICY)")
     p.add_argument("--engine", metavar="MODE", help="local (default), server or hybrid (env CTXTUI_ENGINE)")
     p.add_argument("--cache-ttl", metavar="5m|1h", help="the prompt cache's lifetime (env CTXTUI_CACHE_TTL)")
     p.add_argument("--max-turns", type=int, metavar="N", help="stop a prompt after N model calls")

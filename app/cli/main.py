@@ -88,8 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", metavar="NAME",   # the presets of compaction/presets.py (a test holds them equal)
                    help="the compaction policy: ctxtui (default: every layer, a rewrite of the cached prefix only "
                         "when it pays), cc (Claude Code's pipeline: 60-minute time-based clearing and the LLM "
-                        "summary at the threshold), summary (the LLM summary at the threshold only) or none "
-                        "(nothing compacts) (env CTXTUI_POLICY; `ctxtui replay` compares them on a log)")
+                        "summary at Claude Code's threshold, window - 33k), cc-reactive (cc as Claude Code runs "
+                        "headless: no summary until the API refuses a request as too long), summary (the LLM "
+                        "summary at the threshold only) or none (nothing compacts) (env CTXTUI_POLICY; "
+                        "`ctxtui replay` compares them on a log)")
     p.add_argument("--cache-ttl", metavar="5m|1h",
                    help="how long the prompt cache keeps the conversation: 5m (default) or 1h, whose writes cost "
                         "2x input instead of 1.25x (env CTXTUI_CACHE_TTL)")

@@ -1,7 +1,10 @@
-"""Thresholds and states (the formulas: docs/architecture.md, "Thresholds").
+"""Thresholds and states (the formulas: docs/engine.md, "Thresholds").
 
-CC's fixed buffers are kept for windows of 200,000 and up; for smaller windows each one shrinks
-to the same share of the window, so the order of the thresholds holds for every window size.
+By default CC's buffers are kept for windows of 200,000 and up; for smaller windows each one
+shrinks to the same share of the window, so the order of the thresholds holds for every window
+size. A buffer set on the budget (the `cc` presets set Claude Code's own: compaction/presets.py) is
+that many tokens at every window, as long as the set buffers fit the window (`buffers_fit`); in a
+window too small for them the defaults apply.
 """
 from __future__ import annotations
 
@@ -47,6 +50,10 @@ class ContextBudget:
     blocking_buffer: int | None = None
 
     def __post_init__(self) -> None:
+        for name in DEFAULTS:
+            v = getattr(self, name, None)
+            if v is not None and (not isinstance(v, int) or v < 0):
+                raise ValueError(f"{name} must be a whole number >= 0, got {v!r}")
         if not isinstance(self.context_window, int) or self.context_window < MIN_WINDOW:
             raise ValueError(f"context_window must be a whole number >= {MIN_WINDOW}, got {self.context_window!r}")
         if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:
@@ -67,10 +74,29 @@ class ContextBudget:
             raise ValueError("the buffers leave no room below the auto-compact threshold; make them smaller")
 
     @property
+    def buffers_fit(self) -> bool:
+        """The buffers set on this budget leave room in its window: a positive warning and error
+        mark under the default threshold, and the blocking limit above it. When they do not (Claude
+        Code's fixed figures in a window under about 55,000 tokens), every buffer is the default."""
+        w = self.context_window
+
+        def given(name: str) -> int:
+            return _scaled(name, w, getattr(self, name))
+        threshold = w - min(self.max_output_tokens, given("output_reserve")) - given("autocompact_buffer")
+        return (threshold - max(given("warning_buffer"), given("error_buffer")) > 0
+                and given("blocking_buffer") < given("autocompact_buffer"))
+
+    def _buffer(self, name: str) -> int:
+        """A buffer in tokens: the one set on the budget (when the set ones fit), else the default."""
+        override = getattr(self, name, None)
+        if override is not None and not self.buffers_fit:
+            override = None
+        return _scaled(name, self.context_window, override)
+
+    @property
     def reserve(self) -> int:
-        if self.output_reserve is not None:
-            return _scaled("output_reserve", self.context_window, self.output_reserve)
-        return min(self.max_output_tokens, _scaled("output_reserve", self.context_window, None))
+        """The room kept for an answer: the output reserve, at most the model's max output."""
+        return min(self.max_output_tokens, self._buffer("output_reserve"))
 
     @property
     def effective_window(self) -> int:
@@ -88,12 +114,12 @@ class ContextBudget:
     @property
     def default_threshold(self) -> int:
         """The threshold when the user sets none (Claude Code's buffer, scaled to the window)."""
-        return self.effective_window - _scaled("autocompact_buffer", self.context_window, self.autocompact_buffer)
+        return self.effective_window - self._buffer("autocompact_buffer")
 
     @property
     def highest_threshold(self) -> int:
         """The highest threshold a user may set: the blocking limit less a margin."""
-        return self.blocking_limit - _scaled("threshold_margin", self.context_window, None)
+        return self.blocking_limit - self._buffer("threshold_margin")
 
     @property
     def highest_pct(self) -> float:
@@ -104,28 +130,29 @@ class ContextBudget:
         """The autocompact_pct that puts the threshold at `tokens`."""
         return 100 * tokens / self.effective_window
 
-    def _below_threshold(self, name: str, override: int | None) -> int:
+    def _below_threshold(self, name: str) -> int:
         """A warning/error buffer: scaled to the window, and never a larger share of the threshold
         than the default is of the default threshold (20,000 of 167,000), so a low
-        autocompact_pct (say 10%) moves the warning and error marks down with it."""
+        autocompact_pct (say 10%) moves the warning and error marks down with it. A buffer set on
+        the budget is used as it is, unless a user's autocompact_pct moves the threshold."""
         t = self.autocompact_threshold
-        buffer = _scaled(name, self.context_window, override)
-        if override is None:
+        buffer = self._buffer(name)
+        if getattr(self, name) is None or not self.buffers_fit or self.autocompact_pct is not None:
             default_t = REFERENCE_WINDOW - DEFAULTS["output_reserve"][0] - DEFAULTS["autocompact_buffer"][0]
             buffer = min(buffer, t * DEFAULTS[name][0] // default_t)
         return buffer
 
     @property
     def warning_threshold(self) -> int:
-        return self.autocompact_threshold - self._below_threshold("warning_buffer", self.warning_buffer)
+        return self.autocompact_threshold - self._below_threshold("warning_buffer")
 
     @property
     def error_threshold(self) -> int:
-        return self.autocompact_threshold - self._below_threshold("error_buffer", self.error_buffer)
+        return self.autocompact_threshold - self._below_threshold("error_buffer")
 
     @property
     def blocking_limit(self) -> int:
-        return self.effective_window - _scaled("blocking_buffer", self.context_window, self.blocking_buffer)
+        return self.effective_window - self._buffer("blocking_buffer")
 
     def percent_left(self, tokens: int) -> float:
         """Percent of the way left until auto-compact (0–100, floored at 0)."""

@@ -22,8 +22,8 @@ def stage_names(agent) -> list[str]:
     return [s.name for s in agent.pipeline.stages]
 
 
-def test_the_presets_are_the_four_the_docs_name():
-    assert list(PRESETS) == ["ctxtui", "cc", "summary", "none"]
+def test_the_presets_are_the_five_the_docs_name():
+    assert list(PRESETS) == ["ctxtui", "cc", "cc-reactive", "summary", "none"]
 
 
 def test_a_preset_never_turns_on_what_the_user_turned_off():
@@ -39,7 +39,7 @@ def test_policy_from_flag_and_environment(tmp_path):
     assert load_config({"model": "demo"}, environ={}, workspace=tmp_path).policy == "ctxtui"
     with pytest.raises(ConfigError) as e:
         load_config({"model": "demo", "policy": "claude"}, environ={}, workspace=tmp_path)
-    assert "--policy" in str(e.value) and "ctxtui, cc, summary, none" in str(e.value)
+    assert "--policy" in str(e.value) and "ctxtui, cc, cc-reactive, summary, none" in str(e.value)
 
 
 def test_each_preset_builds_its_pipeline(tmp_path):
@@ -51,7 +51,10 @@ def test_each_preset_builds_its_pipeline(tmp_path):
     assert stage_names(cc) == ["autocompact"]
     assert (c.snip_enabled, c.collapse_enabled, c.micro_count_enabled, c.cache_aware) == (False,) * 4
     assert c.time_based_enabled and c.time_gap_minutes == 60 and c.time_keep_recent == 5
+    # Claude Code's buffers do not fit the demo's 30,000 window: the default, scaled ones apply
     assert cc.pipeline.budget.autocompact_threshold == default.pipeline.budget.autocompact_threshold
+    reactive = demo_agent(tmp_path, home=str(tmp_path / "d"), policy="cc-reactive")
+    assert c.proactive and not reactive.pipeline.config.proactive
     none = demo_agent(tmp_path, home=str(tmp_path / "c"), policy="none")
     assert not none.pipeline.budget.autocompact_enabled and not none.pipeline.config.tool_result_budget_enabled
 
@@ -68,6 +71,7 @@ async def run_all(agent) -> set[str]:
 
 @pytest.mark.parametrize("policy, allowed", [("summary", {"autocompact", "tool_result_budget"}),
                                              ("cc", {"autocompact", "microcompact", "tool_result_budget"}),
+                                             ("cc-reactive", {"autocompact", "microcompact", "tool_result_budget"}),
                                              ("none", set())])
 async def test_a_demo_session_under_each_preset_uses_only_its_layers(tmp_path, policy, allowed):
     with fixed_place() as (ws, env):
@@ -84,7 +88,7 @@ def test_the_cli_help_names_every_preset_in_order():
     from app.cli.main import build_parser
     text = " ".join(build_parser().format_help().split())
     at = text.index("--policy NAME the compaction policy")
-    named = re.findall(r"\b(ctxtui|cc|summary|none) \(", text[at:at + 600])
+    named = re.findall(r"(?<![\w-])(ctxtui|cc|cc-reactive|summary|none) \(", text[at:at + 800])
     assert named == list(PRESETS)
 
 
