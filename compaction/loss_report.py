@@ -106,7 +106,8 @@ def loss_report(before: Sequence[Entry], after: Sequence[Entry]) -> dict[str, An
             dropped.append(" ".join(p.split())[:PREVIEW])
     # a file is gone when its content is in no result of the context and no re-attached copy holds it
     old_reads, new_results = _reads(before), _results(after)
-    attached = {str(e.meta.get("path")) for e in after if e.kind == "attachment" and e.meta.get("path")}
+    attached = {str(e.meta.get("path")) for e in after
+                if e.kind == "attachment" and e.meta.get("path") and not e.meta.get("left_out")}
     still = {path for tid, (path, _) in old_reads.items() if tid in new_results and new_results[tid].strip()
              and len(new_results[tid]) * 2 >= old_reads[tid][1]}
     gone: dict[str, int] = {}

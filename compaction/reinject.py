@@ -5,7 +5,9 @@ turn. The files come from the history itself (read_file calls paired with their 
 the user attached with `@path`, and files re-attached by an earlier compaction); an optional
 callable returns their current contents (the agent reads from disk, so edits since the read are
 seen). Budgets (CC): 5 files, 5,000 tokens each, 50,000 in all; a file already visible in what
-was kept is skipped.
+was kept is skipped. A file too large for what is left of its budget is not cut down (a cut copy
+can silently lose the part the agent needs): it is left out, and a short note in its place names it
+and says to read it again (as Claude Code does).
 """
 from __future__ import annotations
 
@@ -20,7 +22,6 @@ from compaction.mentioned_files import mentioned
 
 READ_TOOL = "read_file"
 CLEARED_PREFIX = "[Old result of "   # microcompact's placeholder for a cleared result
-MIN_USEFUL_TOKENS = 200     # a smaller remainder of the total budget is not worth a cut-down file
 
 ReadFile = Callable[[str], Union[str, None, Awaitable[Union[str, None]]]]
 
@@ -79,32 +80,23 @@ def recent_reads(entries: Sequence[Entry]) -> list[ReadRecord]:
 
 
 def visible_paths(entries: Sequence[Entry]) -> set[str]:
-    """Files whose contents the kept entries already show (a read with its result, or an attachment)."""
-    return {_key(r.path) for r in recent_reads(entries)}
+    """Files whose contents the kept entries already show (a read with its result, or an attachment;
+    not a result microcompact cleared, nor a note that a file was left out)."""
+    return {_key(r.path) for r in recent_reads(entries) if r.content is not None}
 
 
-def _attachment(path: str, content: str, source: str, partial: bool, max_tokens: int) -> Entry | None:
-    """An attachment entry of at most `max_tokens` (estimated), cut at the end with a marker."""
-    head = f"Re-attached after compaction: {path} ({source}).\n"
-    marker = f"\n[... cut to fit the compaction budget; read_file {path} for the rest]"
+def _attachment(path: str, content: str, source: str, partial: bool) -> Entry:
+    """The file's whole content as an attachment entry."""
+    return user(f"Re-attached after compaction: {path} ({source}).\n<file path=\"{path}\">\n{content}\n</file>",
+                kind="attachment", path=path, source=source, partial=partial)
 
-    def build(body: str) -> Entry:
-        return user(f"{head}<file path=\"{path}\">\n{body}\n</file>", kind="attachment", path=path,
-                    source=source, partial=partial)
 
-    entry = build(content)
-    if entry.tokens <= max_tokens:
-        return entry
-    chars = len(content)
-    for _ in range(8):
-        over = entry.tokens - max_tokens
-        if over <= 0:
-            return entry
-        chars = max(0, chars - over * 4 - len(marker) - 8)
-        if chars == 0:
-            break
-        entry = build(content[:chars] + marker)
-    return entry if entry.tokens <= max_tokens else None
+def left_out_note(path: str, tokens: int, room: int) -> Entry:
+    """What stands for a file too large to re-attach: its name and what to do, never a cut copy.
+    An attachment entry (no file body: a later compaction does not take it for the file's content)."""
+    return user(f"{path} was read before this compaction but is not re-attached: at about {tokens:,} tokens it is "
+                f"over the {room:,} left for it. Read it again with read_file if you need it.",
+                kind="attachment", path=path, left_out=True)
 
 
 async def _current(read_file: ReadFile, path: str) -> str | None:
@@ -121,7 +113,9 @@ async def reinject(history: Sequence[Entry], kept: Sequence[Entry], *, read_file
                    max_files: int = 5, file_tokens: int = 5_000, total_tokens: int = 50_000) -> list[Entry]:
     """Attachment entries for the most recently read files of `history`, newest first, within
     every budget. With `read_file`, the current contents are used and a file it cannot return
-    (None or an error: gone, outside the workspace) is skipped; without it, the contents as last read."""
+    (None or an error: gone, outside the workspace) is skipped; without it, the contents as last read.
+    A file over what is left of its budget gets a note instead (`left_out_note`, meta `left_out`),
+    which takes one of the `max_files` places."""
     seen = visible_paths(kept)
     out: list[Entry] = []
     used = 0
@@ -140,11 +134,11 @@ async def reinject(history: Sequence[Entry], kept: Sequence[Entry], *, read_file
         if content is None or not content.strip():
             continue
         room = min(file_tokens, total_tokens - used)
-        if room < min(MIN_USEFUL_TOKENS, file_tokens):
-            continue
-        entry = _attachment(rec.path, content, source, partial, room)
-        if entry is None:
-            continue
+        entry = _attachment(rec.path, content, source, partial)
+        if entry.tokens > room:
+            entry = left_out_note(rec.path, entry.tokens, room)
+            if entry.tokens > room:      # not even the note fits what is left
+                continue
         out.append(entry)
         used += entry.tokens
         seen.add(_key(rec.path))

@@ -459,7 +459,8 @@ class SessionMemoryStage:
         # What the agent would have to read again: the current task's results for certain, older reads likely.
         lost = ce.reread_estimate(entries[:start], len(entries) if prompt is None else prompt, after_tokens=after,
                                   rates=ctx.config.cache_rates, ttl=ctx.config.cache_ttl,
-                                  restored={str(f.meta["path"]) for f in files if not f.meta.get("partial")})
+                                  restored={str(f.meta["path"]) for f in files
+                                            if not f.meta.get("partial") and not f.meta.get("left_out")})
         verdict = ce.judge_compaction(entries, ctx, after, lost=lost)
         if ctx.early and not verdict.act:
             rt = runtime(ctx.state, self.name)        # what it would leave and lose: the next pre-check

@@ -264,6 +264,35 @@ async def test_reinjected_files_respect_every_budget(chars, files, per, total):
     assert sum(e.tokens for e in out) <= total
     assert [e.meta["path"] for e in out] == [f"f{r}.py" for r in range(7, 7 - len(out), -1)]
     assert all(e.kind == "attachment" for e in out)
+    # a file is re-attached whole or named in a note, never cut down
+    for e in out:
+        r = int(e.meta["path"][1:-3])
+        assert (f"body {r} " + "y" * chars) in e.text() if not e.meta.get("left_out") else "<file" not in e.text()
+
+
+async def test_a_file_too_large_to_reattach_is_named_in_a_note_not_cut():
+    es = _reads(4, 400)
+    big = "body 2 " + "z" * 60_000                           # about 15,000 tokens: over the 5,000 a file
+    es[6] = es[6].with_content([tool_result_block("r2", big)])
+    out = await reinject(es, [], file_tokens=5_000, total_tokens=50_000)
+    assert [e.meta["path"] for e in out] == ["f3.py", "f2.py", "f1.py", "f0.py"]
+    note = out[1]
+    assert note.meta.get("left_out") and note.kind == "attachment" and note.tokens < 100
+    assert "f2.py" in note.text() and "read_file" in note.text() and "z" * 50 not in note.text()
+    assert all(not e.meta.get("left_out") and "<file path=" in e.text() for e in out[:1] + out[2:])
+    # the history with the note is valid, and a later compaction does not take the note for the file
+    assert valid([user("summary"), *out, assistant("ok")])
+    assert recent_reads([note])[0].content is None
+    again = await reinject(es, [note], read_file=lambda p: f"small {p}")
+    assert "f2.py" in [e.meta["path"] for e in again if not e.meta.get("left_out")]
+
+
+async def test_a_file_over_what_is_left_of_the_total_is_left_out_too():
+    es = _reads(3, 8_000)                                      # about 2,000 tokens each
+    out = await reinject(es, [], file_tokens=5_000, total_tokens=4_500)
+    assert [(e.meta["path"], bool(e.meta.get("left_out"))) for e in out] == [
+        ("f2.py", False), ("f1.py", False), ("f0.py", True)]
+    assert sum(e.tokens for e in out) <= 4_500
 
 
 async def test_reinject_reads_current_contents_and_skips_gone_or_visible_files():
