@@ -32,7 +32,7 @@ async def test_a_mentioned_file_is_its_own_block_after_the_prompt(tmp_path):
     assert blocks[0] == {"type": "text", "text": "explain @src/app.py please"}
     assert len(blocks) == 2
     assert blocks[1]["text"].startswith("[Contents of src/app.py, attached because the user mentioned it")
-    assert "     2\t    return 42" in blocks[1]["text"]            # read_file's numbered lines
+    assert "\n2\t    return 42" in blocks[1]["text"]            # read_file's numbered lines
     [chip] = [e for e in got.events if isinstance(e, ev.FileMentioned)]
     assert (chip.path, chip.lines, chip.total_lines) == ("src/app.py", 2, 2)
     assert chip.message == "Attached @src/app.py (2 lines)."

@@ -120,8 +120,8 @@ async def test_walks_skip_symlinks_that_leave_the_workspace(reg, ctx, ws, tmp_pa
 async def test_read_file_numbers_lines(reg, ctx, ws):
     out = await run(reg, "read_file", ctx, path="src/app.py")
     assert not out.is_error
-    assert out.content.splitlines()[0] == "     1\timport os"
-    assert out.content.splitlines()[3] == "     4\t    return 1"
+    assert out.content.splitlines()[0] == "1\timport os"          # the number unpadded, then a tab
+    assert out.content.splitlines()[3] == "4\t    return 1"
     assert out.meta["total_lines"] == 4
 
 
@@ -129,7 +129,7 @@ async def test_read_file_offset_limit_and_continuation_note(reg, ctx, ws):
     (ws / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 101)))
     out = await run(reg, "read_file", ctx, path="big.txt", offset=10, limit=5)
     rows = out.content.splitlines()
-    assert rows[0] == "    10\tline 10" and rows[4] == "    14\tline 14"
+    assert rows[0] == "10\tline 10" and rows[4] == "14\tline 14"
     assert "lines 10-14 of 100" in out.content and "offset=15" in out.content
     out = await run(reg, "read_file", ctx, path="big.txt", offset=500)
     assert "past the end" in out.content and "100 lines" in out.content
@@ -189,7 +189,7 @@ async def test_edit_file_no_match_says_so_and_suggests_read_file(reg, ctx, ws):
     before = (ws / "src/app.py").read_text()
     out = await run(reg, "edit_file", ctx, path="src/app.py", old_string="return 7", new_string="x")
     assert out.is_error and "not found" in out.content and "read_file" in out.content
-    out = await run(reg, "edit_file", ctx, path="src/app.py", old_string="     4\t    return 9", new_string="x")
+    out = await run(reg, "edit_file", ctx, path="src/app.py", old_string="4\t    return 9", new_string="x")
     assert "line-number" in out.content
     assert (ws / "src/app.py").read_text() == before
 
