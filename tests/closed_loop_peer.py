@@ -380,7 +380,8 @@ def run_client(client: Client, root: Path, workload: Workload, window: int, *, t
                         layers[layer] = layers.get(layer, 0) + 1
                     if kind == "result":
                         if event.get("is_error"):
-                            errors.append(f"prompt {i + 1}: {str(event.get('result') or event.get('error'))[:120]}")
+                            said = event.get("result") or event.get("error") or event.get("stop_reason")
+                            errors.append(f"prompt {i + 1}: {str(said)[:160]}")
                         break
                 model.step = None
                 if progress:
