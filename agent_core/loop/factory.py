@@ -15,6 +15,7 @@ from pathlib import Path
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
 from compaction.presets import DEFAULT_PRESET, apply_preset, preset, summarize_config
 from compaction.summarizing import SummarizeConfig
+from compaction.transcript import transcripts_dir
 from compaction.accounting.budget import MIN_WINDOW
 from compaction.accounting.cache_model import Rates
 from compaction.estimate import estimate_tools
@@ -204,6 +205,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                                      f"learned earlier in this session)")
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
+                           transcript_dir=transcripts_dir(session_dir(home, log.session_id)),
                            history=FileHistory(file_history_dir(home, log.session_id)),
                            protected=protected_dirs(config, home), read_max_chars=per_result_chars(pipeline.config))
     agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx,

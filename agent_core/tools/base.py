@@ -46,6 +46,7 @@ class ToolContext:
     skip_dirs: frozenset[str] = SKIP_DIRS
     env: dict[str, str] | None = None    # bash environment; None = ours minus SECRET_ENV_VARS
     spill_dir: Path | None = None        # where bash keeps the full output of a capped command (0600)
+    transcript_dir: Path | None = None   # the session's compaction transcripts, which a summary points to
     protected: tuple[Path, ...] = ()     # ctxtui's own state folders: no tool may reach them
     tool_timeout: float = 120.0          # deadline of every call but bash's (bash has bash_timeout)
     # The loop's context figures for `context_status` (Agent.context_status); None outside a loop

@@ -60,8 +60,10 @@ def resolve_path(workspace: Path, path: str, protected: tuple[Path, ...] = ()) -
 
 def resolve(ctx: ToolContext, path: str, *, spill_ok: bool = False) -> Path:
     """`resolve_path` with the context's protected folders. With `spill_ok` (the reading tools), a
-    file in bash's spill folder is allowed as well, although that folder is part of ctxtui's state
-    and usually outside the workspace: the bash result names the file and says to read it."""
+    file in bash's spill folder or in the session's transcripts folder is allowed as well, although
+    both are part of ctxtui's state and usually outside the workspace: a capped bash result names
+    its file and a summary names its transcript (written through the scrubber, as the model saw it)
+    and each says to read it when needed."""
     try:
         return resolve_path(ctx.workspace, path, ctx.protected)
     except SandboxError:
@@ -72,12 +74,13 @@ def resolve(ctx: ToolContext, path: str, *, spill_ok: bool = False) -> Path:
 
 
 def _spill_file(ctx: ToolContext, path: str) -> Path | None:
-    """`path`'s real location when it lies in bash's spill folder, else None."""
-    if ctx.spill_dir is None:
-        return None
+    """`path`'s real location when it lies in bash's spill folder or the transcripts folder, else None."""
     expanded = os.path.expanduser(path) if path.startswith("~") else path
     real = os.path.realpath(os.path.join(str(ctx.workspace), expanded))
-    return Path(real) if _inside(real, os.path.realpath(ctx.spill_dir)) else None
+    for folder in (ctx.spill_dir, ctx.transcript_dir):
+        if folder is not None and _inside(real, os.path.realpath(folder)):
+            return Path(real)
+    return None
 
 
 def is_inside(workspace: Path, path: Path) -> bool:

@@ -255,6 +255,25 @@ async def test_the_bash_spill_file_stays_readable_when_state_is_protected(reg, t
     assert out.is_error
 
 
+
+async def test_the_transcript_a_summary_points_to_is_readable_and_nothing_else_of_the_session(reg, tmp_path, ws):
+    state = tmp_path / "state"
+    session = state / "sessions" / "s1"
+    (session / "transcripts").mkdir(parents=True)
+    transcript = session / "transcripts" / "auto-1.jsonl"
+    transcript.write_text('{"role": "user", "content": "FACT: the code is K7Q2-19"}\n')
+    (session / "log.jsonl").write_text("{}\n")
+    (session / "transcripts" / "planted").symlink_to(session / "log.jsonl")
+    ctx = ToolContext(ws, protected=(state,), transcript_dir=session / "transcripts")
+    out = await reg.execute("read_file", {"path": str(transcript)}, ctx)
+    assert not out.is_error and "K7Q2-19" in out.content
+    for refused in (session / "log.jsonl", session / "transcripts" / "planted",
+                    session / "transcripts" / ".." / "log.jsonl"):
+        out = await reg.execute("read_file", {"path": str(refused)}, ctx)
+        assert out.is_error and "outside the workspace" in out.content and "{}" not in out.content, refused
+    out = await reg.execute("write_file", {"path": str(transcript), "content": "x"}, ctx)
+    assert out.is_error and "K7Q2-19" in transcript.read_text()
+
 # --- 5. secrets in tool output (case 3) ----------------------------------------------------------
 
 async def test_every_tool_result_is_scrubbed(reg, ws, secret):
