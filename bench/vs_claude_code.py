@@ -37,8 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent_core.replay.predict import predict_cost  # noqa: E402
 from tests.closed_loop_peer import (CC_VERSION, WORKLOADS, Client, PeerFigures, PeerRun, claude_code,  # noqa: E402
-                                    claude_code_binary, ctxtui, run_client)
+                                    claude_code_binary, ctxtui, run_client, session_log)
 from tests.fake_anthropic.usage import chars_tokenizer  # noqa: E402
 
 CC_FLOOR = 100_000          # Claude Code refuses a smaller CLAUDE_CODE_AUTO_COMPACT_WINDOW
@@ -84,6 +85,36 @@ HEADER = (f"  {'client':<22} {'dollars':>8} {'÷cc':>6} {'÷cc-pro':>6}  {'main/
           f"{'ctx/rr/lost':>9}  {'prompts':<7} {'peak':>8} {'ptl':>4} {'time':>6}  compactions")
 
 
+# Replay's predictions checked against the live runs: (log of client, policy replayed, live client it predicts).
+PREDICTIONS = (("claude-code", "cc", "claude-code"), ("claude-code", "ctxtui", "ctxtui"),
+               ("ctxtui", "ctxtui", "ctxtui"), ("ctxtui-cc", "cc", "ctxtui-cc"))
+
+
+def replay_checks(runs: dict[tuple[str, int, str], PeerRun]) -> list[tuple[bool, str]]:
+    """Replay each client's log under a policy and compare with what that policy's client paid live."""
+    checks: list[tuple[bool, str]] = []
+    print("Replay against the loop (predicted ÷ live; recorded: what replay read the log as paying):")
+    for (wl, w, name), run in sorted(runs.items()):
+        for source, policy, live_name in PREDICTIONS:
+            live = runs.get((wl, w, live_name))
+            log = session_log(run) if name == source else None
+            if live is None or log is None:
+                continue
+            p = predict_cost(log, policy, w)
+            if p.predicted_usd is None:
+                checks.append((False, f"{wl} at {w // 1000}k: replay of {source}'s log under {policy}: no price"))
+                continue
+            r = p.predicted_usd / live.figures.dollars
+            rec = f", recorded ${p.recorded_usd:.3f} ({p.recorded_source})" if p.recorded_usd is not None else ""
+            print(f"  {wl:<10} {w // 1000:>4}k  {source}'s log as {policy:<7} ${p.predicted_usd:7.3f} vs live "
+                  f"{live_name} ${live.figures.dollars:7.3f}: {r:.2f}×  (re-reads {p.rereads} vs live "
+                  f"{live.figures.rereads}, summaries {p.summary_calls} vs {live.figures.summary_requests}{rec})")
+            checks.append((abs(r - 1) <= 0.10, f"{wl} at {w // 1000}k: replay of {source}'s log under {policy} "
+                                               f"{r:.2f}× of live {live_name} (within ±10%)"))
+    print()
+    return checks
+
+
 def bounds(results: dict[tuple[str, int, str], PeerFigures]) -> list[tuple[bool, str]]:
     """The issue's bounds on what this run measured: (held, what and the figures)."""
     checks: list[tuple[bool, str]] = []
@@ -105,12 +136,32 @@ def bounds(results: dict[tuple[str, int, str], PeerFigures]) -> list[tuple[bool,
         if name == "ctxtui-cc" and (wl, w, "claude-code") in results:
             peer = results[(wl, w, "claude-code")]
             r = f.dollars / peer.dollars
-            checks.append((abs(r - 1) <= 0.05, f"{where}: --policy cc ÷ claude-code {r:.2f}× (within ±5%)"))
+            net = (f.dollars - f.head_dollars) / (peer.dollars - peer.head_dollars)
+            checks.append((abs(r - 1) <= 0.05, f"{where}: --policy cc ÷ claude-code {r:.2f}× (within ±5%); "
+                                               f"without each one's fixed head (system prompt and tools, "
+                                               f"{f.head_tokens / 1000:.1f}k vs {peer.head_tokens / 1000:.1f}k "
+                                               f"tokens: ${f.head_dollars:.2f} vs ${peer.head_dollars:.2f} of "
+                                               f"reads) {net:.2f}×"))
             if peer.compactions:
                 c = f.compactions / peer.compactions
                 checks.append((abs(c - 1) <= 0.25, f"{where}: --policy cc compactions {f.compactions} vs "
                                                    f"{peer.compactions} (within ±25%)"))
     return checks
+
+
+def tables(results, workloads, windows, names) -> None:
+    """One table per workload and window."""
+    for wl in workloads:
+        for w in windows:
+            here = {name: results[(wl.name, w, name)] for name in names if (wl.name, w, name) in results}
+            if not here:
+                continue
+            print(f"{wl.name} ({wl.reads} reads, {wl.questions} recalls {wl.min_gap}–{wl.max_gap} prompts later, "
+                  f"seed {wl.seed}) at {w:,}")
+            print(HEADER)
+            for f in here.values():
+                print(row(f, here))
+            print()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="where the pinned Claude Code is installed from npm when missing")
     p.add_argument("--chars-per-token", type=float, default=3.5, help="the fake server's token count")
     p.add_argument("--json", help="write every figure to this file")
+    p.add_argument("--no-replay", action="store_true", help="skip replay's predictions of the live runs")
     a = p.parse_args(argv)
     windows = [int(x) for x in a.windows.split(",") if x]
     workloads = [WORKLOADS[x] for x in a.workloads.split(",") if x]
@@ -135,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
           f"counts {a.chars_per_token} characters a token; dollars at genai-prices' rates\n", flush=True)
     started = time.monotonic()
     results: dict[tuple[str, int, str], PeerFigures] = {}
+    runs: dict[tuple[str, int, str], PeerRun] = {}
     with tempfile.TemporaryDirectory(prefix="ctxtui-vs-cc-") as tmp:
         def one(job: tuple) -> tuple[tuple[str, int, str], PeerRun]:
             wl, w, name = job
@@ -144,19 +197,10 @@ def main(argv: list[str] | None = None) -> int:
             return (wl.name, w, name), run
         with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
             for key, run in pool.map(one, jobs):
-                results[key] = run.figures
-    for wl in workloads:
-        for w in windows:
-            here = {name: results[(wl.name, w, name)] for name in names if (wl.name, w, name) in results}
-            if not here:
-                continue
-            print(f"{wl.name} ({wl.reads} reads, {wl.questions} recalls {wl.min_gap}–{wl.max_gap} prompts later, "
-                  f"seed {wl.seed}) at {w:,}")
-            print(HEADER)
-            for f in here.values():
-                print(row(f, here))
-            print()
-    checks = bounds(results)
+                results[key], runs[key] = run.figures, run
+        tables(results, workloads, windows, names)
+        replayed = [] if a.no_replay else replay_checks(runs)
+    checks = bounds(results) + replayed
     print("Bounds (issue 49):")
     for ok, what in checks:
         print(f"  {'PASS' if ok else 'FAIL'}  {what}")

@@ -37,7 +37,7 @@ from agent_core.pricing.cost import price_buckets, usage_buckets
 from tests.closed_loop_agent import (FileFact, Outcome, Step, _code, _results, _WORDS,
                                      plan_prompts, request_text)
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply, tool_use
-from tests.fake_anthropic.usage import Tokenizer
+from tests.fake_anthropic.usage import Tokenizer, segments
 
 MODEL = "claude-sonnet-4-6"
 FAKE_KEY = "sk-ant-peer-loop-not-a-real-key-000"
@@ -298,6 +298,8 @@ class PeerFigures:
     summary_dollars: float
     seconds: float
     layers: dict[str, int] = field(default_factory=dict)      # compactions by layer (ctxtui) or trigger (Claude Code)
+    head_tokens: int = 0     # the fixed head every request carries: system prompt and tools, as the server counts
+    head_dollars: float = 0.0    # what reading that head cost over the main requests
     facts_into_summaries: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)   # turns the client ended in an error
 
@@ -310,6 +312,14 @@ class PeerRun:
     outcomes: list[Outcome]
     home: Path
     workspace: Path
+
+
+def session_log(run: PeerRun) -> Path | None:
+    """The main session log the client wrote: Claude Code's under ~/.claude/projects, ctxtui's under
+    its state folder's projects/*/sessions."""
+    found = (sorted(run.home.glob(".claude/projects/*/*.jsonl"))
+             or sorted(run.home.glob("ctxtui/projects/*/sessions/*.jsonl")))
+    return found[-1] if found else None
 
 
 def _price(usage: Mapping[str, Any], model: str) -> float:
@@ -406,6 +416,8 @@ def run_client(client: Client, root: Path, workload: Workload, window: int, *, t
     def total(u: Mapping[str, Any]) -> int:
         return int(u.get("input_tokens", 0)) + int(u.get("cache_read_input_tokens", 0)) \
             + int(u.get("cache_creation_input_tokens", 0))
+    head = sum(seg.tokens for seg in segments(main[0].body, tokenizer)
+               if seg.key.startswith(("tool:", "system:"))) if main else 0
     figures = PeerFigures(
         client=client.name, workload=workload.name, window=window, questions=len(outcomes),
         answered=count["context"], rereads=count["reread"], lost=count["lost"], main_requests=len(main),
@@ -415,6 +427,7 @@ def run_client(client: Client, root: Path, workload: Workload, window: int, *, t
         peak_tokens=max((total(r.usage or {}) for r in main), default=0),
         dollars=sum(_price(r.usage or {}, r.body.get("model", MODEL)) for r in answered),
         summary_dollars=sum(_price(r.usage or {}, r.body.get("model", MODEL)) for r in summaries),
-        seconds=time.monotonic() - started, layers=layers,
+        seconds=time.monotonic() - started, layers=layers, head_tokens=head,
+        head_dollars=sum(_price({"cache_read_input_tokens": head}, r.body.get("model", MODEL)) for r in main),
         facts_into_summaries=list(model.summary_facts_in), errors=errors)
     return PeerRun(figures, [r.body for r in records], [r.usage or {} for r in answered], outcomes, home, ws)
