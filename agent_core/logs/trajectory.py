@@ -9,7 +9,10 @@ difference (split over the new messages by their estimated shares).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from agent_core.logs.cost_state import CostState
 
 MESSAGE_KINDS = ("prompt", "tool_result", "assistant", "summary", "attachment", "other")
 
@@ -38,6 +41,7 @@ class RecordedCompaction:
     summary_tokens: int | None             # the summary's size, when the log shows it
     layer: str = "compact"
     timestamp: float | None = None
+    preserved: bool = False                # the log kept the turn in progress verbatim after the summary
 
 
 @dataclass(slots=True)
@@ -77,6 +81,8 @@ class Trajectory:
     head_cached_tokens: int = 0            # the part of the overhead already warm at the first request
     uncalibrated: int = 0                  # requests whose growth could not size their messages
     logged_config: dict | None = None      # a ctxtui log's meta config (its window, its 1M setting)
+    cost_state: CostState | None = None    # a Claude Code main log's last cost-state record (cost_state.py):
+                                           # what the whole session spent, its unlogged compaction calls included
 
     def contexts(self) -> Iterator[list[Message]]:
         """The context each request sent, in order (after the overhead): its `sent` when the log

@@ -9,7 +9,12 @@ How a Claude Code log maps onto requests (checked on the real 2.1 logs in the sh
 - a request's `added` is the previous response, then every user record since (tool results,
   prompts, attachments, Claude Code's own notices); `<synthetic>` responses are not API calls;
 - `compact_boundary` (then the `isCompactSummary` user record) resets the context: the next
-  request carries `compaction_before` and `context_after_compaction` (the summary);
+  request carries `compaction_before` and `context_after_compaction` (the summary); a boundary
+  that kept the turn in progress verbatim after the summary (2.1.328's `preservedSegment`: the
+  last answer and the tool results since) leaves that answer and those results in the next
+  request's `added`, so the policies still see them (older boundaries drop them);
+- the last `cost-state` record (2.1.328 on: what the session spent, per model, its compaction calls
+  included, which have no assistant record) is the main trajectory's `cost_state` (cost_state.py);
 - the overhead (tools + system prompt) is the cache read of the first request after a compaction
   when the log has one (only the head survives a compaction, and Claude Code marks the system
   prompt's end with a breakpoint), else the first request's cache read (the head shared with
@@ -27,6 +32,7 @@ from compaction.estimate import estimate_message
 
 from agent_core.logs.claude_code import (compact_metadata, is_compact_boundary, is_compact_summary, parse_timestamp,
                                          response_key)
+from agent_core.logs.cost_state import COST_STATE, CostState, cost_state_of
 from agent_core.logs.records import buckets_of
 from agent_core.logs.trajectory import Message, RecordedCompaction, Request, Trajectory
 from agent_core.logs.trajectory_refs import call_files, call_references, unique
@@ -84,6 +90,7 @@ class ClaudeCodeChain:
     responses: dict[str, _Response] = field(default_factory=dict)
     calls: dict[str, tuple[str, Any]] = field(default_factory=dict)   # tool_use id -> (name, input)
     last_ts: float | None = None
+    cost_state: CostState | None = None                               # the last cost-state record read
 
     def feed(self, obj: dict) -> None:
         """One record (a `CorruptRecord` from `buckets_of` propagates: the caller counts it)."""
@@ -94,13 +101,16 @@ class ClaudeCodeChain:
             self._assistant(obj)
         elif kind == "user":
             self._user(obj)
+        elif kind == COST_STATE:
+            self.cost_state = cost_state_of(obj) or self.cost_state
         elif is_compact_boundary(obj):
             meta = compact_metadata(obj)
             pre = meta.get("preTokens")
             self.events.append(("boundary", RecordedCompaction(
                 trigger=str(meta.get("trigger") or "unknown"),
                 tokens_before=pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
-                summary_tokens=None, timestamp=parse_timestamp(obj.get("timestamp")))))
+                summary_tokens=None, timestamp=parse_timestamp(obj.get("timestamp")),
+                preserved=bool(meta.get("preservedSegment") or meta.get("preservedMessages")))))
 
     def _assistant(self, obj: dict) -> None:
         msg = obj.get("message")
@@ -172,11 +182,13 @@ class ClaudeCodeChain:
             if kind == "boundary" or (kind == "user" and value.kind == "summary" and compaction is None):
                 compaction = value if kind == "boundary" else RecordedCompaction("unknown", None, None,
                                                                                   timestamp=value.timestamp)
-                after, pending, previous = [], [], None
+                after = []
+                if not compaction.preserved:
+                    pending, previous = [], None
                 if kind == "boundary":
                     continue
             if kind == "user":
-                if value.kind == "summary" and after is not None and not pending:
+                if value.kind == "summary" and after is not None and not after:
                     after.append(value)
                 else:
                     pending.append(value)
@@ -221,7 +233,7 @@ def build_trajectory(chain: ClaudeCodeChain, path: str, fallback_session: str, s
     traj = Trajectory(path=path, session_id=chain.session_id or fallback_session,
                       model=models.most_common(1)[0][0] if models else "unknown", overhead_tokens=overhead,
                       requests=requests, agent_id=agent, skipped_lines=skipped, source="claude_code",
-                      head_cached_tokens=warm)
+                      head_cached_tokens=warm, cost_state=chain.cost_state if agent is None else None)
     calibrate(traj)
     return traj
 

@@ -16,6 +16,8 @@ PATTERN_KEYS = ("pattern", "glob", "query")
 # A word that looks like a file: has a slash, or a dotted extension of letters (not "1.5" or "e.g.").
 _FILE_WORD = re.compile(r"^[\w@.~+-]*(/[\w@.+-]*)+$|^[\w@+-][\w@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7}$")
 MAX_COMMAND_WORDS = 200
+# A word of prose that may name a file: no spaces, quotes, brackets or sentence punctuation inside.
+_TEXT_WORD = re.compile(r"[^\s'\"`()\[\]{}<>,;:!?*|=]+")
 
 
 def _strings(value: Any) -> list[str]:
@@ -36,6 +38,19 @@ def command_files(command: str) -> list[str]:
     for w in words[:MAX_COMMAND_WORDS]:
         w = w.strip("'\"();,`")
         if len(w) > 1 and not w.startswith("-") and "://" not in w and _FILE_WORD.match(w):
+            out.append(w)
+    return out
+
+
+def text_files(text: str) -> list[str]:
+    """The words of prose (a prompt, an answer's text) that may name a file: each holds a `/` or a
+    `.` between word characters (`src/app.py`, `file_07.txt`, `@lib/a.ex` -> `lib/a.ex`), a
+    sentence's final `.` and a leading `@` left out. Which of them name a file read earlier is the
+    caller's question (replay/content.py resolves them against the paths read)."""
+    out = []
+    for m in _TEXT_WORD.finditer(text):
+        w = m.group().rstrip(".").lstrip("@")
+        if len(w) > 1 and ("/" in w or "." in w) and "://" not in w and any(c.isalnum() for c in w):
             out.append(w)
     return out
 

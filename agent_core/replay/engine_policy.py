@@ -113,6 +113,7 @@ class EnginePolicy:
         self._made: dict[int, tuple[dict, Message]] = {}       # id(rewritten content) -> its message
         self._loop: asyncio.AbstractEventLoop | None = None      # one loop for every step of the run
         self._sent: int | None = None                           # the count of the last request sent
+        self._reread: list[Message] = []                        # re-reads to add before the next request's own
 
     def close(self) -> None:
         if self._loop is not None:
@@ -141,8 +142,14 @@ class EnginePolicy:
         self._made[id(e.message)] = (e.message, m)
         return m
 
+    def reread(self, messages: list[Message]) -> None:
+        """A re-read's call and result (simulate.py): history before the next request's messages,
+        so before the answer they came ahead of."""
+        self._reread += messages
+
     def step(self, request: Request) -> Step:
-        added = new_messages(request)
+        added = [*self._reread, *new_messages(request)]
+        self._reread = []
         # the last answer among them anchors the count: the request before it, plus every message
         # added up to it (an answer may be logged as several messages, results in between)
         last = max((i for i, m in enumerate(added) if m.role == "assistant"), default=None)

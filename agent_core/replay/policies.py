@@ -67,3 +67,7 @@ class NoCompaction:
         kept = len(self.context)
         self.context.extend(new_messages(request))
         return Step(Prefix(self.context, len(self.context)), kept=kept)
+
+    def reread(self, messages: Sequence[Message]) -> None:
+        """A re-read's call and result, in the conversation from the next request on (simulate.py)."""
+        self.context.extend(messages)

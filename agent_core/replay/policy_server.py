@@ -67,6 +67,10 @@ class ServerLike:
                                tools=m.tools, timestamp=m.timestamp)
         return shown, True
 
+    def reread(self, messages: list[Message]) -> None:
+        """A re-read's call and result, in the conversation from the next request on (simulate.py)."""
+        self.history.extend(messages)
+
     def step(self, request: Request) -> Step:
         self.history.extend(new_messages(request))
         shown, cleared = self._shown()

@@ -12,6 +12,7 @@ from agent_core.pricing.cost import shown_price
 from agent_core.pricing.pricer import PriceFn
 from agent_core.replay.report_model import (CacheCheck, CacheMiss, Marker, PolicyResult, ReplayReport, SessionResult,
                                             Total)
+from agent_core.replay.recorded import REQUESTS, Recorded
 from agent_core.replay.simulate import PolicyRun
 from agent_core.replay.summary_size import SummarySize
 from agent_core.security.visible_text import one_line
@@ -22,10 +23,11 @@ LIMITS = [
     "Summaries are sized, not written: a replayed summary holds the user's messages and the paths of the files "
     "touched (what Claude Code's summary prompt asks for and replay can know), then filler; no file content, so "
     "content kept after a summary counts only what stayed verbatim or was re-attached.",
-    "Re-reads are charged, not replayed: each use of a file the context no longer carries (a cleared or "
-    "summarized read result) costs one more round trip (the context read from the cache, the file written, "
-    "a 100-token call) in the dollars net of re-reads; the replayed context does not grow by the file, so a "
-    "file used again later is charged again.",
+    "Re-reads: each time the log refers again to a file read earlier (a prompt or an answer names it) whose "
+    "content the policy's context no longer carries (a cleared or summarized read result), the agent reads it "
+    "again: one more round trip (the context read from the cache, the call and the file written, a 100-token "
+    "call) in the dollars net of re-reads, and the file stays in the context from then on. A re-read the log "
+    "itself made is priced as recorded, also under a policy that would have kept the file.",
     "Snip never acts in replay (it archives a transcript first, and replay writes none); in a session it acts "
     "only when automatic summarizing cannot run.",
     "Every policy but none runs the engine under its preset (compaction/presets.py, the same as --policy in a "
@@ -55,7 +57,9 @@ def policy_result(run: PolicyRun) -> PolicyResult:
         content_kept=run.content_kept,
         content_total=run.content_total,
         rereads=run.rereads,
+        rereads_logged=run.rereads_logged,
         reread_usd=_r(run.reread_usd),
+        summary_calls=run.summary_calls,
         unpriced_models=tuple(sorted(run.unpriced_models)),
         context=tuple(run.context),
         cost_cum=tuple(_r(c) for c in run.cost_cum),
@@ -75,15 +79,26 @@ def logged_cost(traj: Trajectory, price: PriceFn = shown_price) -> float | None:
     return total
 
 
+_UNSET = object()
+
+
 def session_result(traj: Trajectory, runs: dict[str, PolicyRun], *, window: int, size: SummarySize,
                    validation: CacheCheck, price: PriceFn = shown_price,
-                   cache_doctor: tuple[DoctorMiss, ...] = ()) -> SessionResult:
+                   cache_doctor: tuple[DoctorMiss, ...] = (), logged: float | None | object = _UNSET,
+                   recorded: Recorded | None = None) -> SessionResult:
+    """One trajectory's result. `logged`: its `logged_cost` when already known; `recorded`: what
+    the log says the session paid (recorded.py; without it, the logged dollars)."""
+    own = logged_cost(traj, price) if logged is _UNSET else logged
+    assert own is None or isinstance(own, float)
+    rec = recorded if recorded is not None else Recorded(own, REQUESTS)
     return SessionResult(
         path=traj.path, model=traj.model, session_id=traj.session_id, agent_id=traj.agent_id,
         source=traj.source, requests=len(traj.requests), window=window,
         skipped_lines=traj.skipped_lines, summary_tokens=size.tokens, summary_source=size.source,
-        validation=validation, logged_cost_usd=logged_cost(traj, price), cache_doctor=cache_doctor,
+        validation=validation, logged_cost_usd=own, cache_doctor=cache_doctor,
         policies={name: policy_result(run) for name, run in runs.items()},
+        recorded_cost_usd=None if rec.usd is None else _r(rec.usd), recorded_source=rec.source,
+        claude_code_cost_usd=rec.claude_code_usd,
     )
 
 
@@ -156,6 +171,8 @@ def format_text(report: ReplayReport) -> str:
                       f"{v.cache_write_error_pct_without_misses:.1f}%)")
         lines.append(f"{s.path}" + (f" [{s.agent_id}]" if s.agent_id else ""))
         logged = "" if s.logged_cost_usd is None else f", ${s.logged_cost_usd:.4f} as logged"
+        if s.recorded_source == "cost-state" and s.recorded_cost_usd is not None:
+            logged += f", ${s.recorded_cost_usd:.4f} recorded (cost-state)"
         lines.append(f"  {s.model}, {s.requests} requests{logged}, window {s.window:,}{valid}")
         if v.misses:
             lines.append(f"  cache misses: {misses_text(v.misses)}")

@@ -15,16 +15,23 @@
       "policies": {NAME: {"cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket",
       "overflows", "compactions", "cache_hit_rate",
       "user_messages_kept", "user_messages_total", "references_kept", "references_total",
-      "content_kept", "content_total", "rereads", "reread_usd", "net_cost_usd",
-      "unpriced_models", "series": {"context", "cost_cum", "markers"}}}}],
+      "content_kept", "content_total", "rereads", "rereads_logged", "reread_usd", "net_cost_usd",
+      "summary_calls", "unpriced_models", "series": {"context", "cost_cum", "markers"}}},
+      "logged_cost_usd", "recorded_cost_usd", "recorded_source", "claude_code_cost_usd"}],
      "totals": {NAME: {"cost_usd", "overflows", "net_cost_usd"}}, "window", "ttl", "limits",
      "skipped_files": [{"path", "reason"}]}
 
-`content_kept` / `content_total`: the uses of a file read earlier (a path in an answer's tool
-inputs) whose content the context sent still carried (replay/content.py); `rereads` /
-`reread_usd`: the uses of lost content charged a re-read and its dollars, not in `cost_usd`;
-`net_cost_usd` is `cost_usd + reread_usd`, the dollars net of re-reads (derived: `from_json` does
-not read it, it recomputes it).
+`content_kept` / `content_total`: the uses of a file read earlier (the log names it again: a
+prompt, an answer's text or tool inputs) whose content the context sent still carried
+(replay/content.py); `rereads`: the others (`content_total - content_kept`), `rereads_logged` of
+them the log's own re-reads (priced with its requests), `reread_usd` the dollars of the round trips
+replay added for the rest, not in `cost_usd`; `net_cost_usd` is `cost_usd + reread_usd`, the
+dollars net of re-reads, the policy's prediction (derived: `from_json` does not read it, it
+recomputes it). `summary_calls`: the policy's summary calls, priced in `cost_usd`.
+`recorded_cost_usd`: what the log says the session paid (replay/recorded.py: a Claude Code log's
+cost-state usage at ctxtui's rates when it has one — `recorded_source` "cost-state", Claude Code's
+own figure in `claude_code_cost_usd` — else its requests, "requests"; a sub-agent inside its main
+log's cost-state: None, "main-cost-state").
 
 `ReplayReport.from_json` reads that object back (a saved `--json` report, the screen's test
 fixtures): a malformed one is one `ReportError` naming the first bad field. A figure a partial
@@ -95,8 +102,10 @@ class PolicyResult:
     markers: tuple[Marker, ...] = ()
     content_kept: int | None = None              # uses of a file read earlier whose content was still sent
     content_total: int | None = None
-    rereads: int | None = None                   # uses of lost content charged a re-read
-    reread_usd: float | None = None              # their dollars, not in cost_usd
+    rereads: int | None = None                   # uses of lost content: each a re-read
+    reread_usd: float | None = None              # the dollars of the re-reads replay added, not in cost_usd
+    rereads_logged: int | None = None            # of the re-reads, the log's own (priced as recorded)
+    summary_calls: int | None = None             # the policy's summary calls (in cost_usd)
 
     @property
     def net_cost_usd(self) -> float | None:
@@ -121,8 +130,10 @@ class PolicyResult:
             "content_kept": self.content_kept,
             "content_total": self.content_total,
             "rereads": self.rereads,
+            "rereads_logged": self.rereads_logged,
             "reread_usd": self.reread_usd,
             "net_cost_usd": self.net_cost_usd,
+            "summary_calls": self.summary_calls,
             "unpriced_models": list(self.unpriced_models),
             "series": {"context": list(self.context), "cost_cum": list(self.cost_cum),
                        "markers": [list(m) for m in self.markers]},
@@ -170,12 +181,18 @@ class SessionResult:
     # what the log's own requests (summary calls included) cost at their dates' prices: the figure
     # `usage`, `watch` and the TUI show for the same log; None when a model has no price
     logged_cost_usd: float | None = None
+    # what the log says the session paid (replay/recorded.py) and where that comes from
+    recorded_cost_usd: float | None = None
+    recorded_source: str | None = None           # cost-state | main-cost-state | requests
+    claude_code_cost_usd: float | None = None    # a cost-state's own totalCostUSD
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "model": self.model, "session_id": self.session_id, "agent_id": self.agent_id,
                 "source": self.source, "requests": self.requests, "window": self.window,
                 "skipped_lines": self.skipped_lines, "summary_tokens": self.summary_tokens,
                 "summary_source": self.summary_source, "logged_cost_usd": self.logged_cost_usd,
+                "recorded_cost_usd": self.recorded_cost_usd, "recorded_source": self.recorded_source,
+                "claude_code_cost_usd": self.claude_code_cost_usd,
                 "validation": self.validation.to_json(),
                 "cache_doctor": [m.to_dict() for m in self.cache_doctor],
                 "policies": {name: p.to_json() for name, p in self.policies.items()}}
@@ -302,7 +319,9 @@ def _policy(data: object, where: str) -> PolicyResult:
         content_kept=_int(d.get("content_kept"), f"{where}.content_kept"),
         content_total=_int(d.get("content_total"), f"{where}.content_total"),
         rereads=_int(d.get("rereads"), f"{where}.rereads"),
+        rereads_logged=_int(d.get("rereads_logged"), f"{where}.rereads_logged"),
         reread_usd=_number(d.get("reread_usd"), f"{where}.reread_usd"),
+        summary_calls=_int(d.get("summary_calls"), f"{where}.summary_calls"),
         unpriced_models=tuple(str(m) for m in _list(d.get("unpriced_models"), f"{where}.unpriced_models")),
         context=tuple(int(v) for v in _numbers(series.get("context"), f"{where}.series.context")),
         cost_cum=_numbers(series.get("cost_cum"), f"{where}.series.cost_cum"),
@@ -369,6 +388,9 @@ def _session(data: object, where: str) -> SessionResult:
         summary_tokens=_int(d.get("summary_tokens"), f"{where}.summary_tokens"),
         summary_source=_str(d.get("summary_source")),
         logged_cost_usd=_number(d.get("logged_cost_usd"), f"{where}.logged_cost_usd"),
+        recorded_cost_usd=_number(d.get("recorded_cost_usd"), f"{where}.recorded_cost_usd"),
+        recorded_source=_str(d.get("recorded_source")),
+        claude_code_cost_usd=_number(d.get("claude_code_cost_usd"), f"{where}.claude_code_cost_usd"),
         validation=_check(d.get("validation"), f"{where}.validation"),
         cache_doctor=_doctor(d.get("cache_doctor"), f"{where}.cache_doctor"),
         policies={str(k): _policy(v, f"{where}.policies.{k}") for k, v in policies.items()},

@@ -31,7 +31,8 @@ from agent_core.replay.policies import NoCompaction
 from agent_core.replay.policy_config import engine_config
 from agent_core.replay.policy_server import NOTE as SERVER_NOTE, SERVER, server_policy
 from agent_core.replay.references import ReferenceIndex
-from agent_core.replay.report import build_report, session_result
+from agent_core.replay.recorded import covered_sessions, recorded
+from agent_core.replay.report import build_report, logged_cost, session_result
 from agent_core.replay.report_model import CacheCheck, ReplayReport, SkippedFile
 from agent_core.replay.simulate import Policy, PolicyRun, simulate
 from agent_core.replay.validate import validate
@@ -151,6 +152,12 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
     # the work: every request under every policy, and one more round of them for the validation
     total = max(1, sum(len(t.requests) for t in trajs) * (n_policies + 1))
     done = 0
+    covered = covered_sessions(trajs)
+    logged = [logged_cost(t, pricer) for t in trajs]
+    per_session: dict[str, float | None] = {}
+    for t, usd in zip(trajs, logged):
+        before = per_session.get(t.session_id, 0.0)
+        per_session[t.session_id] = None if before is None or usd is None else before + usd
     for k, traj in enumerate(trajs):
         name = Path(traj.path).name + (f" [{traj.agent_id}]" if traj.agent_id else "")
         where = name if len(trajs) == 1 else f"{name} ({k + 1} of {len(trajs)})"
@@ -163,10 +170,14 @@ def run_replay(options: ReplayOptions, progress: Progress | None = None, *,
         done += n_policies * count
         tell(f"{where} · checking the cache model against the log",
              READ_SHARE + (1 - READ_SHARE) * done / total)
+        rec = recorded(traj, logged[k], pricer, covered=traj.session_id in covered,
+                       logged_session=per_session.get(traj.session_id) if traj.agent_id is None else None)
         sessions.append(session_result(traj, runs, window=window, size=size, validation=validation_of(traj),
-                                       price=pricer, cache_doctor=doctor_of(traj)))
+                                       price=pricer, cache_doctor=doctor_of(traj), logged=logged[k], recorded=rec))
         done += count
         note = f"{name}: {size.describe()}."
+        if rec.note:
+            note += f" Recorded: {rec.note}."
         if traj.skipped_lines:
             note += f" {traj.skipped_lines} unreadable line(s) skipped."
         notes.append(note)

@@ -73,11 +73,18 @@ class RunningContext:
             del self.digests[len(self.head) + kept:]
             del self.sizes[len(self.head) + kept:]
             del self.totals[kept:]
+        self._append(context[i] for i in range(kept, len(context)))
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        """Add `messages` after the current context (a re-read's call and result)."""
+        self._append(messages)
+
+    def _append(self, messages: Iterable[Message]) -> None:
+        old = self.messages
         digest = self.digests[-1] if self.digests else ""
         size = self.sizes[-1] if self.sizes else 0
         total = self.totals[-1] if self.totals else 0
-        for i in range(kept, len(context)):
-            m = context[i]
+        for m in messages:
             old.append(m)
             digest = _digest(digest, m.key)
             self.digests.append(digest)

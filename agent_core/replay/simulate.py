@@ -8,12 +8,25 @@ unchanged message reads from the cache — with breakpoints on the head and the 
 TTL of the policy and the log's timestamps. Output tokens are the logged ones; dollars come from
 genai-prices through the `Pricer`, split by bucket.
 
-Content kept (content.py): each use of a file the trajectory had read keeps its content when the
-context sent for that request still carries it; each use that does not (and is not the answer
-reading the file itself) is charged a re-read, priced apart from `cost_usd` by the same pricer:
+Summary calls: every call a policy's step makes (`Step.calls`: the LLM summary of `cc`, `summary`
+and `ctxtui`, the server's compaction step) is priced before its request, as a request reading the
+context it summarises — from the cache where that prefix is shared — plus the summary prompt, and
+writing the summary's sized output; in `cost_usd` and `compaction_cost_usd`, counted in
+`summary_calls`.
 
-    reread_usd += price(model, cache_read = head + context sent, cache_write(TTL) = the file's
-                        latest read result, output = REREAD_CALL_TOKENS)
+Content kept (content.py): each use of a file the trajectory had read keeps its content when the
+context sent for that request still carries it; each use that does not is a re-read. The ones the
+recorded answer makes itself are in the log and priced with its requests (`rereads_logged`); for
+each other one replay adds the round trip the agent would have made, priced like any request
+through the same prompt cache, apart from `cost_usd`:
+
+    reread_usd += price(model, cache_read = head + context sent (what the request just cached),
+                        cache_write(TTL) = the read call + the file's latest read result,
+                        output = REREAD_CALL_TOKENS)
+
+and the call and its result join the policy's context (`Policy.reread`, when it has one) before the
+next request's messages, where the recorded answer goes after them: the later requests carry the
+file, a later use of it keeps its content, and a compaction may clear it again.
 """
 from __future__ import annotations
 
@@ -21,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from compaction.accounting.cache_model import BUCKETS, Block, CacheUsage, chain, mark_last, write_bucket
+from compaction.accounting.cache_model import BUCKETS, Block, CacheUsage, chain, mark_last
 from compaction.cache_economics import REREAD_CALL_TOKENS
 
 from agent_core.logs.trajectory import Message, Request, Trajectory
@@ -55,6 +68,8 @@ class Step:
 
 
 class Policy(Protocol):
+    """What replay runs. A policy may also have `reread(messages)`: messages replay adds to the
+    conversation (a re-read's call and result) before the next request's own; and `close()`."""
     name: str
     ttl: str
 
@@ -78,8 +93,11 @@ class PolicyRun:
     references_total: int = 0
     content_kept: int = 0          # uses of a file read earlier whose content the context sent held
     content_total: int = 0
-    rereads: int = 0               # uses of lost content charged a re-read
-    reread_usd: float = 0.0        # their dollars (not in cost_usd)
+    rereads: int = 0               # uses whose content the context had lost (content_total - content_kept)
+    rereads_logged: int = 0        # of them, the ones the recorded answer made itself (priced as recorded)
+    reread_usd: float = 0.0        # the others' round trips (not in cost_usd)
+    summary_calls: int = 0         # the policy's summary calls (priced in cost_usd and compaction_cost_usd)
+    reread_events: list[tuple[int, str, bool]] = field(default_factory=list)   # (request index, path, added)
     user_messages_kept: int = 0
     user_messages_total: int = 0
     unpriced_models: set[str] = field(default_factory=set)
@@ -110,6 +128,7 @@ class Biller:
         return self.charge(self.caches.get(model).request(mark_last(blocks), now, self.ttl), output, model)
 
     def charge(self, used: CacheUsage, output: int, model: str) -> float:
+        """Price a request into the run's cost."""
         usage = used.buckets(output)
         for k, v in usage.items():
             self.run.tokens_by_bucket[k] += v
@@ -122,13 +141,9 @@ class Biller:
         self.run.cost_usd += priced.total
         return priced.total
 
-    def reread(self, context_tokens: int, file_tokens: int, model: str) -> float:
-        """The dollars of reading a file again (module docstring), not added to the run's cost."""
-        usage = dict.fromkeys(BUCKETS, 0)
-        usage["cache_read"] = max(0, context_tokens)
-        usage[write_bucket(self.ttl)] = max(0, file_tokens)
-        usage["output"] = REREAD_CALL_TOKENS
-        usd = self.pricer(model, usage)
+    def price(self, used: CacheUsage, output: int, model: str) -> float:
+        """A request's dollars, not added to the run's cost (a re-read's round trip)."""
+        usd = self.pricer(model, used.buckets(output))
         if usd is None:
             self.run.unpriced_models.add(model)
             return 0.0
@@ -154,9 +169,15 @@ def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pri
     context = RunningContext(biller.head, refs, content)
     head = max(0, trajectory.overhead_tokens)
     last: Step | None = None
+    inject = getattr(policy, "reread", None)
     try:
         for n, req in enumerate(trajectory.requests, 1):
-            last = _request(req, policy.step(req), run, biller, context, head, window, content.uses[n - 1])
+            last = _request(req, policy.step(req), run, biller, context, head, window)
+            uses = content.uses[n - 1]
+            if uses:
+                added = _rereads(req, content, uses, run, biller, context)
+                if added and inject is not None:
+                    inject(added)
             if on_request is not None:
                 on_request(n)
     finally:
@@ -170,8 +191,9 @@ def simulate(trajectory: Trajectory, policy: Policy, *, window: int, pricer: Pri
 
 
 def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, context: RunningContext, head: int,
-             window: int, uses: Sequence[Use] = ()) -> Step:
+             window: int) -> Step:
     """Price one request (and the summary calls before it) and record what the report needs."""
+    run.summary_calls += len(step.calls)
     for n, call in enumerate(step.calls):
         blocks = biller.blocks(call.context) + [Block(f"summary-prompt\x00{req.index}\x00{n}", call.prompt_tokens)]
         run.compaction_cost_usd += biller.bill(blocks, req.timestamp, call.output_tokens, req.model)
@@ -190,12 +212,26 @@ def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, context: 
     if wanted:
         run.references_total += len(wanted)
         run.references_kept += context.found(wanted)
-    if uses:
-        lost = ContentIndex.lost(uses, context.files)
-        run.content_total += len(uses)
-        run.content_kept += len(uses) - len(lost)
-        for use in lost:
-            if use.charged:
-                run.rereads += 1
-                run.reread_usd += biller.reread(tokens, use.tokens, req.model)
     return step
+
+
+def _rereads(req: Request, content: ContentIndex, uses: Sequence[Use], run: PolicyRun, biller: Biller,
+             context: RunningContext) -> list[Message]:
+    """Count the request's uses kept and lost; for each lost one the log does not re-read itself,
+    price the round trip through the cache and return the messages it adds (module docstring)."""
+    lost = ContentIndex.lost(uses, context.files)
+    run.content_total += len(uses)
+    run.content_kept += len(uses) - len(lost)
+    added: list[Message] = []
+    for use in lost:
+        run.rereads += 1
+        run.reread_events.append((req.index, use.path, use.charged))
+        if not use.charged:
+            run.rereads_logged += 1
+            continue
+        pair = content.reread_messages(use, req.index, req.timestamp)
+        context.extend(pair)
+        used = context.request(biller.caches.get(req.model), req.timestamp, biller.ttl)
+        run.reread_usd += biller.price(used, REREAD_CALL_TOKENS, req.model)
+        added += pair
+    return added

@@ -1,7 +1,8 @@
 """How long a replayed summary is. Replay writes no summary: it only needs its size, which sets
 what the summary call outputs and what the next requests carry.
 
-From the log's own compactions when it has them (the median of their summary sizes); otherwise a
+From the log's own compactions when it has them (the median of their summary sizes: the summary
+call's output, else the summary message the log restarted from); otherwise a
 default range — a Claude Code summary of a long coding session is typically a few thousand
 tokens — of which the middle is used and the range is stated in the report's limits.
 """
@@ -11,9 +12,9 @@ from dataclasses import dataclass
 from statistics import median
 
 from compaction.summary_prompt import build_summary_prompt
-from compaction.accounting.tokens import estimate_text
+from compaction.accounting.tokens import estimate_message, estimate_text
 
-from agent_core.logs.trajectory import Trajectory
+from agent_core.logs.trajectory import Request, Trajectory
 
 DEFAULT_RANGE = (2_000, 4_000, 8_000)      # low, mid, high
 MAX_SHARE = 0.25                           # never more than this share of the window
@@ -33,10 +34,25 @@ class SummarySize:
                 f"from; a real one is typically {self.low:,}–{self.high:,})")
 
 
+def logged_summary_tokens(request: Request) -> int | None:
+    """The size of the summary the log's compaction before `request` wrote: the compaction call's
+    output when the log holds it, else the summary message the context restarted from (Claude Code
+    2.1.328 logs no summary call, only its `isCompactSummary` record); None without a compaction."""
+    c = request.compaction_before
+    if c is None:
+        return None
+    if c.summary_tokens:
+        return c.summary_tokens
+    # the summary's own text: its calibrated size also holds what Claude Code re-attached after it
+    # (file attachments the trajectory does not hold as messages)
+    tokens = sum(estimate_message({"content": m.blocks}) if m.blocks else max(0, m.tokens)
+                 for m in request.context_after_compaction or () if m.kind == "summary")
+    return tokens or None
+
+
 def summary_size(trajectory: Trajectory, window: int) -> SummarySize:
     cap = max(200, int(window * MAX_SHARE))
-    sizes = [c.summary_tokens for r in trajectory.requests
-             for c in ([r.compaction_before] if r.compaction_before else []) if c.summary_tokens]
+    sizes = [n for n in map(logged_summary_tokens, trajectory.requests) if n]
     if sizes:
         mid = int(median(sizes))
         return SummarySize(min(mid, cap), "log", min(sizes), max(sizes))

@@ -33,7 +33,10 @@ variants:
 output:
   in a terminal: a screen with plots; otherwise (or with --json) text or one JSON object:
   {{"sessions": [{{"path", "model", "requests", "logged_cost_usd" (the log's own requests at
-  their dates' prices, as usage counts them), "validation": {{"cache_read_error_pct",
+  their dates' prices, as usage counts them), "recorded_cost_usd", "recorded_source" (what the
+  session paid: a Claude Code log's cost-state record, its compaction calls included, when it has
+  one: "cost-state"; else its requests: "requests"), "claude_code_cost_usd" (the cost-state's own
+  total), "validation": {{"cache_read_error_pct",
   "cache_write_error_pct", "misses": [{{"request", "reason", "read", "expected"}}]}},
   "cache_doctor": [{{"request", "read", "expected", "short", "where", "why", "model"}}] (each
   request that read less from the cache than the one before left: where its prefix changed,
@@ -41,8 +44,10 @@ output:
   "policies": {{NAME: {{"cost_usd", "cost_by_bucket", "overflows",
   "compactions", "cache_hit_rate", "user_messages_kept", "user_messages_total",
   "references_kept", "references_total", "content_kept", "content_total" (uses of a file
-  read earlier whose content the context still carried), "rereads", "reread_usd" (each use of
-  lost content charged a re-read, not in cost_usd), "net_cost_usd" (cost_usd + reread_usd),
+  read earlier — a prompt or an answer names it again — whose content the context still
+  carried), "rereads" (the other uses: each a re-read), "rereads_logged" (of them, the log's
+  own), "reread_usd" (the round trips of the others, not in cost_usd), "net_cost_usd" (cost_usd
+  + reread_usd: the prediction), "summary_calls" (priced in cost_usd),
   "series": {{"context", "cost_cum", "markers"}}}}}}}}],
   "totals": {{NAME: {{"cost_usd", "overflows", "net_cost_usd"}}}}, "window", "ttl", "limits",
   "skipped_files": [{{"path", "reason"}}]}}

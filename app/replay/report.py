@@ -46,7 +46,8 @@ def table_rows(session: SessionResult) -> list[tuple[str, list[str]]]:
     """The policy table, one row per figure and one column per policy (so three policies fit
     in 80 columns): dollars total and by bucket, the ratio to `cc`, the dollars net of re-reads
     (with each use of lost content charged a re-read) and their ratio to `cc`'s, overflows,
-    compactions by layer, cache hit rate, user messages, references and content kept."""
+    compactions by layer, cache hit rate, user messages, references and content kept, re-reads (the
+    log's own among them) and summary calls."""
     pols = list(session.policies.values())
     base = session.policies.get(BASELINE)
     buckets = list(dict.fromkeys(b for p in pols for b in p.cost_by_bucket))
@@ -73,8 +74,28 @@ def table_rows(session: SessionResult) -> list[tuple[str, list[str]]]:
     if any(p.content_total is not None for p in pols):
         rows.append(("content kept", [kept(p.content_kept, p.content_total) for p in pols]))
     if any(p.rereads is not None for p in pols):
-        rows.append(("re-reads charged", ["—" if p.rereads is None else fmt.tokens(p.rereads) for p in pols]))
+        rows.append(("re-reads", ["—" if p.rereads is None else fmt.tokens(p.rereads) for p in pols]))
+    if any(p.rereads_logged is not None for p in pols):
+        rows.append(("  of which the log's", ["—" if p.rereads_logged is None else fmt.tokens(p.rereads_logged)
+                                              for p in pols]))
+    if any(p.summary_calls is not None for p in pols):
+        rows.append(("summary calls", ["—" if p.summary_calls is None else fmt.tokens(p.summary_calls) for p in pols]))
     return rows
+
+
+def recorded_text(session: SessionResult) -> str | None:
+    """What the log says the session paid, and where that figure comes from (None: not known)."""
+    usd, source = session.recorded_cost_usd, session.recorded_source
+    if source == "main-cost-state":
+        return "recorded: in the main log's cost-state record (its sub-agents' calls included)"
+    if usd is None:
+        return None
+    if source == "cost-state":
+        text = f"recorded: {fmt.usd(usd)} from Claude Code's cost-state record (every call, compactions included)"
+        if session.logged_cost_usd is not None:
+            text += f"; its requests as logged {fmt.usd(session.logged_cost_usd)}"
+        return text
+    return f"recorded: {fmt.usd(usd)}, the log's own requests"
 
 
 def totals_parts(result: ReplayReport) -> list[tuple[str, str]]:

@@ -28,7 +28,7 @@ from agent_core.replay.report_model import ReplayReport, SessionResult
 from agent_core.security.visible_text import one_line, visible
 
 from app import format as fmt
-from app.replay.report import describe_failure, session_label, totals_parts, validation_text
+from app.replay.report import describe_failure, recorded_text, session_label, totals_parts, validation_text
 from app.replay.header import ReplayHeader
 from app.replay.plots import ReplayContextPlot, ReplayCostPlot
 from app.replay.table import PolicyTable
@@ -219,7 +219,8 @@ class ReplayScreen(Screen):
                       "bold $warning"), sep]
         line.append(fmt.path(s.path))
         self.query_one("#replay-session", Static).update(Content.assemble(*line))
-        notes: list = [visible(validation_text(s))]
+        recorded = recorded_text(s)
+        notes: list = [*((visible(recorded), "\n") if recorded else ()), visible(validation_text(s))]
         if s.cache_doctor:     # each request that read short of the cache: where its prefix changed, and why
             notes += ["\n", ("cache doctor\n", "bold"),
                       *[f"{visible(line)}\n" for line in doctor_lines(s.cache_doctor, prefix="• ")]]

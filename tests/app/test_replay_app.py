@@ -19,7 +19,7 @@ from app import format as fmt
 from app.replay.app import ReplayApp
 from app.replay.screen import ReplayScreen
 from agent_core.replay.report_model import ReplayReport, ReportError
-from app.replay.report import describe_failure, ratio, table_rows, totals_parts, validation_text
+from app.replay.report import describe_failure, ratio, recorded_text, table_rows, totals_parts, validation_text
 from app.replay.plots import ReplayContextPlot, ReplayCostPlot, nice_ticks, request_ticks
 from app.replay.table import PolicyTable
 from compaction.scrub import register_secret
@@ -401,9 +401,28 @@ def test_table_rows_show_content_kept_and_dollars_net_of_rereads():
     assert rows["content kept"] == [f"{p.content_kept}/{p.content_total}" for p in pols]
     assert rows["$ net of re-reads"] == [fmt.usd(n) for n in nets]
     assert rows["  of which re-reads"] == [fmt.usd(p.reread_usd) for p in pols]
-    assert rows["re-reads charged"] == [str(p.rereads) for p in pols]
+    assert rows["re-reads"] == [str(p.rereads) for p in pols]
     assert rows["vs cc, net"] == [f"{n / nets[1]:.2f}×" for n in nets]
     assert rows["vs cc, net"][2] != rows["vs cc"][2]       # ctxtui's re-reads change its ratio
+
+
+def test_table_rows_show_the_logs_rereads_and_summary_calls_and_the_notes_the_recorded_dollars():
+    report = fixture_report()
+    s0 = report["sessions"][0]
+    for i, p in enumerate(s0["policies"].values()):
+        p["rereads_logged"], p["summary_calls"] = i, 2 * i
+    s0.update(recorded_cost_usd=1.25, recorded_source="cost-state", logged_cost_usd=1.1)
+    s = ReplayReport.from_json(report).sessions[0]
+    rows = dict(table_rows(s))
+    assert rows["  of which the log's"] == ["0", "1", "2"] and rows["summary calls"] == ["0", "2", "4"]
+    assert recorded_text(s) == (f"recorded: {fmt.usd(1.25)} from Claude Code's cost-state record (every call, "
+                                f"compactions included); its requests as logged {fmt.usd(1.1)}")
+    s0.update(recorded_source="requests", recorded_cost_usd=1.1)
+    assert recorded_text(ReplayReport.from_json(report).sessions[0]) == \
+        f"recorded: {fmt.usd(1.1)}, the log's own requests"
+    s0.update(recorded_source="main-cost-state", recorded_cost_usd=None)
+    assert "main log's cost-state" in recorded_text(ReplayReport.from_json(report).sessions[0])
+    assert recorded_text(ReplayReport.from_json(fixture_report()).sessions[0]) is None   # a report saved before
 
 
 def test_a_report_without_content_kept_shows_no_such_rows():
@@ -416,7 +435,7 @@ def test_a_report_without_content_kept_shows_no_such_rows():
         del t["net_cost_usd"]
     result = ReplayReport.from_json(report)
     rows = dict(table_rows(result.sessions[0]))
-    assert not {"content kept", "$ net of re-reads", "vs cc, net", "re-reads charged"} & set(rows)
+    assert not {"content kept", "$ net of re-reads", "vs cc, net", "re-reads"} & set(rows)
     assert "references kept" in rows
     parts = dict(totals_parts(result))
     assert "net" not in parts["ctxtui"] and "× cc" in parts["ctxtui"]

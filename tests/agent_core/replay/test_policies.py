@@ -4,8 +4,10 @@ engine and keeps a valid history."""
 from __future__ import annotations
 
 from compaction import project, validate_history
+from compaction.cache_economics import REREAD_CALL_TOKENS
 
 from agent_core.pricing.pricer import Pricer
+from agent_core.replay.content import ContentIndex
 from agent_core.replay.engine_policy import EnginePolicy, make_entry
 from agent_core.replay.options import PolicySpec
 from agent_core.replay.policies import NoCompaction, new_messages
@@ -51,8 +53,11 @@ def test_cc_compacts_when_the_threshold_is_reached():
     threshold = policy.pipeline.budget.autocompact_threshold
     marks = [i for i, layer in r.markers if layer == "autocompact"]
     assert len(marks) >= 2 and r.overflows == 0
+    # what request i - 1's re-reads added (simulate.py: their call and result stay in the context)
+    reread = {i: sum(REREAD_CALL_TOKENS + u.tokens for u in uses if (i, u.path, True) in r.reread_events)
+              for i, uses in enumerate(ContentIndex(traj).uses)}
     for i in marks:
-        grown = r.context[i - 1] + sum(m.tokens for m in new_messages(traj.requests[i]))
+        grown = r.context[i - 1] + reread[i - 1] + sum(m.tokens for m in new_messages(traj.requests[i]))
         assert grown >= threshold                      # it compacted only once the threshold was reached ...
         assert r.context[i - 1] < threshold            # ... not earlier
         assert r.context[i] < grown

@@ -131,6 +131,9 @@ class Recorded:
         self.sent.append(list(step.context))
         return step
 
+    def reread(self, messages: list[Message]) -> None:
+        self.inner.reread(messages)
+
     def close(self) -> None:
         close = getattr(self.inner, "close", None)
         if close is not None:
@@ -144,10 +147,12 @@ def engine(t: Trajectory, preset: str, window: int) -> Recorded:
 
 def carried(context: list[Message], path: str, read_keys: set[str]) -> str | None:
     """How `context` carries `path`'s content, by reading it: "result" (a recorded read result),
-    "attachment" (re-attached after a compaction), or None."""
+    "reread" (a re-read replay added), "attachment" (re-attached after a compaction), or None."""
     for m in context:
         if m.key in read_keys and m.kind == "tool_result" and path in m.files:
             return "result"
+        if m.key.startswith("reread\x00") and m.kind == "tool_result" and path in m.files:
+            return "reread"
         if m.kind == "attachment" and f'<file path="{path}">' in m.text:
             return "attachment"
     return None
@@ -193,7 +198,8 @@ def test_a_compaction_keeps_content_only_where_the_file_came_back_or_stayed():
     """cc at 10,000 compacts once, before request 9 (src/app.py and f0 … f5 read): the five newest
     files come back re-attached, src/app.py and f0 do not; f6 is read after. A use keeps its
     content exactly where the context sent holds the file re-attached or its result (the test
-    reads the contexts itself)."""
+    reads the contexts itself); the two lost at request 10 are re-read there, and request 11 holds
+    them."""
     t = reads()
     policy = engine(t, "cc", 10_000)
     r = simulate(t, policy, window=10_000, pricer=Pricer(), refs=ReferenceIndex(t))
@@ -203,9 +209,10 @@ def test_a_compaction_keeps_content_only_where_the_file_came_back_or_stayed():
            for i, uses in enumerate(ContentIndex(t).uses) for u in uses]
     assert how[:5] == [(1, "src/app.py", "result"), (10, "src/f0.py", None), (10, "src/f2.py", "attachment"),
                        (10, "src/f6.py", "result"), (10, "src/app.py", None)]
-    assert [h for _, _, h in how[5:]] == [h for _, _, h in how[1:5]]       # request 11: the same
-    assert (r.content_kept, r.content_total) == (5, 9)
-    assert r.rereads == 4
+    assert [h for _, _, h in how[5:]] == ["reread", "attachment", "result", "reread"]     # request 11
+    assert (r.content_kept, r.content_total) == (7, 9)
+    assert (r.rereads, r.rereads_logged) == (2, 0)
+    assert r.reread_events == [(10, "src/f0.py", True), (10, "src/app.py", True)]
 
 
 class ClearFirstRead:
@@ -224,19 +231,22 @@ class ClearFirstRead:
 def test_the_reread_charge_is_one_round_trip_priced_by_hand():
     """Request 1 of `tiny` uses src/app.py, whose 900-token result was cleared: one re-read, the
     context sent (head 2,000 + p1 100 + a1 100 + the cleared result 10) read from the cache, the
-    file written at the 5-minute rate, 100 output tokens; claude-sonnet-4-5 at $3/M input:
-    reads $0.30/M, 5m writes $3.75/M, output $15/M. Not in cost_usd."""
+    read call (100) and the file (900) written at the 5-minute rate, 100 output tokens;
+    claude-sonnet-4-5 at $3/M input: reads $0.30/M, 5m writes $3.75/M, output $15/M. Not in
+    cost_usd."""
     t = tiny()
     r = simulate(t, ClearFirstRead(), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
     base = simulate(t, NoCompaction("5m"), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
-    assert (r.content_kept, r.content_total, r.rereads) == (0, 1, 1)
-    assert r.reread_usd == pytest.approx(2_210 * 0.30e-6 + 900 * 3.75e-6 + 100 * 15e-6, rel=1e-9)
-    assert r.reread_usd == pytest.approx(0.005538, abs=1e-9)
+    assert (r.content_kept, r.content_total, r.rereads, r.rereads_logged) == (0, 1, 1, 0)
+    assert r.reread_usd == pytest.approx(2_210 * 0.30e-6 + 1_000 * 3.75e-6 + 100 * 15e-6, rel=1e-9)
+    assert r.reread_usd == pytest.approx(0.005913, abs=1e-9)
+    assert r.reread_events == [(1, "src/app.py", True)]
     assert r.cost_usd < base.cost_usd          # the re-read is charged apart, not in the replayed cost
 
 
 def test_an_answer_that_reads_the_file_again_is_not_charged_twice():
-    """The log holds that read (and replay prices it): a lost use is counted, not charged."""
+    """The log holds that read (and replay prices it): a lost use is a re-read, the log's own,
+    and nothing is added for it."""
     t = tiny()
     again = read_call("a2", "src/app.py", "t9", 1012.0)
     t.requests[1].response = again
@@ -244,7 +254,8 @@ def test_an_answer_that_reads_the_file_again_is_not_charged_twice():
     (use,) = ContentIndex(t).uses[1]
     assert not use.charged
     r = simulate(t, ClearFirstRead(), window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
-    assert (r.content_kept, r.content_total, r.rereads, r.reread_usd) == (0, 1, 0, 0.0)
+    assert (r.content_kept, r.content_total, r.rereads, r.rereads_logged, r.reread_usd) == (0, 1, 1, 1, 0.0)
+    assert r.reread_events == [(1, "src/app.py", False)]
 
 
 def tiny_session(policies: dict[str, PolicyResult]) -> SessionResult:

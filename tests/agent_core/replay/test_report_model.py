@@ -10,11 +10,12 @@ from agent_core.replay.runner import run_replay
 from agent_core.replay.synthetic import generate
 
 SESSION_KEYS = ["path", "model", "session_id", "agent_id", "source", "requests", "window", "skipped_lines",
-                "summary_tokens", "summary_source", "logged_cost_usd", "validation", "cache_doctor", "policies"]
+                "summary_tokens", "summary_source", "logged_cost_usd", "recorded_cost_usd", "recorded_source",
+                "claude_code_cost_usd", "validation", "cache_doctor", "policies"]
 POLICY_KEYS = ["cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket", "overflows", "compactions",
                "cache_hit_rate", "user_messages_kept", "user_messages_total", "references_kept",
-               "references_total", "content_kept", "content_total", "rereads", "reread_usd", "net_cost_usd",
-               "unpriced_models", "series"]
+               "references_total", "content_kept", "content_total", "rereads", "rereads_logged", "reread_usd",
+               "net_cost_usd", "summary_calls", "unpriced_models", "series"]
 
 
 def test_the_json_form_keeps_its_keys_and_reads_back_unchanged(tmp_path):
