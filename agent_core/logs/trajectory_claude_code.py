@@ -12,7 +12,12 @@ How a Claude Code log maps onto requests (checked on the real 2.1 logs in the sh
   request carries `compaction_before` and `context_after_compaction` (the summary); a boundary
   that kept the turn in progress verbatim after the summary (2.1.328's `preservedSegment`: the
   last answer and the tool results since) leaves that answer and those results in the next
-  request's `added`, so the policies still see them (older boundaries drop them);
+  request's `added`, so the policies still see them (older boundaries drop them); the
+  `attachment` records between a boundary and the next response that carry the text sent
+  (`rendered`, 2.1.328: the files re-attached, notes on those too large, reminders) join the
+  summary in `context_after_compaction` — the log's own context, which no policy replays — so
+  calibration does not size the summary or the kept turn with them; other attachments are left out
+  (their tokens are measured into the messages around them, as before);
 - the last `cost-state` record (2.1.328 on: what the session spent, per model, its compaction calls
   included, which have no assistant record) is the main trajectory's `cost_state` (cost_state.py);
 - the overhead (tools + system prompt) is the cache read of the first request after a compaction
@@ -103,6 +108,8 @@ class ClaudeCodeChain:
             self._user(obj)
         elif kind == COST_STATE:
             self.cost_state = cost_state_of(obj) or self.cost_state
+        elif kind == "attachment":
+            self._attachment(obj)
         elif is_compact_boundary(obj):
             meta = compact_metadata(obj)
             pre = meta.get("preTokens")
@@ -161,6 +168,20 @@ class ClaudeCodeChain:
                     blocks=blocks)
         self.events.append(("user", m))
 
+    def _attachment(self, obj: dict) -> None:
+        """An `attachment` record with the text Claude Code sent for it (`rendered`, 2.1.328): a
+        re-attached file, a note on one too large, a reminder. Only those after a compaction are
+        kept (requests())."""
+        rendered = obj.get("rendered")
+        texts = [r["content"] for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str)] \
+            if isinstance(rendered, list) else []
+        if not texts:
+            return
+        blocks = [{"type": "text", "text": t} for t in texts]
+        self.events.append(("attachment", Message(
+            role="user", kind="attachment", tokens=estimate_message({"content": blocks}), key=content_key(blocks),
+            text=text_of(blocks), timestamp=parse_timestamp(obj.get("timestamp")), blocks=blocks)))
+
     def _response_message(self, resp: _Response) -> Message:
         uses = [b for b in resp.blocks if b.get("type") == "tool_use"]
         return Message(
@@ -187,8 +208,12 @@ class ClaudeCodeChain:
                     pending, previous = [], None
                 if kind == "boundary":
                     continue
+            if kind == "attachment":         # what Claude Code re-attached after a compaction: its own
+                if after is not None:
+                    after.append(value)
+                continue
             if kind == "user":
-                if value.kind == "summary" and after is not None and not after:
+                if value.kind == "summary" and after is not None and not any(m.kind == "summary" for m in after):
                     after.append(value)
                 else:
                     pending.append(value)

@@ -19,6 +19,9 @@ sized length (summary_size.py) holding what Claude Code's summary prompt asks it
 can know — the user's messages and the paths of the files touched — and its call is priced as a
 request reading the main prefix.
 Replay writes no transcript, so snip — which only acts when it can archive first — never acts.
+A reactive preset (cc-reactive: no summary at the threshold) sends every request; one over the
+window is refused, as the API refuses it, and the loop's reactive compaction runs before it is
+sent again (`Step.refused`; the refused attempt is not billed).
 
 The pipeline is a coroutine; every step runs it on one event loop the policy keeps for its whole
 run (`run_until_complete`, debug off). An `asyncio.Runner` per step is what made replay quadratic:
@@ -162,19 +165,40 @@ class EnginePolicy:
             self.history.append(e)
         calls_before = len(self.summarizer.calls)
         res = self._run(request)
+        reports = list(res.reports)
+        refused = not self.pipeline.config.proactive and res.tokens > self.pipeline.budget.context_window
+        if refused:
+            res = self._reactive(res, request, reports)
         self.history = res.entries
         self.view = res.view or res.entries
         self._sent = res.tokens
-        step = Step([self.message_of(e) for e in self.view if e.sent])
+        step = Step([self.message_of(e) for e in self.view if e.sent], refused=refused)
         for prompt in self.summarizer.calls[calls_before:]:
             seen = next((s.seen for s in self.stages if isinstance(s, Recording)), [])
             step.calls.append(SummaryCall([self.message_of(e) for e in seen if e.sent], prompt,
                                           self.summary_tokens, "autocompact"))
-        for r in res.reports:
+        for r in reports:
             if not r.details.get("failed") and r.tokens_after < r.tokens_before:
                 step.compactions.append(r.layer)
         self._forget_dead()
         return step
+
+    def _reactive(self, res: PipelineResult, request: Request, reports: list) -> PipelineResult:
+        """A reactive policy (`PipelineConfig.proactive` off: cc-reactive) sends the request whatever
+        its size; over the window the API refuses it (prompt too long, nothing billed) and the loop
+        runs its one reactive compaction, and a second when the first leaves the retry at or over
+        the auto-compact threshold (agent.py `_compact_to_fit`), then sends it again."""
+        assert self._loop is not None
+        out = self._loop.run_until_complete(self.pipeline.compact(res.entries, trigger="reactive",
+                                                                  now=request.timestamp))
+        reports += out.reports
+        if out.tokens < res.tokens and out.tokens >= self.pipeline.budget.autocompact_threshold:
+            again = self._loop.run_until_complete(self.pipeline.compact(out.entries, trigger="reactive",
+                                                                        now=request.timestamp))
+            reports += again.reports
+            if again.tokens < out.tokens:
+                out = again
+        return out
 
     def _forget_dead(self) -> None:
         """Drop what `message_of` remembers for entries neither the history nor the view holds any

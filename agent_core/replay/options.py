@@ -1,10 +1,11 @@
 """What `ctxtui replay` was asked: the logs, the policies, the window and the cache TTL.
 
-A policy is one of the engine's presets (`none`, `cc`, `summary`, `ctxtui`: compaction/presets.py,
-the same ones `--policy` runs live), or a user variant written `NAME:KEY=VALUE,...` where each KEY
-is one of the loop's own settings (the CTXTUI_* variables of agent_core/config.py, CTXTUI_POLICY
-included), parsed by the loop's own parser, so a replayed setting means exactly what it means in a
-session. Only settings that change the engine are accepted.
+A policy is one of the engine's presets (`none`, `cc`, `summary`, `ctxtui` always; the others, such
+as `cc-reactive`, when named: compaction/presets.py, the same ones `--policy` runs live), or a user
+variant written `NAME:KEY=VALUE,...` where each KEY is one of the loop's own settings (the CTXTUI_*
+variables of agent_core/config.py, CTXTUI_POLICY included), parsed by the loop's own parser, so a
+replayed setting means exactly what it means in a session. Only settings that change the engine are
+accepted.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction.accounting.cache_model import TTL_SECONDS
+from compaction.presets import PRESETS
 
 from agent_core.config import SETTINGS, Setting
 from agent_core.replay.policy_server import SERVER
@@ -63,12 +65,12 @@ def parse_policy(text: str) -> PolicySpec:
     name, sep, rest = text.partition(":")
     name = name.strip()
     if not sep:
-        if name in BUILTIN or name == SERVER:     # server: asked for by name only (an estimate)
+        if name in BUILTIN or name == SERVER or name in PRESETS:   # server, other presets: by name only
             return PolicySpec(name, name)
-        raise ReplayUsageError(f"--policy {text!r}: unknown policy; use one of {', '.join(BUILTIN)}, {SERVER} "
+        raise ReplayUsageError(f"--policy {text!r}: unknown policy; use one of {', '.join(PRESETS)}, {SERVER} "
                                f"(an estimate of the server engine), or a variant "
                                f"NAME:KEY=VALUE,... such as ctxtui-1h:CTXTUI_CACHE_TTL=1h")
-    if name in (*BUILTIN, SERVER) or not _NAME.match(name):
+    if name in (*BUILTIN, *PRESETS, SERVER) or not _NAME.match(name):
         raise ReplayUsageError(f"--policy {text!r}: a variant needs its own name (letters, digits, - _ . +; not "
                                f"{', '.join(BUILTIN)}) before the colon")
     known = engine_settings()

@@ -60,6 +60,7 @@ def policy_result(run: PolicyRun) -> PolicyResult:
         rereads_logged=run.rereads_logged,
         reread_usd=_r(run.reread_usd),
         summary_calls=run.summary_calls,
+        refusals=run.refusals,
         unpriced_models=tuple(sorted(run.unpriced_models)),
         context=tuple(run.context),
         cost_cum=tuple(_r(c) for c in run.cost_cum),

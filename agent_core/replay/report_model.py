@@ -16,7 +16,7 @@
       "overflows", "compactions", "cache_hit_rate",
       "user_messages_kept", "user_messages_total", "references_kept", "references_total",
       "content_kept", "content_total", "rereads", "rereads_logged", "reread_usd", "net_cost_usd",
-      "summary_calls", "unpriced_models", "series": {"context", "cost_cum", "markers"}}},
+      "summary_calls", "refusals", "unpriced_models", "series": {"context", "cost_cum", "markers"}}},
       "logged_cost_usd", "recorded_cost_usd", "recorded_source", "claude_code_cost_usd"}],
      "totals": {NAME: {"cost_usd", "overflows", "net_cost_usd"}}, "window", "ttl", "limits",
      "skipped_files": [{"path", "reason"}]}
@@ -27,7 +27,9 @@ prompt, an answer's text or tool inputs) whose content the context sent still ca
 them the log's own re-reads (priced with its requests), `reread_usd` the dollars of the round trips
 replay added for the rest, not in `cost_usd`; `net_cost_usd` is `cost_usd + reread_usd`, the
 dollars net of re-reads, the policy's prediction (derived: `from_json` does not read it, it
-recomputes it). `summary_calls`: the policy's summary calls, priced in `cost_usd`.
+recomputes it). `summary_calls`: the policy's summary calls, priced in `cost_usd`; `refusals`: the
+requests a reactive policy (cc-reactive) sent over the window, refused and sent again after its
+reactive compaction.
 `recorded_cost_usd`: what the log says the session paid (replay/recorded.py: a Claude Code log's
 cost-state usage at ctxtui's rates when it has one — `recorded_source` "cost-state", Claude Code's
 own figure in `claude_code_cost_usd` — else its requests, "requests"; a sub-agent inside its main
@@ -106,6 +108,7 @@ class PolicyResult:
     reread_usd: float | None = None              # the dollars of the re-reads replay added, not in cost_usd
     rereads_logged: int | None = None            # of the re-reads, the log's own (priced as recorded)
     summary_calls: int | None = None             # the policy's summary calls (in cost_usd)
+    refusals: int | None = None                  # requests refused as too long first (a reactive policy)
 
     @property
     def net_cost_usd(self) -> float | None:
@@ -134,6 +137,7 @@ class PolicyResult:
             "reread_usd": self.reread_usd,
             "net_cost_usd": self.net_cost_usd,
             "summary_calls": self.summary_calls,
+            "refusals": self.refusals,
             "unpriced_models": list(self.unpriced_models),
             "series": {"context": list(self.context), "cost_cum": list(self.cost_cum),
                        "markers": [list(m) for m in self.markers]},
@@ -322,6 +326,7 @@ def _policy(data: object, where: str) -> PolicyResult:
         rereads_logged=_int(d.get("rereads_logged"), f"{where}.rereads_logged"),
         reread_usd=_number(d.get("reread_usd"), f"{where}.reread_usd"),
         summary_calls=_int(d.get("summary_calls"), f"{where}.summary_calls"),
+        refusals=_int(d.get("refusals"), f"{where}.refusals"),
         unpriced_models=tuple(str(m) for m in _list(d.get("unpriced_models"), f"{where}.unpriced_models")),
         context=tuple(int(v) for v in _numbers(series.get("context"), f"{where}.series.context")),
         cost_cum=_numbers(series.get("cost_cum"), f"{where}.series.cost_cum"),

@@ -65,6 +65,7 @@ class Step:
     calls: list[SummaryCall] = field(default_factory=list)
     compactions: list[str] = field(default_factory=list)     # layers that acted before this request
     kept: int | None = None
+    refused: bool = False          # the API refused it once as too long first (a reactive policy; not billed)
 
 
 class Policy(Protocol):
@@ -97,6 +98,7 @@ class PolicyRun:
     rereads_logged: int = 0        # of them, the ones the recorded answer made itself (priced as recorded)
     reread_usd: float = 0.0        # the others' round trips (not in cost_usd)
     summary_calls: int = 0         # the policy's summary calls (priced in cost_usd and compaction_cost_usd)
+    refusals: int = 0              # requests the API refused as too long before a reactive compaction
     reread_events: list[tuple[int, str, bool]] = field(default_factory=list)   # (request index, path, added)
     user_messages_kept: int = 0
     user_messages_total: int = 0
@@ -194,6 +196,7 @@ def _request(req: Request, step: Step, run: PolicyRun, biller: Biller, context: 
              window: int) -> Step:
     """Price one request (and the summary calls before it) and record what the report needs."""
     run.summary_calls += len(step.calls)
+    run.refusals += step.refused
     for n, call in enumerate(step.calls):
         blocks = biller.blocks(call.context) + [Block(f"summary-prompt\x00{req.index}\x00{n}", call.prompt_tokens)]
         run.compaction_cost_usd += biller.bill(blocks, req.timestamp, call.output_tokens, req.model)

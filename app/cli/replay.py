@@ -47,7 +47,8 @@ output:
   read earlier — a prompt or an answer names it again — whose content the context still
   carried), "rereads" (the other uses: each a re-read), "rereads_logged" (of them, the log's
   own), "reread_usd" (the round trips of the others, not in cost_usd), "net_cost_usd" (cost_usd
-  + reread_usd: the prediction), "summary_calls" (priced in cost_usd),
+  + reread_usd: the prediction), "summary_calls" (priced in cost_usd), "refusals" (requests a
+  reactive policy sent over the window, refused, compacted and sent again),
   "series": {{"context", "cost_cum", "markers"}}}}}}}}],
   "totals": {{NAME: {{"cost_usd", "overflows", "net_cost_usd"}}}}, "window", "ttl", "limits",
   "skipped_files": [{{"path", "reason"}}]}}

@@ -80,6 +80,8 @@ def table_rows(session: SessionResult) -> list[tuple[str, list[str]]]:
                                               for p in pols]))
     if any(p.summary_calls is not None for p in pols):
         rows.append(("summary calls", ["—" if p.summary_calls is None else fmt.tokens(p.summary_calls) for p in pols]))
+    if any(p.refusals for p in pols):
+        rows.append(("refused as too long", ["—" if p.refusals is None else fmt.tokens(p.refusals) for p in pols]))
     return rows
 
 

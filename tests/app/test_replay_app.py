@@ -415,6 +415,7 @@ def test_table_rows_show_the_logs_rereads_and_summary_calls_and_the_notes_the_re
     s = ReplayReport.from_json(report).sessions[0]
     rows = dict(table_rows(s))
     assert rows["  of which the log's"] == ["0", "1", "2"] and rows["summary calls"] == ["0", "2", "4"]
+    assert "refused as too long" not in rows                  # no reactive policy here
     assert recorded_text(s) == (f"recorded: {fmt.usd(1.25)} from Claude Code's cost-state record (every call, "
                                 f"compactions included); its requests as logged {fmt.usd(1.1)}")
     s0.update(recorded_source="requests", recorded_cost_usd=1.1)

@@ -15,7 +15,7 @@ SESSION_KEYS = ["path", "model", "session_id", "agent_id", "source", "requests",
 POLICY_KEYS = ["cost_usd", "cost_by_bucket", "compaction_cost_usd", "tokens_by_bucket", "overflows", "compactions",
                "cache_hit_rate", "user_messages_kept", "user_messages_total", "references_kept",
                "references_total", "content_kept", "content_total", "rereads", "rereads_logged", "reread_usd",
-               "net_cost_usd", "summary_calls", "unpriced_models", "series"]
+               "net_cost_usd", "summary_calls", "refusals", "unpriced_models", "series"]
 
 
 def test_the_json_form_keeps_its_keys_and_reads_back_unchanged(tmp_path):

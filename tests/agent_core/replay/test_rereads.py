@@ -261,3 +261,27 @@ def test_every_summarising_policy_pays_its_summary_calls(name):
         if paid:
             break
     assert paid >= 1
+
+
+def test_a_reactive_policy_is_refused_over_the_window_then_compacts_and_sends_again():
+    """cc-reactive (Claude Code's headless default) has no summary at the threshold: a request over
+    the window is refused (not billed), the reactive compaction runs and the retry fits."""
+    traj = generate(160, seed=3, overhead=3_000)
+    p = policy("cc-reactive", traj, 60_000)
+    r = simulate(traj, p, window=60_000, pricer=Pricer(), refs=ReferenceIndex(traj))
+    assert r.refusals >= 1 and r.overflows == 0
+    assert r.summary_calls >= r.refusals and r.compactions.get("autocompact", 0) >= r.refusals
+    assert max(r.context) <= 60_000 < max(r.context[i - 1] + sum(m.tokens for m in traj.requests[i].added)
+                                          for i, _ in r.markers)
+    proactive = simulate(traj, policy("cc", traj, 60_000), window=60_000, pricer=Pricer(), refs=ReferenceIndex(traj))
+    assert proactive.refusals == 0 and proactive.summary_calls >= 1
+
+
+def test_any_preset_can_be_named_as_a_policy(tmp_path):
+    from agent_core.replay.options import ReplayUsageError, make_options, parse_policy
+
+    assert parse_policy("cc-reactive") == PolicySpec("cc-reactive", "cc-reactive")
+    options = make_options([str(tmp_path)], ["cc-reactive"])
+    assert [p.name for p in options.policies] == ["none", "cc", "summary", "ctxtui", "cc-reactive"]
+    with pytest.raises(ReplayUsageError):
+        parse_policy("cc-reactive:CTXTUI_CACHE_TTL=1h")         # a variant needs its own name
