@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent_core.loop.compaction_preview import CompactionPreview, PreviewStep
 from agent_core.security.visible_text import visible
+from compaction.cache_economics import reread_clause
 
 from app import format as fmt
 
@@ -32,7 +33,8 @@ def step_line(s: PreviewStep) -> str:
 
 
 def money_lines(p: CompactionPreview) -> list[str]:
-    """The summary's assumed size and call, the next call's extra dollars, the saving, the payback."""
+    """The summary's assumed size and call, the next call's extra dollars, the saving, the payback,
+    and the re-reads the engine expects it to cause, when it priced any."""
     out: list[str] = []
     if p.summary_tokens is not None:
         out.append(f"summary: about {fmt.tokens(p.summary_tokens)} tokens ({visible(p.summary_source)}); "
@@ -45,7 +47,7 @@ def money_lines(p: CompactionPreview) -> list[str]:
         out.append(f"cache: the next call writes {fmt.tokens(p.rewrite_tokens)} tokens it would have read")
     if p.next_call_usd is None:
         out.append("dollars: not known (this model's prices are not known)")
-        return out
+        return out + rereads_line(p)
     saves = p.saves_per_call_usd or 0.0
     if p.payback_calls is None:
         payback = "never pays back (no later call reads less)"
@@ -55,7 +57,13 @@ def money_lines(p: CompactionPreview) -> list[str]:
         payback = f"pays back in {p.payback_calls:,.1f} calls"
     out.append(f"next call: {fmt.signed_usd(p.next_call_usd)} (summary call included) · each later call saves "
                f"{fmt.usd(saves)} · {payback}")
-    return out
+    return out + rereads_line(p)
+
+
+def rereads_line(p: CompactionPreview) -> list[str]:
+    """["re-reads expected $0.026 (8.9k tokens of results)"] when the engine priced re-reads for
+    this compaction (the wording is the engine's, as the inspector and the loss report say it)."""
+    return [reread_clause(p.reread_usd, p.reread_tokens)] if p.acts and p.reread_tokens > 0 else []
 
 
 def preview_lines(p: CompactionPreview) -> list[str]:

@@ -183,7 +183,28 @@ def _rereads(v: Verdict) -> str:
     """"; re-reads expected $0.012 (9.6k tokens of results)": the price of what it removes."""
     if not v.lost_tokens:
         return ""
-    return f"; re-reads expected {_usd(v.reread_usd)} ({_tokens(v.lost_tokens)} tokens of results)"
+    return "; " + reread_clause(v.reread_usd, v.lost_tokens)
+
+
+def reread_clause(usd: float | None, tokens: int) -> str:
+    """"re-reads expected $0.012 (9.6k tokens of results)": what a compaction is expected to make
+    the agent read again, as `reread_estimate` priced it ("?" when the dollars are not known). The
+    one wording of it: a layer's action, the inspector, the loss report and the preview all say it
+    with this function."""
+    return f"re-reads expected {'?' if usd is None else _usd(usd)} ({_tokens(tokens)} tokens of results)"
+
+
+def reread_text(cache: Any) -> str:
+    """`reread_clause` of a compaction's `details["cache"]` (`Verdict.details`: `reread_usd`,
+    `lost_tokens`); "" when it priced no re-read or is not such a dict (a log is someone's JSON)."""
+    if not isinstance(cache, dict):
+        return ""
+    lost, usd = cache.get("lost_tokens"), cache.get("reread_usd")
+    if not isinstance(lost, int) or isinstance(lost, bool) or lost <= 0:
+        return ""
+    if not isinstance(usd, (int, float)) or isinstance(usd, bool) or not math.isfinite(usd) or usd < 0:
+        return ""
+    return reread_clause(float(usd), lost)
 
 
 def _payback(calls: float | None) -> str:

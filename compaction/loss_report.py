@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
+from compaction.cache_economics import reread_text
 from compaction.entry import Entry
 
 LIST_CAP = 20                   # items listed per kind (the rest are counted)
@@ -133,14 +134,20 @@ def loss_report(before: Sequence[Entry], after: Sequence[Entry]) -> dict[str, An
     }
 
 
-def summary_line(loss: dict[str, Any]) -> str:
+def summary_line(loss: dict[str, Any], cache: dict[str, Any] | None = None) -> str:
     """One line for a compaction's marker: "prompts 3 kept, 1 quoted, 2 dropped · 4 files gone
-    (41 KB) · 6 results cleared · recall 87% (2 names lost)"."""
+    (41 KB) · 6 results cleared · recall 87% (2 names lost)". With the compaction's
+    `details["cache"]`, the re-reads the engine expected it to cause go beside the files gone
+    ("4 files gone (41 KB) — re-reads expected $0.031 (18k tokens of results)"; its own part
+    when no file is gone): the engine's figure, not one made here."""
     p = loss.get("prompts") or {}
     parts = [f"prompts {p.get('verbatim', 0)} kept, {p.get('quoted', 0)} quoted, {p.get('dropped', 0)} dropped"]
+    rereads = reread_text(cache)
     if loss.get("files_gone_count"):
         parts.append(f"{loss['files_gone_count']} file{'s' if loss['files_gone_count'] != 1 else ''} gone "
-                     f"({_size(loss.get('files_gone_chars', 0))})")
+                     f"({_size(loss.get('files_gone_chars', 0))})" + (f" — {rereads}" if rereads else ""))
+    elif rereads:
+        parts.append(rereads)
     if loss.get("results_cleared"):
         parts.append(f"{loss['results_cleared']} result{'s' if loss['results_cleared'] != 1 else ''} cleared")
     if loss.get("recall") is not None:

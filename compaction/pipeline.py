@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from compaction import clock
 from compaction.layers import collapse, microcompact, snip, tool_result_budget
-from compaction.cache_economics import Verdict, judge_compaction
+from compaction.cache_economics import Reread, Verdict, judge_compaction
 from compaction.breakers import BreakerConfig, Breakers, rejected_report
 from compaction.entry import Entry
 from compaction.layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
@@ -132,12 +132,13 @@ class Pipeline:
         return dry
 
     def verdict_for(self, entries: Sequence[Entry], after_tokens: int, fixed_usd: float = 0.0,
-                    now: float | None = None) -> Verdict:
+                    now: float | None = None, lost: Reread | None = None) -> Verdict:
         """What replacing `entries` (their projected view) by a history counted `after_tokens` would
-        cost on the next call and save on each later one (cache_economics.judge_compaction)."""
+        cost on the next call and save on each later one, with `lost` what it is expected to make
+        the agent read again (cache_economics.judge_compaction)."""
         view, tokens = self.view(entries, now)
         ctx = self._ctx(view, clock.now() if now is None else now, tokens=tokens)
-        return judge_compaction(view, ctx, after_tokens, fixed_usd)
+        return judge_compaction(view, ctx, after_tokens, fixed_usd, lost)
 
     def count(self, entries: Sequence[Entry]) -> int:
         return count_tokens(entries, self.config.overhead_tokens, self.config.count_ratio)

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from compaction import Entry, Pipeline
 from compaction.accounting.cache_model import write_bucket
-from compaction.cache_economics import MIN_SUMMARY_OUTPUT, SUMMARY_OUTPUT_SHARE
+from compaction.cache_economics import MIN_SUMMARY_OUTPUT, SUMMARY_OUTPUT_SHARE, Reread
 from compaction.layers.autocompact import AutoCompactStage
 from compaction.loss_report import loss_report
 from compaction.report import CompactionReport
@@ -71,6 +71,8 @@ class CompactionPreview:
     saves_per_call_usd: float | None = None   # dollars each later call would save
     payback_calls: float | None = None        # later calls until the saving covers the cost (0: at once)
     cold: bool = False                        # the cache has gone cold: nothing cached would be rewritten
+    reread_usd: float | None = 0.0            # re-reads it is expected to cause, as the layers priced them
+    reread_tokens: int = 0                    # ... tokens of the results they would remove (0: none priced)
     note: str = ""                            # why nothing would change, when nothing would
 
     @property
@@ -88,11 +90,25 @@ class CompactionPreview:
                 "summary_usd": _usd(self.summary_usd), "rewrite_tokens": self.rewrite_tokens,
                 "next_call_usd": _usd(self.next_call_usd), "saves_per_call_usd": _usd(self.saves_per_call_usd),
                 "payback_calls": None if self.payback_calls is None else round(self.payback_calls, 2),
-                "cold": self.cold, "parts": dict(c.parts) if c is not None and c.parts is not None else None}
+                "cold": self.cold, "reread_usd": _usd(self.reread_usd), "reread_tokens": self.reread_tokens,
+                "parts": dict(c.parts) if c is not None and c.parts is not None else None}
 
 
 def _usd(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
+
+
+def priced_rereads(reports: Sequence[CompactionReport]) -> Reread:
+    """What the layers that acted priced as re-reads (`details["cache"]`: `reread_usd`,
+    `lost_tokens`, from cache_economics.reread_estimate), summed: each prices what it removes."""
+    usd, tokens = 0.0, 0
+    for r in reports:
+        cache = r.details.get("cache")
+        lost = cache.get("lost_tokens") if isinstance(cache, dict) else None
+        if isinstance(lost, int) and not isinstance(lost, bool) and lost > 0:
+            usd += float(cache.get("reread_usd") or 0.0)
+            tokens += lost
+    return Reread(usd, tokens)
 
 
 def summary_size(compactions: Sequence[ev.Compaction], threshold: int, body_tokens: int) -> tuple[int, str]:
@@ -162,9 +178,12 @@ async def preview_compaction(pipeline: Pipeline, entries: list[Entry], focus: st
         preview.note = (failed[-1].action if failed else
                         f"No layer would shrink the context now ({tokens_before:,} tokens).")
         return preview
-    verdict = pipeline.dry_copy().verdict_for(entries, preview.tokens_after, preview.summary_usd or 0.0, now)
+    verdict = pipeline.dry_copy().verdict_for(entries, preview.tokens_after, preview.summary_usd or 0.0, now,
+                                              lost=priced_rereads(acted))
     preview.rewrite_tokens = verdict.rewrite_tokens
     preview.cold = cached_tokens == 0
+    preview.reread_tokens = verdict.lost_tokens
+    preview.reread_usd = verdict.reread_usd if rates is not None else None
     if rates is not None:
         preview.next_call_usd = verdict.cost_usd
         preview.saves_per_call_usd = verdict.saves_per_call_usd

@@ -23,6 +23,7 @@ from app.preview_text import money_lines, preview_lines
 from app.stylesheets import stylesheets
 from app.tui.app import CtxApp
 from app.tui.screens.inspector import InspectorScreen
+from compaction.cache_economics import reread_clause
 from compaction.entry import assistant, tool_result_block, user
 from compaction.loss_report import loss_report
 from tests.agent_helpers import make_workspace, user_dirs
@@ -98,6 +99,48 @@ def test_the_preview_text_says_each_layer_and_the_money():
                          "pays back in 19.9 calls")
 
 
+def test_the_rereads_the_engine_priced_are_a_line_beside_the_money():
+    """Issue 49 (7): a preview whose compaction would cost re-reads says them after the cost, saving
+    and payback, in the engine's words (the loss report's and the inspector's); none priced, no line."""
+    p = a_preview()
+    assert not any("re-reads" in x for x in preview_lines(p))
+    p.reread_usd, p.reread_tokens = 0.0262, 8_898
+    line = "re-reads expected $0.026 (8.9k tokens of results)"
+    assert line == reread_clause(0.0262, 8_898)
+    assert money_lines(p)[-2].startswith("next call: ") and money_lines(p)[-1] == line
+    assert preview_lines(p)[-1] == line                          # headless text: the same line
+    d = p.to_dict()
+    assert d["reread_usd"] == 0.0262 and d["reread_tokens"] == 8_898
+    p.next_call_usd = p.reread_usd = None                        # the model's prices are not known
+    assert money_lines(p)[-2:] == ["dollars: not known (this model's prices are not known)",
+                                   "re-reads expected ? (8.9k tokens of results)"]
+
+
+async def test_the_preview_screen_shows_the_rereads_in_the_cost_and_the_loss():
+    p = a_preview()
+    p.reread_usd, p.reread_tokens = 0.0262, 8_898
+    p.compaction.cache = {"reason": "pays", "cost_usd": 0.0338, "saves_per_call_usd": 0.0017,
+                          "calls_ahead": 20, "reread_usd": 0.0262, "lost_tokens": 8_898}
+
+    class One(App):
+        CSS_PATH = stylesheets("app.tcss", "inspector.tcss")
+
+        def compose(self) -> ComposeResult:
+            yield Static("host")
+
+        def on_mount(self) -> None:
+            self.push_screen(InspectorScreen(p.compaction, preview=p))
+
+    app = One()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        cost = str(app.screen.query_one("#inspector-cost", Static).render())
+        loss = str(app.screen.query_one("#inspector-loss", Static).render())
+    line = reread_clause(0.0262, 8_898)
+    assert cost.splitlines()[-1] == line
+    assert f"1 file gone ({len(BODY) / 1000:.0f} KB) — {line}" in loss
+
+
 def test_a_hostile_layer_action_is_shown_not_obeyed():
     p = a_preview()
     p.steps[1] = dataclasses.replace(p.steps[1], action="read \x1b]0;pwned\x07 x.py")
@@ -160,7 +203,7 @@ def test_headless_preview_is_one_object_and_changes_no_file(tmp_path):
     assert d["preview"] is True and d["type"] == "compaction_preview" and d["focus"] == "the app"
     assert d["acts"] and d["tokens_after"] < d["tokens_before"] and d["steps"]
     assert {"rewrite_tokens", "next_call_usd", "saves_per_call_usd", "payback_calls", "summary_tokens",
-            "parts", "session_id"} <= set(d)
+            "reread_usd", "reread_tokens", "parts", "session_id"} <= set(d)
     assert _log_bytes(ws) == before
     # the text format: its lines on stdout; then the real compaction still has everything to do
     code, out, err = run_headless(["--continue", "--compact", "--preview", *base], user_dirs())

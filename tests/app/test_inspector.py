@@ -163,8 +163,8 @@ def test_the_cost_section_shows_what_the_rule_weighed():
                       cache={"reason": "pays", "cost_usd": 0.01, "saves_per_call_usd": 0.002, "calls_ahead": 12,
                              "reread_usd": 0.0123, "lost_tokens": 9_600})
     lines = cost_lines(c, None)
-    assert lines[-1].startswith("weighed: saves $0.02 over 12 calls against re-reads expected $0.01")
-    assert "(9,600 tokens of results the agent may need again)" in lines[-1]
+    # the engine's wording (cache_economics.reread_clause), as the loss report and the preview say it
+    assert lines[-1] == "weighed: saves $0.02 over 12 calls against re-reads expected $0.012 (9.6k tokens of results)"
     plain = ev.Compaction(layer="microcompact", trigger="auto", tokens_before=40_000, tokens_after=30_000,
                           cache={"reason": "pays", "cost_usd": 0.01, "saves_per_call_usd": 0.002})
     assert not any(x.startswith("weighed") for x in cost_lines(plain, None))

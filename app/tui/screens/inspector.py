@@ -24,6 +24,7 @@ from textual.widgets import Collapsible, DataTable, Static
 
 from agent_core.events import Compaction
 from agent_core.loop.compaction_preview import CompactionPreview
+from compaction.cache_economics import reread_text
 from compaction.loss_report import summary_line
 from agent_core.security.visible_text import one_line, visible
 
@@ -71,11 +72,12 @@ def entry_lines(parts: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def loss_lines(loss: dict[str, Any]) -> str:
-    """The loss report (compaction.loss_report) as lines: prompts, files gone, results cleared,
-    and the names from the user's prompts no longer in the context. Names come from the user's
-    own text and file paths from tool calls: shown with their control characters made visible."""
-    lines = [visible(summary_line(loss))]
+def loss_lines(loss: dict[str, Any], cache: dict | None = None) -> str:
+    """The loss report (compaction.loss_report) as lines: prompts, files gone (with the re-reads
+    the engine expected, from the compaction's `cache`), results cleared, and the names from the
+    user's prompts no longer in the context. Names come from the user's own text and file paths
+    from tool calls: shown with their control characters made visible."""
+    lines = [visible(summary_line(loss, cache))]
     for text in (loss.get("prompts") or {}).get("dropped_list") or ():
         lines.append(f"  prompt dropped: {one_line(str(text))}")
     for path, chars in loss.get("files_gone") or ():
@@ -116,17 +118,14 @@ def cost_lines(c: Compaction, price: PriceFn | None) -> list[str]:
 def weighed_line(cache: dict | None) -> str:
     """What the rule weighed beside the rewrite (cache_economics: the saving over the calls the
     prefix should live, and what the agent is expected to read again), when the layer said."""
-    if not isinstance(cache, dict):
-        return ""
-    lost, reread = cache.get("lost_tokens"), cache.get("reread_usd")
-    if not isinstance(lost, int) or isinstance(lost, bool) or lost <= 0 or not isinstance(reread, (int, float)):
+    rereads = reread_text(cache)     # the engine's wording, as the loss report says it
+    if not rereads or not isinstance(cache, dict):
         return ""
     ahead, saves = cache.get("calls_ahead"), cache.get("saves_per_call_usd")
     head = ""
     if isinstance(ahead, int) and not isinstance(ahead, bool) and isinstance(saves, (int, float)):
         head = f"weighed: saves {fmt.usd(float(saves) * ahead)} over {ahead:,} calls against "
-    return (head or "weighed: ") + (f"re-reads expected {fmt.usd(float(reread))} "
-                                    f"({fmt.tokens(lost)} tokens of results the agent may need again)")
+    return (head or "weighed: ") + rereads
 
 
 class InspectorScreen(ModalScreen[bool]):
@@ -175,7 +174,7 @@ class InspectorScreen(ModalScreen[bool]):
                 loss = parts.get("loss")
                 if isinstance(loss, dict):
                     yield Static(Content("What was lost"), classes="inspector-section")
-                    yield Static(Content(loss_lines(loss)), id="inspector-loss")
+                    yield Static(Content(loss_lines(loss, c.cache)), id="inspector-loss")
                 for a in parts.get("added") or ():
                     kind = ADDED_KINDS.get(str(a.get("kind")), str(a.get("kind")))
                     where = f" {a['path']}" if a.get("path") else ""

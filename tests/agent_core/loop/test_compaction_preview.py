@@ -117,6 +117,9 @@ async def test_the_economics_add_up(tmp_path):
     assert d["preview"] is True and d["next_call_usd"] == round(warm.next_call_usd, 6)
     assert cold.cold and cold.rewrite_tokens == 0
     assert cold.next_call_usd < 0 and cold.payback_calls == 0     # a cold rewrite pays at once
+    # no tool result in this session: nothing to read again, nothing priced
+    assert warm.reread_tokens == 0 and d["reread_tokens"] == 0 and d["reread_usd"] == 0
+    assert "lost_tokens" not in warm.compaction.cache
 
 
 async def test_nothing_to_compact_and_a_running_turn(tmp_path):
@@ -144,7 +147,8 @@ async def test_a_preview_with_unknown_prices_gives_tokens_and_no_dollars(tmp_pat
         await agent.aclose()
     assert preview.acts and preview.rewrite_tokens > 0
     assert preview.next_call_usd is preview.saves_per_call_usd is preview.summary_usd is None
-    assert preview.to_dict()["next_call_usd"] is None
+    assert preview.reread_usd is None
+    assert preview.to_dict()["next_call_usd"] is None and preview.to_dict()["reread_usd"] is None
 
 
 async def test_a_reading_session_previews_the_files_it_would_lose(tmp_path):
@@ -159,3 +163,44 @@ async def test_a_reading_session_previews_the_files_it_would_lose(tmp_path):
     loss = preview.compaction.parts["loss"]
     assert loss["prompts"]["total"] == 1
     assert any("tool result" in label for _u, label, _t in preview.compaction.parts["removed"])
+
+
+def _reading_responder(files: int):
+    """A model that reads one file per prompt (`mod0.py`, `mod1.py`, …) and then answers."""
+    n = {"i": 0}
+
+    def responder(body):
+        if is_summary_request(body):
+            return reply(SUMMARY)
+        n["i"] += 1
+        if n["i"] % 2 == 1:
+            return reply("Reading.", tool_use("read_file", {"path": f"mod{(n['i'] // 2) % files}.py"}))
+        return reply("It sets a value. " * 50)
+    return responder
+
+
+async def test_a_preview_carries_the_rereads_the_engine_priced(tmp_path):
+    """Issue 49 (7): eight files read one prompt each, then `/compact --preview`: session memory
+    would remove the older reads, prices what the agent would read again, and the preview carries
+    that figure (and its JSON); the compaction run right after reports the same one."""
+    ws = make_workspace(tmp_path)
+    for i in range(8):
+        (ws / f"mod{i}.py").write_text(f"VALUE_{i} = {i}\n" + "x = 1\n" * 600)
+    with FakeAnthropic(responder=_reading_responder(8)) as fake:
+        agent = fake_agent(ws, fake.base_url, context_window=WINDOW)
+        for i in range(8):
+            await collect(agent.run(f"Question {i}: what is in mod{i}.py?"))
+        preview = await agent.preview_compact()
+        done = of(await collect(agent.compact()), ev.Compaction)
+        await agent.aclose()
+    assert preview.acts and preview.compaction.layer == "session_memory"
+    assert preview.compaction.parts["loss"]["files_gone_count"] >= 1      # mod0.py is not re-attached
+    assert preview.reread_tokens > 0 and preview.reread_usd > 0
+    # the preview's event carries the figure as a compaction's does, and the JSON says it
+    assert preview.compaction.cache["lost_tokens"] == preview.reread_tokens
+    assert preview.compaction.cache["reread_usd"] == round(preview.reread_usd, 6)
+    d = json.loads(json.dumps(preview.to_dict()))
+    assert d["reread_usd"] == round(preview.reread_usd, 6) and d["reread_tokens"] == preview.reread_tokens
+    # as the engine priced them: the compaction itself expects the same re-reads
+    assert done[-1].layer == "session_memory"
+    assert done[-1].cache["reread_usd"] == d["reread_usd"] and done[-1].cache["lost_tokens"] == d["reread_tokens"]

@@ -8,6 +8,7 @@ from textual.strip import Strip
 
 from agent_core import events as ev
 from agent_core.security.visible_text import one_line, visible
+from compaction.cache_economics import reread_text
 from compaction.loss_report import summary_line
 
 from app import format as fmt
@@ -50,7 +51,10 @@ class MarkerRecord:
         parts = self.event.parts if self.event is not None else None
         loss = parts.get("loss") if parts else None
         if isinstance(loss, dict):
-            text.append("\n   lost: " + visible(summary_line(loss)), "dim")
+            # the re-reads the engine expected go beside the files gone, unless the action said them
+            rereads = reread_text(self.cache)
+            cache = None if rereads and rereads in self.action else self.cache
+            text.append("\n   lost: " + visible(summary_line(loss, cache)), "dim")
         if self.transcript_path:
             text.append("\n   transcript: ")
             text.append(fmt.path(self.transcript_path), "underline")
