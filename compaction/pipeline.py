@@ -22,6 +22,7 @@ from compaction.entry import Entry
 from compaction.layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
 from compaction.layerkit import Projector
 from compaction.report import CompactionReport, LayerResult
+from compaction.rounds import unseen_round
 from compaction.accounting.budget import ContextBudget
 from compaction.accounting.tokens import count_tokens
 
@@ -384,11 +385,3 @@ class Pipeline:
             if observe is not None:
                 observe(entries, self.state)
 
-
-def unseen_round(entries: Sequence[Entry]) -> list[Entry]:
-    """The entries after the last assistant message: the newest prompt and the tool results the
-    model has not seen yet — what no compaction of older history can shrink."""
-    for i in range(len(entries) - 1, -1, -1):
-        if entries[i].message.get("role") == "assistant":
-            return list(entries[i + 1:])
-    return list(entries)

@@ -25,3 +25,12 @@ def round_starts(entries: Sequence[Entry]) -> list[int]:
 def group_by_api_round(entries: Sequence[Entry]) -> list[list[Entry]]:
     starts = round_starts(entries)
     return [list(entries[a:b]) for a, b in zip(starts, starts[1:] + [len(entries)])]
+
+
+def unseen_round(entries: Sequence[Entry]) -> list[Entry]:
+    """The entries after the last assistant message: the newest prompt and the tool results the
+    model has not seen yet — what no compaction of older history can shrink."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].message.get("role") == "assistant":
+            return list(entries[i + 1:])
+    return list(entries)

@@ -22,6 +22,7 @@ from compaction.layer_context import LayerContext
 from compaction.layers.ptl import Trimmed, is_prompt_too_long, is_retry_marker, shed_for_retry, token_gap
 from compaction.layers.session_memory import current_round
 from compaction.reinject import ReadFile, reinject
+from compaction.rounds import unseen_round
 from compaction.report import CompactionReport, LayerResult
 from compaction.summarizer import SummarizeError, Summarizer, SummaryResult
 from compaction.summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
@@ -146,6 +147,9 @@ class AutoCompactStage:
         to_summarize = [e for e in entries if e.sent]
         if not to_summarize:
             return None
+        if ctx.trigger != "manual" and \
+                ctx.config.overhead_tokens + sum(e.tokens for e in unseen_round(entries)) >= ctx.budget.blocking_limit:
+            return None     # the newest round alone cannot fit: no summary makes room, and none may cut it
         to_summarize, turn, turn_why = _turn_kept(to_summarize, ctx)
 
         path, why = save_transcript(ctx, entries, cfg.require_transcript)
