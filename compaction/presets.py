@@ -13,7 +13,8 @@ turned off (`--no-collapse`, `--disable-autocompact` still hold). It may set the
   5 recently read files re-attached. No snip, no count-based clearing, no collapse, no session
   notes, no dollar rule. Its thresholds are Claude Code 2.1.328's at every window (`CLAUDE_CODE`):
   effective window W − min(max output, 20,000), auto-compact 13,000 under it, warning and error
-  20,000 under that, blocking 3,000 under the effective window (67,000 at a 100,000 window).
+  20,000 under that, blocking 3,000 under the effective window (67,000 at a 100,000 window); under
+  100,000, which Claude Code does not accept, the default buffers scaled to the window.
 - `cc-reactive`: `cc` as Claude Code 2.1.328 runs headless with default settings: no summary at
   the threshold and no local blocking limit; the request goes out whatever its size, and the API's
   prompt-too-long answer runs the one reactive compaction before it is sent again.
@@ -35,7 +36,10 @@ DEFAULT_PRESET = "ctxtui"
 # Claude Code 2.1.328's buffers, in tokens at every window (its autoCompact thresholds; its max
 # output is 32,000, so the reserve is 20,000): ContextBudget fields.
 CLAUDE_CODE: Mapping[str, int] = {"output_reserve": 20_000, "autocompact_buffer": 13_000, "warning_buffer": 20_000,
-                                  "error_buffer": 20_000, "blocking_buffer": 3_000}
+                                  "error_buffer": 20_000, "blocking_buffer": 3_000,
+                                  # Claude Code refuses a window under 100k (CLAUDE_CODE_AUTO_COMPACT_WINDOW):
+                                  # below it the figures describe nothing real, and ctxtui's scaled ones apply
+                                  "buffers_min_window": 100_000}
 
 _NO_CHEAP_LAYERS = {"snip_enabled": False, "microcompact_enabled": False, "time_based_enabled": False,
                     "collapse_enabled": False, "cache_aware": False, "early_compaction": False}

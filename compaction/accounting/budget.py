@@ -48,6 +48,7 @@ class ContextBudget:
     warning_buffer: int | None = None
     error_buffer: int | None = None
     blocking_buffer: int | None = None
+    buffers_min_window: int = 0          # the buffers set here apply from this window up (the defaults below it)
 
     def __post_init__(self) -> None:
         for name in DEFAULTS:
@@ -77,8 +78,11 @@ class ContextBudget:
     def buffers_fit(self) -> bool:
         """The buffers set on this budget leave room in its window: a positive warning and error
         mark under the default threshold, and the blocking limit above it. When they do not (Claude
-        Code's fixed figures in a window under about 55,000 tokens), every buffer is the default."""
+        Code's fixed figures in a window under about 55,000 tokens), or the window is under
+        `buffers_min_window` (Claude Code accepts none under 100,000), every buffer is the default."""
         w = self.context_window
+        if w < self.buffers_min_window:
+            return False
 
         def given(name: str) -> int:
             return _scaled(name, w, getattr(self, name))

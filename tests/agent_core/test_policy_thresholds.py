@@ -28,7 +28,8 @@ def _marks(b: ContextBudget) -> tuple[int, ...]:
 
 @pytest.mark.parametrize("policy", ["cc", "cc-reactive"])
 @pytest.mark.parametrize("window, marks", [
-    (60_000, (40_000, 27_000, 7_000, 7_000, 37_000)),
+    (60_000, (54_000, 50_100, 44_100, 47_100, 53_100)),        # under 100k, which Claude Code refuses: the defaults
+    (99_999, (90_000, 83_501, 73_502, 78_502, 88_501)),        # (the reserve scales: 9,999)
     (100_000, (80_000, 67_000, 47_000, 47_000, 77_000)),
     (200_000, (180_000, 167_000, 147_000, 147_000, 177_000)),
     (1_000_000, (980_000, 967_000, 947_000, 947_000, 977_000)),
@@ -60,10 +61,13 @@ def test_claude_codes_reserve_is_at_most_the_models_max_output():
 
 
 def test_a_window_too_small_for_claude_codes_buffers_gets_the_default_ones():
-    for window, out in ((30_000, 32_000), (53_000, 32_000), (20_000, 4_000)):
+    for window, out in ((30_000, 32_000), (53_000, 32_000), (20_000, 4_000), (60_000, 32_000), (99_999, 32_000)):
         cc, default = ContextBudget(window, out, **CLAUDE_CODE), ContextBudget(window, out)
         assert not cc.buffers_fit and _marks(cc) == _marks(default)
-    assert ContextBudget(54_000, 32_000, **CLAUDE_CODE).buffers_fit      # warning at 1,000: still Claude Code's
+    assert ContextBudget(100_000, 32_000, **CLAUDE_CODE).buffers_fit     # Claude Code's smallest window
+    # the same buffers without the floor still fit down to about 54,000 (warning at 1,000)
+    floorless = {k: v for k, v in CLAUDE_CODE.items() if k != "buffers_min_window"}
+    assert ContextBudget(54_000, 32_000, **floorless).buffers_fit
 
 
 def test_a_users_threshold_still_moves_cc_and_keeps_the_order(tmp_path):

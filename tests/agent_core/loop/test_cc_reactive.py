@@ -11,7 +11,8 @@ from compaction.presets import apply_preset
 from tests.closed_loop_agent import history_problems, run_session
 from tests.fake_anthropic import is_summary_request
 
-WINDOW = 60_000          # cc's thresholds here: effective 40,000, auto-compact 27,000, blocking 37,000
+WINDOW = 60_000          # cc-reactive: nothing compacts before the API refuses a request over 60,000
+CC_WINDOW = 100_000      # cc's thresholds at Claude Code's smallest window: auto-compact 67,000, blocking 77,000
 
 
 def _inputs(run) -> list[int]:
@@ -35,8 +36,8 @@ async def test_cc_reactive_compacts_only_after_the_api_refused_a_request(tmp_pat
     f = run.figures
     assert history_problems(run) == []
     assert f.errors == 0 and f.lost == 0 and f.answered + f.rereads == f.questions
-    # the request went out past Claude Code's threshold and its blocking limit, and the API refused one
-    assert max(_inputs(run)) > 37_000
+    # the request went out past the proactive threshold and the blocking limit, and the API refused one
+    assert max(_inputs(run)) > 53_100
     assert f.refused >= 1
     # every compaction was the reactive one, each after a refusal; none at the threshold
     assert _boundaries(run) and set(_boundaries(run)) == {"reactive"}
@@ -48,9 +49,9 @@ async def test_cc_reactive_compacts_only_after_the_api_refused_a_request(tmp_pat
 
 
 async def test_cc_compacts_at_claude_codes_threshold_and_is_never_refused(tmp_path):
-    run = await run_session(tmp_path / "cc", window=WINDOW, settings={"policy": "cc"})
+    run = await run_session(tmp_path / "cc", window=CC_WINDOW, settings={"policy": "cc"}, files=40, questions=16)
     f = run.figures
     assert history_problems(run) == []
     assert f.errors == 0 and f.refused == 0 and f.lost == 0
     assert _boundaries(run) and set(_boundaries(run)) == {"auto"}
-    assert max(_inputs(run)) < 37_000          # never past the blocking limit
+    assert 60_000 < max(_inputs(run)) < 77_000          # up to Claude Code's threshold, never past its blocking limit
