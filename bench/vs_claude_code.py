@@ -100,13 +100,17 @@ def replay_checks(runs: dict[tuple[str, int, str], PeerRun]) -> list[tuple[bool,
             log = session_log(run) if name == source else None
             if live is None or log is None:
                 continue
-            p = predict_cost(log, policy, w)
+            # another client's log: that client's fixed head (system prompt and tools) is not what the
+            # predicted one would send; replay swaps in the live client's, as its server counted it
+            head = live.figures.head_tokens if runs[(wl, w, source)].figures.client != live_name else None
+            p = predict_cost(log, policy, w, head_tokens=head)
             if p.predicted_usd is None:
                 checks.append((False, f"{wl} at {w // 1000}k: replay of {source}'s log under {policy}: no price"))
                 continue
             r = p.predicted_usd / live.figures.dollars
             rec = f", recorded ${p.recorded_usd:.3f} ({p.recorded_source})" if p.recorded_usd is not None else ""
-            print(f"  {wl:<10} {w // 1000:>4}k  {source}'s log as {policy:<7} ${p.predicted_usd:7.3f} vs live "
+            swap = f" (head {head:,})" if head else ""
+            print(f"  {wl:<10} {w // 1000:>4}k  {source}'s log as {policy:<7}{swap} ${p.predicted_usd:7.3f} vs live "
                   f"{live_name} ${live.figures.dollars:7.3f}: {r:.2f}×  (re-reads {p.rereads} vs live "
                   f"{live.figures.rereads}, summaries {p.summary_calls} vs {live.figures.summary_requests}{rec})")
             checks.append((abs(r - 1) <= 0.10, f"{wl} at {w // 1000}k: replay of {source}'s log under {policy} "
@@ -144,8 +148,11 @@ def bounds(results: dict[tuple[str, int, str], PeerFigures]) -> list[tuple[bool,
                                                f"reads) {net:.2f}×"))
             if peer.compactions:
                 c = f.compactions / peer.compactions
+                left = [sum(x.after_compaction) // max(1, len(x.after_compaction)) for x in (f, peer)]
                 checks.append((abs(c - 1) <= 0.25, f"{where}: --policy cc compactions {f.compactions} vs "
-                                                   f"{peer.compactions} (within ±25%)"))
+                                                   f"{peer.compactions} (within ±25%); each left {left[0]:,} vs "
+                                                   f"{left[1]:,} tokens on average (heads {f.head_tokens:,} vs "
+                                                   f"{peer.head_tokens:,}), the room to a threshold that follows"))
     return checks
 
 

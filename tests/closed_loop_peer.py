@@ -300,6 +300,7 @@ class PeerFigures:
     layers: dict[str, int] = field(default_factory=dict)      # compactions by layer (ctxtui) or trigger (Claude Code)
     head_tokens: int = 0     # the fixed head every request carries: system prompt and tools, as the server counts
     head_dollars: float = 0.0    # what reading that head cost over the main requests
+    after_compaction: list[int] = field(default_factory=list)   # the first main request after each summary
     facts_into_summaries: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)   # turns the client ended in an error
 
@@ -416,6 +417,12 @@ def run_client(client: Client, root: Path, workload: Workload, window: int, *, t
     def total(u: Mapping[str, Any]) -> int:
         return int(u.get("input_tokens", 0)) + int(u.get("cache_read_input_tokens", 0)) \
             + int(u.get("cache_creation_input_tokens", 0))
+    after: list[int] = []
+    for k, r in enumerate(answered):
+        if is_summary_request(r.body):
+            nxt = next((x for x in answered[k + 1:] if not is_summary_request(x.body)), None)
+            if nxt is not None:
+                after.append(total(nxt.usage or {}))
     head = sum(seg.tokens for seg in segments(main[0].body, tokenizer)
                if seg.key.startswith(("tool:", "system:"))) if main else 0
     figures = PeerFigures(
@@ -428,6 +435,7 @@ def run_client(client: Client, root: Path, workload: Workload, window: int, *, t
         dollars=sum(_price(r.usage or {}, r.body.get("model", MODEL)) for r in answered),
         summary_dollars=sum(_price(r.usage or {}, r.body.get("model", MODEL)) for r in summaries),
         seconds=time.monotonic() - started, layers=layers, head_tokens=head,
+        after_compaction=after,
         head_dollars=sum(_price({"cache_read_input_tokens": head}, r.body.get("model", MODEL)) for r in main),
         facts_into_summaries=list(model.summary_facts_in), errors=errors)
     return PeerRun(figures, [r.body for r in records], [r.usage or {} for r in answered], outcomes, home, ws)
