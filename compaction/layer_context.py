@@ -59,7 +59,9 @@ class PipelineConfig:
     compactable_tools: frozenset[str] = frozenset({"bash", "read_file", "grep", "glob", "write_file", "edit_file"})
     preserved_tools: frozenset[str] = frozenset()   # compactable tools whose results are never cleared
     micro_count_enabled: bool = True          # count-based clearing (the `cc` preset has the time-based alone)
-    micro_keep_recent: int = 5                # count-based: seen compactable results kept
+    micro_keep_recent: int = 5                # count-based: seen compactable results kept, at least ...
+    micro_keep_share: float = 0.25            # ... and more of the newest while they add up to this share of the
+                                              # effective window (the reads asked for next; issue 49)
     micro_min_chars: int = 100                # results this short or shorter are never cleared
     micro_trigger_ratio: float = 0.5          # count-based acts only at or above this share of the window ...
     micro_clear_at_least_ratio: float = 0.05  # ... and only when clearing frees this share (cache rewrite worth it)

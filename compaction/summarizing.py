@@ -21,8 +21,9 @@ from compaction.validate import validate_history
 DEFAULT_TOKENS = {
     "sm_min_tokens": 10_000,          # session memory: verbatim tail at least ...
     "sm_max_tokens": 40_000,          # ... and at most this many tokens
-    "sm_early_min_tokens": 2_000,     # session memory under the threshold (it acts because reading less pays):
-    "sm_early_max_tokens": 10_000,    # a shorter tail, since every later call reads it (issue 13)
+    "sm_early_min_tokens": 10_000,    # session memory under the threshold (it acts because reading less pays):
+    "sm_early_max_tokens": 40_000,    # the same tail; a shorter one (2k-10k, issue 13) lost the reads asked for
+                                      # next: 43-47 of 55 recalls from context against Claude Code's 48-49 (issue 49)
     "notes_max_tokens": 8_000,        # session notes rendered as the summary
     "recent_user_tokens": 20_000,     # LLM compaction: recent user messages kept verbatim
     "reinject_file_tokens": 5_000,    # re-attached file, each

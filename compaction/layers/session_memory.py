@@ -386,8 +386,8 @@ class SessionMemoryStage:
         self.notes(state).update(entries)
 
     def _tail_limits(self, ctx: LayerContext) -> tuple[int, int]:
-        """(min, max) tokens of the verbatim tail: CC's at the threshold; shorter under it, where the
-        compaction happens only because reading less pays, and every later call reads the tail."""
+        """(min, max) tokens of the verbatim tail: CC's at the threshold; under it the `sm_early_*`
+        knobs, by default the same (a shorter tail lost the reads asked for next, issue 49)."""
         cfg, window = self.config, ctx.budget.context_window
         if ctx.early:
             return cfg.limit("sm_early_min_tokens", window), cfg.limit("sm_early_max_tokens", window)

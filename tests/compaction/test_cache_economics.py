@@ -153,12 +153,12 @@ def cleared(es: list[Entry]) -> list[str]:
 
 def test_a_warm_cache_with_room_below_the_threshold_is_not_rewritten():
     es = history(task_chars=7_000)
-    c = ctx(es)
+    c = ctx(es, micro_keep_share=0.0)            # the keep window by count: the last five bash results
     assert 27_000 <= c.tokens < 50_100 - 3_000   # above the count trigger, far from the threshold
     res = mc.apply(es, c)
     assert res.report is None and res.entries is es
     # the same history and config with the cache rule off: the token-only trigger clears t0-t2
-    assert cleared(mc.apply(es, ctx(es, cache_aware=False)).entries) == ["t0", "t1", "t2"]
+    assert cleared(mc.apply(es, ctx(es, cache_aware=False, micro_keep_share=0.0)).entries) == ["t0", "t1", "t2"]
 
 
 def test_the_same_history_after_the_ttl_is_rewritten_for_free():
@@ -167,8 +167,8 @@ def test_the_same_history_after_the_ttl_is_rewritten_for_free():
     assert res.report is not None and res.report.trigger == "time"
     assert res.report.details["cache"]["reason"] == "cold" and res.report.details["cache"]["rewrite_tokens"] == 0
     assert cleared(res.entries) == ["t0", "t1", "t2"]
-    # the count-based trigger alone (time-based off) takes the same free rewrite
-    res = mc.apply(es, ctx(es, gap=301.0, time_based_enabled=False))
+    # the count-based trigger alone (time-based off; its keep window by count) takes the same free rewrite
+    res = mc.apply(es, ctx(es, gap=301.0, time_based_enabled=False, micro_keep_share=0.0))
     assert res.report.trigger == "auto" and res.report.details["cache"]["reason"] == "cold"
 
 
@@ -197,13 +197,13 @@ def test_results_of_the_current_task_are_priced_as_read_again():
 
 def test_at_the_threshold_it_rewrites_to_prevent_a_summary_only_when_that_is_cheaper():
     es = history(task_chars=14_000)
-    c = ctx(es)
+    c = ctx(es, micro_keep_share=0.0)            # the keep window by count: the last five bash results
     c.summarizing = True
     threshold = BUDGET.autocompact_threshold
     assert threshold - 1_000 <= c.tokens < threshold + 2_500   # at the threshold; clearing 3 results gets under
     # freeing 3,000 tokens by rewriting 44,000 costs more than the share of a summary it puts off
     assert mc.apply(es, c).report is None
-    res = mc.apply(es, ctx(es, always_prevent_summary=True))
+    res = mc.apply(es, ctx(es, always_prevent_summary=True, micro_keep_share=0.0))
     assert res.report is not None and res.report.trigger == "auto"
     cache = res.report.details["cache"]
     assert cache["reason"] == "prevents_summary" and cache["cost_usd"] > 0 and cache["rewrite_tokens"] > 30_000
