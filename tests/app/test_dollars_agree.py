@@ -22,8 +22,8 @@ async def test_the_tui_watch_and_usage_show_the_same_dollars_for_one_log(tmp_pat
     with FakeAnthropic(responder=heavy_tool_session(ws)) as fake:
         app, _events = fake_app(ws, fake.base_url)
         async with app.run_test(size=(120, 40)) as pilot:
-            for i in range(5):
-                await prompt(app, pilot, f"step {i}")
+            for i in range(8):      # enough for an automatic compaction before the manual one (reads are
+                await prompt(app, pilot, f"step {i}")      # unpadded and the early tail longer since issue 49)
             await prompt(app, pilot, "/compact")
             shown = app.status.cost_usd
             pane = app.cost_pane.cost.total_usd

@@ -80,4 +80,8 @@ async def test_default_pipeline_costs_no_more_than_summary_only(tmp_path):
     print(f"\nwindow {WINDOW:,}, {MODEL} rates: default ${default_usd:.4f} over {len(default_usage)} requests "
           f"({layer_counts(default_layers)}); summary-only ${summary_usd:.4f} over {len(summary_usage)} "
           f"requests ({layer_counts(summary_layers)}); ratio {default_usd / summary_usd:.3f}")
-    assert default_usd <= summary_usd, (default_usd, summary_usd)
+    # Within 1%: since issue 49 the early session-memory tail is the threshold's (10k-40k, scaled), which
+    # keeps the reads an agent is asked about next (measured against Claude Code in bench/vs_claude_code.py);
+    # this run never reads back, so it can only show that tail's price: $0.3032 against $0.3030 (before:
+    # $0.2780 both). A cheap layer spending more on rewrites than it saves would show far more than 1%.
+    assert default_usd <= summary_usd * 1.01, (default_usd, summary_usd)
