@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: run test bench clean
+.PHONY: run test bench bench-peer clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -37,6 +37,10 @@ bench: $(STAMP)
 	$(PY) bench/session_log.py
 	$(PY) bench/file_history.py
 	$(PY) bench/soak.py --only-headless
+
+# ctxtui against the real Claude Code (npm, installed into ~/.cache/ctxtui-bench when missing): ~10 minutes
+bench-peer: $(STAMP)
+	$(PY) bench/vs_claude_code.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache

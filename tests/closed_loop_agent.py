@@ -25,10 +25,11 @@ No network, no real key: the key is a fake one the fake server accepts.
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from agent_core import events as ev
 from agent_core.config import load_config
@@ -221,6 +222,12 @@ class ScriptedModel:
         self.outcomes: dict[int, Outcome] = {}
         self.summaries = 0
         self.rereads = 0          # re-read calls issued (a re-read that found nothing counts as lost)
+        self.pages = 0            # calls that read on where a truncated read said to
+
+    def read(self, body: dict, path: str, offset: int | None = None) -> dict:
+        """The read tool call for `path` (from line `offset`, as a truncated read says to go on)."""
+        self.pages += bool(offset)
+        return tool_use(READ_TOOL, {"path": path, **({"offset": offset} if offset else {})})
 
     def __call__(self, body: dict) -> dict:
         if is_summary_request(body):
@@ -229,16 +236,23 @@ class ScriptedModel:
         if self.step is None:
             return reply("ok")
         i, s = self.step, self.steps[self.step]
-        results = _results(body["messages"][-1])
+        newest = body["messages"][-1]
+        results = _results(newest)
+        more = next_offset(newest) if results else None
         if s.kind == "read":
+            if more:            # a read cut short: a model reads on as the tool says
+                return reply("Reading on.", self.read(body, s.file.path, more))
             if results:
                 return reply(f"{s.file.path} holds numbered notes on buffers and caches.")
-            return reply(f"Reading {s.file.path}.", tool_use(READ_TOOL, {"path": s.file.path}))
+            return reply(f"Reading {s.file.path}.", self.read(body, s.file.path))
         if results:       # the re-read's result
-            if s.file.fact in request_text({"messages": [body["messages"][-1]]}):
-                self.outcomes[i].how = "reread"
+            o = self.outcomes.setdefault(i, Outcome(i, s.file.path, s.gap))
+            if s.file.fact in request_text({"messages": [newest]}):
+                o.how = "reread"
                 return reply(f"From {s.file.path}: {s.file.fact}.")
-            self.outcomes[i].how = "lost"
+            if more:
+                return reply("Reading on.", self.read(body, s.file.path, more))
+            o.how = "lost"
             return reply(f"lost: I cannot find the fact of {s.file.path}.")
         if i in self.outcomes:          # the same question sent again (a retry): decide as before
             o = self.outcomes[i]
@@ -249,7 +263,7 @@ class ScriptedModel:
                 self.rereads += 1
         if o.how == "context":
             return reply(f"As read earlier: {s.file.fact}.")
-        return reply(f"I no longer see {s.file.path}; reading it again.", tool_use(READ_TOOL, {"path": s.file.path}))
+        return reply(f"I no longer see {s.file.path}; reading it again.", self.read(body, s.file.path))
 
     def summary(self, body: dict) -> dict:
         """A nine-section summary inside <summary> tags, keeping what `summary_style` says."""
@@ -258,21 +272,36 @@ class ScriptedModel:
         prompts = [s.prompt for s in self.steps if st.prompts and s.prompt in seen]
         paths = sorted({s.file.path for s in self.steps if st.paths and s.file.path in seen})
         facts = sorted({s.file.fact for s in self.steps if st.facts and s.file.fact in seen})
-        files = "\n".join(f"   - {p}: read with read_file (numbered notes; contents not kept here)" for p in paths)
-        users = "\n".join(f"   - {p}" for p in prompts)
-        known = "\n".join(f"   - {f}" for f in facts)
-        return reply("<analysis>The user has me read files one by one and asks about them later.</analysis>\n"
-                     "<summary>\n"
-                     "1. Primary Request and Intent: read the workspace's files and answer questions about them.\n"
-                     "2. Key Technical Concepts: numbered note files.\n"
-                     f"3. Files and Code Sections:\n{files or '   (none)'}\n"
-                     "4. Errors and fixes: none.\n"
-                     f"5. Problem Solving: {'facts seen:' if facts else 'none.'}\n{known}\n"
-                     f"6. All user messages:\n{users or '   (not kept)'}\n"
-                     "7. Pending Tasks: answer the next question.\n"
-                     "8. Current Work: reading files.\n"
-                     "9. Optional Next Step: wait for the user.\n"
-                     "</summary>")
+        return summary_reply(paths, prompts, facts)
+
+
+def summary_reply(paths: Sequence[str], prompts: Sequence[str], facts: Sequence[str] = ()) -> dict:
+    """The scripted summarizer's nine sections: the files by path (no content), the user's prompts,
+    and `facts` when a style keeps them."""
+    files = "\n".join(f"   - {p}: read (numbered notes; contents not kept here)" for p in paths)
+    users = "\n".join(f"   - {p}" for p in prompts)
+    known = "\n".join(f"   - {f}" for f in facts)
+    return reply("<analysis>The user has me read files one by one and asks about them later.</analysis>\n"
+                 "<summary>\n"
+                 "1. Primary Request and Intent: read the workspace's files and answer questions about them.\n"
+                 "2. Key Technical Concepts: numbered note files.\n"
+                 f"3. Files and Code Sections:\n{files or '   (none)'}\n"
+                 "4. Errors and fixes: none.\n"
+                 f"5. Problem Solving: {'facts seen:' if facts else 'none.'}\n{known}\n"
+                 f"6. All user messages:\n{users or '   (not kept)'}\n"
+                 "7. Pending Tasks: answer the next question.\n"
+                 "8. Current Work: reading files.\n"
+                 "9. Optional Next Step: wait for the user.\n"
+                 "</summary>")
+
+
+_NEXT = re.compile(r"next offset=(\d+)")
+
+
+def next_offset(message: Mapping[str, Any]) -> int | None:
+    """Where a truncated read says to go on (`next offset=N`), if the newest result says so."""
+    found = _NEXT.findall(request_text({"messages": [message]}))
+    return int(found[-1]) if found else None
 
 
 # ------------------------------------------------------------------ a run
@@ -294,6 +323,7 @@ class Figures:
     dollars: float                # the loop's own cost book (agent.cost.total_usd)
     calls_booked: int             # model calls in that cost book
     errors: int                   # turns that said an error (a failed compaction, a blocked or refused request)
+    pages: int                    # reads that went on where a truncated one said to (small windows cut reads)
     seconds: float
     compactions: dict[str, int] = field(default_factory=dict)     # layer -> times it acted
     error_kinds: dict[str, int] = field(default_factory=dict)     # Error.kind -> times said
@@ -362,7 +392,8 @@ async def run_session(root: Path, *, window: int, settings: Mapping[str, Any] | 
                       lost=count["lost"], requests=len(answered), refused=sum(r.status != 200 for r in records),
                       summaries=model.summaries, prompts=len(steps), prompts_kept=sum(s.prompt in last for s in steps),
                       dollars=float(dollars) if dollars is not None else float("nan"), calls_booked=booked,
-                      errors=errors, seconds=time.perf_counter() - started, compactions=layers, error_kinds=kinds)
+                      errors=errors, pages=model.pages, seconds=time.perf_counter() - started, compactions=layers,
+                      error_kinds=kinds)
     return Run(figures, entries, [r.usage for r in answered if r.usage is not None], [r.body for r in records],
                outcomes, steps)
 

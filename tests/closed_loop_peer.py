@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import selectors
 import shutil
 import subprocess
@@ -34,9 +33,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from agent_core.pricing.cost import price_buckets, usage_buckets
-from tests.closed_loop_agent import (FileFact, Outcome, Step, _code, _results, _WORDS,
-                                     plan_prompts, request_text)
-from tests.fake_anthropic import FakeAnthropic, is_summary_request, reply, tool_use
+from tests.closed_loop_agent import (FileFact, Outcome, ScriptedModel, Step, _code, _WORDS, plan_prompts,
+                                     request_text, summary_reply)
+from tests.fake_anthropic import FakeAnthropic, is_summary_request, tool_use
 from tests.fake_anthropic.usage import Tokenizer, segments
 
 MODEL = "claude-sonnet-4-6"
@@ -135,85 +134,25 @@ def read_call(body: Mapping[str, Any], workspace: Path, path: str, offset: int |
     return tool_use(CTXTUI_READ, {"path": path, **at})
 
 
-_NEXT = re.compile(r"next offset=(\d+)")
-
-
-def next_offset(message: Mapping[str, Any]) -> int | None:
-    """Where a truncated read says to go on (`next offset=N`), if the newest result says so."""
-    found = _NEXT.findall(request_text({"messages": [message]}))
-    return int(found[-1]) if found else None
-
-
-class PeerModel:
-    """The fake server's responder for both clients. The runner sets `step` before it sends each
+class PeerModel(ScriptedModel):
+    """The scripted model for both clients, with the bench's one summary rule (every user prompt
+    and file path the request holds, no content). The runner sets `step` before it sends each
     prompt; answers are decided from the request body alone."""
 
     def __init__(self, steps: list[Step], workspace: Path) -> None:
-        self.steps = steps
+        super().__init__(steps)
         self.workspace = workspace
-        self.step: int | None = None
-        self.outcomes: dict[int, Outcome] = {}
-        self.summaries = 0
         self.summary_facts_in: list[int] = []       # facts each summary request held (for the loss report)
-        self.rereads = 0
 
-    def __call__(self, body: dict) -> dict:
-        if is_summary_request(body):
-            self.summaries += 1
-            return self.summary(body)
-        if self.step is None:
-            return reply("ok")
-        i, s = self.step, self.steps[self.step]
-        newest = body["messages"][-1]
-        results = _results(newest)
-        more = next_offset(newest) if results else None
-        if s.kind == "read":
-            if more:            # a read cut short: a model reads on as the tool says
-                return reply("Reading on.", read_call(body, self.workspace, s.file.path, more))
-            if results:
-                return reply(f"{s.file.path} holds numbered notes on buffers and caches.")
-            return reply(f"Reading {s.file.path}.", read_call(body, self.workspace, s.file.path))
-        if results:
-            o = self.outcomes.setdefault(i, Outcome(i, s.file.path, s.gap))
-            if s.file.fact in request_text({"messages": [newest]}):
-                o.how = "reread"
-                return reply(f"From {s.file.path}: {s.file.fact}.")
-            if more:
-                return reply("Reading on.", read_call(body, self.workspace, s.file.path, more))
-            o.how = "lost"
-            return reply(f"lost: I cannot find the fact of {s.file.path}.")
-        if i in self.outcomes:
-            o = self.outcomes[i]
-        else:
-            o = self.outcomes[i] = Outcome(i, s.file.path, s.gap,
-                                           "context" if s.file.fact in request_text(body) else "lost")
-            if o.how == "lost":
-                self.rereads += 1
-        if o.how == "context":
-            return reply(f"As read earlier: {s.file.fact}.")
-        return reply(f"I no longer see {s.file.path}; reading it again.",
-                     read_call(body, self.workspace, s.file.path))
+    def read(self, body: dict, path: str, offset: int | None = None) -> dict:
+        self.pages += bool(offset)
+        return read_call(body, self.workspace, path, offset)
 
     def summary(self, body: dict) -> dict:
-        """The rule for both clients: every user prompt and file path the request holds, no content."""
         seen = request_text(body)
         self.summary_facts_in.append(sum(s.file.fact in seen for s in self.steps))
-        prompts = [s.prompt for s in self.steps if s.prompt in seen]
-        paths = sorted({s.file.path for s in self.steps if s.file.path in seen})
-        files = "\n".join(f"   - {p}: read (numbered notes; contents not kept here)" for p in paths)
-        users = "\n".join(f"   - {p}" for p in prompts)
-        return reply("<analysis>The user has me read files one by one and asks about them later.</analysis>\n"
-                     "<summary>\n"
-                     "1. Primary Request and Intent: read the workspace's files and answer questions about them.\n"
-                     "2. Key Technical Concepts: numbered note files.\n"
-                     f"3. Files and Code Sections:\n{files or '   (none)'}\n"
-                     "4. Errors and fixes: none.\n"
-                     "5. Problem Solving: none.\n"
-                     f"6. All user messages:\n{users or '   (none)'}\n"
-                     "7. Pending Tasks: answer the next question.\n"
-                     "8. Current Work: reading files.\n"
-                     "9. Optional Next Step: wait for the user.\n"
-                     "</summary>")
+        return summary_reply(sorted({s.file.path for s in self.steps if s.file.path in seen}),
+                             [s.prompt for s in self.steps if s.prompt in seen])
 
 
 # ------------------------------------------------------------------ the clients
