@@ -42,6 +42,7 @@ from compaction.sized_summary import SizedSummarizer
 from compaction.report import LayerResult
 
 from agent_core.logs.trajectory import Message, Request
+from agent_core.replay.logged_files import LoggedFiles
 from agent_core.replay.policies import new_messages
 from agent_core.replay.simulate import Step, SummaryCall
 
@@ -100,14 +101,28 @@ class Recording:
         return await self.inner(entries, ctx)
 
 
+class RecordingSummarizer(SizedSummarizer):
+    """The sized summarizer, keeping each call's request messages (what the summary call sent)."""
+
+    def __init__(self, tokens: int) -> None:
+        super().__init__(tokens)
+        self.requests: list[list[dict[str, Any]]] = []
+
+    async def summarize(self, messages: list[dict[str, Any]], **kw: Any) -> Any:
+        self.requests.append(list(messages))
+        return await super().summarize(messages, **kw)
+
+
 class EnginePolicy:
     def __init__(self, config: PipelineConfig, *, summary_tokens: int, name: str = "ctxtui",
                  summarize: SummarizeConfig | None = None) -> None:
         self.name = name
         self.ttl = config.cache_ttl
-        self.summarizer = SizedSummarizer(summary_tokens)
+        self.summarizer = RecordingSummarizer(summary_tokens)
         self.summary_tokens = summary_tokens
-        stages = default_stages(self.summarizer, summarize or SummarizeConfig(require_transcript=False))
+        self.files = LoggedFiles()
+        stages = default_stages(self.summarizer, summarize or SummarizeConfig(require_transcript=False),
+                                read_file=self.files.read)
         self.stages = [Recording(s) if s.name == "autocompact" else s for s in stages]
         self.pipeline = Pipeline(config, session_dir=None, stages=self.stages)
         self.history: list[Entry] = []
@@ -153,6 +168,7 @@ class EnginePolicy:
     def step(self, request: Request) -> Step:
         added = [*self._reread, *new_messages(request)]
         self._reread = []
+        self.files.add(added)
         # the last answer among them anchors the count: the request before it, plus every message
         # added up to it (an answer may be logged as several messages, results in between)
         last = max((i for i, m in enumerate(added) if m.role == "assistant"), default=None)
@@ -173,15 +189,44 @@ class EnginePolicy:
         self.view = res.view or res.entries
         self._sent = res.tokens
         step = Step([self.message_of(e) for e in self.view if e.sent], refused=refused)
-        for prompt in self.summarizer.calls[calls_before:]:
-            seen = next((s.seen for s in self.stages if isinstance(s, Recording)), [])
-            step.calls.append(SummaryCall([self.message_of(e) for e in seen if e.sent], prompt,
-                                          self.summary_tokens, "autocompact"))
+        seen = next((s.seen for s in self.stages if isinstance(s, Recording)), [])
+        for prompt, sent in zip(self.summarizer.calls[calls_before:], self.summarizer.requests[calls_before:]):
+            context, extra = self._summarised(seen, sent)
+            step.calls.append(SummaryCall(context, prompt + extra, self.summary_tokens, "autocompact"))
         for r in reports:
             if not r.details.get("failed") and r.tokens_after < r.tokens_before:
                 step.compactions.append(r.layer)
         self._forget_dead()
         return step
+
+    def _summarised(self, seen: list[Entry], sent: list[dict]) -> tuple[list[Message], int]:
+        """What a summary call read: the messages of the entries whose blocks it sent, in order,
+        and the tokens of the blocks no entry holds besides the prompt (the placeholder results
+        for calls left unanswered, a result shed or cut to fit). The stage keeps an automatic
+        compaction's turn in progress out of the summary (it follows the summary verbatim), so the
+        call reads the conversation before that turn — the prefix the last request cached — not
+        every entry it was handed."""
+        owner: dict[int, Entry] = {}
+        for e in seen:
+            if e.sent:
+                for b in e.content:
+                    owner[id(b)] = e
+        picked: list[Entry] = []
+        had: set[str] = set()
+        extra = 0
+        last = len(sent) - 1
+        for i, msg in enumerate(sent):
+            content = msg.get("content")
+            blocks = content if isinstance(content, list) else []
+            for j, b in enumerate(blocks):
+                e = owner.get(id(b))
+                if e is not None:
+                    if e.uuid not in had:
+                        had.add(e.uuid)
+                        picked.append(e)
+                elif not (i == last and j == len(blocks) - 1):      # the prompt is counted apart
+                    extra += max(1, len(json.dumps(b, ensure_ascii=False, default=str)) // 4)
+        return [self.message_of(e) for e in picked], extra
 
     def _reactive(self, res: PipelineResult, request: Request, reports: list) -> PipelineResult:
         """A reactive policy (`PipelineConfig.proactive` off: cc-reactive) sends the request whatever

@@ -2,7 +2,9 @@
 what the summary call outputs and what the next requests carry.
 
 From the log's own compactions when it has them (the median of their summary sizes: the summary
-call's output, else the summary message the log restarted from); otherwise a
+call's output, else the summary message the log restarted from; for a ctxtui log, whose compaction
+records carry no size, the output of its own summary calls: `Trajectory.compaction_calls` of
+purpose `compaction`); otherwise a
 default range — a Claude Code summary of a long coding session is typically a few thousand
 tokens — of which the middle is used and the range is stated in the report's limits.
 """
@@ -50,9 +52,16 @@ def logged_summary_tokens(request: Request) -> int | None:
     return tokens or None
 
 
+def call_summary_tokens(trajectory: Trajectory) -> list[int]:
+    """The outputs of the log's own summary calls (a ctxtui log's `compaction` side calls; its
+    `memory` calls write session notes, not a summary)."""
+    return [n for c in trajectory.compaction_calls if c.purpose == "compaction"
+            and (n := int(c.usage.get("output", 0) or 0)) > 0]
+
+
 def summary_size(trajectory: Trajectory, window: int) -> SummarySize:
     cap = max(200, int(window * MAX_SHARE))
-    sizes = [n for n in map(logged_summary_tokens, trajectory.requests) if n]
+    sizes = [n for n in map(logged_summary_tokens, trajectory.requests) if n] or call_summary_tokens(trajectory)
     if sizes:
         mid = int(median(sizes))
         return SummarySize(min(mid, cap), "log", min(sizes), max(sizes))

@@ -67,18 +67,19 @@ def test_references_found_in_the_context_sent():
 
 
 def test_a_cc_summary_keeps_the_prompt_and_the_file_it_read():
-    """cc (the engine under Claude Code's preset) compacts before request 1 (3,000 window): the
-    read result comes back re-attached and the user's prompt stays verbatim, as Claude Code's
+    """cc (the engine under Claude Code's preset) compacts before request 1 (3,300 window: at 3,000
+    the newest round alone, with the 2,000-token head, reaches the blocking limit and the engine
+    declines to summarise, b91f448): the read result comes back re-attached and the user's prompt stays verbatim, as Claude Code's
     summary keeps them; the summary's own (unwritten) content holds no reference."""
     from agent_core.replay.options import PolicySpec
     from agent_core.replay.runner import make_policy
     from agent_core.replay.summary_size import SummarySize
 
     def cc(t):
-        return make_policy(PolicySpec("cc", "cc"), t, window=3_000, ttl="5m", size=SummarySize(50, "default", 50, 50),
+        return make_policy(PolicySpec("cc", "cc"), t, window=3_300, ttl="5m", size=SummarySize(50, "default", 50, 50),
                            pricer=Pricer())[0]
     t = tiny()
-    r = simulate(t, cc(t), window=3_000, pricer=Pricer(), refs=ReferenceIndex(t))
+    r = simulate(t, cc(t), window=3_300, pricer=Pricer(), refs=ReferenceIndex(t))
     assert [m for m in r.markers if m[1] == "autocompact"] == [[1, "autocompact"]]
     assert (r.references_kept, r.references_total) == (4, 5)
     assert r.user_messages_kept >= 1
