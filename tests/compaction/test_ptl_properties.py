@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from compaction import Entry, SummarizeError, boundary, project, round_starts, user, validate_history
 from compaction.layers.autocompact import split_turn
 from compaction.layers.collapse import LONG_USER_CHARS, USER_HEAD_CHARS, USER_TAIL_CHARS
+from compaction.rounds import unseen_round
 
 from tests.compaction.autocompact_helpers import SUMMARY, ScriptedSummarizer, make_pipeline
 from tests.hypothesis_budget import examples
@@ -99,7 +100,11 @@ def test_no_retry_loses_an_earlier_summary_or_a_users_words(entries, refusals, w
     protected = protected_texts(sent)
     split = split_turn(sent) if trigger != "manual" else None
     in_turn = set(protected_texts(split[1])) if split else set()
-    assert s.calls                                             # the first request, then a retry per refusal
+    if not s.calls:     # automatic/reactive, and the newest round alone reaches the blocking limit: no summary
+        assert trigger != "manual" and [e.uuid for e in res.entries] == [e.uuid for e in entries]
+        assert p.config.overhead_tokens + sum(e.tokens for e in unseen_round(entries)) >= p.config.budget.blocking_limit
+        event("declined: the newest round alone cannot fit")
+        return
     if len(s.calls) == 1:       # nothing may be shed (no tool output, only summaries and users' words): it fails
         assert [e.uuid for e in res.entries] == [e.uuid for e in entries]
         assert any("too long" in r.action or "too long" in str(r.details) for r in res.reports)
