@@ -79,6 +79,18 @@ def _code(rng: random.Random) -> str:
     return "".join(rng.choice(alnum) for _ in range(4)) + f"-{rng.randrange(10, 100)}"
 
 
+def filler(rng: random.Random, name: str, target: int) -> list[str]:
+    """Note lines of `name` adding up to at least `target` bytes (newlines counted); no fact, no code."""
+    lines: list[str] = []
+    size = 0
+    while size < target:
+        words = " ".join(rng.choice(_WORDS) for _ in range(rng.randrange(6, 12)))
+        line = f"{name} note {len(lines) + 1:04d}: {words} {rng.randrange(1000)}"
+        lines.append(line)
+        size += len(line) + 1
+    return lines
+
+
 def build_workspace(ws: Path, n_files: int = 24, seed: int = 0, min_kb: float = 5, max_kb: float = 20
                     ) -> list[FileFact]:
     """`n_files` files `file_NN.txt` in `ws`, deterministic from `seed`, each `min_kb`–`max_kb` KB of
@@ -95,15 +107,8 @@ def build_workspace(ws: Path, n_files: int = 24, seed: int = 0, min_kb: float = 
         codes.add(code)
         name = f"file_{i:02d}"
         target = int(rng.uniform(min_kb, max_kb) * 1024)
-        lines = [f"FACT: the code of {name} is {code}"]
-        size = len(lines[0]) + 1
-        n = 0
-        while size < target:
-            n += 1
-            words = " ".join(rng.choice(_WORDS) for _ in range(rng.randrange(6, 12)))
-            line = f"{name} note {n:04d}: {words} {rng.randrange(1000)}"
-            lines.append(line)
-            size += len(line) + 1
+        first = f"FACT: the code of {name} is {code}"
+        lines = [first, *filler(rng, name, target - len(first) - 1)]
         text = "\n".join(lines) + "\n"
         (ws / f"{name}.txt").write_text(text, encoding="utf-8")
         facts.append(FileFact(f"{name}.txt", code, len(text.encode())))

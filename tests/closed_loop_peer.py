@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from agent_core.pricing.cost import price_buckets, usage_buckets
-from tests.closed_loop_agent import (FileFact, Outcome, ScriptedModel, Step, _code, _WORDS, plan_prompts,
+from tests.closed_loop_agent import (FileFact, Outcome, ScriptedModel, Step, _code, filler, plan_prompts,
                                      request_text, summary_reply)
 from tests.fake_anthropic import FakeAnthropic, is_summary_request, tool_use
 from tests.fake_anthropic.usage import Tokenizer, segments
@@ -85,14 +85,7 @@ def build_deep_workspace(ws: Path, w: Workload) -> list[FileFact]:
         codes.add(code)
         name = f"file_{i:03d}"
         target = int(rng.uniform(w.min_kb, w.max_kb) * 1024)
-        lines: list[str] = []
-        size, n = 0, 0
-        while size < target:
-            n += 1
-            words = " ".join(rng.choice(_WORDS) for _ in range(rng.randrange(6, 12)))
-            line = f"{name} note {n:04d}: {words} {rng.randrange(1000)}"
-            lines.append(line)
-            size += len(line) + 1
+        lines = filler(rng, name, target)
         depth = rng.choice(("first", "middle", "end"))
         at = 0 if depth == "first" else (rng.randrange(len(lines) // 4, 3 * len(lines) // 4) if depth == "middle"
                                          else rng.randrange(len(lines) * 9 // 10, len(lines)))

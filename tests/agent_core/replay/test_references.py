@@ -17,6 +17,7 @@ from agent_core.replay.report_model import PolicyResult, ReplayReport, SessionRe
 from agent_core.replay.runner import make_policy
 from agent_core.replay.simulate import Step, simulate
 from agent_core.replay.summary_size import SummarySize
+from tests.agent_core.replay.replay_helpers import Recorded
 
 
 def msg(kind, text, key, tokens=100, role="user", refs=(), files=(), tools=(), blocks=None):
@@ -69,8 +70,8 @@ def test_references_found_in_the_context_sent():
 def test_a_cc_summary_keeps_the_prompt_and_the_file_it_read():
     """cc (the engine under Claude Code's preset) compacts before request 1 (3,300 window: at 3,000
     the newest round alone, with the 2,000-token head, reaches the blocking limit and the engine
-    declines to summarise, b91f448): the read result comes back re-attached and the user's prompt stays verbatim, as Claude Code's
-    summary keeps them; the summary's own (unwritten) content holds no reference."""
+    declines to summarise, b91f448): the read result comes back re-attached and the user's prompt
+    stays verbatim, as Claude Code's summary keeps them; the summary's own (unwritten) content holds no reference."""
     from agent_core.replay.options import PolicySpec
     from agent_core.replay.runner import make_policy
     from agent_core.replay.summary_size import SummarySize
@@ -118,27 +119,6 @@ def reads(gap: float = 10.0) -> Trajectory:
     t.requests.append(Request(len(t.requests), ts + gap, t.model, [use, msg("prompt", "again", "p4", tokens=50)],
                               again, {"output": 30}))
     return t
-
-
-class Recorded:
-    """A policy wrapper that keeps the context each step sent (the test's own count reads them)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.ttl = inner, inner.name, inner.ttl
-        self.sent: list[list[Message]] = []
-
-    def step(self, request: Request) -> Step:
-        step = self.inner.step(request)
-        self.sent.append(list(step.context))
-        return step
-
-    def reread(self, messages: list[Message]) -> None:
-        self.inner.reread(messages)
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
 
 
 def engine(t: Trajectory, preset: str, window: int) -> Recorded:

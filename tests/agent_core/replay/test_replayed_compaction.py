@@ -10,7 +10,7 @@ and its own log replayed under `cc` came out 1.15-1.19x of live at 100k and 60k)
 """
 from __future__ import annotations
 
-from agent_core.logs.trajectory import Message, Request, Trajectory
+from agent_core.logs.trajectory import Message, Request
 from agent_core.pricing.pricer import Pricer
 from agent_core.replay.logged_files import LoggedFiles
 from agent_core.replay.options import PolicySpec

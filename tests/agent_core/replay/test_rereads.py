@@ -19,34 +19,14 @@ from agent_core.replay.references import ReferenceIndex
 from agent_core.replay.runner import make_policy
 from agent_core.replay.simulate import Step, simulate
 from agent_core.replay.summary_size import SummarySize
+from tests.agent_core.replay.replay_helpers import Recorded
 from agent_core.replay.synthetic import generate
 
 _ATTACHED = re.compile(r'<file path="([^"]*)">')
 
 
-class Sent:
-    """A policy wrapper that keeps every context the policy sent (the oracle reads them)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.ttl = inner, inner.name, inner.ttl
-        self.sent: list[list[Message]] = []
-
-    def step(self, request: Request) -> Step:
-        step = self.inner.step(request)
-        self.sent.append(list(step.context))
-        return step
-
-    def reread(self, messages: list[Message]) -> None:
-        self.inner.reread(messages)
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
-
-
-def policy(name: str, traj: Trajectory, window: int) -> Sent:
-    return Sent(make_policy(PolicySpec(name, name), traj, window=window, ttl="5m",
+def policy(name: str, traj: Trajectory, window: int) -> Recorded:
+    return Recorded(make_policy(PolicySpec(name, name), traj, window=window, ttl="5m",
                             size=SummarySize(1_500, "default", 1_500, 1_500), pricer=Pricer())[0])
 
 
@@ -185,7 +165,7 @@ def test_a_reread_file_stays_in_the_context_until_the_policy_drops_it():
     """The first recall finds the file gone: one re-read, priced; its call and result join the
     context, so the second recall keeps the content and the later requests carry the file."""
     t = recall_session()
-    p = Sent(DropReads("5m"))
+    p = Recorded(DropReads("5m"))
     r = simulate(t, p, window=200_000, pricer=Pricer(), refs=ReferenceIndex(t))
     assert r.reread_events == [(2, "/ws/notes/a.txt", True)]
     assert (r.content_kept, r.content_total, r.rereads, r.rereads_logged) == (1, 2, 1, 0)
