@@ -73,16 +73,19 @@ def _result_status(b: dict[str, Any]) -> str:
     return "error" if b.get("is_error") else ""
 
 
-def quote_user(text: str) -> str:
-    """A user message as the digest keeps it: verbatim, or for a very long one its head and tail
-    with a pointer to where the whole of it stays."""
-    text = str(text).strip()
+def head_and_tail(text: str, where: str) -> str:
+    """`text` word for word, or a very long one (over LONG_USER_CHARS) by its head and tail with
+    `where` the whole of it stays: the one way collapse, session memory and the summary retry quote
+    a user's message."""
     if len(text) <= LONG_USER_CHARS:
-        return f"“{text}”"
-    head, tail = text[:USER_HEAD_CHARS], text[-USER_TAIL_CHARS:]
-    omitted = len(text) - len(head) - len(tail)
-    return (f"“{head} […{omitted:,} characters left out here; the whole message is in the session log and the "
-            f"transcript browser…] {tail}”")
+        return text
+    omitted = len(text) - USER_HEAD_CHARS - USER_TAIL_CHARS
+    return f"{text[:USER_HEAD_CHARS]} […{omitted:,} characters left out here; {where}…] {text[-USER_TAIL_CHARS:]}"
+
+
+def quote_user(text: str) -> str:
+    """A user message as the digest keeps it, in quotes (`head_and_tail`)."""
+    return f"“{head_and_tail(str(text).strip(), 'the whole message is in the session log and the transcript browser')}”"
 
 
 def digest(span: Sequence[Entry], first_round: int, last_round: int, max_chars: int = 600) -> str:

@@ -24,13 +24,14 @@ from typing import Any, Sequence
 
 from compaction.entry import Entry, user
 from compaction.estimate import estimate_block
-from compaction.layers.collapse import LONG_USER_CHARS, USER_HEAD_CHARS, USER_TAIL_CHARS
+from compaction.layers.collapse import LONG_USER_CHARS, head_and_tail
 from compaction.rounds import group_by_api_round
 
 RETRY_MARKER = ("[Older assistant turns and tool calls of this conversation were left out so that the summary "
                 "request fits the context window; every earlier summary and every user message is still here.]")
 TOOL_OUTPUT_LEFT_OUT = "[tool output left out so the summary request fits; the full transcript is on disk]"
 FILE_LEFT_OUT = "[re-attached file left out so the summary request fits; the full transcript is on disk]"
+WHOLE_IN_TRANSCRIPT = "the summary request could not hold it all; the whole message is in the transcript"
 GAP_MARGIN = 1.1      # the gap is in the server's tokens, the shedding in estimated ones
 
 # Kinds the summary must always see whole: a compaction's summary or a collapse digest, a snip marker.
@@ -165,13 +166,6 @@ def _drop_rounds(work: list[Entry], target: int) -> tuple[list[Entry], int, int]
     return kept, dropped, freed
 
 
-def head_and_tail(text: str) -> str:
-    """A very long user message as the summary request keeps it when nothing else is left to shed."""
-    omitted = len(text) - USER_HEAD_CHARS - USER_TAIL_CHARS
-    return (f"{text[:USER_HEAD_CHARS]} […{omitted:,} characters left out here so the summary request fits; "
-            f"the whole message is in the transcript…] {text[-USER_TAIL_CHARS:]}")
-
-
 def _shorten_long_messages(work: list[Entry], target: int) -> tuple[int, int]:
     """Tier 3: the oldest very long user messages kept by head and tail, in place, until `target`
     estimated tokens are freed. Returns (messages shortened, tokens freed)."""
@@ -181,7 +175,7 @@ def _shorten_long_messages(work: list[Entry], target: int) -> tuple[int, int]:
             break
         if e.kind != "message" or e.role != "user" or is_retry_marker(e):
             continue
-        content = [({**b, "text": head_and_tail(b["text"])}
+        content = [({**b, "text": head_and_tail(b["text"], WHOLE_IN_TRANSCRIPT)}
                     if b.get("type") == "text" and len(str(b.get("text", ""))) > LONG_USER_CHARS else b)
                    for b in e.content]
         if content != e.content:

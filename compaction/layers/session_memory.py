@@ -31,7 +31,7 @@ import time
 from typing import Any, Sequence
 
 from compaction import cache_economics as ce
-from compaction.layers.collapse import LONG_USER_CHARS, USER_HEAD_CHARS, USER_TAIL_CHARS
+from compaction.layers.collapse import head_and_tail
 from compaction.entry import Entry, boundary, user
 from compaction.layer_context import LayerContext, PipelineState
 from compaction.layerkit import runtime
@@ -76,12 +76,7 @@ def _tail(s: str, n: int) -> str:
 
 def _verbatim(text: str) -> str:
     """A user request as the notes keep it: word for word, or a very long one by its head and tail."""
-    text = text.strip()
-    if len(text) <= LONG_USER_CHARS:
-        return text
-    omitted = len(text) - USER_HEAD_CHARS - USER_TAIL_CHARS
-    return (f"{text[:USER_HEAD_CHARS]} […{omitted:,} characters left out here; the whole message is in the "
-            f"transcript…] {text[-USER_TAIL_CHARS:]}")
+    return head_and_tail(text.strip(), "the whole message is in the transcript")
 
 
 def _result_text(block: dict[str, Any]) -> str:
