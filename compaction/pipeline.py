@@ -22,7 +22,7 @@ from compaction.entry import Entry
 from compaction.layer_context import CompactionStage, Layer, LayerContext, PipelineConfig, PipelineState
 from compaction.layerkit import Projector
 from compaction.report import CompactionReport, LayerResult
-from compaction.rounds import unseen_round
+from compaction.rounds import newest_round_tokens
 from compaction.accounting.budget import ContextBudget
 from compaction.accounting.tokens import count_tokens
 
@@ -362,7 +362,7 @@ class Pipeline:
         b = self.config.budget
         if tokens < b.blocking_limit or not self.config.proactive:   # reactive: the API judges
             return None
-        alone = self.config.overhead_tokens + sum(e.tokens for e in unseen_round(view))
+        alone = newest_round_tokens(view, self.config.overhead_tokens)
         if view and alone >= b.blocking_limit:
             return (f"The newest round alone — your message and the tool results the model has not seen yet — "
                     f"is about {alone:,} tokens with the system prompt and tools, at or above the blocking limit "

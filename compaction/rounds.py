@@ -34,3 +34,9 @@ def unseen_round(entries: Sequence[Entry]) -> list[Entry]:
         if entries[i].message.get("role") == "assistant":
             return list(entries[i + 1:])
     return list(entries)
+
+
+def newest_round_tokens(entries: Sequence[Entry], overhead: int) -> int:
+    """What the newest round alone needs with the system prompt and tools (`overhead`): at or above
+    the blocking limit, no compaction of older history can make room for it."""
+    return overhead + sum(e.tokens for e in unseen_round(entries))

@@ -22,7 +22,7 @@ from compaction.layer_context import LayerContext
 from compaction.layers.ptl import Trimmed, is_prompt_too_long, is_retry_marker, shed_for_retry, token_gap
 from compaction.layers.session_memory import current_round
 from compaction.reinject import ReadFile, reinject
-from compaction.rounds import unseen_round
+from compaction.rounds import newest_round_tokens
 from compaction.report import CompactionReport, LayerResult
 from compaction.summarizer import SummarizeError, Summarizer, SummaryResult
 from compaction.summarizing import SummarizeConfig, check_new_history, failed, reanchor, save_transcript
@@ -148,7 +148,7 @@ class AutoCompactStage:
         if not to_summarize:
             return None
         if ctx.trigger != "manual" and \
-                ctx.config.overhead_tokens + sum(e.tokens for e in unseen_round(entries)) >= ctx.budget.blocking_limit:
+                newest_round_tokens(entries, ctx.config.overhead_tokens) >= ctx.budget.blocking_limit:
             return None     # the newest round alone cannot fit: no summary makes room, and none may cut it
         to_summarize, turn, turn_why = _turn_kept(to_summarize, ctx)
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from compaction import Entry, SummarizeError, boundary, project, round_starts, user, validate_history
 from compaction.layers.autocompact import split_turn
 from compaction.layers.collapse import LONG_USER_CHARS, USER_HEAD_CHARS, USER_TAIL_CHARS
-from compaction.rounds import unseen_round
+from compaction.rounds import newest_round_tokens
 
 from tests.compaction.autocompact_helpers import SUMMARY, ScriptedSummarizer, make_pipeline
 from tests.hypothesis_budget import examples
@@ -102,7 +102,7 @@ def test_no_retry_loses_an_earlier_summary_or_a_users_words(entries, refusals, w
     in_turn = set(protected_texts(split[1])) if split else set()
     if not s.calls:     # automatic/reactive, and the newest round alone reaches the blocking limit: no summary
         assert trigger != "manual" and [e.uuid for e in res.entries] == [e.uuid for e in entries]
-        assert p.config.overhead_tokens + sum(e.tokens for e in unseen_round(entries)) >= p.config.budget.blocking_limit
+        assert newest_round_tokens(entries, p.config.overhead_tokens) >= p.config.budget.blocking_limit
         event("declined: the newest round alone cannot fit")
         return
     if len(s.calls) == 1:       # nothing may be shed (no tool output, only summaries and users' words): it fails
