@@ -53,6 +53,8 @@ class ToolContext:
     status: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
     # Each file as it was before write_file or edit_file changed it (file_history.py); None: not kept
     history: FileHistory | None = field(default=None, repr=False, compare=False)
+    # The OS sandbox bash and shell mode run in (agent_core/os_sandbox); None: unconfined
+    os_sandbox: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.realpath(Path(self.workspace).expanduser()))
