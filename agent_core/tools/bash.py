@@ -4,7 +4,9 @@ command itself ends, what it left running in the background is hung up (SIGHUP, 
 closes; `nohup` and `setsid` keep a process on purpose). Groups still running when ctxtui exits
 are killed. Output is stream-capped: however much a command prints, only the head and tail
 (ctx.output_cap chars) are ever held in memory, and the spill file that keeps the rest is capped
-too (MAX_SPILL_BYTES a call, MAX_SPILL_FOLDER_BYTES for the folder, oldest files go first)."""
+too (MAX_SPILL_BYTES a call, MAX_SPILL_FOLDER_BYTES for the folder, oldest files go first).
+With the OS sandbox on (ctx.os_sandbox, agent_core/os_sandbox) the same shell runs inside
+bubblewrap; its PID namespace ends with the command, so there nothing outlives it, `nohup` included."""
 from __future__ import annotations
 
 import asyncio
@@ -280,14 +282,19 @@ class BashTool(Tool):
             raise ToolError("command is empty; give the shell command to run")
         timeout, notes = self._timeout(input.get("timeout"), ctx)
         loop = asyncio.get_running_loop()
+        argv, env = ["/bin/bash", "-c", command], ctx.bash_env()
+        sandbox = ctx.os_sandbox
+        confined = sandbox is not None and sandbox.confines
+        if confined:
+            argv, env = sandbox.wrap(argv, env)
         spawn = asyncio.ensure_future(loop.subprocess_exec(
-            lambda: _Collector(ctx.output_cap, loop, ctx.spill_dir), "/bin/bash", "-c", command,
+            lambda: _Collector(ctx.output_cap, loop, ctx.spill_dir), *argv,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            cwd=str(ctx.workspace), env=ctx.bash_env(), start_new_session=True))
+            cwd=str(ctx.workspace), env=env, start_new_session=True))
         try:
             transport, proto = await asyncio.shield(spawn)
         except OSError as e:
-            raise ToolError(f"could not start /bin/bash: {e}") from e
+            raise ToolError(f"could not start {argv[0]}: {e}") from e
         except asyncio.CancelledError:
             await _end_spawned(spawn)
             raise
@@ -332,9 +339,14 @@ class BashTool(Tool):
                          f"were killed. Pass a larger `timeout` (max {_fmt_s(ctx.bash_max_timeout)}) or run "
                          f"long jobs in the background with output to a file.]")
         parts.extend(notes)
+        if confined and code != 0:
+            parts.append(sandbox.failure_hint())
+        elif sandbox is not None and not confined and sandbox.settings.enabled:
+            parts.append(f"[ran outside the sandbox, with the user's approval: {sandbox.availability().notice()}]")
         parts.append(f"exit code {code}")
         meta = {"exit_code": code, "timed_out": timed_out, "total_chars": proto.out.total_chars,
-                "omitted_chars": omitted, "command": command, "full_output": str(spilled) if spilled else None}
+                "omitted_chars": omitted, "command": command, "full_output": str(spilled) if spilled else None,
+                "sandboxed": confined}
         return ToolOutput("\n".join(parts), is_error=timed_out or code != 0, meta=meta)
 
     @staticmethod
