@@ -31,6 +31,7 @@ from compaction.scrub import redact_url, register_secret
 
 from agent_core.config_error import ConfigError
 from agent_core.context_budget import BudgetSettings, budget_for, limits_for
+from agent_core.os_sandbox.settings import SandboxSettings, parse_mode, parse_network, parse_paths
 from agent_core.regular_file import NotRegularFile, open_regular
 from agent_core.providers.models_info import DEFAULT_MODEL, DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from agent_core.providers.server_context import ENGINES
@@ -254,6 +255,19 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api_idle_timeout", "CTXTUI_API_IDLE_TIMEOUT", "api_idle_timeout", "a number of seconds > 0",
             "give up when the API sends nothing for this long, before or during an answer (default 120)",
             _positive),
+    Setting("sandbox", "CTXTUI_SANDBOX", "sandbox", "auto-allow, ask or off",
+            "run bash and shell mode in the OS sandbox (bubblewrap; docs/security.md): auto-allow = sandboxed "
+            "commands run without asking, ask = they still ask, off = unconfined (default off); /sandbox sets it live",
+            parse_mode),
+    Setting("sandbox_network", "CTXTUI_SANDBOX_NETWORK", "sandbox_network", "none, all, or hosts separated by commas",
+            "what a sandboxed command may reach: none (default), all, or only these hosts (example.com, "
+            "*.example.com) through a filtering proxy", parse_network),
+    Setting("sandbox_hide", "CTXTUI_SANDBOX_HIDE", None, "absolute paths separated by commas",
+            "more paths a sandboxed command cannot see (besides ~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, ~/.netrc, "
+            "ctxtui's state and others)", parse_paths),
+    Setting("sandbox_write", "CTXTUI_SANDBOX_WRITE", None, "absolute paths separated by commas",
+            "more folders a sandboxed command may write (a cache, say); the workspace and a private /tmp always",
+            parse_paths),
     Setting("theme", "CTXTUI_THEME", "theme", "a Textual theme name", "TUI colour theme", _text),
     Setting("otel_endpoint", "CTXTUI_OTEL_ENDPOINT", None, "an http:// or https:// URL",
             "export usage, cost, compactions and the context figure with OpenTelemetry (OTLP/HTTP) to this "
@@ -312,6 +326,10 @@ class Config:
     api_connect_timeout: float = 10.0
     api_idle_timeout: float = 120.0
     theme: str | None = None
+    sandbox: str = "off"                       # the OS sandbox for bash: auto-allow | ask | off
+    sandbox_network: str | tuple[str, ...] = "none"
+    sandbox_hide: tuple[Path, ...] = ()
+    sandbox_write: tuple[Path, ...] = ()
     otel_endpoint: str | None = None           # OTLP/HTTP collector (agent_core/telemetry); None: no export
     otel_headers: str | None = field(default=None, repr=False)   # may hold a token: a secret
     otel_service_name: str = "ctxtui"
@@ -364,6 +382,9 @@ class Config:
         """The compaction thresholds the loop uses for this config."""
         return budget_for(self.model, self.budget_settings()).budget
 
+    def sandbox_settings(self) -> SandboxSettings:
+        return SandboxSettings(self.sandbox, self.sandbox_network, self.sandbox_hide, self.sandbox_write)
+
     def secret_values(self) -> list[str]:
         """Values that must never be written anywhere (registered with the scrubber at load)."""
         return [v for v in (self.api_key, self.otel_headers) if v]
@@ -377,7 +398,7 @@ class Config:
             v = getattr(self, f.name)
             if f.name == "mcp_config":
                 v = [str(p) for p in v]
-            out[f.name] = str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v
+            out[f.name] = str(v) if isinstance(v, Path) else [str(x) for x in v] if isinstance(v, tuple) else v
         out["base_url"] = redact_url(self.base_url)
         out["otel_endpoint"] = redact_url(self.otel_endpoint)
         out["has_api_key"] = bool(self.api_key)

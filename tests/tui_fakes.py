@@ -108,6 +108,8 @@ class FakeAgent:
     def mcp_status(self) -> list:
         return []
 
+    sandbox = None      # no OS sandbox: /sandbox says so
+
     # -- state -----------------------------------------------------------------------------------
     def _threshold(self) -> int:
         return int(self.window * 0.835) if self.threshold_pct is None else self.budget.autocompact_threshold

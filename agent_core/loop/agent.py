@@ -524,6 +524,11 @@ class Agent:
         else:
             self._mcp_notices.append(notice)
 
+    @property
+    def sandbox(self):
+        """The OS sandbox bash runs in (agent_core/os_sandbox): /sandbox and the status line read it."""
+        return self.tool_ctx.os_sandbox
+
     def mcp_status(self) -> list:
         """Each MCP server's state and tools (/mcp, /context); empty without servers."""
         return self.mcp.status() if self.mcp is not None else []

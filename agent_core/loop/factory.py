@@ -39,6 +39,7 @@ from agent_core.sessions.paths import (UnsafeDir, ensure_state_dir, file_history
                                       sessions_dir, tool_results_dir)
 from agent_core.tools.file_history import FileHistory
 from agent_core.tools.permissions import PermissionPolicy
+from agent_core.os_sandbox.sandbox import OsSandbox
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_log import SessionLog
 from agent_core.sessions.session_reader import LoadedSession
@@ -203,11 +204,13 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
         if server_window.restore(pipeline, client, None) is not None:
             client.info.notes.append(f"context window {pipeline.budget.context_window:,} (the API's, "
                                      f"learned earlier in this session)")
+    protected = protected_dirs(config, home)
+    sandbox = make_sandbox(config, protected)
     tool_ctx = ToolContext(config.workspace, bash_timeout=config.bash_timeout, tool_timeout=config.tool_timeout,
                            spill_dir=tool_results_dir(home, log.session_id),
                            transcript_dir=transcripts_dir(session_dir(home, log.session_id)),
                            history=FileHistory(file_history_dir(home, log.session_id)),
-                           protected=protected_dirs(config, home), read_max_chars=per_result_chars(pipeline.config))
+                           protected=protected, read_max_chars=per_result_chars(pipeline.config), os_sandbox=sandbox)
     agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx,
                   permissions=make_permissions(config, interactive, state.get("permissions")),
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,
@@ -216,7 +219,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   mcp=make_hub(servers.specs, config, session_dir(home, log.session_id)))
     agent.memory, agent.memory_tokens = memory, estimate_text(memory_part) if memory_part else 0  # type: ignore[attr-defined]
     # What the memory files and the MCP definitions gave cause to say: once, at start (the front-ends).
-    agent.start_notices = [*memory.notices, *servers.notices]  # type: ignore[attr-defined]
+    agent.start_notices = [*memory.notices, *servers.notices, *sandbox_notices(sandbox)]  # type: ignore[attr-defined]
     tool_ctx.status = agent.context_status     # what context_status reports: the pane's own figures
     # where /threshold keeps the threshold per model: the user config file, read at start
     agent.threshold_file = config.config_file or user_config_path(os.environ)  # type: ignore[attr-defined]
@@ -243,6 +246,27 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
             agent.active_before = max(0.0, float(active))
     agent.telemetry = make_telemetry(config, agent, interactive)
     return agent
+
+
+def make_sandbox(config: Config, protected: tuple[Path, ...]) -> OsSandbox:
+    """The session's OS sandbox (off unless chosen). When chosen, whether it can run is asked
+    now, once, so the first command does not wait for the probe and the notice comes at start."""
+    sandbox = OsSandbox(config.sandbox_settings(), config.workspace, protected=protected)
+    if sandbox.settings.enabled:
+        sandbox.availability()
+    return sandbox
+
+
+def sandbox_notices(sandbox: OsSandbox) -> list[str]:
+    """Said once at start: a sandbox the user chose that cannot run (bash then asks every time),
+    or a host list without the relay it needs."""
+    status = sandbox.status()
+    if status.problem:
+        return [status.problem]
+    if sandbox.confines and sandbox.settings.hosts and not sandbox.availability().socat:
+        return ["the OS sandbox's host list needs socat (sudo apt-get install socat); until it is installed "
+                "sandboxed commands reach no host"]
+    return []
 
 
 def mcp_servers(config: Config) -> Servers:

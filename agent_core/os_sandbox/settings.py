@@ -7,6 +7,7 @@ filtering proxy. These loosen or tighten what a tool may do, so a repository's `
 them unless the folder is trusted (trust.SENSITIVE)."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +79,7 @@ def parse_paths(v: Any) -> tuple[Path, ...]:
     items = [v] if isinstance(v, str) else list(v) if isinstance(v, (list, tuple)) else None
     if items is None or not all(isinstance(i, (str, Path)) for i in items):
         raise ValueError
-    out = [Path(p.strip()).expanduser() for i in items for p in str(i).split(",") if p.strip()]
+    out = [Path(os.path.expanduser(p.strip())) for i in items for p in str(i).split(",") if p.strip()]
     if not out or any(not p.is_absolute() for p in out):
         raise ValueError
     return tuple(out)

@@ -19,7 +19,8 @@ from compaction.transcript import atomic_write_text
 
 # Settings a workspace `.env` may set only when the workspace is trusted (Config field names).
 SENSITIVE = frozenset({"api_key", "base_url", "allow", "home", "mcp_config",    # mcp_config starts programs
-                       "otel_endpoint", "otel_headers"})   # a repository's collector would receive the usage
+                       "otel_endpoint", "otel_headers",    # a repository's collector would receive the usage
+                       "sandbox", "sandbox_network", "sandbox_hide", "sandbox_write"})   # what a command may reach
 TRUST_FILE = "trusted.json"
 MAX_TRUST_FILE = 1 << 20
 

@@ -115,6 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="give up connecting to the API after this long (env CTXTUI_API_CONNECT_TIMEOUT)")
     p.add_argument("--api-idle-timeout", type=float, metavar="SECONDS",
                    help="give up when the API is silent this long (env CTXTUI_API_IDLE_TIMEOUT)")
+    p.add_argument("--sandbox", metavar="MODE",
+                   help="run bash and shell mode in the OS sandbox (bubblewrap): auto-allow (sandboxed commands run "
+                        "without asking), ask (they still ask) or off (default); the workspace and a private /tmp "
+                        "are writable, secret folders hidden, no network unless --sandbox-network (env CTXTUI_SANDBOX)")
+    p.add_argument("--sandbox-network", metavar="none|all|HOSTS",
+                   help="what a sandboxed command may reach: none (default), all, or only these hosts, comma-separated "
+                        "(example.com, *.example.com), through a filtering proxy (env CTXTUI_SANDBOX_NETWORK)")
     p.add_argument("--theme", metavar="NAME", help="a Textual theme name (TUI)")
     return p
 

@@ -96,6 +96,9 @@ class AgentHandle(Protocol):
     @property
     def mcp_tokens(self) -> dict[str, int]: ...         # each MCP server's tool definitions, estimated
 
+    @property
+    def sandbox(self) -> Any: ...                       # agent_core/os_sandbox/sandbox.OsSandbox, or None
+
     async def aclose(self) -> None: ...
 
 

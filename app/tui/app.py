@@ -41,7 +41,7 @@ from agent_core.providers.demo.pause import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
 from agent_core.security.visible_text import visible
 
-from app.tui import commands, heap
+from app.tui import commands, heap, sandbox_command
 from app.tui.agent_port import AgentHandle
 from app.tui.event_feed import NOT_YET, EventFeed
 from app.tui.screens.context_screen import ContextScreen
@@ -52,6 +52,7 @@ from app.tui.screens.model_picker import ModelPicker
 from app.preview_text import headline
 from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.resume import ResumeScreen
+from app.tui.screens.sandbox_screen import SandboxScreen
 from app.tui.screens.transcript_browser import TranscriptBrowser
 from app.widgets.context_pane import ContextPane, history_points
 from app.widgets import next_request as next_text
@@ -360,6 +361,7 @@ class CtxApp(App[int]):
         self.status.model = info.model
         self.status.offline = info.offline
         self.status.session_id = a.session_id
+        self.status.sandbox = a.sandbox.status().short() if a.sandbox is not None else ""
         conv = self.conversation
         await conv.clear()
         self._to_side(lambda: self.timeline.reset())
@@ -810,7 +812,8 @@ class CtxApp(App[int]):
         agent = self.agent
         memory = getattr(agent, "memory", None)
         items = with_head(largest_items(agent.view()), head_items(memory.files if memory else (), agent.mcp_tokens))
-        self.push_screen(ContextScreen(pane.context, tuple(pane.history), items))
+        sandbox = agent.sandbox.status() if agent.sandbox is not None else None
+        self.push_screen(ContextScreen(pane.context, tuple(pane.history), items, sandbox=sandbox))
 
     def _cmd_rewind(self, arg: str) -> None:
         if self.busy:
@@ -876,6 +879,25 @@ class CtxApp(App[int]):
     def _cmd_mcp(self, arg: str) -> None:
         agent = self.agent
         self.call_next(self.conversation.add_notice, servers_text(agent.mcp_status(), agent.mcp_tokens))
+
+    def _cmd_sandbox(self, arg: str) -> None:
+        sandbox = self.agent.sandbox
+        if arg.strip():
+            try:
+                said = sandbox_command.apply(sandbox, arg)
+            except ValueError as e:
+                self.notify(visible(str(e)), severity="error", markup=False)
+                return
+            self._sandbox_changed(said)
+        elif sandbox is None:
+            self.notify("This session has no OS sandbox.", severity="warning")
+        else:
+            self.push_screen(SandboxScreen(sandbox.status()),
+                             callback=lambda mode: mode and self._sandbox_changed(sandbox_command.apply(sandbox, mode)))
+
+    def _sandbox_changed(self, said: str) -> None:
+        self.status.sandbox = self.agent.sandbox.status().short()
+        self.call_next(self.conversation.add_notice, said)
 
     def _cmd_cost(self, arg: str) -> None:
         if not self._side_ready:

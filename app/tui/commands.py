@@ -32,6 +32,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
                  "what it would do and cost, first"),
     SlashCommand("context", "", "Show the full context breakdown"),
     SlashCommand("mcp", "", "The MCP servers: state, tools and what their definitions take"),
+    SlashCommand("sandbox", "[MODE | network HOSTS]", "The OS sandbox bash runs in: its state and boundary; "
+                 "choose auto-allow, ask or off, or what network it may reach"),
     SlashCommand("cost", "", "Show cost by model and token bucket (toggle full size)"),
     SlashCommand("clear", "", "Start a new session with an empty context"),
     SlashCommand("model", "[NAME]", "Switch the model, in a new session (no NAME: pick one, with its prices "

@@ -35,7 +35,8 @@ def test_model_without_a_name_opens_the_picker():
 
 def test_every_issue_command_exists():
     assert {c.name for c in commands.COMMANDS} == {"compact", "context", "cost", "clear", "model", "resume",
-                                                    "transcripts", "wait", "help", "threshold", "mcp", "rewind", "diff"}
+                                                    "transcripts", "wait", "help", "threshold", "mcp", "rewind", "diff",
+                                                        "sandbox"}
 
 
 def test_completion():

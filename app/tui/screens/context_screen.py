@@ -14,12 +14,14 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from agent_core.context_items import ContextItem
+from agent_core.os_sandbox.sandbox import SandboxStatus
 from agent_core.events import ContextUpdate
 from agent_core.security.visible_text import one_line
 
 from app import format as fmt
 from app.widgets.context_pane import STATE_VARS, STATE_WORDS, category_meta, ordered_categories
 from app.widgets.context_plot import ContextPlot
+from app.tui.screens.sandbox_screen import status_lines
 
 GRID_CELLS = 100  # one cell per percent of the window
 GRID_WIDTH = 10
@@ -75,11 +77,12 @@ class ContextScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "close", "Close", id="context.close")]
 
     def __init__(self, context: ContextUpdate | None, history: tuple = (),
-                 items: tuple[ContextItem, ...] | list[ContextItem] = ()) -> None:
+                 items: tuple[ContextItem, ...] | list[ContextItem] = (), sandbox: SandboxStatus | None = None) -> None:
         super().__init__()
         self.context = context
         self.history = history
         self.items = tuple(items)
+        self.sandbox = sandbox     # the OS sandbox's state, said under the figures (its own screen: /sandbox)
 
     def compose(self) -> ComposeResult:
         c = self.context
@@ -103,6 +106,8 @@ class ContextScreen(ModalScreen[None]):
                                               ("  (estimated tokens; what /compact or /clear would free)", "dim")),
                              id="context-items-title")
                 yield DataTable(id="context-items", show_cursor=False)
+            if self.sandbox is not None:
+                yield Static(status_lines(self.sandbox), id="context-sandbox")
 
     def on_mount(self) -> None:
         self.query_one("#context-dialog").border_title = "Context window"

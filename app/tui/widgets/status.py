@@ -25,8 +25,9 @@ STATE_STYLES = {"ok": "$success", "warning": "$warning", "error": "$error", "aut
                 "blocking": "$error"}
 SEP = (" · ", "dim")
 # What gives way when the line is too narrow, in order: each step moves that part to its next,
-# shorter form; a part's last form is None (dropped). The state is never dropped.
-SHRINK_ORDER = ("session", "model", "next", "model", "running", "left", "cost", "tokens", "next", "running", "left")
+# shorter form; a part's last form is None (dropped). The state and the sandbox are never dropped.
+SHRINK_ORDER = ("sandbox", "session", "model", "next", "model", "running", "left", "cost", "tokens", "next",
+                "running", "left")
 
 
 class StatusBar(Static):
@@ -38,6 +39,7 @@ class StatusBar(Static):
     context: reactive[ContextUpdate | None] = reactive(None, always_update=True)
     cost_usd: reactive[float | None] = reactive(None)   # the session's dollars; None: unknown price
     next_request: reactive[NextRequest | None] = reactive(None)   # counted down, the typed prompt added
+    sandbox: reactive[str] = reactive("")               # the OS sandbox in a few words ("" when off)
 
     def parts(self) -> dict[str, list[Content | None]]:
         """Every part in screen order, each as its forms from the fullest to dropped."""
@@ -63,6 +65,10 @@ class StatusBar(Static):
         model = one_line(f"{self.model} — offline" if self.offline else self.model)   # a log's field in watch
         out["model"] = [Content.assemble(("model ", "dim"), (model, "bold")), Content.assemble((model, "bold")), None]
         out["session"] = [Content.assemble(("session ", "dim"), (one_line(self.session_id) or "—", "bold")), None]
+        if self.sandbox and self.sandbox != "sandbox off":
+            style = "$warning" if "unavailable" in self.sandbox else "$success"
+            out["sandbox"] = [Content.styled(self.sandbox, style),
+                              Content.styled("sandbox" if style == "$success" else "no sandbox", style)]
         return out
 
     def fit(self, width: int) -> Content:
