@@ -16,10 +16,12 @@ from tests.agent_helpers import MODEL, SECRET, record_events, user_dirs
 # ---- on the offline demo model -----------------------------------------------------------------------
 
 def make_app(workspace: Path, *, window: int | None = None, allow_all: bool = True, chunk_delay: float = 0.0,
-             **kw):
+             sandbox: str | None = None, **kw):
     cli: dict = {"model": "demo"}
     if allow_all:
         cli["allow"] = ["all"]
+    if sandbox:
+        cli["sandbox"] = sandbox
     env = {"CTXTUI_CONTEXT_WINDOW": str(window)} if window else {}
     client = None
     if chunk_delay:

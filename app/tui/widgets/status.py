@@ -26,7 +26,7 @@ STATE_STYLES = {"ok": "$success", "warning": "$warning", "error": "$error", "aut
 SEP = (" · ", "dim")
 # What gives way when the line is too narrow, in order: each step moves that part to its next,
 # shorter form; a part's last form is None (dropped). The state and the sandbox are never dropped.
-SHRINK_ORDER = ("sandbox", "session", "model", "next", "model", "running", "left", "cost", "tokens", "next",
+SHRINK_ORDER = ("session", "model", "sandbox", "next", "model", "running", "left", "cost", "tokens", "next",
                 "running", "left")
 
 

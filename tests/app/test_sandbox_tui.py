@@ -1,0 +1,104 @@
+"""Issue 50 in the TUI: /sandbox shows the state and boundary and switches the mode live; the
+status line says whether the sandbox is on; shell mode (`!command`) runs inside it, so a planted
+~/.ssh key is not readable and a write outside the workspace fails; a sandbox that cannot run is
+said, never silently skipped."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from agent_core.os_sandbox import probe
+from app.tui.screens.context_screen import ContextScreen
+from app.tui.screens.sandbox_screen import SandboxScreen
+from app.tui.widgets.conversation.shell_block import ShellRecord
+from tests.agent_core.os_sandbox.sandbox_helpers import require_bwrap
+from tests.agent_helpers import make_workspace
+from tests.app.tui_helpers import make_app, wait_idle
+
+SIZE = (120, 36)
+
+
+@pytest.fixture
+def on_disk(monkeypatch):
+    """Workspace and HOME outside /tmp (the sandbox's /tmp is private, which would hide them anyway)."""
+    base = Path(tempfile.mkdtemp(prefix="ctxtui-sbx-tui-", dir="/var/tmp"))
+    ws, home = make_workspace(base / "ws"), base / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("planted-key-material\n")
+    monkeypatch.setenv("HOME", str(home))
+    yield ws, home
+    shutil.rmtree(base, ignore_errors=True)
+
+
+async def shell(app, pilot, command: str) -> str:
+    app.prompt_input.focus()
+    app.fill_prompt("!" + command)
+    await pilot.press("enter")
+    await wait_idle(app, pilot)
+    return app.conversation.text_of(app.conversation.records_of(ShellRecord)[-1])
+
+
+async def test_shell_mode_runs_inside_and_the_status_line_says_so(on_disk):
+    require_bwrap()
+    ws, home = on_disk
+    app, _ = make_app(ws, sandbox="auto-allow")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "sandbox auto-allow" in str(app.status.fit(200))
+        shown = await shell(app, pilot, f"cat {home}/.ssh/id_rsa; echo x > {home}/planted; echo done")
+        assert "planted-key-material" not in shown and "done" in shown
+        assert not (home / "planted").exists()
+        app.run_slash("/sandbox off")
+        await pilot.pause()
+        assert "sandbox" not in str(app.status.render())
+        shown = await shell(app, pilot, f"cat {home}/.ssh/id_rsa")
+        assert "planted-key-material" in shown                  # control: off is really unconfined
+
+
+async def test_the_sandbox_screen_chooses_the_mode(on_disk):
+    require_bwrap()
+    ws, _ = on_disk
+    app, _ = make_app(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.run_slash("/sandbox")
+        await pilot.pause()
+        assert isinstance(app.screen, SandboxScreen)
+        text = str(app.screen.query_one("#sandbox-status").render())
+        assert "off" in text and "Hidden" in text
+        await pilot.press("home")                   # to auto-allow, the first row
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, SandboxScreen)
+        assert app.agent.sandbox.settings.mode == "auto-allow"
+        assert "sandbox auto-allow" in str(app.status.fit(200))
+        app.run_slash("/context")
+        await pilot.pause(0.2)
+        if isinstance(app.screen, ContextScreen):
+            assert "on (auto-allow)" in str(app.screen.query_one("#context-sandbox").render())
+
+
+async def test_an_unusable_sandbox_is_said_at_start_and_on_the_status_line(on_disk, monkeypatch):
+    ws, _ = on_disk
+    monkeypatch.setattr(probe, "check", lambda bwrap=None: probe.Availability(
+        False, problem="bubblewrap (bwrap) is not installed", fix="Install bubblewrap"))
+    app, _ = make_app(ws, sandbox="auto-allow")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "sandbox unavailable: bash asks" in str(app.status.fit(200))
+        assert "no sandbox" in str(app.status.render())            # at 120 columns, the short form
+        assert any("bubblewrap (bwrap) is not installed" in n for n in app.notices)
+
+
+async def test_a_bad_sandbox_argument_says_what_to_type(on_disk):
+    ws, _ = on_disk
+    app, _ = make_app(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.run_slash("/sandbox sometimes")
+        await pilot.pause()
+        assert app.agent.sandbox.settings.mode == "off"
+        assert any("/sandbox auto-allow | ask | off" in str(n.message) for n in app._notifications)
