@@ -25,6 +25,7 @@ from compaction.scrub import scrub
 
 from agent_core import events as ev
 from agent_core.config import ConfigError
+from agent_core.sessions.paths import is_session_id
 from agent_core.sessions.session_log import SessionWriteError
 from agent_core.sessions.session_reader import load_session as read_log
 from agent_core.security.visible_text import one_line
@@ -63,6 +64,11 @@ def _error(e: BaseException) -> RequestError:
     return RequestError.invalid_params({"details": scrub(str(e))})
 
 
+def _check_folder(cwd: str) -> None:
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise RequestError.invalid_params({"details": f"cwd must be the absolute path of a folder (got {cwd!r})"})
+
+
 class CtxtuiAgent:
     """What the SDK's router calls. `options`: `ctxtui acp`'s flags, applied to every session."""
 
@@ -98,12 +104,21 @@ class CtxtuiAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            **kwargs: Any) -> LoadSessionResponse:
+        if not is_session_id(session_id):
+            raise RequestError.invalid_params({"details": f"{session_id!r} is not a session id: session/load needs the "
+                                                          "id of a ctxtui session, like 20261207T120133-bc18ad"})
         session = self.sessions.get(session_id)
         if session is None:
             session = self._open(cwd, resume=session_id, mcp_servers=mcp_servers)
             loaded = session.agent.session.loaded
             entries = loaded.all_entries if loaded is not None else []
         else:       # open here already: its log holds what it said so far (none yet: nothing to show)
+            _check_folder(cwd)
+            if os.path.realpath(cwd) != os.path.realpath(session.workspace):
+                # A session's state (log, trust, .env, file history) is its folder's: it never moves.
+                raise RequestError.invalid_params({"details": f"session {session_id} works in {session.workspace}, "
+                                                              f"not in {cwd}: load it with cwd {session.workspace}, "
+                                                              f"or start a new session in {cwd}"})
             path = session.agent.session.path
             entries = read_log(path).all_entries if path.is_file() else []
         for update in replay(entries, session.workspace):
@@ -119,15 +134,25 @@ class CtxtuiAgent:
         text = prompt_text(prompt)
         session.prompting, session.cancelled = asyncio.current_task(), False
         try:
-            return PromptResponse(stop_reason=STOP_REASONS.get(await self._turn(session, text), "end_turn"))
+            stop = await self._turn(session, text)
+            # A cancel wins over how the turn ended, even when it came as the turn was ending (ACP).
+            return PromptResponse(stop_reason="cancelled" if session.cancelled else STOP_REASONS.get(stop, "end_turn"))
         finally:
             session.prompting = None
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """The flag ends a turn not started yet (`_turn` checks it last thing before starting one).
+        The loop's task is cancelled a step later, not now: a task cancelled before its first step
+        never runs its cleanup and the turn would wait for good; its first step is queued already,
+        and the event loop runs callbacks in order. Only this prompt's turn, not a later one."""
         session = self.sessions.get(session_id)
         if session is not None and session.busy:
-            session.cancelled = True     # kept: a cancel may come before the turn's task exists
-            session.agent.cancel()
+            session.cancelled, prompting = True, session.prompting
+
+            def cancel_turn() -> None:
+                if session.prompting is prompting:
+                    session.agent.cancel()
+            asyncio.get_running_loop().call_soon(cancel_turn)
 
     async def close_all(self) -> None:
         """End every session as a run ends: the turn cancelled, the log closed whole and resumable."""
@@ -140,8 +165,7 @@ class CtxtuiAgent:
 
     # ----- the machinery ---------------------------------------------------------------------
     def _open(self, cwd: str, resume: str | None = None, mcp_servers: Any = None) -> Session:
-        if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-            raise RequestError.invalid_params({"details": f"cwd must be the absolute path of a folder (got {cwd!r})"})
+        _check_folder(cwd)
         try:
             session = open_session(self.options, cwd, resume=resume, mcp_servers=mcp_servers)
         except (ConfigError, SessionWriteError) as e:
@@ -177,12 +201,12 @@ class CtxtuiAgent:
         failure: ev.Error | None = None
         for notice in session.take_notices():
             await self._send(session.id, note(notice))
+        if session.cancelled:
+            return "cancelled"      # before the turn started: nothing reached the model or the log
         command, _, rest = text.strip().partition(" ")
         events = agent.compact(rest.strip() or None) if command == "/compact" else agent.run(text)
         try:
             async for e in events:
-                if session.cancelled and agent.busy:
-                    agent.cancel()
                 if isinstance(e, ev.PermissionRequest):
                     task = asyncio.create_task(permissions.ask(self.conn, session.id, e, session.workspace))
                     asks.add(task)
@@ -203,6 +227,6 @@ class CtxtuiAgent:
         finally:
             for task in list(asks):
                 task.cancel()
-        if stop in FAILED_STOPS:
+        if stop in FAILED_STOPS and not session.cancelled:
             raise _failed(stop, failure)
         return stop

@@ -190,3 +190,33 @@ async def test_a_failed_turn_is_an_error_response_and_the_session_goes_on(tmp_pa
             editor.clear()
             again = await _prompt(conn, sid, "hello again")
             assert again.stop_reason == "end_turn" and editor.text() == "back again"
+
+
+async def test_a_cancel_sent_right_after_the_prompt_always_ends_the_turn(tmp_path):
+    """The cancel's line follows the prompt's at once, 30 times: each prompt answers cancelled (a
+    cancel that came before the turn's task first ran used to leave the turn running for good)."""
+    ws = make_workspace(tmp_path)
+    editor = Editor()
+    async with acp_agent(editor, {}) as (conn, _):
+        sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+        for attempt in range(30):
+            answered, _ = await asyncio.wait_for(asyncio.gather(      # the prompt's line is written first
+                conn.prompt(session_id=sid, prompt=[text_block("explore this repository")]),
+                conn.cancel(session_id=sid)), 10)
+            assert answered.stop_reason == "cancelled", attempt
+        assert (await _prompt(conn, sid, "hello again")).stop_reason == "end_turn"
+
+
+async def test_load_session_refuses_an_empty_id_and_another_folder(tmp_path):
+    ws, other = make_workspace(tmp_path / "one"), make_workspace(tmp_path / "two")
+    editor = Editor()
+    async with acp_agent(editor, {}) as (conn, _):
+        sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+        with pytest.raises(RequestError) as empty:
+            await asyncio.wait_for(conn.load_session(cwd=str(ws), session_id="", mcp_servers=[]), TIMEOUT)
+        assert empty.value.code == -32602 and "20261207T120133-bc18ad" in empty.value.data["details"]
+        with pytest.raises(RequestError) as elsewhere:
+            await asyncio.wait_for(conn.load_session(cwd=str(other), session_id=sid, mcp_servers=[]), TIMEOUT)
+        details = elsewhere.value.data["details"]
+        assert elsewhere.value.code == -32602 and str(ws.resolve()) in details and str(other) in details
+        await asyncio.wait_for(conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[]), TIMEOUT)

@@ -130,3 +130,18 @@ def test_nothing_but_the_protocol_reaches_stdout():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b'{"jsonrpc": "2.0"}\n'
     assert b"stray print" in proc.stderr and b"child output" in proc.stderr and b"child read" not in proc.stderr
+
+
+async def test_a_line_that_is_json_but_not_an_object_is_an_invalid_request_and_the_agent_goes_on():
+    """`[]`, `42`, `"str"`, `null`: JSON-RPC 2.0's Invalid Request (id null) for each, even the last
+    line of the input with no newline; `null` is not the end of the input."""
+    wire = await Wire.start()
+    await wire.send("[]", "42", '"str"', "null", "[1, 2]", _request(0, "initialize", {"protocolVersion": 1}))
+    assert (await wire.answer(0))["result"]["agentInfo"]["name"] == "ctxtui"
+    refused = [m for m in wire.seen if m.get("id", 0) is None]
+    assert [m["error"]["code"] for m in refused] == [-32600] * 5
+    assert "an array" in refused[0]["error"]["data"]["details"]
+    wire.proc.stdin.write(b"true")            # the last line, with no newline
+    code, err = await wire.close()
+    assert code == 0, err.decode(errors="replace")[-2000:]
+    assert [m["error"]["code"] for m in wire.seen if m.get("id", 0) is None] == [-32600] * 6

@@ -1,18 +1,21 @@
 """The pieces of `ctxtui acp` that need no process: its help, what it imports, the usage update's
-figures and _meta, the permission answers, tool titles and prompt blocks."""
+figures and _meta, the permission answers, tool titles and prompt blocks, the input's lines."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 from acp import RequestError
+from acp._transport import NdjsonTransport     # the SDK's own reading of stdio lines, that Requests serves
 from acp.schema import (AllowedOutcome, DeniedOutcome, RequestPermissionResponse, ResourceContentBlock,
                         TextContentBlock)
 
 from agent_core import events as ev
 from app.acp.permissions import decision_of
 from app.acp.prompt_input import prompt_text
+from app.acp.stdio import Requests
 from app.acp.tool_calls import title_of
 from app.acp.usage import UsageReporter
 from app.cli.main import build_parser, main as cli_main
@@ -92,3 +95,30 @@ def test_prompt_blocks_become_one_text_and_images_are_refused():
     assert prompt_text(blocks) == "fix it\n\n[resource: file:///w/a.py]"
     with pytest.raises(RequestError):
         prompt_text([type("Image", (), {"type": "image"})()])
+
+
+class _Answers:
+    """What Requests writes its answers to (a StreamWriter's write and drain)."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(json.loads(data))
+
+    async def drain(self) -> None:
+        pass
+
+
+async def test_lines_over_the_limit_pass_whole_when_they_start_an_object_and_are_refused_when_not():
+    """The SDK reads a line over the limit in parts: an object's parts reach it whole; an array's
+    are dropped (a 50 MB `[...]` would have killed the agent as a short one did) and answered."""
+    reader = Requests(limit=16)
+    reader.answers = answers = _Answers()  # type: ignore[assignment]
+    message = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s" * 100}}
+    reader.feed_data(json.dumps(message).encode() + b"\n[" + b"1," * 100 + b'1]\n{"id": 1}\n[2]')
+    reader.feed_eof()
+    received = NdjsonTransport(reader, sender=None)  # type: ignore[arg-type]
+    assert [await received.receive() for _ in range(3)] == [message, {"id": 1}, None]
+    assert [(a["id"], a["error"]["code"]) for a in answers.sent] == [(None, -32600)] * 2
+    assert "size limit" in answers.sent[0]["error"]["data"]["details"]
