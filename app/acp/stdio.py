@@ -94,7 +94,10 @@ class Requests(asyncio.StreamReader):
     async def _refused(self, line: bytes) -> bool:
         """Answer `line` (or the end of one read in parts) when it is no JSON-RPC object."""
         rest, self._rest = self._rest, None
-        if rest == "pass" or (kind := OVER_LIMIT if rest == "drop" else _not_an_object(line)) is None:
+        if rest == "pass":
+            return False
+        kind = OVER_LIMIT if rest == "drop" else _not_an_object(line)
+        if kind is None:
             return False
         from acp import RequestError  # noqa: PLC0415  (start-up time: loaded by then, in _serve)
         log.warning("a message that is %s: answered Invalid Request", kind)
