@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from agent_core.security.credentials import SECRET_ENV_VARS
+from agent_core.security.credentials import held, is_credential
 from agent_core.security.visible_text import one_line
 
 PROJECT_FILE = ".mcp.json"
@@ -58,7 +58,7 @@ def tool_name_part(name: str) -> str:
 def _expand(value: str, environ: Mapping[str, str], where: str) -> str:
     def one(m: re.Match) -> str:
         var, default = m.group(1), m.group(2)
-        if var in SECRET_ENV_VARS:
+        if is_credential(var, environ.get(var)) or var in held():      # what credentials.tool_environment drops
             raise McpConfigError(f"{where}: ${{{var}}} is ctxtui's own credential and is not handed to MCP servers")
         got = environ.get(var)
         if got is None:

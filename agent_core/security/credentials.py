@@ -1,7 +1,8 @@
 """ctxtui's own credentials: where they live once ctxtui has started, and what they look like.
 
-The variables in `SECRET_ENV_VARS` (and `ANTHROPIC_BASE_URL` when it carries a password) are
-scrubbed from everything written and kept out of the environment of every command the model runs.
+The variables in `SECRET_ENV_VARS` (and those in `URL_ENV_VARS` when they carry a password) are
+scrubbed from everything written and kept out of the environment of every command the model runs
+and every MCP server (`tool_environment`: the one place that says which variables those are).
 That is not enough on its own: `/proc/<pid>/environ` shows the environment a process was *started*
 with, whatever it later deletes, and on Linux a root process can read it even from a non-dumpable
 ctxtui. So the commands that run tools call `shed_from_environment()` first: it starts ctxtui again
@@ -16,13 +17,17 @@ import os
 import re
 import sys
 from typing import Mapping, Sequence
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from compaction.scrub import redact_url, register_secret, scrub
 
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-                   "OTEL_EXPORTER_OTLP_HEADERS")   # the collector's token, when telemetry is on
-URL_ENV_VARS = ("ANTHROPIC_BASE_URL",)        # a credential only when it carries a password
+OTEL_SIGNALS = ("TRACES", "METRICS", "LOGS")  # OTLP's per-signal variants of the headers and the endpoint
+# The collector's token, when telemetry is on: `key=value,...` lists whose every value is a secret
+HEADER_ENV_VARS = ("OTEL_EXPORTER_OTLP_HEADERS", *(f"OTEL_EXPORTER_OTLP_{s}_HEADERS" for s in OTEL_SIGNALS))
+SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *HEADER_ENV_VARS)
+# A credential only when it carries a password (https://user:password@host)
+URL_ENV_VARS = ("ANTHROPIC_BASE_URL", "CTXTUI_OTEL_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
+                *(f"OTEL_EXPORTER_OTLP_{s}_ENDPOINT" for s in OTEL_SIGNALS))
 HANDOFF_VAR = "CTXTUI_CREDENTIALS_FD"         # the pipe the re-executed image reads them from
 MAX_HANDOFF = 60_000                          # below a pipe's buffer: the write never blocks
 
@@ -36,11 +41,36 @@ def _has_password(url: str) -> bool:
         return False
 
 
+def is_credential(name: str, value: str | None) -> bool:
+    """Whether variable `name` set to `value` carries a credential: a secret variable whatever its
+    value (empty too: the name alone says what it is for), a URL variable when it holds a password."""
+    return name in SECRET_ENV_VARS or (name in URL_ENV_VARS and _has_password(value or ""))
+
+
 def credentials_in(environ: Mapping[str, str]) -> dict[str, str]:
     """The credential variables set (non-empty) in `environ`."""
-    found = {k: environ[k] for k in SECRET_ENV_VARS if (environ.get(k) or "").strip()}
-    found.update({k: environ[k] for k in URL_ENV_VARS if _has_password(environ.get(k) or "")})
-    return found
+    return {k: v for k, v in environ.items() if (v or "").strip() and is_credential(k, v)}
+
+
+def tool_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without any credential variable: what a command the model runs (bash, shell mode)
+    may inherit. An MCP server's `${VAR}` is refused by the same rule (`is_credential`)."""
+    return {k: v for k, v in environ.items() if not is_credential(k, v)}
+
+
+def register_credential(name: str, value: str | None) -> None:
+    """Scrub a credential variable's secret from everything written from now on: a URL's password,
+    a header list's whole text and each value (and the token after `Bearer `), else the value."""
+    if not value:
+        return
+    if name in URL_ENV_VARS:
+        redact_url(value)
+        return
+    register_secret(value)
+    if name in HEADER_ENV_VARS:
+        for pair in value.split(","):
+            header = unquote(pair.partition("=")[2]).strip()
+            register_secret(header, header.split(" ", 1)[-1])
 
 
 def held() -> dict[str, str]:
@@ -107,10 +137,8 @@ def shed_from_environment(argv: Sequence[str] | None = None) -> None:
 
 
 def _register() -> None:
-    register_secret(*(v for k, v in _held.items() if k in SECRET_ENV_VARS))
-    for k in URL_ENV_VARS:
-        if k in _held:
-            redact_url(_held[k])
+    for k, v in _held.items():
+        register_credential(k, v)
 
 
 # Shapes of tokens people keep in environments: provider prefixes, then any long unbroken run of

@@ -144,16 +144,17 @@ class OtelExporter:
                                     "session.id": session_id})
         self.session_id = session_id
         self.provider = DEMO_PROVIDER if demo else PROVIDER
-        headers = dict(settings.headers)
         self._span_processor = BatchSpanProcessor(
-            _Spans(self.troubles, endpoint=settings.url("traces"), headers=headers, timeout=EXPORT_TIMEOUT_S),
+            _Spans(self.troubles, endpoint=settings.url("traces"), headers=settings.headers_for("traces"),
+                   timeout=EXPORT_TIMEOUT_S),
             max_queue_size=SPAN_QUEUE, max_export_batch_size=SPAN_BATCH, schedule_delay_millis=SPAN_DELAY_MS,
             export_timeout_millis=EXPORT_TIMEOUT_S * 1000)
         self.tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         self.tracer_provider.add_span_processor(self._span_processor)
         self.tracer = self.tracer_provider.get_tracer("ctxtui", __version__)
         self._reader = PeriodicExportingMetricReader(
-            _Metrics(self.troubles, endpoint=settings.url("metrics"), headers=headers, timeout=EXPORT_TIMEOUT_S),
+            _Metrics(self.troubles, endpoint=settings.url("metrics"), headers=settings.headers_for("metrics"),
+                     timeout=EXPORT_TIMEOUT_S),
             export_timeout_millis=EXPORT_TIMEOUT_S * 1000)   # the interval: OTEL_METRIC_EXPORT_INTERVAL, else 60 s
         self.meter_provider = MeterProvider(resource=resource, metric_readers=[self._reader], shutdown_on_exit=False)
         m = self.meter_provider.get_meter("ctxtui", __version__)

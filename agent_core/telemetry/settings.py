@@ -1,6 +1,8 @@
 """Whether a session exports telemetry, where to, and with what headers: from the `Config`
 (`CTXTUI_OTEL_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; `OTEL_EXPORTER_OTLP_HEADERS`;
-`OTEL_SERVICE_NAME`). No OpenTelemetry import: a session without a collector loads none of it.
+`OTEL_SERVICE_NAME`) and the environment (`OTEL_EXPORTER_OTLP_{TRACES,METRICS}_HEADERS`, which ctxtui
+holds in memory once started, so the SDK cannot read them itself). No OpenTelemetry import: a
+session without a collector loads none of it.
 
 The headers may carry a token: their values are registered with the scrubber here, and nothing in
 this package ever formats them into a message.
@@ -14,6 +16,7 @@ from urllib.parse import unquote
 from compaction.scrub import redact_url, register_secret
 
 from agent_core.config import Config
+from agent_core.security.credentials import with_held
 
 SIGNALS = ("traces", "metrics")
 
@@ -23,6 +26,11 @@ class TelemetrySettings:
     endpoint: str                                   # the collector's base URL, no trailing slash
     service_name: str = "ctxtui"
     headers: dict[str, str] = field(default_factory=dict, repr=False)
+    signal_headers: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)   # {signal: headers}
+
+    def headers_for(self, signal: str) -> dict[str, str]:
+        """The headers of one signal's exports: the common ones, a signal's own winning (OTLP's rule)."""
+        return {**self.headers, **self.signal_headers.get(signal, {})}
 
     def url(self, signal: str) -> str:
         """The OTLP/HTTP URL of one signal: the base endpoint plus /v1/<signal> (the OTLP spec's rule
@@ -57,9 +65,11 @@ def telemetry_settings(config: Config, environ: dict[str, str] | None = None) ->
     """Where this session's telemetry goes; None when no collector is configured (nothing loads),
     or when OTEL_SDK_DISABLED=true (the OpenTelemetry spec's switch for every SDK) says not to."""
     endpoint = getattr(config, "otel_endpoint", None)
-    env = os.environ if environ is None else environ
+    env = with_held(os.environ) if environ is None else environ
     if not endpoint or env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
+    own = {s: parse_headers(env.get(f"OTEL_EXPORTER_OTLP_{s.upper()}_HEADERS")) for s in SIGNALS}
     return TelemetrySettings(endpoint=endpoint.rstrip("/"),
                              service_name=getattr(config, "otel_service_name", None) or "ctxtui",
-                             headers=parse_headers(getattr(config, "otel_headers", None)))
+                             headers=parse_headers(getattr(config, "otel_headers", None)),
+                             signal_headers={s: h for s, h in own.items() if h})

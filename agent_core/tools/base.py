@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, TypeVar
 
-from agent_core.security.credentials import SECRET_ENV_VARS  # no command the model runs sees ctxtui's credentials
+from agent_core.security.credentials import SECRET_ENV_VARS as SECRET_ENV_VARS  # re-exported by agent_core.tools
+from agent_core.security.credentials import tool_environment  # no command the model runs sees a credential
 from agent_core.tools.file_history import FileHistory
 
 
@@ -63,9 +64,11 @@ class ToolContext:
             raise ValueError(f"workspace {self.workspace} is not a folder")
 
     def bash_env(self) -> dict[str, str]:
+        """The environment of every command the model runs (bash, shell mode): `env`, else ours,
+        without a credential variable whichever it came from (credentials.tool_environment)."""
         if self.env is not None:
-            return dict(self.env)
-        env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
+            return tool_environment(self.env)
+        env = tool_environment(os.environ)
         env.setdefault("PAGER", "cat")
         env.setdefault("GIT_PAGER", "cat")
         return env
