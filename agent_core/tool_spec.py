@@ -1,6 +1,8 @@
 """Names and input shapes of the built-in tools, shared by the tools, the demo model and tests."""
 from __future__ import annotations
 
+import re
+
 TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "grep", "compact", "context_status")
 # bash {command: str, timeout?: float seconds}
 # read_file {path: str, offset?: int (1-based line), limit?: int lines}
@@ -13,9 +15,19 @@ TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "grep", "c
 
 MCP_PREFIX = "mcp__"            # an MCP server's tools: mcp__SERVER__TOOL (Claude Code's naming)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
+
+
+def is_mcp_server_name(name: str) -> bool:
+    """A server name that tool names carry unambiguously: no `__` and no `_` at either end, so the
+    first `__` after the prefix always ends it. (A server `files__evil` would make its tools read
+    as tools of `files`, allowed by `--allow mcp__files`.)"""
+    return _SERVER_NAME.fullmatch(name) is not None
 
 
 def is_mcp_name(name: str) -> bool:
     """`mcp__SERVER` (every tool of a server) or `mcp__SERVER__TOOL`, as --allow takes them."""
-    rest = name[len(MCP_PREFIX):]
-    return name.startswith(MCP_PREFIX) and bool(rest) and not rest.startswith("_") and set(rest) <= _NAME_CHARS
+    if not name.startswith(MCP_PREFIX):
+        return False
+    server, sep, tool = name[len(MCP_PREFIX):].partition("__")
+    return is_mcp_server_name(server) and (not sep or (bool(tool) and set(tool) <= _NAME_CHARS))

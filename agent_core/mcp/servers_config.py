@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from agent_core.security.credentials import held, is_credential
 from agent_core.security.visible_text import one_line
+from agent_core.tool_spec import is_mcp_server_name
 
 PROJECT_FILE = ".mcp.json"
 MAX_FILE = 1 << 20
@@ -86,6 +87,11 @@ def parse_server(name: str, raw: Any, origin: str, environ: Mapping[str, str]) -
     where = f"MCP server {one_line(name)!r} in {origin}"
     if not isinstance(name, str) or not name.strip():
         raise McpConfigError(f"{origin}: an MCP server needs a non-empty name")
+    if not is_mcp_server_name(part := tool_name_part(name)):    # mcp__a__b__TOOL: server a__b, or a's tool?
+        better = re.sub("_+", "_", part).strip("_")
+        raise McpConfigError(f"{where}: a server name may not hold '__' or begin or end with '_' (characters other "
+                             f"than letters, digits, '-' and '_' count as '_'): its tools, mcp__{part}__TOOL, would "
+                             f"read as another server's. Rename it" + (f", e.g. to {better!r}" if better else ""))
     if not isinstance(raw, dict):
         raise McpConfigError(f"{where}: the definition must be an object")
     kind = raw.get("type", "http" if "url" in raw else "stdio")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
+from agent_core.tool_spec import MCP_PREFIX, is_mcp_server_name
 from agent_core.tools.base import Tool, ToolContext, ToolOutput
 
-PREFIX = "mcp__"
+PREFIX = MCP_PREFIX
 MAX_DESCRIPTION = 2_048        # a server's description is capped: it is sent with every request
 MAX_NAME = 64                  # the API's limit on a tool name
 
@@ -17,15 +18,20 @@ Call = Callable[[str, dict], Awaitable[tuple[str, bool]]]
 
 
 def mcp_tool_name(server: str, tool: str) -> str:
+    """Every MCP tool's name is made here, so no server whose name would blur which server a tool
+    belongs to (tool_spec.is_mcp_server_name) ever has a tool; the config refuses it first."""
+    if not is_mcp_server_name(server):
+        raise ValueError(f"MCP server name {server!r} may not contain '__' or begin or end with '_'")
     return f"{PREFIX}{server}__{tool}"
 
 
 def server_of(tool_name: str) -> str | None:
-    """The server part of an MCP tool's name, or None for any other tool."""
+    """The server of an MCP tool's name (mcp__SERVER__TOOL), or None for any other name. The first
+    `__` ends the server's part because no server name holds one or ends in `_` (mcp_tool_name)."""
     if not tool_name.startswith(PREFIX):
         return None
-    server, sep, _tool = tool_name[len(PREFIX):].partition("__")
-    return server if sep and server else None
+    server, sep, tool = tool_name[len(PREFIX):].partition("__")
+    return server if sep and tool and is_mcp_server_name(server) else None
 
 
 class McpTool(Tool):

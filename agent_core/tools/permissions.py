@@ -53,6 +53,9 @@ def parse_tool_list(text: str | Iterable[str]) -> list[str]:
                 names.extend(TOOL_NAMES)
             elif name in TOOL_NAMES or is_mcp_name(name):
                 names.append(name)
+            elif name.startswith(PREFIX):
+                raise ValueError(f"{name!r} names no MCP server or tool; expected mcp__SERVER or mcp__SERVER__TOOL, "
+                                 f"where SERVER has no '__' and does not begin or end with '_'")
             else:
                 raise ValueError(f"unknown tool {name!r}; expected a comma-separated list of: "
                                  f"{', '.join(TOOL_NAMES)} (or 'all'), or mcp__SERVER / mcp__SERVER__TOOL")
@@ -60,7 +63,8 @@ def parse_tool_list(text: str | Iterable[str]) -> list[str]:
 
 
 def mcp_server_key(tool: str) -> str | None:
-    """`mcp__SERVER` for an MCP tool's name (what allows all of a server's tools), else None."""
+    """`mcp__SERVER` for an MCP tool's name (what allows all of a server's tools), else None. Never
+    a prefix match: `mcp__files` is the key of server `files`'s tools alone (mcp_tool.server_of)."""
     server = server_of(tool)
     return f"{PREFIX}{server}" if server else None
 

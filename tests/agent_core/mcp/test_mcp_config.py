@@ -44,10 +44,13 @@ def test_a_bad_definition_says_what_to_fix(raw, words):
 
 
 def test_defaults_expand_and_hostile_names_become_api_tool_names():
-    spec = parse_server("my server!\x1b[2J", {"command": "${BIN:-node}"}, "f", {})
+    spec = parse_server("my\x1bserver.x", {"command": "${BIN:-node}"}, "f", {})
     assert spec.command == "node"
-    assert spec.name == tool_name_part("my server!\x1b[2J") and set(spec.name) <= set(
+    assert spec.name == tool_name_part("my\x1bserver.x") and set(spec.name) <= set(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+    with pytest.raises(McpConfigError) as e:        # two in a row would be '__': refused, shown, not obeyed
+        parse_server("my server!\x1b[2J", {"command": "node"}, "f", {})
+    assert "\x1b" not in str(e.value) and "e.g. to 'my_server_2J'" in str(e.value)
 
 
 def test_a_project_file_is_read_only_in_a_trusted_folder(tmp_path):
