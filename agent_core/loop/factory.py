@@ -212,7 +212,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                            history=FileHistory(file_history_dir(home, log.session_id)),
                            protected=protected, read_max_chars=per_result_chars(pipeline.config), os_sandbox=sandbox)
     agent = Agent(client=client, pipeline=pipeline, tools=registry, tool_ctx=tool_ctx,
-                  permissions=make_permissions(config, interactive, state.get("permissions")),
+                  permissions=make_permissions(config, interactive, state.get("permissions"), sandbox),
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded),
@@ -433,9 +433,11 @@ def make_cost(client: ModelClient, saved: dict | None, known: dict | None = None
             else CostTally(price_as=price_as, pricer=pricer))
 
 
-def make_permissions(config: Config, interactive: bool, saved: dict | None) -> PermissionPolicy:
+def make_permissions(config: Config, interactive: bool, saved: dict | None,
+                     sandbox: OsSandbox | None = None) -> PermissionPolicy:
     """Headless: ask-tools are denied unless `--allow`ed. Interactive: `--allow` turns ask into
-    allow and leaves the rest to the user. A resumed session keeps its "always" answers."""
+    allow and leaves the rest to the user. A resumed session keeps its "always" answers. The
+    sandbox decides bash's mode when the user chose it."""
     if not interactive:
         permissions = PermissionPolicy.headless(allow=config.allow)
     elif config.allow:
@@ -444,6 +446,7 @@ def make_permissions(config: Config, interactive: bool, saved: dict | None) -> P
         permissions = PermissionPolicy()
     if saved:
         permissions.restore(saved)
+    permissions.sandbox = sandbox
     return permissions
 
 

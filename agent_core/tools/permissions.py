@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from agent_core.events import PermissionRequest
 from agent_core.tool_spec import TOOL_NAMES, is_mcp_name
@@ -27,7 +27,7 @@ Ask = Callable[[PermissionRequest], Awaitable[str]]
 
 @dataclass(frozen=True)
 class Decision:
-    """The outcome of a check. `source` says why: policy | always | user | headless | error."""
+    """The outcome of a check. `source` says why: policy | always | sandbox | user | headless | error."""
     allowed: bool
     tool: str
     source: str
@@ -84,6 +84,9 @@ class PermissionPolicy:
                                      f"{', '.join(MODES)}")
         self.always: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
+        # The OS sandbox (agent_core/os_sandbox/sandbox.OsSandbox), set by the factory: it decides
+        # bash's mode when the user chose it (auto-allow; or ask for every command when it cannot run).
+        self.sandbox: Any = None
 
     @classmethod
     def headless(cls, allow: str | Iterable[str] = (), deny: str | Iterable[str] = ()) -> "PermissionPolicy":
@@ -93,9 +96,18 @@ class PermissionPolicy:
         return cls(overrides=overrides)
 
     def mode(self, tool: str) -> str:
-        """allow | ask | deny. An "always" answer turns ask into allow; it never lifts a deny."""
+        """allow | ask | deny. An "always" answer turns ask into allow; it never lifts a deny. The
+        sandbox has the last word on bash."""
         base = self.configured_mode(tool)
-        return "allow" if base == "ask" and tool in self.always else base
+        mode = "allow" if base == "ask" and tool in self.always else base
+        return self.sandbox.bash_mode(mode) if self._sandboxed(tool) else mode
+
+    def _sandboxed(self, tool: str) -> bool:
+        return tool == "bash" and self.sandbox is not None and self.sandbox.settings.enabled
+
+    def _forced_to_ask(self, tool: str) -> bool:
+        """The user chose the sandbox and it cannot run: bash asks every time, whatever was allowed."""
+        return self._sandboxed(tool) and self.sandbox.forces_asking
 
     def configured_mode(self, tool: str) -> str:
         """The mode from defaults and overrides alone (what a new session would start with). An MCP
@@ -109,11 +121,17 @@ class PermissionPolicy:
         mode = self.mode(tool_name)
         if mode == "allow":
             remembered = tool_name in self.always and self.configured_mode(tool_name) == "ask"
-            return Decision(True, tool_name, "always" if remembered else "policy")
+            boxed = self._sandboxed(tool_name) and self.sandbox.settings.mode == "auto-allow"
+            return Decision(True, tool_name, "sandbox" if boxed else "always" if remembered else "policy")
         if mode == "deny":
             return Decision(False, tool_name, "policy", message=(
                 f"The user denied permission to use {tool_name}: their permission settings deny it. "
                 f"Do not retry it; continue without it or tell the user what you need."))
+        if ask is None and self._forced_to_ask(tool_name):
+            return Decision(False, tool_name, "headless", message=(
+                f"The user denied permission to use {tool_name}: they chose to run it in the OS sandbox, which "
+                f"cannot run here ({self.sandbox.availability().problem}), and this run is non-interactive. "
+                f"Do not retry it; continue without it or say what you would have done."))
         if ask is None:
             return Decision(False, tool_name, "headless", message=(
                 f"The user denied permission to use {tool_name}: this run is non-interactive and "
@@ -121,7 +139,7 @@ class PermissionPolicy:
                 f"Do not retry it; continue without it or say what you would have done."))
         # One question per tool at a time: parallel calls wait, then see an "always" given meanwhile.
         async with self._locks.setdefault(tool_name, asyncio.Lock()):
-            if tool_name in self.always:
+            if tool_name in self.always and not self._forced_to_ask(tool_name):
                 return Decision(True, tool_name, "always")
             request = PermissionRequest(id=request_id, name=tool_name, input=dict(input))
             try:
