@@ -564,13 +564,10 @@ class Agent:
         self._queue = queue
         done = object()
 
-        async def runner() -> None:
-            try:
-                await body(queue)
-            finally:
-                queue.put_nowait(done)
-
-        self._task = asyncio.create_task(runner())
+        # The end is signalled when the task is done, not from a `finally` in it: a task cancelled
+        # before its first step (an Esc or ACP cancel right after the prompt) never runs its body.
+        self._task = asyncio.create_task(body(queue))
+        self._task.add_done_callback(lambda _task: queue.put_nowait(done))
         try:
             while True:
                 item = await queue.get()

@@ -85,3 +85,25 @@ async def test_continue_after_a_cancel_shows_the_count_the_live_session_had(tmp_
         assert validate_history(project(again.entries)) == []
         await again.aclose()
     assert all(r.status == 200 for r in fake.requests)
+
+
+async def test_a_cancel_before_the_turn_starts_still_ends_it(tmp_path):
+    """Esc (or an ACP session/cancel) right after the prompt: the turn's task is cancelled before
+    its first step; the stream must end at once, not wait for a `finally` that never ran."""
+    ws = make_workspace(tmp_path)
+    with FakeAnthropic([reply("never sent")] * 3) as fake:
+        agent = fake_agent(ws, fake.base_url)
+        for _ in range(5):
+            stream = agent.run("hello")
+            first = asyncio.ensure_future(stream.__anext__())
+            await asyncio.sleep(0)          # the turn's task exists and has not started
+            assert agent.busy
+            agent.cancel()
+            try:
+                await asyncio.wait_for(first, 5)
+            except StopAsyncIteration:
+                pass
+            async for _ in stream:
+                pass
+            assert not agent.busy
+        await agent.aclose()
