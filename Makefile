@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) bench/startup.py
 	$(PY) bench/session_log.py
 	$(PY) bench/file_history.py
+	$(PY) bench/sandbox.py
 	$(PY) bench/soak.py --only-headless
 
 # ctxtui against the real Claude Code (npm, installed into ~/.cache/ctxtui-bench when missing): ~10 minutes
