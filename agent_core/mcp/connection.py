@@ -6,7 +6,9 @@ until it is told to stop; calls from the agent's tasks go through the open sessi
 dies ends that task, and from then on every call is an error result the model reads.
 
 The server's stderr goes to a 0600 file beside the session, never to the terminal (the TUI owns
-it); its last line is quoted, made visible, when the server fails.
+it); its last line is quoted, made visible, when the server fails. What a server can make ctxtui
+hold — one message, a stdio server's stderr file — is bounded (limits.py). Every error and stderr
+line quoted goes through the spec's redaction: they may repeat the server's URL or token.
 """
 from __future__ import annotations
 
@@ -17,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from agent_core.mcp.servers_config import ServerSpec
+from agent_core.mcp.limits import MAX_MESSAGE, STDERR_HEAD, StderrFile, cap_json_bodies, capped_stdio, over_cap
 from agent_core.security.visible_text import one_line
 
 MAX_TOOL_PAGES = 50
@@ -33,16 +36,8 @@ class McpCallError(Exception):
     """A call that could not be made or answered; the message is for the model and the user."""
 
 
-def _last_line(path: Path | None) -> str:
-    if path is None:
-        return ""
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.path.getsize(path) - 4096))
-            lines = [ln for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return one_line(lines[-1])[:200] if lines else ""
+class McpResultTooLarge(McpCallError):
+    """The server's answer was over the cap and was not read: the model should ask for less."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -77,10 +72,13 @@ def result_text(result: Any) -> tuple[str, bool]:
 class ServerConnection:
     """See module docstring. `state`: starting | connected | failed | stopped | died."""
 
-    def __init__(self, spec: ServerSpec, *, stderr_path: Path | None = None, cwd: Path | None = None) -> None:
+    def __init__(self, spec: ServerSpec, *, stderr_path: Path | None = None, cwd: Path | None = None,
+                 max_message: int = MAX_MESSAGE, stderr_cap: int = STDERR_HEAD) -> None:
         self.spec = spec
         self.stderr_path = stderr_path
         self.cwd = cwd
+        self.max_message, self.stderr_cap = max_message, stderr_cap
+        self._stderr: StderrFile | None = None
         self.state = "starting"
         self.error = ""
         self.tools: list[dict] = []          # {"name", "description", "input_schema"} as the server lists them
@@ -93,11 +91,11 @@ class ServerConnection:
 
     def _transport(self, errlog: Any) -> Any:
         if self.spec.transport == "http":
-            http = create_mcp_http_client(headers=dict(self.spec.headers) or None)
+            http = cap_json_bodies(create_mcp_http_client(headers=dict(self.spec.headers) or None), self.max_message)
             return streamable_http_client(self.spec.url, http_client=http)
         params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=dict(self.spec.env),
                                        cwd=str(self.cwd) if self.cwd else None)
-        return stdio_client(params, errlog=errlog)
+        return capped_stdio(params, errlog, self.max_message)
 
     async def start(self, timeout: float) -> bool:
         """Connect and list the tools within `timeout` seconds; False (with `error`) otherwise."""
@@ -113,9 +111,11 @@ class ServerConnection:
     async def _run(self) -> None:
         errlog = None
         try:
-            if self.spec.transport == "stdio":
-                path = self.stderr_path or Path(os.devnull)
-                errlog = open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "w", encoding="utf-8")
+            if self.spec.transport == "stdio" and self.stderr_path is not None:
+                self._stderr = StderrFile(self.stderr_path, head=self.stderr_cap)
+                errlog = self._stderr.errlog
+            elif self.spec.transport == "stdio":
+                errlog = open(os.devnull, "w", encoding="utf-8")
             async with Client(self._transport(errlog), mode="auto") as client:
                 self.tools = await self._list_tools(client)
                 self.instructions = client.instructions or ""
@@ -131,6 +131,8 @@ class ServerConnection:
             if self.state == "connected":
                 self._died(why)
             elif self.state != "died":
+                if self._stderr is not None:
+                    await self._stderr.close(wait=2.0)   # the server has exited: its last words are in the pipe
                 self.state, self.error = "failed", self._with_stderr(why)
         else:
             if self.state == "connected":
@@ -139,7 +141,7 @@ class ServerConnection:
             self._client = None
             self._ready.set()
             if errlog is not None:
-                errlog.close()
+                errlog.close()               # ctxtui's end; the server's closes when it exits
 
     @staticmethod
     async def _list_tools(client: Client) -> list[dict]:
@@ -164,14 +166,19 @@ class ServerConnection:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001
+            if (sizes := over_cap(e)) is not None:
+                raise McpResultTooLarge(f"MCP server {self.spec.name!r}: the result of {tool} was {sizes[0]}, "
+                                        f"over ctxtui's cap of {sizes[1]:,} bytes, and was not read; ask for less "
+                                        f"(a narrower query, a smaller page or range)") from None
             if isinstance(e, MCPError) and e.code == CONNECTION_CLOSED:
                 self._died(_describe(e))
-            raise McpCallError(f"MCP server {self.spec.name!r} failed on {tool}: {_describe(e)}") from None
+            raise McpCallError(f"MCP server {self.spec.name!r} failed on {tool}: "
+                               f"{self.spec.redact(_describe(e))}") from None
         return result_text(result)
 
     def _with_stderr(self, why: str) -> str:
-        said = _last_line(self.stderr_path)
-        return f"{why} (its stderr: {said})" if said and said not in why else why
+        said = one_line(self._stderr.last_line())[:200] if self._stderr is not None else ""
+        return self.spec.redact(f"{why} (its stderr: {said})" if said and said not in why else why)
 
     def _died(self, why: str) -> None:
         """The connection closed under a call: the server is gone; its task is told to end."""
@@ -191,6 +198,8 @@ class ServerConnection:
             await asyncio.wait_for(asyncio.shield(self._task), timeout)
         except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
             await self._end_task()
+        if self._stderr is not None:
+            await self._stderr.close(wait=1.0)   # its file complete (the newest lines) before ctxtui exits
         if self.state == "connected":
             self.state = "stopped"
 

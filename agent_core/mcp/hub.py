@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from agent_core.mcp.connection import McpCallError, ServerConnection
+from agent_core.mcp.connection import McpCallError, McpResultTooLarge, ServerConnection
 from agent_core.mcp.servers_config import ServerSpec, tool_name_part
+from agent_core.mcp.limits import MAX_MESSAGE, STDERR_HEAD
 from agent_core.security.visible_text import one_line
 from agent_core.tools.mcp_tool import MAX_NAME, McpTool, mcp_tool_name
 
@@ -30,8 +31,10 @@ class ServerStatus:
 
 class McpHub:
     def __init__(self, specs: list[ServerSpec], *, log_dir: Path | None = None, cwd: Path | None = None,
-                 start_timeout: float = START_TIMEOUT) -> None:
-        self.connections = [ServerConnection(s, stderr_path=self._log_path(log_dir, s.name), cwd=cwd) for s in specs]
+                 start_timeout: float = START_TIMEOUT, max_message: int = MAX_MESSAGE,
+                 stderr_cap: int = STDERR_HEAD) -> None:
+        self.connections = [ServerConnection(s, stderr_path=self._log_path(log_dir, s.name), cwd=cwd,
+                                             max_message=max_message, stderr_cap=stderr_cap) for s in specs]
         self.start_timeout = start_timeout
         self.on_death: Callable[[str], object] | None = None   # called with a notice when a server dies
         self._tools: list[McpTool] = []
@@ -83,6 +86,8 @@ class McpHub:
         async def call(tool: str, arguments: dict) -> tuple[str, bool]:
             try:
                 return await c.call(tool, arguments)
+            except McpResultTooLarge as e:
+                return f"Error: {e}.", True     # the tool works: a smaller request is the way on
             except McpCallError as e:
                 return f"Error: {e}. Do not retry this tool; continue without it or tell the user.", True
         return call

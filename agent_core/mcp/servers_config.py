@@ -6,7 +6,9 @@ a project's `.mcp.json` only when the user trusted the folder: a repository neve
 on its own say. A later source overrides an earlier one by name (user file, project, flag).
 
 `${VAR}` and `${VAR:-default}` are expanded from the user's environment, as Claude Code does, but
-never to ctxtui's own credentials: no server is handed the key ctxtui holds.
+never to ctxtui's own credentials: no server is handed the key ctxtui holds. What a definition is
+shown as (notices, /mcp) is what was written, `${VAR}` kept and passwords hidden; the values that
+may be secret are registered with the scrubber at load, so no log, stdout or tool result repeats them.
 """
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from compaction.scrub import REDACTED, register_secret, scrub
 
 from agent_core.security.credentials import held, is_credential
 from agent_core.security.visible_text import one_line
@@ -26,6 +31,10 @@ MAX_FILE = 1 << 20
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 TRANSPORTS = ("stdio", "http")
+# A header, env or query name that says its value is a credential.
+_CREDENTIAL_NAME = re.compile(r"auth|token|key|secret|passw|pwd|cookie|credential|signature|^sig$", re.I)
+# Variables that hold no secret: registering `${HOME}` would redact every path in every tool result.
+_PLAIN_VARS = frozenset({"HOME", "USER", "LOGNAME", "PWD", "PATH", "SHELL", "TERM", "LANG", "TMPDIR"})
 
 
 class McpConfigError(ValueError):
@@ -43,12 +52,24 @@ class ServerSpec:
     env: dict[str, str] = field(default_factory=dict)
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    shown: str = ""                      # the definition as written (`${VAR}` kept, passwords hidden)
+    secrets: tuple[str, ...] = field(default=(), repr=False)   # values no message may repeat
 
     def describe(self) -> str:
-        """What the user configured, for /mcp and notices (no header or env values: they may be secret)."""
+        """What the user configured, for /mcp and notices: as written, so no expanded value, header
+        or env value (any may be secret) is shown."""
+        if self.shown:
+            return self.shown
         if self.transport == "http":
-            return f"http {one_line(self.url)}"
+            return f"http {one_line(shown_url(self.url))}"
         return one_line(" ".join([self.command, *self.args]))
+
+    def redact(self, text: str) -> str:
+        """`text` (an error, the server's stderr) without this server's secrets: the SDK's and the
+        server's own words may quote its URL, arguments or token."""
+        if self.url and self.url in text:
+            text = text.replace(self.url, shown_url(self.url))
+        return scrub(text, self.secrets)
 
 
 def tool_name_part(name: str) -> str:
@@ -56,7 +77,58 @@ def tool_name_part(name: str) -> str:
     return _NAME_CHARS.sub("_", name)
 
 
-def _expand(value: str, environ: Mapping[str, str], where: str) -> str:
+def shown_url(url: str) -> str:
+    """A URL for messages: a literal password and credential-named query values hidden (a
+    `${VAR}` placeholder is kept: it shows what to set and holds nothing)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return REDACTED
+    netloc = parts.netloc
+    if parts.password is not None and not _VAR.fullmatch(parts.password):
+        netloc = f"{parts.username or ''}:{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = "&".join(_shown_param(p) for p in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _shown_param(param: str) -> str:
+    name, eq, value = param.partition("=")
+    if eq and value and _CREDENTIAL_NAME.search(unquote(name)) and not _VAR.fullmatch(value):
+        return f"{name}={REDACTED}"
+    return param
+
+
+def _url_secrets(url: str) -> list[str]:
+    """A URL's password and credential-named query values."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return [url]
+    found = [parts.password] if parts.password else []
+    for param in parts.query.split("&"):
+        name, _eq, value = param.partition("=")
+        if value and _CREDENTIAL_NAME.search(unquote(name)):
+            found += [value, unquote(value)]
+    return found
+
+
+def _header_secrets(headers: Mapping[str, str]) -> list[str]:
+    """Credential-named headers' values, and the credential of `Scheme CREDENTIAL` on its own."""
+    found = []
+    for name, value in headers.items():
+        if _CREDENTIAL_NAME.search(name):
+            found += [value, value.partition(" ")[2]]
+    return found
+
+
+def _maybe_secret(var: str, value: str) -> bool:
+    """Whether an expanded value is registered: not a plain variable's, nor an existing path."""
+    return var not in _PLAIN_VARS and not (os.path.isabs(value) and os.path.exists(value))
+
+
+def _expand(value: str, environ: Mapping[str, str], where: str, expanded: list[str] | None = None) -> str:
+    """`value` with its `${VAR}`s expanded; each value taken from the environment that may be a
+    secret is added to `expanded` (a default is written in the file: not one)."""
     def one(m: re.Match) -> str:
         var, default = m.group(1), m.group(2)
         if is_credential(var, environ.get(var)) or var in held():      # what credentials.tool_environment drops
@@ -66,6 +138,8 @@ def _expand(value: str, environ: Mapping[str, str], where: str) -> str:
             if default is None:
                 raise McpConfigError(f"{where}: ${{{var}}} is not set (set it, or write ${{{var}:-default}})")
             return default
+        if expanded is not None and _maybe_secret(var, got):
+            expanded.append(got)
         return got
     return _VAR.sub(one, value)
 
@@ -100,22 +174,30 @@ def parse_server(name: str, raw: Any, origin: str, environ: Mapping[str, str]) -
     if kind not in TRANSPORTS:
         raise McpConfigError(f"{where}: type {one_line(str(kind))!r} is not supported; use stdio (command) or "
                              f"http (url)")
+    expanded: list[str] = []
     def x(s: str) -> str:
-        return _expand(s, environ, where)
+        return _expand(s, environ, where, expanded)
     if kind == "http":
         url = raw.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise McpConfigError(f"{where}: url must be an http:// or https:// address")
-        headers = _table(raw.get("headers", {}), "headers", where)
-        return ServerSpec(tool_name_part(name), "http", origin, url=x(url),
-                          headers={k: x(v) for k, v in headers.items()})
+        headers = {k: x(v) for k, v in _table(raw.get("headers", {}), "headers", where).items()}
+        full = x(url)
+        return ServerSpec(tool_name_part(name), "http", origin, url=full, headers=headers,
+                          shown=f"http {one_line(shown_url(url))}",
+                          secrets=_secrets(expanded + _url_secrets(full) + _header_secrets(headers)))
     command = raw.get("command")
     if not isinstance(command, str) or not command.strip():
         raise McpConfigError(f"{where}: command must be the program to run (or give type http and a url)")
     args = _strings(raw.get("args", []), "args", where)
-    env = _table(raw.get("env", {}), "env", where)
+    env = {k: x(v) for k, v in _table(raw.get("env", {}), "env", where).items()}
     return ServerSpec(tool_name_part(name), "stdio", origin, command=x(command), args=tuple(x(a) for a in args),
-                      env={k: x(v) for k, v in env.items()})
+                      env=env, shown=one_line(" ".join([command, *args])),
+                      secrets=_secrets(expanded + [v for k, v in env.items() if _CREDENTIAL_NAME.search(k)]))
+
+
+def _secrets(values: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for v in values if v and v.strip()))
 
 
 def parse_servers(data: Any, origin: str, environ: Mapping[str, str]) -> tuple[list[ServerSpec], list[str]]:
@@ -186,4 +268,6 @@ def collect(*, flag_files: tuple[Path, ...] = (), user_table: Mapping[str, Any] 
             raise McpConfigError(problems[0])
         by_name.update((s.name, s) for s in specs)
     out.specs = list(by_name.values())
+    for spec in out.specs:
+        register_secret(*spec.secrets)   # scrubbed from the log, stdout and tool results from now on
     return out
