@@ -216,7 +216,7 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   cost=cost, system_prompt=prompt, session=log, interactive=interactive,
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded),
-                  mcp=make_hub(servers.specs, config, session_dir(home, log.session_id)))
+                  mcp=make_hub(servers.specs, config, session_dir(home, log.session_id), sandbox))
     agent.memory, agent.memory_tokens = memory, estimate_text(memory_part) if memory_part else 0  # type: ignore[attr-defined]
     # What the memory files and the MCP definitions gave cause to say: once, at start (the front-ends).
     agent.start_notices = [*memory.notices, *servers.notices, *sandbox_notices(sandbox)]  # type: ignore[attr-defined]
@@ -301,12 +301,13 @@ def make_telemetry(config: Config, agent: Agent, interactive: bool):
         return None
 
 
-def make_hub(specs: list[ServerSpec], config: Config, folder: Path):
-    """The session's MCP hub (None without servers: the SDK, half a second to import, stays unloaded)."""
+def make_hub(specs: list[ServerSpec], config: Config, folder: Path, sandbox: OsSandbox | None = None):
+    """The session's MCP hub (None without servers: the SDK, half a second to import, stays unloaded).
+    A server whose definition says `"sandbox": true` starts inside `sandbox`."""
     if not specs:
         return None
     from agent_core.mcp.hub import McpHub  # noqa: PLC0415  (start-up time: the mcp SDK loads only when used)
-    return McpHub(specs, log_dir=folder, cwd=config.workspace, start_timeout=config.mcp_timeout)
+    return McpHub(specs, log_dir=folder, cwd=config.workspace, start_timeout=config.mcp_timeout, os_sandbox=sandbox)
 
 
 def compaction_window(budget: ContextBudget) -> int | None:

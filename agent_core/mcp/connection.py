@@ -40,6 +40,10 @@ class McpResultTooLarge(McpCallError):
     """The server's answer was over the cap and was not read: the model should ask for less."""
 
 
+class SandboxUnavailable(RuntimeError):
+    """A server to start inside the OS sandbox, which cannot run here."""
+
+
 def _describe(exc: BaseException) -> str:
     """An exception from the SDK or its transport as one line (groups unwrapped to their first)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -73,8 +77,9 @@ class ServerConnection:
     """See module docstring. `state`: starting | connected | failed | stopped | died."""
 
     def __init__(self, spec: ServerSpec, *, stderr_path: Path | None = None, cwd: Path | None = None,
-                 max_message: int = MAX_MESSAGE, stderr_cap: int = STDERR_HEAD) -> None:
+                 max_message: int = MAX_MESSAGE, stderr_cap: int = STDERR_HEAD, os_sandbox: Any = None) -> None:
         self.spec = spec
+        self.os_sandbox = os_sandbox         # agent_core/os_sandbox.OsSandbox: for a spec with sandbox = true
         self.stderr_path = stderr_path
         self.cwd = cwd
         self.max_message, self.stderr_cap = max_message, stderr_cap
@@ -93,9 +98,20 @@ class ServerConnection:
         if self.spec.transport == "http":
             http = cap_json_bodies(create_mcp_http_client(headers=dict(self.spec.headers) or None), self.max_message)
             return streamable_http_client(self.spec.url, http_client=http)
-        params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=dict(self.spec.env),
-                                       cwd=str(self.cwd) if self.cwd else None)
+        argv, env = [self.spec.command, *self.spec.args], dict(self.spec.env)
+        if self.spec.sandbox:
+            argv, env = self._sandboxed(argv, env)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(self.cwd) if self.cwd else None)
         return capped_stdio(params, errlog, self.max_message)
+
+    def _sandboxed(self, argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The server's command inside the session's OS sandbox. Its definition asked for it, so a
+        sandbox that cannot run refuses the start rather than running it unconfined."""
+        found = self.os_sandbox.availability() if self.os_sandbox is not None else None
+        if found is None or not found.ok:
+            why = found.notice() if found is not None else "this session has no OS sandbox"
+            raise SandboxUnavailable(f"its definition asks for the OS sandbox, and {why}")
+        return self.os_sandbox.wrap(argv, env)
 
     async def start(self, timeout: float) -> bool:
         """Connect and list the tools within `timeout` seconds; False (with `error`) otherwise."""

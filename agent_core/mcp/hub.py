@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from agent_core.mcp.connection import McpCallError, McpResultTooLarge, ServerConnection
 from agent_core.mcp.servers_config import ServerSpec, tool_name_part
@@ -32,9 +32,10 @@ class ServerStatus:
 class McpHub:
     def __init__(self, specs: list[ServerSpec], *, log_dir: Path | None = None, cwd: Path | None = None,
                  start_timeout: float = START_TIMEOUT, max_message: int = MAX_MESSAGE,
-                 stderr_cap: int = STDERR_HEAD) -> None:
+                 stderr_cap: int = STDERR_HEAD, os_sandbox: Any = None) -> None:
         self.connections = [ServerConnection(s, stderr_path=self._log_path(log_dir, s.name), cwd=cwd,
-                                             max_message=max_message, stderr_cap=stderr_cap) for s in specs]
+                                             max_message=max_message, stderr_cap=stderr_cap, os_sandbox=os_sandbox)
+                            for s in specs]
         self.start_timeout = start_timeout
         self.on_death: Callable[[str], object] | None = None   # called with a notice when a server dies
         self._tools: list[McpTool] = []

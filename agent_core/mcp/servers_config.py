@@ -53,6 +53,7 @@ class ServerSpec:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     shown: str = ""                      # the definition as written (`${VAR}` kept, passwords hidden)
+    sandbox: bool = False                # `"sandbox": true`: start it inside the OS sandbox (agent_core/os_sandbox)
     secrets: tuple[str, ...] = field(default=(), repr=False)   # values no message may repeat
 
     def describe(self) -> str:
@@ -177,6 +178,9 @@ def parse_server(name: str, raw: Any, origin: str, environ: Mapping[str, str]) -
     expanded: list[str] = []
     def x(s: str) -> str:
         return _expand(s, environ, where, expanded)
+    if kind == "http" and raw.get("sandbox"):
+        raise McpConfigError(f"{where}: sandbox applies to stdio servers (a program ctxtui starts); an http "
+                             f"server runs elsewhere")
     if kind == "http":
         url = raw.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -191,8 +195,12 @@ def parse_server(name: str, raw: Any, origin: str, environ: Mapping[str, str]) -
         raise McpConfigError(f"{where}: command must be the program to run (or give type http and a url)")
     args = _strings(raw.get("args", []), "args", where)
     env = {k: x(v) for k, v in _table(raw.get("env", {}), "env", where).items()}
+    sandbox = raw.get("sandbox", False)
+    if not isinstance(sandbox, bool):
+        raise McpConfigError(f"{where}: sandbox must be true (start the server inside the OS sandbox) or false")
     return ServerSpec(tool_name_part(name), "stdio", origin, command=x(command), args=tuple(x(a) for a in args),
-                      env=env, shown=one_line(" ".join([command, *args])),
+                      env=env, shown=one_line(" ".join([command, *args])) + (" (sandboxed)" if sandbox else ""),
+                      sandbox=sandbox,
                       secrets=_secrets(expanded + [v for k, v in env.items() if _CREDENTIAL_NAME.search(k)]))
 
 
