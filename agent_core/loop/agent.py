@@ -551,6 +551,8 @@ class Agent:
         self.session.close()
         if self.mcp is not None:
             await self.mcp.stop()
+        if self.tool_ctx.os_sandbox is not None:
+            self.tool_ctx.os_sandbox.close()     # its network proxy and socket folder, when one was started
         await self.client.aclose()
         if self.telemetry is not None:      # flushed off the loop, bounded (agent_core/telemetry/exporter.py)
             await asyncio.to_thread(self.telemetry.close)

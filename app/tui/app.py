@@ -1018,6 +1018,7 @@ class CtxApp(App[int]):
             self.notify(visible(f"Could not switch to {what}: {e}"), severity="error", markup=False)
             return
         old, self.agent = self.agent, new
+        sandbox_command.carry(old.sandbox, new.sandbox)
         if "model" in overrides and not cleared:
             self.banner = SWITCHED_BANNER
         self._started_at = None

@@ -32,3 +32,10 @@ def said(sandbox: OsSandbox) -> str:
         return f"Sandbox {s.mode} chosen, but {s.problem}. Every bash command asks until then."
     asks = "without asking" if s.mode == "auto-allow" else "after asking"
     return f"Sandbox {s.mode}: bash runs inside {asks}; network: {s.network}."
+
+
+def carry(old: OsSandbox | None, new: OsSandbox | None) -> None:
+    """/clear, /model and /resume start a new agent from the settings: what /sandbox chose in this
+    run goes with it (a sandbox turned off by hand must not come back on, nor the reverse)."""
+    if old is not None and new is not None:
+        new.settings = old.settings

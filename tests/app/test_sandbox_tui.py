@@ -56,6 +56,11 @@ async def test_shell_mode_runs_inside_and_the_status_line_says_so(on_disk):
         assert "sandbox" not in str(app.status.render())
         shown = await shell(app, pilot, f"cat {home}/.ssh/id_rsa")
         assert "planted-key-material" in shown                  # control: off is really unconfined
+        app.run_slash("/sandbox ask")
+        app.run_slash("/clear")                                 # a new agent, from the settings (auto-allow)
+        await wait_idle(app, pilot)
+        await pilot.pause(0.2)
+        assert app.agent.sandbox.settings.mode == "ask", "/clear forgot what /sandbox chose"
 
 
 async def test_the_sandbox_screen_chooses_the_mode(on_disk):
