@@ -12,7 +12,7 @@ from typing import Iterable
 from agent_core.os_sandbox import probe
 from agent_core.os_sandbox.bwrap_args import bwrap_argv, proxy_env, relay_command
 from agent_core.os_sandbox.proxy import HostProxy
-from agent_core.os_sandbox.settings import SECRET_PATHS, SandboxSettings, parse_mode
+from agent_core.os_sandbox.settings import AGENT_VARS, SECRET_PATHS, SYSTEM_SOCKETS, SandboxSettings, parse_mode
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,10 @@ class OsSandbox:
         self.settings = replace(self.settings, network=network)
 
     def hidden_paths(self) -> tuple[Path, ...]:
-        return (*(self.home / p for p in SECRET_PATHS), *self.protected, *self.settings.hide)
+        agent = os.environ.get("SSH_AUTH_SOCK", "")
+        runtime = (Path(f"/run/user/{os.getuid()}"),) if hasattr(os, "getuid") else ()
+        return (*(self.home / p for p in SECRET_PATHS), *self.protected, *self.settings.hide,
+                *(Path(p) for p in SYSTEM_SOCKETS), *runtime, *((Path(agent),) if os.path.isabs(agent) else ()))
 
     def status(self) -> SandboxStatus:
         s = self.settings
@@ -97,7 +100,7 @@ class OsSandbox:
         found = self.availability()
         assert found.bwrap is not None
         s = self.settings
-        env = {**env, "TMPDIR": "/tmp"}
+        env = {**{k: v for k, v in env.items() if k not in AGENT_VARS}, "TMPDIR": "/tmp"}
         network, socket = ("all" if s.network == "all" else "none"), None
         if s.hosts and found.socat:
             network, socket = "proxy", self.proxy.start()

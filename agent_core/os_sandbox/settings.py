@@ -22,6 +22,13 @@ SECRET_PATHS = (".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".git-credenti
                 ".kube", ".config/gcloud", ".azure", ".pypirc", ".npmrc", ".claude/.credentials.json",
                 ".password-store", ".local/share/keyrings")
 
+# Unix sockets that hand out power a read-only mount does not take away (connect() works on a
+# read-only file system): the container engines (root on the host), the system bus. Plus, at run
+# time, the user's runtime folder (session bus, gpg and ssh agents) and $SSH_AUTH_SOCK.
+SYSTEM_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman",
+                  "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket")
+AGENT_VARS = ("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS")   # not passed into the sandbox
+
 _HOST = re.compile(r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$"
                    r"|^\d{1,3}(\.\d{1,3}){3}$|^\[?[0-9A-Fa-f:]+\]?$")
 

@@ -186,3 +186,23 @@ def test_socket_left_for_the_proxy_is_private(layout):
     finally:
         sb.close()
     assert not os.path.exists(path)
+
+
+async def test_the_agent_socket_is_not_reachable(layout, monkeypatch):
+    """A read-only mount does not stop connect(): $SSH_AUTH_SOCK (and the container engines'
+    sockets, the user's runtime folder) are hidden, and the variable is not passed in."""
+    ws, home, other = layout
+    path = other / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(path))
+    probe_cmd = (f"{sys.executable} -c \"import os, socket; print('var', os.environ.get('SSH_AUTH_SOCK')); "
+                 f"s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('connected')\"")
+    try:
+        inside = await bash(ctx_for(ws, home), probe_cmd)
+        control = await bash(ToolContext(ws), probe_cmd)
+    finally:
+        server.close()
+    assert "connected" not in inside.content and "var None" in inside.content
+    assert "connected" in control.content
