@@ -45,7 +45,9 @@ def bwrap_argv(bwrap: str, command: list[str], *, workspace: Path, hide: Iterabl
     """`command` wrapped in bubblewrap. `network`: "none" (own namespace, loopback only), "all"
     (the host's network), or "proxy" (own namespace; `proxy_socket` bound at PROXY_SOCKET)."""
     ws = os.path.realpath(workspace)
-    argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    # --cap-drop ALL: run as root, bubblewrap would otherwise leave the command every capability, and
+    # a `umount` of a hidden folder or `mount -o remount,rw /` would undo the sandbox from inside.
+    argv = [bwrap, "--die-with-parent", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
     if network != "all":

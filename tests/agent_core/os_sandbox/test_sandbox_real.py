@@ -206,3 +206,15 @@ async def test_the_agent_socket_is_not_reachable(layout, monkeypatch):
         server.close()
     assert "connected" not in inside.content and "var None" in inside.content
     assert "connected" in control.content
+
+
+async def test_a_root_command_cannot_undo_the_sandbox(layout):
+    """Run as root, bubblewrap keeps every capability unless told otherwise: unmounting a hidden
+    folder or remounting / read-write would then undo the sandbox from inside."""
+    ws, home, other = layout
+    cmd = (f"umount {home}/.ssh; cat {home}/.ssh/id_rsa; mount -o remount,rw / && echo REMOUNTED; "
+           f"mount --bind {ws} {other} && echo BOUND; grep CapEff /proc/self/status")
+    out = await bash(ctx_for(ws, home), cmd)
+    assert "planted-ssh-secret" not in out.content
+    assert "REMOUNTED" not in out.content and "BOUND" not in out.content
+    assert "CapEff:\t0000000000000000" in out.content
