@@ -5,13 +5,17 @@ A session of --prompts prompts, each editing --files-per-prompt of --files files
 through the real edit_file tool, with the file history on and, in the same run, off (the baseline).
 Prints the time per edit both ways and their ratio, the first tenth against the last tenth (flat:
 ~1.0), the changed-files list's time after each edit (the side pane asks after every write or
-edit; cached per file), /diff's time at the end, and the history folder's bytes.
-Usage: `.venv/bin/python bench/file_history.py [--prompts 1000] [--files 50]`. Prints; asserts nothing.
+edit; cached per file), /diff's time at the end, and the history folder's bytes. Then the count
+of one edit of a file of --repeated-lines identical lines, by the changed files list and by the
+difflib matcher it used before (quadratic there), measured in the same run, and their ratio.
+Usage: `.venv/bin/python bench/file_history.py [--prompts 1000] [--files 50] [--repeated-lines 5000]`.
+Prints; asserts nothing.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import sys
 import tempfile
 import time
@@ -21,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_core.tools.base import ToolContext  # noqa: E402
-from agent_core.tools.changed_files import ChangedFiles, session_diff  # noqa: E402
+from agent_core.tools.changed_files import ChangedFiles, _counts, session_diff  # noqa: E402
 from agent_core.tools.edit_file import EditFileTool  # noqa: E402
 from agent_core.tools.file_history import FileHistory  # noqa: E402
 
@@ -56,6 +60,31 @@ async def session(base_ws: Path, ws: Path, hist: Path, prompts: int, files: int,
     return base, edits, lists, history
 
 
+def old_counts(before: list[str], after: list[str]) -> tuple[int, int]:
+    """The count as it was until the attacker review: difflib's matcher without its junk heuristic."""
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
+
+
+def repeated_lines(n: int) -> None:
+    """One edit of a file of `n` identical lines, counted both ways (seconds, and the figures)."""
+    before = ["    pass"] * n
+    after = list(before)
+    after[n // 2] = "    return 1"
+    took, figures = {}, {}
+    for name, count in (("now", _counts), ("before", old_counts)):
+        t = time.perf_counter()
+        figures[name] = count(before, after)
+        took[name] = time.perf_counter() - t
+    print(f"one edit of {n:,} identical lines counted in {took['now'] * 1e3:.2f} ms {figures['now']}, by the old "
+          f"difflib count in {took['before']:.2f} s {figures['before']}: {took['before'] / took['now']:,.0f}x")
+
+
 def tenth(xs: list[float], last: bool) -> float:
     n = max(1, len(xs) // 10)
     part = xs[-n:] if last else xs[:n]
@@ -86,6 +115,7 @@ async def main(a: argparse.Namespace) -> None:
           f"{tenth(lists, False) * 1e3:.2f} ms, last tenth {tenth(lists, True) * 1e3:.2f} ms")
     print(f"/diff at the end: {diff_s * 1e3:.0f} ms for {diff.count(chr(10)):,} lines; history folder "
           f"{size / 1e6:.1f} MB ({len(history.copies):,} copies)")
+    repeated_lines(a.repeated_lines)
 
 
 if __name__ == "__main__":
@@ -93,4 +123,6 @@ if __name__ == "__main__":
     p.add_argument("--prompts", type=int, default=1000)
     p.add_argument("--files", type=int, default=50)
     p.add_argument("--per-prompt", type=int, default=2)
+    p.add_argument("--repeated-lines", type=int, default=5_000, help="the old count takes ~3 s at 5,000, "
+                   "~110 s at 30,000 (quadratic)")
     asyncio.run(main(p.parse_args()))

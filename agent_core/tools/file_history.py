@@ -23,6 +23,8 @@ from pathlib import Path
 
 from compaction.private_dir import ensure_private_dir
 
+from agent_core.regular_file import open_regular
+
 MAX_BYTES = 5 * 1024 * 1024
 INDEX = "index.jsonl"
 
@@ -72,7 +74,7 @@ class FileHistory:
             seq = len(self.copies) + 1
             existed, backup, too_large = False, None, False
             try:
-                st = os.stat(key)
+                st = os.lstat(key)
                 existed = True
                 if st.st_size > MAX_BYTES:
                     too_large = True
@@ -89,8 +91,10 @@ class FileHistory:
                           "existed": existed, "backup": backup, "too_large": too_large})
 
     def originals(self) -> dict[str, Copy]:
-        """Each changed file's first copy: the file as it was before the session changed it."""
-        return self._first
+        """Each changed file's first copy: the file as it was before the session changed it (a
+        snapshot: tools add copies from their threads while the list is measured in another)."""
+        with self._lock:
+            return dict(self._first)
 
     def _add(self, copy: Copy) -> None:
         self.copies.append(copy)
@@ -114,7 +118,8 @@ class FileHistory:
             return None
         if copy.backup is None or self.folder is None:
             raise OSError(f"no copy of {copy.shown} was kept")
-        return (self.folder / copy.backup).read_bytes()
+        with open_regular(self.folder / copy.backup, follow_symlinks=False) as f:
+            return f.read()
 
     # -- storage ------------------------------------------------------------------------------
 
@@ -126,7 +131,8 @@ class FileHistory:
 
     def _write_copy(self, src: Path, dest: Path) -> None:
         self._ensure_folder()
-        data = src.read_bytes()
+        with open_regular(src, follow_symlinks=False) as f:     # never a FIFO, a device or through a link
+            data = f.read()
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -5,14 +5,16 @@ until the user has seen `Restore.diff` and said yes.
 Every path is confined to the workspace again at restore time, and written with `write_atomic`,
 so a symlink or hard link planted since (by bash, say) is refused rather than followed, and a
 failure leaves that file as it was. Each file is restored on its own: one that fails is reported
-and the others go on."""
+and the others go on. The preview reads the files as they are now through `read_now`: a file that
+is now a folder, a FIFO or a symlink is never opened (a symlink's target may be outside the
+workspace, a FIFO would block) and is listed as not restored, saying what it is now."""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
 from agent_core.tools.base import ToolContext, ToolError
-from agent_core.tools.changed_files import read_now, unified_diff
+from agent_core.tools.changed_files import LargeNow, NotRead, read_now, unified_diff
 from agent_core.tools.file_history import Copy, FileHistory
 from agent_core.tools.safe_write import check_target, write_atomic
 from agent_core.tools.sandbox import resolve
@@ -41,7 +43,15 @@ def restore_plan(history: FileHistory, prompt_uuid: str) -> list[Restore] | None
             plan.append(Restore(copy, "", "no copy of it could be kept (a notice said why)"
                                 if copy.backup is None else "its copy is gone"))
             continue
-        now = read_now(path)
+        try:
+            now = read_now(path)
+        except LargeNow as e:       # restorable, but too large to show
+            plan.append(Restore(copy, f"{copy.shown}: {e.note}; restoring "
+                                f"{'removes it' if was is None else 'puts its earlier copy back'}\n", None))
+            continue
+        except NotRead as e:        # a folder, a FIFO, a symlink...: neither shown nor restored
+            plan.append(Restore(copy, "", e.note))
+            continue
         if now != was:
             plan.append(Restore(copy, unified_diff(copy.shown, now, was, label_was="now", label_now="restored"),
                                 None))
