@@ -39,6 +39,7 @@ from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compa
 from agent_core.loop import server_window
 from agent_core.pricing.cost import usage_buckets
 from agent_core.providers.demo.pause import Pause, let_time_pass
+from agent_core.providers.anthropic_client import NOT_BELIEVABLE
 from agent_core.providers.errors import parse_max_tokens_over_window, parse_prompt_too_long
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
 from agent_core.providers.server_context import (COMPACTION_BLOCK, SERVER_COMPACT_LAYER, ServerOutcome, ignored_notice,
@@ -865,8 +866,11 @@ class Agent:
         # A pause after a compaction reports no sampling step: its usage says nothing about the size
         # of the context, so the count estimates that answer instead of anchoring on it.
         paused = response.stop_reason == "compaction" and (outcome is None or outcome.message_usage is None)
+        odd = response.usage.get(NOT_BELIEVABLE)    # usage_to_dict zeroed it: said, and the count estimates
+        if odd:
+            self._emit(q, ev.Notice(str(odd)))
         self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
-                           usage=None if paused else response.usage, meta=meta))
+                           usage=None if paused or odd else response.usage, meta=meta))
         if not paused and (outcome is None or not outcome.acted) and response.usage:
             u = response.usage   # the server's count of the request just sent, against its estimate
             served = sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",

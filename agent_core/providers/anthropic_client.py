@@ -104,25 +104,53 @@ def _count(v: Any) -> int:
     return max(0, int(v))
 
 
+# A usage count no real request comes near: 100 times the largest window (1M tokens). A larger one,
+# a negative one or NaN says the server or a proxy is broken, not how large the context is.
+MAX_BELIEVABLE_TOKENS = 100_000_000
+NOT_BELIEVABLE = "not_believable"     # the usage key that says so (the loop then estimates the context)
+
+
+def _unbelievable(v: Any) -> bool:
+    """A number no real usage has (a string or a bool is no number: it counts 0, said nowhere)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return not 0 <= v <= MAX_BELIEVABLE_TOKENS          # NaN fails both comparisons
+
+
+def _figure(v: int | float) -> str:
+    """As said to the user: digits grouped ("1,000,000"), or "nan"; an int too long to print
+    (Python refuses over 4,300 digits) by its size only."""
+    return f"{v:,}" if isinstance(v, float) or abs(v) < 10**60 else "over 10^60"
+
+
 def usage_to_dict(usage: Any) -> dict:
     """Usage with every cache field present; the cache-write split defaults to all 5-minute writes
     (the TTL our breakpoints ask for) when the API does not report it. A field of the wrong type
-    counts 0 (`_count`)."""
+    counts 0 (`_count`). A count that is not believable (`_unbelievable`) makes the whole usage
+    so: every count 0 and NOT_BELIEVABLE set to what to tell the user, so that neither the cost,
+    nor the context figure, nor the compaction thresholds ever see it. This is where the server's
+    usage is read: nothing downstream has to judge it again."""
     get = (lambda k: usage.get(k)) if isinstance(usage, dict) else (lambda k: getattr(usage, k, None))
-    out = {
-        "input_tokens": _count(get("input_tokens")),
-        "output_tokens": _count(get("output_tokens")),
-        "cache_creation_input_tokens": _count(get("cache_creation_input_tokens")),
-        "cache_read_input_tokens": _count(get("cache_read_input_tokens")),
-    }
+    raw = {k: get(k) for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                               "cache_read_input_tokens")}
+    out: dict[str, Any] = {k: _count(v) for k, v in raw.items()}
     cc = get("cache_creation")
     if cc is not None:
         cget = (lambda k: cc.get(k)) if isinstance(cc, dict) else (lambda k: getattr(cc, k, None))
+        raw.update({k: cget(k) for k in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")})
         split = {"ephemeral_5m_input_tokens": _count(cget("ephemeral_5m_input_tokens")),
                  "ephemeral_1h_input_tokens": _count(cget("ephemeral_1h_input_tokens"))}
     else:
         split = {"ephemeral_5m_input_tokens": out["cache_creation_input_tokens"], "ephemeral_1h_input_tokens": 0}
     out["cache_creation"] = split
+    odd = [(k, v) for k, v in raw.items() if _unbelievable(v)]
+    if odd:
+        key, value = odd[0]
+        out = {**dict.fromkeys(out, 0), "cache_creation": dict.fromkeys(split, 0)}
+        out[NOT_BELIEVABLE] = (f"usage not believable: {_figure(value)} tokens ({key}"
+                               f"{f' and {len(odd) - 1} more' if len(odd) > 1 else ''} in the API's answer). "
+                               "The answer is kept; its usage is left out of the cost, and the context "
+                               "figure is estimated instead.")
     for extra in ("service_tier",):
         if isinstance(v := get(extra), str):
             out[extra] = v
