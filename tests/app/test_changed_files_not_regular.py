@@ -14,7 +14,7 @@ import pytest
 
 from app.tui.screens.diff_view import DiffScreen
 from app.tui.screens.rewind import RewindScreen
-from tests.app.test_changed_files_tui import EDIT, _demo, _turn
+from tests.app.changed_files_helpers import EDIT, demo as _demo, turn as _turn
 from tests.pilot_until import until
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")

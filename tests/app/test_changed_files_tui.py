@@ -8,30 +8,18 @@ import pytest
 
 from agent_core.tools.changed_files import FileChange
 from app.tui.app import CtxApp
-from app.tui.launch import build_app
 from app.tui.screens.diff_view import DiffScreen, diff_content
 from app.tui.screens.rewind import RewindScreen
 from app.widgets.cost_pane import changes_text
-from tests.agent_helpers import make_workspace, user_dirs
+from tests.app.changed_files_helpers import EDIT, demo as _demo, turn as _turn
 from tests.app.snapshot_helpers import fill, settled
 from tests.pilot_until import until
 from tests.tui_fakes import FIXED_TIME, FakeAgent
 
-EDIT = "replace 'A small project' with 'A tiny project' in README.md"
 WRITE = "write notes to the file notes.md"
 DIFF = ("--- a/README.md (before the session)\n+++ b/README.md (now)\n@@ -1,3 +1,3 @@\n # Sample\n \n"
         "-A small project used by the tests.\n+A tiny project used by the tests.\n"
         "--- /dev/null\n+++ b/notes.md (now)\n@@ -0,0 +1,2 @@\n+\x1b[2Jevil line\n+second\n")
-
-
-def _demo(tmp_path):
-    ws = make_workspace(tmp_path)
-    return ws, build_app({"model": "demo", "allow": "all"}, environ=user_dirs(), workspace=ws, claude_root=None)
-
-
-async def _turn(app, pilot, text, n):
-    app.run_prompt(text)
-    await until(pilot, lambda: app.agent.turns >= n and not app.busy, "the turn", 30)
 
 
 async def test_the_cost_pane_lists_changed_files_and_diff_shows_them(tmp_path):
