@@ -41,8 +41,8 @@ def check(bwrap: str | None = None) -> Availability:
     if not path:
         return Availability(False, problem="bubblewrap (bwrap) is not installed",
                             fix=_install_hint() + "; until then every bash command asks first")
-    argv = [path, "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net",
-            "--unshare-ipc", "--die-with-parent", "--", "/bin/sh", "-c", "true"]
+    argv = [path, "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+            "--unshare-net", "--unshare-ipc", "--die-with-parent", "--", "/bin/sh", "-c", "true"]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError) as e:
