@@ -133,19 +133,14 @@ def _search(name: str) -> codecs.CodecInfo | None:
 codecs.register(_search)
 
 
-class _Sent:
-    """The write stream, noting each request's id before it goes (its answer may be refused)."""
+class _Wrapped:
+    """One of the SDK's streams, with the set of requests still waiting for an answer; everything
+    it does not override passes through to the stream."""
 
     def __init__(self, stream: Any, pending: set[Any]) -> None:
         self._stream, self._pending = stream, pending
 
-    async def send(self, item: Any) -> None:
-        message = getattr(item, "message", None)
-        if isinstance(message, JSONRPCRequest):
-            self._pending.add(message.id)
-        await self._stream.send(item)
-
-    async def __aenter__(self) -> _Sent:
+    async def __aenter__(self) -> Any:
         await self._stream.__aenter__()
         return self
 
@@ -156,11 +151,18 @@ class _Sent:
         return getattr(self._stream, name)
 
 
-class _Received:
-    """The read stream, forgetting each request once it is answered."""
+class _Sent(_Wrapped):
+    """The write stream, noting each request's id before it goes (its answer may be refused)."""
 
-    def __init__(self, stream: Any, pending: set[Any]) -> None:
-        self._stream, self._pending = stream, pending
+    async def send(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCRequest):
+            self._pending.add(message.id)
+        await self._stream.send(item)
+
+
+class _Received(_Wrapped):
+    """The read stream, forgetting each request once it is answered."""
 
     def _seen(self, item: Any) -> Any:
         message = getattr(item, "message", None)
@@ -176,16 +178,6 @@ class _Received:
 
     async def __anext__(self) -> Any:
         return self._seen(await self._stream.__anext__())
-
-    async def __aenter__(self) -> _Received:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._stream.__aexit__(*exc)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 @contextlib.asynccontextmanager

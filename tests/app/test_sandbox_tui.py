@@ -4,9 +4,6 @@ status line says whether the sandbox is on; shell mode (`!command`) runs inside 
 said, never silently skipped."""
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -14,23 +11,18 @@ from agent_core.os_sandbox import probe
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.sandbox_screen import SandboxScreen
 from app.tui.widgets.conversation.shell_block import ShellRecord
-from tests.agent_core.os_sandbox.sandbox_helpers import require_bwrap
+from tests.agent_core.os_sandbox.sandbox_helpers import planted_home, require_bwrap
 from tests.agent_helpers import make_workspace
 from tests.app.tui_helpers import make_app, wait_idle
+from tests.pilot_until import until
 
 SIZE = (120, 36)
 
 
 @pytest.fixture
 def on_disk(monkeypatch):
-    """Workspace and HOME outside /tmp (the sandbox's /tmp is private, which would hide them anyway)."""
-    base = Path(tempfile.mkdtemp(prefix="ctxtui-sbx-tui-", dir="/var/tmp"))
-    ws, home = make_workspace(base / "ws"), base / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("planted-key-material\n")
-    monkeypatch.setenv("HOME", str(home))
-    yield ws, home
-    shutil.rmtree(base, ignore_errors=True)
+    with planted_home(monkeypatch, "ctxtui-sbx-tui-") as (ws, home):
+        yield make_workspace(ws), home
 
 
 async def shell(app, pilot, command: str) -> str:
@@ -81,9 +73,9 @@ async def test_the_sandbox_screen_chooses_the_mode(on_disk):
         assert app.agent.sandbox.settings.mode == "auto-allow"
         assert "sandbox auto-allow" in str(app.status.fit(200))
         app.run_slash("/context")
-        await pilot.pause(0.2)
-        if isinstance(app.screen, ContextScreen):
-            assert "on (auto-allow)" in str(app.screen.query_one("#context-sandbox").render())
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen.query("#context-sandbox"),
+                    "the /context screen")
+        assert "on (auto-allow)" in str(app.screen.query_one("#context-sandbox").render())
 
 
 async def test_an_unusable_sandbox_is_said_at_start_and_on_the_status_line(on_disk, monkeypatch):

@@ -67,7 +67,8 @@ async def test_the_did_not_start_notice_status_and_session_log_hold_no_expanded_
     assert not _leaks(agent.session.path.read_text())
 
 
-def test_stream_json_stdout_of_a_headless_run_holds_no_expanded_secret(tmp_path, monkeypatch):
+def _headless_with_failing_servers(tmp_path, monkeypatch, *extra: str) -> tuple[str, str]:
+    """(stdout, stderr) of a headless run whose two MCP servers (secrets expanded in) do not start."""
     _set_secrets(monkeypatch)
     ws = make_workspace(tmp_path)
     cfg = _config(tmp_path)
@@ -75,23 +76,20 @@ def test_stream_json_stdout_of_a_headless_run_holds_no_expanded_secret(tmp_path,
         environ = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url,
                    "CTXTUI_MCP_TIMEOUT": "20"}
         code, out, err = run_headless(["--workspace", str(ws), "--model", MODEL, "--mcp-config", str(cfg),
-                                       "--output-format", "stream-json", "-p", "go"], environ)
+                                       *extra, "-p", "go"], environ)
     assert code == 0, err
+    return out, err
+
+
+def test_stream_json_stdout_of_a_headless_run_holds_no_expanded_secret(tmp_path, monkeypatch):
+    out, err = _headless_with_failing_servers(tmp_path, monkeypatch, "--output-format", "stream-json")
     notices = [d["message"] for d in map(json.loads, out.splitlines()) if d.get("type") == "notice"]
     assert sum("did not start" in n for n in notices) == 2, notices
     assert not _leaks(out) and not _leaks(err)
 
 
 def test_headless_text_notes_hold_no_expanded_secret(tmp_path, monkeypatch):
-    _set_secrets(monkeypatch)
-    ws = make_workspace(tmp_path)
-    cfg = _config(tmp_path)
-    with FakeAnthropic([reply("fine")]) as fake:
-        environ = {**user_dirs(), "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": fake.base_url,
-                   "CTXTUI_MCP_TIMEOUT": "20"}
-        code, out, err = run_headless(["--workspace", str(ws), "--model", MODEL, "--mcp-config", str(cfg),
-                                       "-p", "go"], environ)
-    assert code == 0, err
+    out, err = _headless_with_failing_servers(tmp_path, monkeypatch)
     assert "[note] MCP server local did not start" in out + err
     assert not _leaks(out + err)
 

@@ -2,16 +2,13 @@
 test folder under /tmp would be invisible for the wrong reason."""
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
 import pytest
+
+from tests.agent_core.os_sandbox.sandbox_helpers import disk_folder
 
 
 @pytest.fixture
 def disk():
     """A fresh folder under /var/tmp, removed afterwards."""
-    base = Path(tempfile.mkdtemp(prefix="ctxtui-sbx-test-", dir="/var/tmp"))
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
+    with disk_folder() as base:
+        yield base

@@ -5,7 +5,11 @@ and one bash call through the real tool."""
 from __future__ import annotations
 
 import os
+import contextlib
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -31,3 +35,33 @@ def sandbox(workspace: Path, home: Path, **settings) -> OsSandbox:
 async def bash(ctx: ToolContext, command: str, timeout: float | None = None):
     args = {"command": command, **({"timeout": timeout} if timeout else {})}
     return await ToolRegistry().execute("bash", args, ctx)
+
+
+@contextlib.contextmanager
+def disk_folder(prefix: str = "ctxtui-sbx-test-") -> Iterator[Path]:
+    """A fresh folder under /var/tmp (on disk, outside the sandbox's private /tmp), removed after."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def plant(base: Path, key: str = "planted-key-material") -> tuple[Path, Path, Path]:
+    """(workspace, home, other) under `base`: home/.ssh/id_rsa holds `key`, other/ is a folder
+    outside the workspace."""
+    ws, home, other = base / "ws", base / "home", base / "other"
+    for d in (ws, home / ".ssh", other):
+        d.mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN KEY----- {key}\n")
+    return ws, home, other
+
+
+@contextlib.contextmanager
+def planted_home(monkeypatch, prefix: str) -> Iterator[tuple[Path, Path]]:
+    """(workspace, HOME) on disk, HOME set to the one with the planted ~/.ssh/id_rsa."""
+    with disk_folder(prefix) as base:
+        ws, home, _ = plant(base)
+        ws.mkdir(exist_ok=True)
+        monkeypatch.setenv("HOME", str(home))
+        yield ws, home

@@ -12,7 +12,7 @@ import pytest
 from agent_core.mcp.hub import McpHub
 from agent_core.mcp.servers_config import McpConfigError, parse_server
 from agent_core.os_sandbox import probe
-from tests.agent_core.os_sandbox.sandbox_helpers import require_bwrap, sandbox
+from tests.agent_core.os_sandbox.sandbox_helpers import plant, require_bwrap, sandbox
 
 PEEK = Path(__file__).resolve().parents[2] / "mcp_servers" / "peek_server.py"
 
@@ -23,11 +23,7 @@ def spec(boxed: bool):
 
 @pytest.fixture
 def layout(disk):
-    ws, home, other = disk / "ws", disk / "home", disk / "other"
-    for d in (ws, home / ".ssh", other):
-        d.mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("planted-mcp-secret\n")
-    return ws, home, other
+    return plant(disk, "planted-mcp-secret")
 
 
 async def run_tools(boxed: bool, ws: Path, home: Path, other: Path) -> tuple[str, str, int, list[str]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.tools import ToolContext
-from tests.agent_core.os_sandbox.sandbox_helpers import bash, require_bwrap, sandbox
+from tests.agent_core.os_sandbox.sandbox_helpers import bash, plant, require_bwrap, sandbox
 
 pytestmark = pytest.mark.usefixtures("bwrap")
 
@@ -28,10 +28,7 @@ def bwrap():
 
 @pytest.fixture
 def layout(disk):
-    ws, home, other = disk / "ws", disk / "home", disk / "other"
-    for d in (ws, home / ".ssh", other):
-        d.mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("-----BEGIN KEY----- planted-ssh-secret\n")
+    ws, home, other = plant(disk, "planted-ssh-secret")
     (home / ".netrc").write_text("machine x login me password planted-netrc-secret\n")
     (other / "notes.txt").write_text("readable elsewhere\n")
     return ws, home, other

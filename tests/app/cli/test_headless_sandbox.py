@@ -5,29 +5,21 @@ run is said once on stderr and bash is denied — `--allow bash` included — ne
 from __future__ import annotations
 
 import io
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from agent_core.os_sandbox import probe
 from app.cli.headless import main as headless_main
 from app.cli.main import build_parser
-from tests.agent_core.os_sandbox.sandbox_helpers import require_bwrap
+from tests.agent_core.os_sandbox.sandbox_helpers import planted_home, require_bwrap
 from tests.agent_helpers import MODEL, SECRET, make_workspace, user_dirs
 from tests.fake_anthropic import FakeAnthropic, reply, tool_use
 
 
 @pytest.fixture
 def on_disk(monkeypatch):
-    base = Path(tempfile.mkdtemp(prefix="ctxtui-sbx-headless-", dir="/var/tmp"))
-    ws, home = make_workspace(base / "ws"), base / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("planted-key-material\n")
-    monkeypatch.setenv("HOME", str(home))
-    yield ws, home
-    shutil.rmtree(base, ignore_errors=True)
+    with planted_home(monkeypatch, "ctxtui-sbx-headless-") as (ws, home):
+        yield make_workspace(ws), home
 
 
 def run(argv: list[str], base_url: str) -> tuple[int, str]:
