@@ -44,6 +44,7 @@ from agent_core.security.visible_text import visible
 from app.tui import commands, heap, sandbox_command
 from app.tui.agent_port import AgentHandle
 from app.tui.event_feed import NOT_YET, EventFeed
+from app.tui.stop_signals import StopSignals
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.diff_view import DiffScreen
 from app.tui.screens.help import HelpScreen
@@ -157,7 +158,7 @@ class CtxApp(App[int]):
         # when the screen last came back from a modal or a maximized pane, drawn (monotonic; inf: not drawn yet)
         self._restored_at = float("-inf")
         self._cancel_pressed_at: float | None = None   # when the cancel key being handled was pressed
-        self._signals: list[int] = []
+        self._signals = StopSignals(self._stop_signal)
         self._widgets: dict[type, Widget] = {}         # the main screen's panes, found once (see _pane)
         # The latest context and cost figures not yet shown: the panes are set once per frame.
         self._pending_context: ev.ContextUpdate | None = None
@@ -326,10 +327,7 @@ class CtxApp(App[int]):
         if self._settled is not None:
             self._settled.restore()
             self._settled = None
-        loop = asyncio.get_running_loop()
-        for sig in self._signals:
-            loop.remove_signal_handler(sig)
-        self._signals.clear()
+        self._signals.release()
         try:
             await self.agent.aclose()
         except Exception:  # closing must not hide the real exit
@@ -337,14 +335,9 @@ class CtxApp(App[int]):
 
     def _catch_stop_signals(self) -> None:
         """Without this SIGTERM or SIGHUP kill the process mid-turn: the session is left with a
-        tool call and no result, and the bash tool's processes run on."""
-        loop = asyncio.get_running_loop()
-        for sig in STOP_SIGNALS:
-            try:
-                loop.add_signal_handler(sig, self._stop_signal, sig)
-            except (ValueError, RuntimeError, NotImplementedError):
-                continue   # not the main thread's loop: signals never reach it
-            self._signals.append(sig)
+        tool call and no result, and the bash tool's processes run on. (Not loop.add_signal_handler,
+        which loses a signal when input floods the loop: stop_signals.py.)"""
+        self._signals.catch(STOP_SIGNALS)
 
     def _stop_signal(self, sig: int) -> None:
         """Cancel the running turn (history repaired, tools killed) and exit; closing the agent on

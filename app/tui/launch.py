@@ -25,6 +25,7 @@ from agent_core.security.visible_text import visible
 
 from app.tui.screens.trust import TrustApp
 from app.tui.app import CtxApp
+from app.tui.terminal_close import survive_terminal_close
 
 
 # The demo streams like a real model in the TUI (seconds to the first words, then a few words at a
@@ -139,5 +140,6 @@ def run_tui(args: argparse.Namespace) -> int:
     except SessionWriteError as e:
         print(f"ctxtui: {visible(str(e))}", file=sys.stderr)     # a folder's name can be in it
         return 1
+    survive_terminal_close(app)
     result = app.run()
     return int(result or 0)
