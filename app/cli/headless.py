@@ -306,7 +306,9 @@ class _Output:
 
 
 def _is_broken_pipe(e: OSError) -> bool:
-    return isinstance(e, BrokenPipeError) or e.errno in (errno.EPIPE, errno.ECONNRESET)
+    """The reader is gone: a closed pipe or socket, or a terminal that hung up (EIO; its SIGHUP
+    sets the exit code)."""
+    return isinstance(e, BrokenPipeError) or e.errno in (errno.EPIPE, errno.ECONNRESET, errno.EIO)
 
 
 def _silence(stream: TextIO) -> None:

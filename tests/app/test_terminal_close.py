@@ -168,3 +168,51 @@ def test_a_write_to_a_hung_up_terminal_is_dropped_and_no_more_are_tried():
     out.flush()
     out.write("frame")
     assert out.gone and file.calls == 1 and not out.isatty()
+
+
+def _headless_in_terminal(base: Path, after_s: float) -> tuple[int | None, list[Path], list[Path]]:
+    """`ctxtui --headless --input-format stream-json` in a terminal, a prompt typed, the window
+    closed `after_s` after the first output (during the turn, or while it waits for the next
+    prompt). (exit code, session logs, pid files)."""
+    home = base / "state" / "ctxtui"
+    workspace = base / "ws"
+    workspace.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "ANTHROPIC_", "CTXTUI_"))}
+    env.update(HOME=str(base / "home"), CTXTUI_HOME=str(home), XDG_STATE_HOME=str(base / "state"),
+               XDG_CONFIG_HOME=str(base / "config"), TERM="xterm-256color")
+    pid, master = pty.fork()
+    if pid == 0:
+        try:
+            os.chdir(ROOT)
+            os.execve(sys.executable, [sys.executable, "-m", "app.cli", "--headless", "--model", "demo",
+                                       "--input-format", "stream-json", "--workspace", str(workspace)], env)
+        finally:
+            os._exit(127)
+    terminal = Terminal(master, in_band=False)
+    try:
+        line = {"type": "user", "message": {"role": "user", "content": "what do the tests cover?"}}
+        os.write(master, json.dumps(line).encode() + b"\r")
+        terminal.read_until(lambda seen: bool(seen), START_WITHIN_S)
+        terminal.read_until(lambda _: False, after_s)
+    finally:
+        os.close(master)
+    code = _wait_exit(pid, EXIT_WITHIN_S)
+    if code is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return code, sorted(home.glob("projects/*/sessions/*.jsonl")), sorted(home.glob("projects/*/sessions/*.pid"))
+
+
+@pytest.mark.slow
+def test_closing_the_terminal_ends_headless_as_sighup_says(tmp_path):
+    """Headless writes to the terminal too: after the hang-up its writes fail with EIO, which must
+    end the run as a closed pipe does, leaving SIGHUP's 129. Before, the uncaught EIO made it exit 1
+    in 3 of 8 tries (closed at once, or once the turn's answer was printed)."""
+    codes = []
+    for i in range(8):
+        code, logs, pid_files = _headless_in_terminal(tmp_path / f"try{i}", after_s=i / 20)
+        codes.append(code)
+        assert not pid_files and len(logs) <= 1
+        for log in logs:
+            assert all(json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
+    assert codes == [128 + signal.SIGHUP] * 8, codes
