@@ -89,16 +89,22 @@ def _wait_exit(pid: int, within: float) -> int | None:
         time.sleep(0.01)
 
 
-def _close_terminal_during_turn(base: Path, after_s: float, *, in_band: bool, typing: bool) -> dict:
-    """One try: start, wait for the first paint, type the prompt, wait for its session log, close
-    the terminal `after_s` later; with `typing`, right after TYPED keys (the app is still taking
-    them in when the terminal goes). What happened, for the assertions."""
+def _isolated(base: Path) -> tuple[Path, Path, dict[str, str]]:
+    """(state root, workspace, environment) under `base`: nothing of the real user's is touched."""
     home = base / "state" / "ctxtui"
     workspace = base / "ws"
     workspace.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "ANTHROPIC_", "CTXTUI_"))}
     env.update(HOME=str(base / "home"), CTXTUI_HOME=str(home), XDG_STATE_HOME=str(base / "state"),
                XDG_CONFIG_HOME=str(base / "config"), TERM="xterm-256color")
+    return home, workspace, env
+
+
+def _close_terminal_during_turn(base: Path, after_s: float, *, in_band: bool, typing: bool) -> dict:
+    """One try: start, wait for the first paint, type the prompt, wait for its session log, close
+    the terminal `after_s` later; with `typing`, right after TYPED keys (the app is still taking
+    them in when the terminal goes). What happened, for the assertions."""
+    home, workspace, env = _isolated(base)
 
     def logs() -> list[Path]:
         return sorted(home.glob("projects/*/sessions/*.jsonl"))
@@ -174,12 +180,7 @@ def _headless_in_terminal(base: Path, after_s: float) -> tuple[int | None, list[
     """`ctxtui --headless --input-format stream-json` in a terminal, a prompt typed, the window
     closed `after_s` after the first output (during the turn, or while it waits for the next
     prompt). (exit code, session logs, pid files)."""
-    home = base / "state" / "ctxtui"
-    workspace = base / "ws"
-    workspace.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "ANTHROPIC_", "CTXTUI_"))}
-    env.update(HOME=str(base / "home"), CTXTUI_HOME=str(home), XDG_STATE_HOME=str(base / "state"),
-               XDG_CONFIG_HOME=str(base / "config"), TERM="xterm-256color")
+    home, workspace, env = _isolated(base)
     pid, master = pty.fork()
     if pid == 0:
         try:
