@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import contextlib
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -17,6 +18,14 @@ from agent_core.os_sandbox import probe
 from agent_core.os_sandbox.sandbox import OsSandbox
 from agent_core.os_sandbox.settings import SandboxSettings
 from agent_core.tools import ToolContext, ToolRegistry
+
+
+ROOT = Path(__file__).resolve().parents[3]
+# Inside the sandbox /tmp is private: a checkout (and its .venv) under /tmp, as a CI run may have,
+# is not there. Commands that need only the standard library run the venv's base interpreter;
+# the sandboxed MCP server, which needs the venv, gets the checkout bound in (CHECKOUT).
+STDLIB_PYTHON = os.path.realpath(sys.executable)
+CHECKOUT: tuple[Path, ...] = (ROOT,) if str(ROOT).startswith("/tmp/") else ()
 
 
 def require_bwrap() -> None:

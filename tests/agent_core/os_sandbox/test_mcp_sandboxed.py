@@ -12,7 +12,7 @@ import pytest
 from agent_core.mcp.hub import McpHub
 from agent_core.mcp.servers_config import McpConfigError, parse_server
 from agent_core.os_sandbox import probe
-from tests.agent_core.os_sandbox.sandbox_helpers import plant, require_bwrap, sandbox
+from tests.agent_core.os_sandbox.sandbox_helpers import CHECKOUT, plant, require_bwrap, sandbox
 
 PEEK = Path(__file__).resolve().parents[2] / "mcp_servers" / "peek_server.py"
 
@@ -27,7 +27,7 @@ def layout(disk):
 
 
 async def run_tools(boxed: bool, ws: Path, home: Path, other: Path) -> tuple[str, str, int, list[str]]:
-    hub = McpHub([spec(boxed)], cwd=ws, start_timeout=30, os_sandbox=sandbox(ws, home, mode="off"))
+    hub = McpHub([spec(boxed)], cwd=ws, start_timeout=30, os_sandbox=sandbox(ws, home, mode="off", write=CHECKOUT))
     try:
         notices = await hub.start()
         tools = {t.name.rsplit("__", 1)[1]: t for t in hub.tools}

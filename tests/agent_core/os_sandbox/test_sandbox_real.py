@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.tools import ToolContext
-from tests.agent_core.os_sandbox.sandbox_helpers import bash, plant, require_bwrap, sandbox
+from tests.agent_core.os_sandbox.sandbox_helpers import STDLIB_PYTHON, bash, plant, require_bwrap, sandbox
 
 pytestmark = pytest.mark.usefixtures("bwrap")
 
@@ -138,7 +138,7 @@ async def test_the_network_is_what_the_user_allowed(layout, host_server, network
     if sb.settings.hosts and not sb.availability().socat:
         pytest.skip("socat is not installed (a host list needs it; .ci/run installs it)")
     try:
-        out = await bash(ToolContext(ws, os_sandbox=sb), FETCH.format(py=sys.executable, port=host_server))
+        out = await bash(ToolContext(ws, os_sandbox=sb), FETCH.format(py=STDLIB_PYTHON, port=host_server))
     finally:
         sb.close()
     assert ("hello-from-host" in out.content) is reachable, out.content
@@ -149,7 +149,7 @@ async def test_https_through_the_proxy_is_refused_for_an_unlisted_host(layout):
     sb = sandbox(ws, home, network=("pypi.org",))
     if not sb.availability().socat:
         pytest.skip("socat is not installed")
-    cmd = (f"{sys.executable} -c \"import urllib.request; "
+    cmd = (f"{STDLIB_PYTHON} -c \"import urllib.request; "
            f"urllib.request.urlopen('https://evil.example/', timeout=5)\"")
     try:
         out = await bash(ToolContext(ws, os_sandbox=sb), cmd)
@@ -194,7 +194,7 @@ async def test_the_agent_socket_is_not_reachable(layout, monkeypatch):
     server.bind(str(path))
     server.listen()
     monkeypatch.setenv("SSH_AUTH_SOCK", str(path))
-    probe_cmd = (f"{sys.executable} -c \"import os, socket; print('var', os.environ.get('SSH_AUTH_SOCK')); "
+    probe_cmd = (f"{STDLIB_PYTHON} -c \"import os, socket; print('var', os.environ.get('SSH_AUTH_SOCK')); "
                  f"s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('connected')\"")
     try:
         inside = await bash(ctx_for(ws, home), probe_cmd)
