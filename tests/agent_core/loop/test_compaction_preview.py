@@ -51,11 +51,15 @@ def _state(agent) -> tuple:
             len(agent.compactions))
 
 
-async def test_a_preview_changes_nothing_and_the_compaction_after_it_does_what_it_said(tmp_path):
+async def test_a_preview_changes_nothing_and_the_compaction_after_it_does_what_it_said(tmp_path, monkeypatch):
     ws = make_workspace(tmp_path)
     home = Path(os.environ["CTXTUI_HOME"])
     with FakeAnthropic(responder=responder) as fake:
         agent = await _session(ws, fake)
+        # Transcript names are stamped to the second: the preview and the compaction after it must
+        # read the same second, or a loaded machine crossing one names them apart (issue 51's flake).
+        frozen = clock.now()
+        monkeypatch.setattr(clock, "now", lambda: frozen)
         before, disk, calls = _state(agent), files_under(home, ws), len(fake.message_requests)
         preview = await agent.preview_compact()
         assert _state(agent) == before
