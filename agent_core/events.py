@@ -70,6 +70,7 @@ class PermissionRequest(Event):
     name: str
     input: dict
     decision: str | None = None  # allow | always | deny, once answered
+    note: str = ""               # how it would run, when that matters (bash: in the OS sandbox or not)
     _reply: asyncio.Future | None = field(default=None, init=False, repr=False, compare=False)
 
     @property

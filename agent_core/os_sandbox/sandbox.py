@@ -89,6 +89,13 @@ class OsSandbox:
             return "ask"
         return "allow" if self.settings.mode == "auto-allow" else configured
 
+    def permission_note(self) -> str:
+        """What the permission prompt says of a command about to run: where it will run."""
+        if self.confines:
+            return f"It will run in the OS sandbox (network: {self.settings.network_text()})."
+        return ("It will run UNCONFINED, with your rights: the OS sandbox you chose cannot run here "
+                f"({self.availability().problem}).")
+
     @property
     def forces_asking(self) -> bool:
         """The user chose the sandbox and it cannot run: no "always" answer may skip the question."""

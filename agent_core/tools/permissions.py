@@ -141,7 +141,8 @@ class PermissionPolicy:
         async with self._locks.setdefault(tool_name, asyncio.Lock()):
             if tool_name in self.always and not self._forced_to_ask(tool_name):
                 return Decision(True, tool_name, "always")
-            request = PermissionRequest(id=request_id, name=tool_name, input=dict(input))
+            note = self.sandbox.permission_note() if self._sandboxed(tool_name) else ""
+            request = PermissionRequest(id=request_id, name=tool_name, input=dict(input), note=note)
             try:
                 answer = str(await ask(request)).strip().lower()
             except asyncio.CancelledError:

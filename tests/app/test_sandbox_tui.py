@@ -9,6 +9,7 @@ import pytest
 
 from agent_core.os_sandbox import probe
 from app.tui.screens.context_screen import ContextScreen
+from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.sandbox_screen import SandboxScreen
 from app.tui.widgets.conversation.shell_block import ShellRecord
 from tests.agent_core.os_sandbox.sandbox_helpers import planted_home, require_bwrap
@@ -99,3 +100,25 @@ async def test_a_bad_sandbox_argument_says_what_to_type(on_disk):
         await pilot.pause()
         assert app.agent.sandbox.settings.mode == "off"
         assert any("/sandbox auto-allow | ask | off" in str(n.message) for n in app._notifications)
+
+
+@pytest.mark.parametrize("usable, said", [(True, "It will run in the OS sandbox (network: none)"),
+                                          (False, "It will run UNCONFINED, with your rights")])
+async def test_the_permission_prompt_says_where_the_command_will_run(on_disk, monkeypatch, usable, said):
+    ws, _ = on_disk
+    if usable:
+        require_bwrap()
+    else:
+        monkeypatch.setattr(probe, "check", lambda bwrap=None: probe.Availability(
+            False, problem="bubblewrap (bwrap) is not installed", fix="Install bubblewrap"))
+    app, _ = make_app(ws, sandbox="ask", allow_all=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.prompt_input.focus()
+        app.fill_prompt("what do the tests cover?")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        assert app.screen.request.name == "bash"
+        assert said in str(app.screen.query_one("#permission-note").render())
+        await pilot.press("d")
+        await wait_idle(app, pilot)

@@ -99,6 +99,9 @@ class PermissionScreen(ModalScreen[str]):
         with Vertical(id="permission-dialog"):
             yield Static(Content.assemble("The agent wants to run ", (one_line(r.name), "bold $accent")),
                          id="permission-title")
+            if r.note:
+                style = "$success" if "UNCONFINED" not in r.note else "bold $warning"
+                yield Static(Content.styled(one_line(r.note), style), id="permission-note")
             warning = call_warning(r.name, r.input)
             if warning:
                 yield Static(Content.styled(warning, "bold $warning"), id="permission-warning")
