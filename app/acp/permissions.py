@@ -36,7 +36,10 @@ def decision_of(response: Any) -> str:
 async def ask(conn: Any, session_id: str, req: ev.PermissionRequest, workspace: str) -> None:
     """Ask the client and answer the request; never raises but for cancellation (the turn was
     cancelled: the loop no longer waits)."""
-    call = ToolCallUpdate(tool_call_id=req.id, title=tool_calls.title_of(req.name, req.input),
+    title = tool_calls.title_of(req.name, req.input)
+    if req.note:          # where bash will run: in the OS sandbox, or unconfined
+        title = f"{title} — {req.note}"
+    call = ToolCallUpdate(tool_call_id=req.id, title=title,
                           kind=tool_calls.kind_of(req.name), status="pending", raw_input=req.input,
                           locations=tool_calls.locations_of(req.input, workspace))
     try:

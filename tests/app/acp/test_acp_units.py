@@ -13,7 +13,7 @@ from acp.schema import (AllowedOutcome, DeniedOutcome, RequestPermissionResponse
                         TextContentBlock)
 
 from agent_core import events as ev
-from app.acp.permissions import decision_of
+from app.acp.permissions import ask, decision_of
 from app.acp.prompt_input import prompt_text
 from app.acp.stdio import Requests
 from app.acp.tool_calls import title_of
@@ -80,6 +80,21 @@ def test_permission_answers_map_onto_ctxtuis_own():
         ["allow", "always", "deny", "deny"]
     assert decision_of(RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))) == "deny"
     assert decision_of(None) == "deny"
+
+
+async def test_the_editor_is_told_where_bash_will_run():
+    """The permission request's title carries the loop's note (in the OS sandbox, or unconfined)."""
+    asked = []
+
+    class Conn:
+        async def request_permission(self, session_id, tool_call, options):
+            asked.append(tool_call)
+            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
+    req = ev.PermissionRequest(id="t1", name="bash", input={"command": "ls"},
+                               note="It will run in the OS sandbox (network: none).")
+    await ask(Conn(), "s1", req, "/w")
+    assert asked[0].title == "bash: ls — It will run in the OS sandbox (network: none)."
+    assert await req.reply == "allow"
 
 
 def test_tool_titles_are_one_short_line():
