@@ -72,13 +72,14 @@ class McpHub:
     def _offer(self, c: ServerConnection) -> tuple[list[McpTool], list[str]]:
         offered, skipped, seen = [], [], set()
         for t in c.tools:
-            name = mcp_tool_name(c.spec.name, tool_name_part(str(t.get("name", ""))))
+            local = tool_name_part(str(t.get("name", "")))
+            name = mcp_tool_name(c.spec.name, local)
             if len(name) > MAX_NAME or name in seen or not t.get("name"):
                 skipped.append(one_line(str(t.get("name", ""))))
                 continue
             seen.add(name)
             offered.append(McpTool(c.spec.name, str(t["name"]), str(t.get("description") or ""),
-                                   t.get("input_schema") or {}, self._caller(c)))
+                                   t.get("input_schema") or {}, self._caller(c), local=local))
         self._tools += offered
         return offered, skipped
 

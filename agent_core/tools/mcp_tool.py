@@ -38,8 +38,11 @@ class McpTool(Tool):
     """See module docstring. Instances carry what the class attributes carry for built-in tools."""
     checks_input = False
 
-    def __init__(self, server: str, tool: str, description: str, input_schema: dict[str, Any], call: Call) -> None:
-        self.name = mcp_tool_name(server, tool)            # type: ignore[misc]
+    def __init__(self, server: str, tool: str, description: str, input_schema: dict[str, Any], call: Call,
+                 local: str | None = None) -> None:
+        """`tool`: the name the server knows it by; `local`: that name as the API accepts it in
+        mcp__SERVER__TOOL (characters other than letters, digits, - and _ as _), when it differs."""
+        self.name = mcp_tool_name(server, local or tool)   # type: ignore[misc]
         self.server, self.remote_name = server, tool
         text = description or f"The {tool} tool of the {server} MCP server."
         self.description = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 1] + "…"  # type: ignore[misc]

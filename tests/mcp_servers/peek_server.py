@@ -1,5 +1,6 @@
 """A real MCP server built with the `mcp` SDK for the sandbox tests: `peek` reads a file, `poke`
-writes one, `pids` counts the processes it can see; each answers with what happened, so a test
+writes one, `pids` counts the processes it can see, `count.files` (a dotted name) counts a
+folder's entries; each answers with what happened, so a test
 can tell what the server was allowed to do."""
 import os
 from pathlib import Path
@@ -32,6 +33,12 @@ def poke(path: str) -> str:
 def pids() -> str:
     """How many processes this server can see in /proc."""
     return str(sum(1 for p in os.listdir("/proc") if p.isdigit()))
+
+
+@app.tool(name="count.files")
+def count_files(path: str) -> str:
+    """How many entries a folder has (a dotted name, which the API's tool names do not allow)."""
+    return str(len(os.listdir(path)))
 
 
 if __name__ == "__main__":
