@@ -23,6 +23,9 @@ OBJECT_START = re.compile(rb"[ \t\r\n]*{")
 JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
               type(None): "null"}
 OVER_LIMIT = "a line over the size limit that does not start with {"
+# A key "id" whose value opens an array or an object, outside any string (a quote inside a JSON
+# string is escaped): the only lines parsed twice, to find a top-level id the SDK cannot use.
+ODD_ID = re.compile(rb'"id"\s*:\s*[\[{]')
 
 log = logging.getLogger("ctxtui.acp")
 
@@ -108,15 +111,19 @@ class Requests(asyncio.StreamReader):
 
 
 def _not_an_object(line: bytes) -> str | None:
-    """What JSON value `line` is when it is one but not an object; None for an object or not JSON
-    (the SDK logs that and skips it)."""
-    if OBJECT_START.match(line):
+    """What JSON value `line` is when it is one but not a JSON-RPC object; None for an object (or
+    not JSON: the SDK logs that and skips it). An object whose id is an array or an object is no
+    JSON-RPC message either, and the SDK, which keys its waiting requests by id, dies on one."""
+    if OBJECT_START.match(line) and not ODD_ID.search(line):
         return None
     try:
         value = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    return None if isinstance(value, dict) else JSON_KINDS[type(value)]
+    if isinstance(value, dict):
+        odd = isinstance(value.get("id"), (list, dict))
+        return f"an object whose id is {'an array' if isinstance(value['id'], list) else 'an object'}" if odd else None
+    return JSON_KINDS[type(value)]
 
 
 def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: BinaryIO) -> None:

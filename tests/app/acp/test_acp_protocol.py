@@ -145,3 +145,18 @@ async def test_a_line_that_is_json_but_not_an_object_is_an_invalid_request_and_t
     code, err = await wire.close()
     assert code == 0, err.decode(errors="replace")[-2000:]
     assert [m["error"]["code"] for m in wire.seen if m.get("id", 0) is None] == [-32600] * 6
+
+
+async def test_an_id_that_is_an_array_or_an_object_is_an_invalid_request_and_the_agent_goes_on():
+    """The SDK keys the requests it waits on by id: a response whose id is `[]` or `{}` raised
+    TypeError (unhashable) in its receive loop and ended the connection. A string holding `"id": [`
+    is no such id and passes."""
+    wire = await Wire.start()
+    await wire.send('{"jsonrpc": "2.0", "id": [], "result": 1}', '{"jsonrpc": "2.0", "id": {"a": 1}, "result": 1}',
+                    _request(0, "initialize", {"protocolVersion": 1, "clientInfo": {"name": 'x "id": [1]'}}))
+    assert (await wire.answer(0))["result"]["agentInfo"]["name"] == "ctxtui"
+    refused = [m for m in wire.seen if m.get("id", 0) is None]
+    assert [m["error"]["code"] for m in refused] == [-32600] * 2
+    assert "id is an array" in refused[0]["error"]["data"]["details"]
+    code, err = await wire.close()
+    assert code == 0, err.decode(errors="replace")[-2000:]
