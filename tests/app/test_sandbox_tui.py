@@ -8,9 +8,11 @@ from __future__ import annotations
 import pytest
 
 from agent_core.os_sandbox import probe
+from agent_core.os_sandbox.proxy import parse_target
+from agent_core.os_sandbox.sandbox import SandboxStatus
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.permission import PermissionScreen
-from app.tui.screens.sandbox_screen import SandboxScreen
+from app.tui.screens.sandbox_screen import SandboxScreen, status_lines
 from app.tui.widgets.conversation.shell_block import ShellRecord
 from tests.agent_core.os_sandbox.sandbox_helpers import planted_home, require_bwrap
 from tests.agent_helpers import make_workspace
@@ -122,3 +124,11 @@ async def test_the_permission_prompt_says_where_the_command_will_run(on_disk, mo
         assert said in str(app.screen.query_one("#permission-note").render())
         await pilot.press("d")
         await wait_idle(app, pilot)
+
+
+def test_a_hostile_host_name_from_a_command_is_shown_escaped():
+    """The proxy's refused hosts come from the sandboxed command's own request line: the /sandbox
+    screen (and /context) show them through the one sanitizer, never raw."""
+    _, host, port, _ = parse_target(b"CONNECT \x1b]0;owned\x07evil.example:443 HTTP/1.1\r\n\r\n")
+    shown = str(status_lines(SandboxStatus("auto-allow", True, "pypi.org", blocked=(f"{host}:{port}",))))
+    assert "\x1b" not in shown and "\x07" not in shown and "␛]0;owned" in shown

@@ -144,3 +144,4 @@ def test_status_words(tmp_path, monkeypatch):
 def test_the_probe_names_a_missing_binary():
     found = probe.check(os.devnull + "-no-such-bwrap")
     assert not found.ok and "could not be run" in found.problem and "apt-get install bubblewrap" in found.fix
+
