@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -163,11 +164,29 @@ async def test_a_timeout_ends_everything_the_command_started(layout):
     ws, home, _ = layout
     marker = f"ctxtui-sbx-{os.getpid()}-{time.monotonic_ns()}"
     started = time.monotonic()
-    out = await bash(ctx_for(ws, home), f"(exec -a {marker} sleep 60) & nohup sleep 60 & sleep 60", timeout=1)
+    cmd = f"(exec -a {marker} sleep 60) & setsid bash -c 'exec -a {marker} sleep 60' & sleep 60"
+    out = await bash(ctx_for(ws, home), cmd, timeout=1)
     assert out.meta["timed_out"] and time.monotonic() - started < 8
     await asyncio.sleep(0.3)
-    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
-    assert left.stdout.strip() == "", "a process outlived the sandbox"
+    assert _running_with(marker) == [], "a process outlived the sandbox"
+    await bash(ToolContext(ws), cmd, timeout=1)        # the control: unconfined, setsid leaves the group
+    await asyncio.sleep(0.3)
+    escaped = _running_with(marker)
+    for pid in escaped:
+        os.kill(pid, signal.SIGKILL)
+    assert len(escaped) == 1
+
+
+def _running_with(marker: str) -> list[int]:
+    """Pids whose command line holds `marker` (the host's /proc: outside the sandbox)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def test_socket_left_for_the_proxy_is_private(layout):
