@@ -13,17 +13,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from compaction import ContextBudget, Pipeline, PipelineConfig, PipelineState, default_stages
-from compaction.presets import DEFAULT_PRESET, apply_preset, preset, summarize_config
+from compaction.presets import DEFAULT_PRESET, preset, summarize_config
 from compaction.summarizing import SummarizeConfig
 from compaction.transcript import transcripts_dir
 from compaction.accounting.budget import MIN_WINDOW
-from compaction.accounting.cache_model import Rates
 from compaction.estimate import estimate_tools
 from compaction.accounting.tokens import estimate_text
 from compaction.layers.tool_result_budget import per_result_chars
 
 from agent_core import events as ev
 from agent_core.loop.agent import Agent, TurnLimits
+from agent_core.engine_config import pipeline_config
 from agent_core.config import Config, ConfigError, user_config_path
 from agent_core.context_budget import MIN_TURN_TOKENS, limits_for, make_budget
 from agent_core.pricing.cost import DEMO_PRICED_AS
@@ -379,22 +379,6 @@ def logged_plot(points: object) -> list[tuple[int, int, bool]]:
         if isinstance(p, list) and len(p) == 3 and all(isinstance(x, int) for x in p[:2]):
             out.append((p[0], p[1], bool(p[2])))
     return out
-
-
-def pipeline_config(config: Config, budget: ContextBudget, rates: dict[str, float] | None = None) -> PipelineConfig:
-    """The engine's knobs for a config: what the loop runs with, and what `ctxtui replay` replays a
-    policy variant with (one builder, so a replayed setting means what it means in a session).
-    `rates` are the model's dollars per token by bucket (`Pricer.rates`); None (a model without
-    price data) keeps the engine's default rates, whose ratios are what its decisions depend on."""
-    cfg = apply_preset(PipelineConfig(budget=budget, collapse_enabled=not config.disable_collapse,
-                                      cache_ttl=config.cache_ttl), config.policy)
-    if config.engine == "server":
-        # The API clears and compacts; of ours only the tool-result budget (and the blocking limit) stays.
-        cfg.snip_enabled = cfg.microcompact_enabled = cfg.time_based_enabled = cfg.collapse_enabled = False
-    if rates is not None:
-        cfg.cache_rates = Rates.from_mapping(rates)
-        cfg.cache_rates_known = True
-    return cfg
 
 
 def open_session(config: Config, home: Path, *, resume: str | None, continue_: bool,

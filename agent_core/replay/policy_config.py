@@ -1,7 +1,7 @@
 """The engine configuration a policy replays with, built the way the loop builds it.
 
 A variant's settings go into a `Config` exactly as if they had been set in the environment, then
-through the loop's own `make_budget` and `pipeline_config` (agent_core/loop/factory.py); only the
+through the loop's own `make_budget` and `pipeline_config` (agent_core/engine_config.py); only the
 window (`--window`, unless the variant sets CTXTUI_CONTEXT_WINDOW), the cache TTL (`--ttl`,
 unless it sets the TTL), the head size and the model's rates come from the replay.
 """
@@ -14,7 +14,7 @@ from compaction.accounting.cache_model import Rates
 
 from agent_core.config import Config
 from agent_core.context_budget import limits_for, make_budget
-from agent_core.loop.factory import pipeline_config
+from agent_core.engine_config import pipeline_config
 from agent_core.pricing.pricer import Pricer
 from agent_core.replay.options import PolicySpec
 

@@ -27,8 +27,8 @@ import errno
 import os
 import threading
 from collections import Counter
-from dataclasses import dataclass
 
+from agent_core.file_change import BINARY, LARGE, NOT_READ, FileChange
 from agent_core.regular_file import NotRegularFile, open_regular
 from agent_core.tools.file_history import MAX_BYTES, Copy, FileHistory
 
@@ -36,28 +36,6 @@ DIFF_CONTEXT = 3
 DIFF_MAX_LINES = 2_000       # per file in /diff; the rest is counted, not shown
 COUNT_MAX_BYTES = 2 * 1024 * 1024   # either version larger: listed, not counted (0.3 s of a core at most)
 COUNT_WORK = 1_000_000       # steps of the exact count before a large change is counted as multisets
-BINARY = "binary"
-NOT_READ = "not read"        # no longer a regular file (its note says what it is now)
-LARGE = "large"
-UNCOUNTED = frozenset({BINARY, "too large", "no copy", NOT_READ, LARGE})   # listed, without lines added and removed
-
-
-@dataclass(frozen=True)
-class FileChange:
-    shown: str
-    added: int
-    removed: int
-    state: str          # "created", "modified", "deleted", "binary", "too large", "no copy", "not read",
-                        # "large", "unchanged"
-    note: str = ""      # what the label says instead of the counts ("now a folder, not read")
-
-    @property
-    def label(self) -> str:
-        if self.note:
-            return self.note
-        if self.state in UNCOUNTED:
-            return self.state
-        return f"+{self.added} −{self.removed}"
 
 
 class NotRead(Exception):

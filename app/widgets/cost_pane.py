@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from agent_core.events import CostUpdate
 from agent_core.security.visible_text import one_line
-from agent_core.tools.changed_files import UNCOUNTED, FileChange
+from agent_core.file_change import UNCOUNTED, FileChange
 
 from app import format as fmt
 from app.widgets.figure_table import FigureTable
@@ -59,7 +59,7 @@ class CostPane(Vertical):
     ALLOW_MAXIMIZE = True
 
     cost: reactive[CostUpdate | None] = reactive(None, always_update=True, init=False)
-    # The files the agent's write and edit calls changed (agent_core/tools/changed_files.py)
+    # The files the agent's write and edit calls changed (counted by agent_core/tools/changed_files.py)
     changes: reactive[tuple[FileChange, ...]] = reactive((), init=False)
 
     def __init__(self, *, id: str | None = None) -> None:
