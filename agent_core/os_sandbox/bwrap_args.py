@@ -26,7 +26,8 @@ def _inside(path: str, root: str) -> bool:
 
 def hidden_targets(candidates: Iterable[Path], visible: Iterable[Path]) -> list[tuple[str, bool]]:
     """(real path, is a folder) for each candidate that exists, through a symlink too, and does not
-    hold a folder that must stay visible (the workspace): hiding that would hide the work itself."""
+    hold a folder that must stay visible (the workspace): hiding that would hide the work itself.
+    A candidate inside another one is left out: the outer one hides it."""
     keep = [os.path.realpath(v) for v in visible]
     out: dict[str, bool] = {}
     for c in candidates:
@@ -37,7 +38,11 @@ def hidden_targets(candidates: Iterable[Path], visible: Iterable[Path]) -> list[
             if any(_inside(k, real) for k in keep) or not os.path.exists(real):
                 continue
             out[real] = os.path.isdir(real)
-    return sorted(out.items())
+    # A path inside a hidden folder is hidden with it; mounting over it as well would need a mount
+    # point in that folder's empty read-only stand-in, which bubblewrap cannot make (ctxtui's state
+    # root and this workspace's folder in it, say).
+    folders = [p for p, is_dir in out.items() if is_dir]
+    return sorted((p, d) for p, d in out.items() if not any(p != f and _inside(p, f) for f in folders))
 
 
 def bwrap_argv(bwrap: str, command: list[str], *, workspace: Path, hide: Iterable[Path] = (),

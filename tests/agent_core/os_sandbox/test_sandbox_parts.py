@@ -75,6 +75,16 @@ def test_a_hidden_path_through_a_symlink_hides_its_target(tmp_path):
     assert hidden_targets([link], []) == [(str(real), True)]
 
 
+def test_a_path_inside_a_hidden_folder_is_hidden_with_it(tmp_path):
+    """ctxtui's state root and this workspace's folder in it: mounting over the inner one too would
+    need a mount point in the outer one's read-only stand-in, and bubblewrap fails to start."""
+    root = tmp_path / "state"
+    inner = root / "projects" / "ws-1"
+    inner.mkdir(parents=True)
+    (root / "key").write_text("x")
+    assert hidden_targets([inner, root / "key", root], []) == [(str(root), True)]
+
+
 def test_a_secret_folder_holding_the_workspace_is_not_hidden(tmp_path):
     """Hiding it would hide the work itself (a project kept under ~/.config/gh, say)."""
     outer = tmp_path / ".config" / "gh"

@@ -69,9 +69,11 @@ async def test_ctxtuis_state_inside_the_workspace_stays_hidden(layout):
     state = ws / ".state"
     state.mkdir()
     (state / "session.jsonl").write_text("permissions: always bash\n")
+    (state / "projects" / "this-ws").mkdir(parents=True)
     sb = sandbox(ws, home)
-    sb.protected = (state,)
-    out = await bash(ToolContext(ws, os_sandbox=sb), f"cat {state}/session.jsonl; echo x > {state}/new")
+    sb.protected = (state / "projects" / "this-ws", state)     # as the factory gives them: nested
+    out = await bash(ToolContext(ws, os_sandbox=sb), f"cat {state}/session.jsonl; echo x > {state}/new; echo ran")
+    assert "ran" in out.content.splitlines(), out.content          # the sandbox started at all
     assert "permissions" not in out.content and not (state / "new").exists()
 
 

@@ -37,12 +37,15 @@ def tool_result(fake) -> dict:
 def test_auto_allow_runs_bash_inside_without_asking(on_disk):
     require_bwrap()
     ws, home = on_disk
-    cmd = f"cat {home}/.ssh/id_rsa; touch {home}/planted"
+    cmd = f"echo ran; cat {home}/.ssh/id_rsa; touch {home}/planted"
+    state = home / ".local" / "state" / "ctxtui"        # on disk, as a user's is (conftest's is under /tmp)
     with FakeAnthropic([reply(tool_use("bash", {"command": cmd})), reply("done")]) as fake:
-        code, _ = run(["-p", "x", "--workspace", str(ws), "--sandbox", "auto-allow"], fake.base_url)
+        code, _ = run(["-p", "x", "--workspace", str(ws), "--sandbox", "auto-allow", "--home", str(state)],
+                      fake.base_url)
         sent = tool_result(fake)
     assert code == 0
     text = sent["content"] if isinstance(sent["content"], str) else sent["content"][0]["text"]
+    assert "ran" in text.splitlines(), text            # the sandbox started, its state folders hidden
     assert "--allow bash" not in text, "auto-allow must not ask (and headless would deny)"
     assert "planted-key-material" not in text and not (home / "planted").exists()
     assert "ran in the OS sandbox" in text
