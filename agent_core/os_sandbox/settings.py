@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,6 @@ class SandboxSettings:
     network: str | tuple[str, ...] = "none"
     hide: tuple[Path, ...] = ()
     write: tuple[Path, ...] = ()
-    mcp: bool = field(default=False)    # start every MCP stdio server inside the sandbox too
 
     @property
     def enabled(self) -> bool:
