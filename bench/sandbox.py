@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
 import tempfile
@@ -61,6 +62,7 @@ async def main(calls: int) -> None:
               f"last tenth {statistics.median(series[-tenth:]):.1f} ms")
     for box in boxes.values():
         box.close()
+    shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
