@@ -354,7 +354,7 @@ class CtxApp(App[int]):
         self.status.model = info.model
         self.status.offline = info.offline
         self.status.session_id = a.session_id
-        self.status.sandbox = a.sandbox.status().short() if a.sandbox is not None else ""
+        self.status.sandbox = sandbox_command.status_words(a.sandbox)
         conv = self.conversation
         await conv.clear()
         self._to_side(lambda: self.timeline.reset())
@@ -889,7 +889,7 @@ class CtxApp(App[int]):
                              callback=lambda mode: mode and self._sandbox_changed(sandbox_command.apply(sandbox, mode)))
 
     def _sandbox_changed(self, said: str) -> None:
-        self.status.sandbox = self.agent.sandbox.status().short()
+        self.status.sandbox = sandbox_command.status_words(self.agent.sandbox)
         self.call_next(self.conversation.add_notice, said)
 
     def _cmd_cost(self, arg: str) -> None:

@@ -24,6 +24,11 @@ def apply(sandbox: OsSandbox | None, arg: str) -> str:
     return said(sandbox)
 
 
+def status_words(sandbox: OsSandbox | None) -> str:
+    """The status line's part ("" without a sandbox)."""
+    return sandbox.status().short() if sandbox is not None else ""
+
+
 def said(sandbox: OsSandbox) -> str:
     s = sandbox.status()
     if s.mode == "off":

@@ -9,7 +9,9 @@ import pytest
 
 from agent_core.os_sandbox import probe
 from agent_core.os_sandbox.proxy import parse_target
-from agent_core.os_sandbox.sandbox import SandboxStatus
+from agent_core.os_sandbox.sandbox import OsSandbox, SandboxStatus
+from agent_core.os_sandbox.settings import SandboxSettings
+from app.tui import sandbox_command
 from app.tui.screens.context_screen import ContextScreen
 from app.tui.screens.permission import PermissionScreen
 from app.tui.screens.sandbox_screen import SandboxScreen, status_lines
@@ -132,3 +134,18 @@ def test_a_hostile_host_name_from_a_command_is_shown_escaped():
     _, host, port, _ = parse_target(b"CONNECT \x1b]0;owned\x07evil.example:443 HTTP/1.1\r\n\r\n")
     shown = str(status_lines(SandboxStatus("auto-allow", True, "pypi.org", blocked=(f"{host}:{port}",))))
     assert "\x1b" not in shown and "\x07" not in shown and "␛]0;owned" in shown
+
+
+def test_the_typed_argument_sets_the_mode_or_the_network(tmp_path, monkeypatch):
+    monkeypatch.setattr(probe, "check", lambda bwrap=None: probe.Availability(True, "/usr/bin/bwrap", "/usr/bin/socat"))
+    box = OsSandbox(SandboxSettings(), tmp_path)
+    assert sandbox_command.status_words(None) == "" and sandbox_command.status_words(box) == "sandbox off"
+    assert "network: pypi.org, *.pythonhosted.org" in sandbox_command.apply(box, "auto-allow") + \
+        sandbox_command.apply(box, "network pypi.org,*.pythonhosted.org")
+    assert box.settings.hosts == ("pypi.org", "*.pythonhosted.org")
+    assert sandbox_command.status_words(box) == "sandbox auto-allow · net hosts"
+    for bad in ("network all,pypi.org", "loose", "network"):
+        with pytest.raises(ValueError, match="/sandbox auto-allow"):
+            sandbox_command.apply(box, bad)
+    with pytest.raises(ValueError, match="no OS sandbox"):
+        sandbox_command.apply(None, "ask")
