@@ -6,7 +6,7 @@ import asyncio
 from typing import AsyncIterator
 
 from agent_core import events as ev
-from agent_core.providers.demo.pause import Pause, PauseError
+from agent_core.waiting import Pause, PauseError
 from agent_core.providers.model import ModelInfo
 from agent_core.sessions.session_age import session_started
 from compaction.accounting.budget import ContextBudget

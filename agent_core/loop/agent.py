@@ -38,7 +38,7 @@ from agent_core.mentions.attach import mention_entry
 from agent_core.loop.server_engine import FAILED_COMPACTION, clear_events, compact_event, without_summarized
 from agent_core.loop import server_window
 from agent_core.pricing.cost import usage_buckets
-from agent_core.providers.demo.pause import Pause, let_time_pass
+from agent_core.waiting import Pause, real_model_error
 from agent_core.providers.anthropic_client import NOT_BELIEVABLE
 from agent_core.providers.errors import parse_max_tokens_over_window, parse_prompt_too_long
 from agent_core.providers.model import ModelClient, ModelError, ModelResponse
@@ -179,6 +179,8 @@ class Agent:
         self._count_gen = 0
         self.count_confirmation: asyncio.Task | None = None
         self.on_context: Callable[[ev.ContextUpdate], object] | None = None   # a confirmed figure while idle
+        # `/wait`'s clock move: installed by the factory on the offline demo only (agent_core/waiting.py)
+        self.time_travel: Callable[[str], Pause] | None = None
         self.telemetry: Any = None      # agent_core/telemetry's sink (the factory), when a collector is set
         self._queue: asyncio.Queue | None = None
         self._apply_calibration()
@@ -341,9 +343,11 @@ class Agent:
         return self.pipeline.view(self.entries)[0]
 
     def let_time_pass(self, text: str = "") -> Pause:
-        """`/wait`: on the demo model, move the clock on (agent_core.providers.demo.pause). Raises
+        """`/wait`: on the demo model, move the clock on (the demo installs `time_travel`). Raises
         PauseError, and moves nothing, on a real model, during a turn or for a bad duration."""
-        return let_time_pass(self, text)
+        if self.time_travel is None:
+            raise real_model_error(self.pipeline.config.cache_ttl)
+        return self.time_travel(text)
 
     # ----- public actions --------------------------------------------------------------------
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:

@@ -31,7 +31,7 @@ from agent_core.pricing import rates_cache
 from agent_core.pricing.tally import CostTally, loop_pricer
 from agent_core.providers.anthropic_client import AnthropicClient
 from agent_core.providers.demo.model import DemoModel
-from agent_core.providers.demo.pause import catch_up
+from agent_core.providers.demo.pause import catch_up, let_time_pass
 from agent_core.providers.demo.server_compaction import ServerDemo
 from agent_core.providers.model import ModelClient
 from agent_core.providers.server_context import COMPACT_TRIGGER_MIN, ServerPlan, compaction_refusal, plan_for
@@ -234,6 +234,8 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
     agent.on_tools_changed.append(lambda defs: setattr(summarizer, "tools", list(defs)))   # MCP tools, once started
     pipeline.use_stages(default_stages(summarizer, summarize_config(SummarizeConfig(), config.policy),
                                        read_file=_file_reader(tool_ctx)))
+    if client.info.offline:     # /wait moves the demo's clock; a real model's time passes by itself
+        agent.time_travel = lambda text: let_time_pass(agent, text)
     if loaded:
         if client.info.offline:
             catch_up(agent.entries)      # a /wait of an earlier run still counts

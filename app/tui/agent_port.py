@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Protocol, Sequence, runtime_checkable
 
 from agent_core import events as ev
-from agent_core.providers.demo.pause import Pause
+from agent_core.waiting import Pause
 from agent_core.providers.model import ModelInfo
 from compaction.accounting.budget import ContextBudget
 from compaction.entry import Entry

@@ -36,8 +36,8 @@ from agent_core.context_items import head_items, largest_items, with_head
 from agent_core.loop.compaction_preview import PreviewError
 from agent_core.loop.shell_input import is_shell, shell_command
 from agent_core.providers.model_choices import choices as model_choices
-from agent_core.providers.demo.pause import PauseError
-from agent_core.providers.demo.pause import describe as describe_pause
+from agent_core.waiting import PauseError
+from agent_core.waiting import describe as describe_pause
 from agent_core.pricing.tally import burn_rate
 from agent_core.security.visible_text import visible
 

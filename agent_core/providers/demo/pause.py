@@ -10,31 +10,19 @@ cache agree that the time has passed. A real model's clock is never moved: time 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from compaction import clock
 from compaction.cache_economics import warm_prefix
 from compaction.accounting.cache_model import ttl_seconds
 
+from agent_core.waiting import Pause, PauseError, describe, real_model_error
+
+__all__ = ["Pause", "PauseError", "catch_up", "default_seconds", "describe", "let_time_pass", "parse_duration"]
+
 MAX_SECONDS = 24 * 3600
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s)", re.I)
 _UNIT = {"h": 3600, "m": 60, "s": 1}
-
-
-class PauseError(ValueError):
-    """A /wait that cannot run; the message says what to do instead."""
-
-
-@dataclass(frozen=True)
-class Pause:
-    seconds: float            # how much time passed
-    ttl_s: float              # how long the cache lives after a request
-    since_request_s: float | None   # since the last model answer, after the pause (None: no answer yet)
-
-    @property
-    def cold(self) -> bool:
-        return self.since_request_s is None or self.since_request_s > self.ttl_s
 
 
 def parse_duration(text: str) -> float:
@@ -66,8 +54,7 @@ def let_time_pass(agent: Any, text: str = "") -> Pause:
     info = getattr(getattr(agent, "client", None), "info", None)
     ttl = agent.pipeline.config.cache_ttl
     if not getattr(info, "offline", False):
-        raise PauseError(f"/wait moves only the demo model's clock. With a real model, time passes by itself: "
-                         f"the prompt cache expires {ttl} after the last request.")
+        raise real_model_error(ttl)
     if getattr(agent, "busy", False):
         raise PauseError("A turn is running: press Esc first, then /wait.")
     seconds = parse_duration(text) if text.strip() else default_seconds(ttl)
@@ -86,25 +73,3 @@ def catch_up(entries: Any) -> float:
         return 0.0
     clock.skip(ahead)
     return ahead
-
-
-def _span(seconds: float) -> str:
-    seconds = round(seconds)
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return "".join(f"{v}{u}" for v, u in ((h, "h"), (m, "m"), (s, "s")) if v) or "0s"
-
-
-def describe(p: Pause) -> str:
-    """What the user is told: the time that passed and what it means for the cache and the engine."""
-    head = f"{_span(p.seconds)} pass on the demo's clock."
-    if p.since_request_s is None:
-        return head + " No request has been made yet, so there is no cache to expire."
-    if p.cold:
-        return (f"{head} The last request was {_span(p.since_request_s)} ago, past the cache's "
-                f"{_span(p.ttl_s)}: the prompt cache has expired. The next request writes it anew, so "
-                "rewriting old context costs nothing extra now, and the engine may clear old tool results, "
-                "collapse old spans or compact into its notes before sending it.")
-    left = p.ttl_s - p.since_request_s
-    return (f"{head} The last request was {_span(p.since_request_s)} ago: the prompt cache is still warm "
-            f"for {_span(left)} more. /wait {_span(left + 60)} lets it expire.")
