@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import time
+from pathlib import Path
 from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator, Awaitable, Callable
 
@@ -28,6 +29,7 @@ from agent_core import events as ev
 from agent_core import threshold_store
 from agent_core.context_budget import ESTIMATE_MARGIN, MIN_TURN_TOKENS, OUTPUT_FLOOR, output_room
 from agent_core.loop.cache_watch import CacheWatch
+from agent_core.loop.memory_files import Memory
 from agent_core.loop.compaction_parts import compaction_parts
 from agent_core.loop.compaction_preview import CompactionPreview, PreviewError, preview_compaction, summary_size
 from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
@@ -179,6 +181,14 @@ class Agent:
         self._count_gen = 0
         self.count_confirmation: asyncio.Task | None = None
         self.on_context: Callable[[ev.ContextUpdate], object] | None = None   # a confirmed figure while idle
+        # Set by the factory (agent_core/loop/factory.py): the memory files read into the system prompt,
+        # what to say once at start, where /threshold keeps its value, which engine runs and why.
+        self.memory: Memory | None = None
+        self.start_notices: list[str] = []
+        self.threshold_file: Path | None = None
+        self.engine = "local"
+        self.engine_notice: str | None = None
+        self.policy_notice: str | None = None
         # `/wait`'s clock move: installed by the factory on the offline demo only (agent_core/waiting.py)
         self.time_travel: Callable[[str], Pause] | None = None
         self.telemetry: Any = None      # agent_core/telemetry's sink (the factory), when a collector is set
@@ -241,7 +251,7 @@ class Agent:
         default). Raises ValueError, saying the bounds, outside them: above the blocking limit less
         a margin, or so low that the system prompt, the tools and a turn no longer fit under it."""
         old = self.pipeline.budget
-        engine = getattr(self, "engine", "local")
+        engine = self.engine
         if engine != "local":
             raise ValueError(f"the {engine} engine's compaction trigger is sent to the API from the session's start: "
                              f"start the session again with --autocompact-pct to move it")
@@ -260,7 +270,7 @@ class Agent:
     def keep_threshold(self, pct: float | None) -> str:
         """Keep `pct` for this model in the user config file (`threshold_file`, set by the factory),
         so the next session on this model starts with it; where it went, or why it could not be."""
-        path = getattr(self, "threshold_file", None)
+        path = self.threshold_file
         if path is None:
             return "for this session only (no user config file)"
         try:

@@ -217,16 +217,16 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
                   limits=TurnLimits(config.max_turns, config.max_budget_usd),
                   entries=loaded.entries if loaded else None, compactions=logged_compactions(loaded),
                   mcp=make_hub(servers.specs, config, session_dir(home, log.session_id), sandbox))
-    agent.memory, agent.memory_tokens = memory, estimate_text(memory_part) if memory_part else 0  # type: ignore[attr-defined]
+    agent.memory, agent.memory_tokens = memory, estimate_text(memory_part) if memory_part else 0
     # What the memory files and the MCP definitions gave cause to say: once, at start (the front-ends).
-    agent.start_notices = [*memory.notices, *servers.notices, *sandbox_notices(sandbox)]  # type: ignore[attr-defined]
+    agent.start_notices = [*memory.notices, *servers.notices, *sandbox_notices(sandbox)]
     tool_ctx.status = agent.context_status     # what context_status reports: the pane's own figures
     # where /threshold keeps the threshold per model: the user config file, read at start
-    agent.threshold_file = config.config_file or user_config_path(os.environ)  # type: ignore[attr-defined]
+    agent.threshold_file = config.config_file or user_config_path(os.environ)
     # Which engine runs and, when it is not the one asked for, why (the front-ends say it at start).
-    agent.engine, agent.engine_notice = engine, engine_notice  # type: ignore[attr-defined]
+    agent.engine, agent.engine_notice = engine, engine_notice
     # A policy other than the default is said once at start, so a comparison run cannot be mistaken.
-    agent.policy_notice = (None if config.policy == DEFAULT_PRESET  # type: ignore[attr-defined]
+    agent.policy_notice = (None if config.policy == DEFAULT_PRESET
                            else f"compaction policy {config.policy}: {preset(config.policy).about}")
     # The summary call is sent with the main call's system prompt and tools: it shares its prefix.
     summarizer = ModelSummarizer(client, agent.record_call, tools=registry.definitions(), system=prompt,
@@ -298,7 +298,7 @@ def make_telemetry(config: Config, agent: Agent, interactive: bool):
                           cost_before=agent.cost_event(), notify=agent.live, report=None if interactive else report,
                           cost_now=agent.cost_event, demo=config.is_demo)
     except Exception as e:   # the SDK refused to start (a bad OTEL_* variable): the session goes on without it
-        agent.start_notices.append(f"telemetry is off: the OpenTelemetry exporter did not start "  # type: ignore[attr-defined]
+        agent.start_notices.append(f"telemetry is off: the OpenTelemetry exporter did not start "
                                    f"({type(e).__name__}); docs/telemetry.md")
         return None
 
@@ -338,7 +338,7 @@ def choose_engine(config: Config, client: ModelClient, budget: ContextBudget) ->
     it sends nothing, and emulates the server's compaction at its own small window to be watched."""
     if config.engine == "local" or client.info.offline or not hasattr(client, "server"):
         return config.engine, None     # (a client without server-side context management: use_server_engine)
-    given = client.server  # type: ignore[attr-defined]
+    given = client.server
     trigger = given.compact_trigger if isinstance(given, ServerPlan) else budget.autocompact_threshold
     reason = compaction_refusal(client.info.model, trigger, budget.context_window, compaction_window(budget))
     if reason is None:
@@ -347,7 +347,7 @@ def choose_engine(config: Config, client: ModelClient, budget: ContextBudget) ->
         reason += " (or a higher auto-compact percentage than the one set)"
     how = f"--engine {config.engine}" if config.sources.get("engine") == "flag" else f"CTXTUI_ENGINE={config.engine}"
     if isinstance(given, ServerPlan):
-        client.server = None  # type: ignore[attr-defined]
+        client.server = None
     return "local", (f"{how} cannot be used: {reason}. This session runs the local engine (ctxtui's own "
                      f"compaction) instead.")
 
@@ -370,8 +370,8 @@ def use_server_engine(config: Config, client: ModelClient, pcfg: PipelineConfig,
     if not hasattr(client, "server"):
         raise ConfigError(f"CTXTUI_ENGINE={config.engine}: the {client.info.provider} model client has no "
                           "server-side context management; use CTXTUI_ENGINE=local (or --engine local).")
-    if client.server is None:  # type: ignore[attr-defined]
-        client.server = server_plan(config, pcfg, tools)  # type: ignore[attr-defined]
+    if client.server is None:
+        client.server = server_plan(config, pcfg, tools)
 
 
 def logged_plot(points: object) -> list[tuple[int, int, bool]]:
