@@ -89,14 +89,16 @@ class CtxtuiParser:
         usage = e.get("usage")
         if not isinstance(usage, dict):
             return []
-        meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
+        meta = e.get("meta")
+        meta = meta if isinstance(meta, dict) else {}
         key = e.get("response_id") or f"uuid:{e.get('uuid')}"
         return self._usage(key, meta.get("model"), usage, e.get("timestamp"))
 
     def _event(self, ev: dict, line: dict) -> list[Record]:
         kind = ev.get("type")
         if kind == "model_call" and isinstance(ev.get("usage"), dict):
-            purpose = ev.get("purpose") if isinstance(ev.get("purpose"), str) and ev.get("purpose") else "main"
+            purpose = ev.get("purpose")
+            purpose = purpose if isinstance(purpose, str) and purpose else "main"
             key = ev.get("message_id") or f"{purpose}@{line.get('at')}"
             return self._usage(key, ev.get("model"), ev["usage"], line.get("at"), purpose)
         if kind == "assistant_done" and isinstance(ev.get("usage"), dict) and ev.get("message_id"):
@@ -128,7 +130,8 @@ class CtxtuiParser:
             if not isinstance(tally, dict):
                 continue
             calls = _int(tally.get("calls"))
-            raw = tally.get("tokens") if isinstance(tally.get("tokens"), dict) else {}
+            raw = tally.get("tokens")
+            raw = raw if isinstance(raw, dict) else {}
             tokens = {k: _int(raw.get(k)) for k in BUCKETS}
             prev_calls, prev = self._purpose_seen.get(purpose, (0, dict.fromkeys(BUCKETS, 0)))
             if calls < prev_calls:      # totals went back (a different run): start over

@@ -90,7 +90,7 @@ def _is_log(path: Path) -> bool:
 
 
 def _walk(folder: Path) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not is_transcripts_folder(d) and not d.startswith("."))
         out.extend(Path(root) / f for f in sorted(files) if _is_log(Path(root) / f))

@@ -226,14 +226,13 @@ class FactsReader:
             if j - i == 1:
                 yield from apply(facts)
             else:
-                yield from self._copies([f for _, f in items[i:j]])
+                yield from self._copies(parser, [f for _, f in items[i:j]])
             i = j
 
-    def _copies(self, run: list[tuple]) -> Iterator[Record]:
+    def _copies(self, parser: ClaudeCodeParser, run: list[tuple]) -> Iterator[Record]:
         """Consecutive copies of one response. When nothing stands for it yet and no compaction waits
         for its session, applying them all leaves the last copy whose usage changed (each copy's
         usage is compared with the one before it): that copy alone is applied. Otherwise each is."""
-        parser = self._parser
         key, side, session = run[0][1], run[0][2], run[0][3]
         if self.dedup.standing(key) is not None or (not side and session in parser.pending):
             for facts in run:

@@ -102,7 +102,9 @@ class LogReader:
     def _records(self, final: bool) -> Iterator[Record]:
         stats = self.follower.stats
         for lineno, obj in self.objects(final, self.loads):
-            yield from _parse(self._parser, obj, stats, lineno)
+            parser = self._parser
+            assert parser is not None      # objects() finds the format before its first line
+            yield from _parse(parser, obj, stats, lineno)
 
     def objects(self, final: bool = False,
                 loads: Callable[[bytes], object] | None = None) -> Iterator[tuple[int, dict]]:

@@ -101,7 +101,8 @@ def event_summary(e: dict) -> tuple[str, str]:
         return "other", (f"model call ({e.get('purpose', '?')}) {e.get('model', '?')}: "
                          f"{_usage_line(e.get('usage')) or 'no usage'}")
     if t == "tool_call":
-        inp = e.get("input") if isinstance(e.get("input"), dict) else {}
+        inp = e.get("input")
+        inp = inp if isinstance(inp, dict) else {}
         arg = next((inp[k] for k in ("command", "path", "pattern", "focus") if k in inp), "")
         return "tool", f"call {e.get('name', '?')} {_short(arg, 120)}".rstrip()
     if t == "tool_result":
@@ -145,7 +146,8 @@ def state_summary(obj: dict) -> str:
 
 def delta_summary(obj: dict) -> str:
     """A session log's `delta` record: the state parts it changes."""
-    ops = obj.get("ops") if isinstance(obj.get("ops"), list) else []
+    ops = obj.get("ops")
+    ops = ops if isinstance(ops, list) else []
     parts = dict.fromkeys(str(op[1][0]) for op in ops if isinstance(op, list) and len(op) > 1
                           and isinstance(op[1], list) and op[1])
     return "state changed: " + (", ".join(parts) or "nothing")

@@ -357,12 +357,13 @@ class LogFollower:
             if b"\n" not in chunk:
                 self._hold(chunk)
                 continue
-            parts: list[bytes | None] = list(chunk.split(b"\n"))
-            tail = parts.pop()
+            lines = chunk.split(b"\n")
+            tail = lines.pop()
+            parts: list[bytes | None] = list(lines)
             if self._skipping:
                 parts[0] = None                # the end of a line over the cap
             elif pieces:
-                pieces.append(parts[0])
+                pieces.append(lines[0])
                 parts[0] = b"".join(pieces)
             pieces.clear()
             self._partial, self._skipping = 0, False

@@ -123,7 +123,8 @@ class ClaudeCodeChain:
         msg = obj.get("message")
         if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
             return
-        model = msg.get("model") if isinstance(msg.get("model"), str) and msg.get("model") else "unknown"
+        model = msg.get("model")
+        model = model if isinstance(model, str) and model else "unknown"
         if model in FREE_MODELS:
             return
         usage = buckets_of(msg["usage"])

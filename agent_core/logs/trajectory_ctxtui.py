@@ -163,7 +163,7 @@ class CtxtuiBuilder:
         kind = e.get("kind", "message")
         if not isinstance(msg, dict) or kind in NOT_SENT:
             return None
-        role = msg.get("role") if msg.get("role") in ("user", "assistant") else "user"
+        role = "assistant" if msg.get("role") == "assistant" else "user"
         blocks = as_blocks(msg.get("content"))
         uses = [b for b in blocks if b.get("type") == "tool_use"]
         for b in uses:
@@ -200,8 +200,9 @@ class CtxtuiBuilder:
         if m.role == "assistant" and isinstance(usage, dict) and rid and rid not in self.seen:
             self._view()
             self.seen.add(str(rid))
-            meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
-            model = meta.get("model") if isinstance(meta.get("model"), str) and meta.get("model") else self.model
+            meta = e.get("meta")
+            model = meta.get("model") if isinstance(meta, dict) else None
+            model = model if isinstance(model, str) and model else self.model
             ts = m.timestamp if m.timestamp is not None else (self.requests[-1].timestamp if self.requests else 0.0)
             added = [self.raw[u] for u in ([self.previous] if self.previous else []) + self.pending]
             uuids = self.working[:-1]                        # the history the request was sent with
@@ -238,7 +239,8 @@ class CtxtuiBuilder:
                 summary_tokens=None, layer=str(ev.get("layer") or "compact"), timestamp=parse_timestamp(line.get("at")))
         elif kind == "model_call" and isinstance(ev.get("usage"), dict) and ev.get("purpose") not in (None, "main"):
             ts = parse_timestamp(line.get("at")) or 0.0
-            model = ev.get("model") if isinstance(ev.get("model"), str) and ev.get("model") else self.model
+            model = ev.get("model")
+            model = model if isinstance(model, str) and model else self.model
             empty = Message(role="assistant", kind="assistant", tokens=0, key=str(ev.get("message_id")))
             self.side.append(Request(index=len(self.side), timestamp=ts, model=model, added=[], response=empty,
                                      usage=buckets_of(ev["usage"]), purpose=str(ev.get("purpose"))))

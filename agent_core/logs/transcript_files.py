@@ -106,7 +106,7 @@ def _message_record(line: int, message: dict, kind_hint: str, time_text: str) ->
     return Record(line, kind, role, time_text, " ".join(text.split())[:300], text)
 
 
-def _time_text(v) -> str:
+def _time_text(v: object) -> str:
     if isinstance(v, (int, float)):
         return datetime.fromtimestamp(v).strftime("%H:%M:%S")
     if isinstance(v, str):
@@ -144,7 +144,8 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
         obj = event
     elif rec_t == "history":
         n = len(obj.get("uuids") or [])
-        changed = obj.get("changed") if isinstance(obj.get("changed"), dict) else {}
+        changed = obj.get("changed")
+        changed = changed if isinstance(changed, dict) else {}
         return Record(line_no, "compaction", "", t, f"history rewritten: now {n} entries "
                       f"({len(changed)} new or changed)",
                       f"the working history is now {n} entries; new or changed:\n" + pretty_text(changed))
@@ -170,21 +171,21 @@ def _parse_line(line_no: int, raw: str) -> Record | None:
     # an entry: a ctxtui `entry` record, a bare one (a transcript line) or a Claude Code message
     wrapped = logged_entries(obj) if rec_t == "entry" else []
     entry = wrapped[0] if wrapped else obj
-    kind = entry.get("kind")
+    entry_kind = entry.get("kind")
     message = entry.get("message")
     if isinstance(message, dict) and "content" in message:
-        if kind == "compact_boundary":
+        if entry_kind == "compact_boundary":
             m = entry.get("meta") or {}
             s = (f"compaction {m.get('layer', '?')} ({m.get('trigger', '?')}) "
                  f"{m.get('tokens_before', '?')} → {m.get('tokens_after', '?')} tokens")
             return Record(line_no, "compaction", "", t or _time_text(entry.get("timestamp")), s,
                           pretty_text(m), boundary=True)
-        hint = "summary" if kind in ("summary", "attachment", "snip_marker") or is_compact_summary(obj) else ""
+        hint = "summary" if entry_kind in ("summary", "attachment", "snip_marker") or is_compact_summary(obj) else ""
         rec = _message_record(line_no, message, hint, t or _time_text(entry.get("timestamp")))
         if obj.get("isSidechain"):
             rec.summary = "[sidechain] " + rec.summary
         return rec
-    label = typ or kind or "record"
+    label = typ or entry_kind or "record"
     return Record(line_no, "other", "", t, other_summary(str(label), obj), pretty_text(obj))
 
 
