@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
+
+from compaction.entry import Entry
 
 ENTRY_HEAD = b'{"t":"entry","entry":{"uuid":"'
 HISTORY_HEAD, UUIDS, CHANGED, CARRIED = b'{"t":"history","at":', b',"uuids":[', b'],"changed":{', b'":{"uuid":"'
@@ -28,7 +30,7 @@ class LoggedLine:
     False when it could not be)."""
     raw: bytes
     lineno: int
-    rec: Any = None
+    rec: dict | Literal[False] | None = None
     off: int = -1              # where the line starts in the file (-1: not known)
 
 
@@ -39,7 +41,7 @@ class Unread:
     cannot be read gives way to `prev`, the version it replaced (None: it is left out)."""
     uuid: str
     line: LoggedLine
-    prev: Any = None           # Entry | Unread | None
+    prev: Entry | Unread | None = None
     in_history: bool = False
 
 

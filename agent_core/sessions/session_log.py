@@ -266,7 +266,7 @@ class SessionLog:
         os.fchmod(fd, FILE_MODE)
         self._fd = fd
         try:
-            self._take_lock()
+            self._take_lock(fd)
         except BaseException:
             os.close(fd)
             self._fd = None
@@ -279,11 +279,11 @@ class SessionLog:
         """Where the writer's pid is kept while it holds the session (for the in-use message)."""
         return self.path.with_suffix(".pid")
 
-    def _take_lock(self) -> None:
+    def _take_lock(self, fd: int) -> None:
         """Hold the session for this writer's life: a second writer would interleave its history
         with ours. The lock goes with the process, so a killed run never leaves the session locked."""
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise SessionInUse(self.session_id, _read_pid(self.pid_path)) from None
         try:
@@ -348,9 +348,12 @@ class SessionLog:
         # the history (one that comes back later is logged again), and the merged state.
         self._known = {e.uuid: _digest(e.to_dict()) for e in loaded.logged}
         self._state = json.loads(_dumps(loaded.state))   # a resumed session's first state is a whole copy
-        size = os.fstat(self._fd).st_size
+        fd = self._fd
+        if fd is None:                    # `resume` opened it; nothing closes it before this runs
+            raise ValueError(f"session log {self.path} is closed")
+        size = os.fstat(fd).st_size
         if loaded.cut_tail:
-            os.ftruncate(self._fd, size - loaded.cut_tail)   # the line the crash cut off: never whole
+            os.ftruncate(fd, size - loaded.cut_tail)   # the line the crash cut off: never whole
         elif size and not self._last_byte_is_newline(size):
             self._write_raw(b"\n", line=False)    # a whole record that only lost its newline
         if loaded.repaired:
@@ -496,11 +499,13 @@ class SessionLog:
         None when this writer does not know it (a log it could not index, a failed write's half line)."""
         if not self._indexable or self._newline_owed or self._fd is None:
             return None
-        where = [self._where.get(e.uuid) for e in self._working]
-        if any(w is None for w in where):
-            return None
-        return {"line": self._lines + 1, "entries": [[e.uuid, *w] for e, w in zip(self._working, where)],
-                "history": self._history_at, "events": self._events_at}
+        entries: list[list[str | int]] = []
+        for e in self._working:
+            w = self._where.get(e.uuid)
+            if w is None:
+                return None
+            entries.append([e.uuid, *w])
+        return {"line": self._lines + 1, "entries": entries, "history": self._history_at, "events": self._events_at}
 
     def _end(self) -> int:
         return self._last_at[0] + self._last_at[1]
@@ -509,31 +514,32 @@ class SessionLog:
         """Append `data` whole or not at all: a failed write (disk full) is cut back to where it
         started and raised as SessionWriteError, so the log never ends in half a record."""
         with self._lock:
-            if self._fd is None:
+            fd = self._fd
+            if fd is None:
                 raise ValueError(f"session log {self.path} is closed")
             owed = self._newline_owed
             if owed:
                 data = b"\n" + data
                 self._indexable = False     # a half line stays in the log: let the reader read it all
-            start = os.lseek(self._fd, 0, os.SEEK_END)
+            start = os.lseek(fd, 0, os.SEEK_END)
             try:
                 view = memoryview(data)
                 while view:
-                    n = os.write(self._fd, view)
+                    n = os.write(fd, view)
                     view = view[n:]
                 if fsync:
-                    os.fsync(self._fd)
+                    os.fsync(fd)
             except OSError as e:
-                self._cut_back(start)
+                self._cut_back(fd, start)
                 raise SessionWriteError.of(e, self.path) from e
             self._newline_owed = False
             if line:
                 self._lines += 1 + owed
                 self._last_at = [start + owed, len(data) - owed, self._lines]
 
-    def _cut_back(self, size: int) -> None:
+    def _cut_back(self, fd: int, size: int) -> None:
         try:
-            os.ftruncate(self._fd, size)
+            os.ftruncate(fd, size)
         except OSError:
             self._newline_owed = True   # the half line stays; it is skipped on load
 

@@ -168,12 +168,18 @@ class SessionReplay:
     use_index = True     # `read` starts from the last checkpoint's index when the log has one
 
     def __init__(self, archive: bool = False) -> None:
-        self.meta: dict = {}
-        self.working: list[Entry] = []
-        self._pos: dict[str, int] = {}            # uuid -> index in working
-        self.latest: dict[str, Entry] = {}        # uuid -> newest version seen (format 2: of the history only)
-        self.first: dict[str, Entry] = {}         # with `archive`: uuid -> first version seen, in that order
         self.archive = archive
+        self._reset()
+
+    def _reset(self) -> None:
+        """Nothing read yet (`read` drops what a checkpoint index gave that did not check out)."""
+        self.meta: dict = {}
+        # The working history and the newest version of each entry. An `Unread` stands for an entry
+        # `read` put off; it resolves them all before it returns (`history()`: the entries).
+        self.working: list[Entry | Unread] = []
+        self._pos: dict[str, int] = {}            # uuid -> index in working
+        self.latest: dict[str, Entry | Unread] = {}   # uuid -> newest version seen (format 2: of the history only)
+        self.first: dict[str, Entry] = {}         # with `archive`: uuid -> first version seen, in that order
         self.state: dict = {}
         self.damaged: set[str] = set()            # state parts a change could not be applied to, until whole again
         self.unchecked: dict[str, int] = {}       # part -> line of its latest change, not checked yet
@@ -262,7 +268,7 @@ class SessionReplay:
                     if self.via_index or self.lines or self.meta:
                         spent = self.bytes_read
                         tried = self.via_index
-                        self.__init__(archive=self.archive)    # what the index gave is dropped
+                        self._reset()                     # what the index gave is dropped
                         self.bytes_read, self.index_failed = spent, tried
             off, first = start or (0, 0)
             f.seek(off)
@@ -376,9 +382,9 @@ class SessionReplay:
         on from, or None (nothing indexed, or something did not check out: read it all)."""
         size = os.fstat(fd).st_size
         head = self._pread(fd, 1 << 12, 0)
-        if not head.startswith(b'{"t":"meta",') or (head := self._read_line(fd, 0, head)) is None:
+        if not head.startswith(b'{"t":"meta",') or (meta_line := self._read_line(fd, 0, head)) is None:
             return None
-        meta = decode_line(head[:-1])
+        meta = decode_line(meta_line[:-1])
         if not isinstance(meta, dict) or meta.get("t") != "meta":
             return None
         self.feed(meta, 1)
@@ -415,7 +421,7 @@ class SessionReplay:
                 raise ValueError("not that line")
             return lines[off]
 
-        working = []
+        working: list[Entry | Unread] = []
         for u, off, length, n in index["entries"]:
             line, rec = record(off, length)
             if entry_uuid(line) == u and rec.get("t") == "entry":
@@ -492,7 +498,8 @@ class SessionReplay:
         """A history record applied by the uuids it names, its new or changed entries read only
         if the history still holds them at the end (then one it carries that is not a usable
         message is left out, where a record read at once would not apply)."""
-        line, found, carries = LoggedLine(raw, n, off=at), [], carried(raw)
+        line, carries = LoggedLine(raw, n, off=at), carried(raw)
+        found: list[Entry | Unread] = []
         self._history_at = [at, len(raw), n] if at >= 0 else None
         for u in uuids:
             prev = self.latest.get(u)
@@ -653,7 +660,7 @@ class SessionReplay:
                 self._eager[id(e)] = (e, list(self._at))
         if bad is not None:
             raise ValueError(bad)
-        found = [e for u in uuids if (e := new.get(u) or self.latest.get(u)) is not None]
+        found = [x for u in uuids if (x := new.get(u) or self.latest.get(u)) is not None]
         if uuids and not found:
             raise ValueError(f"it names {len(uuids)} entr{'y' if len(uuids) == 1 else 'ies'}, none of which "
                              "the log holds")
@@ -661,10 +668,10 @@ class SessionReplay:
             if u not in new and u not in self.latest:
                 self._warn(f"history record names entry {u[:40]} that the log does not hold; left out", "history")
         self.working = found
-        self._pos = {e.uuid: i for i, e in enumerate(found)}
+        self._pos = {x.uuid: i for i, x in enumerate(found)}
         self._history_at = list(self._at) if self._at is not None else None
         if self.lets_go:
-            self.latest = {e.uuid: e for e in found}
+            self.latest = {x.uuid: x for x in found}
 
     def _delta(self, rec: Mapping[str, Any], n: int) -> None:
         """A delta record: its operations, in order (state_delta.py). A part one of them cannot be
@@ -716,11 +723,15 @@ class SessionReplay:
             out[k] = v
         return out
 
+    def history(self) -> list[Entry]:
+        """The working history's entries: all of it, but while `read` runs (what it put off)."""
+        return [e for e in self.working if isinstance(e, Entry)]
+
     def result(self, path: Path | None = None, *, repair: bool = True) -> LoadedSession:
         """What was read; with `repair`, `entries` is the working history made valid to send
         (`repair_history`), each repair a warning."""
         self._check_changed()
-        working = list(self.working)
+        working = self.history()
         warnings, kinds = list(self.warnings), list(self.kinds)
         entries = working
         if repair:
@@ -728,7 +739,8 @@ class SessionReplay:
             warnings += notes
             kinds += ["repair"] * len(notes)
         return LoadedSession(meta=dict(self.meta), entries=entries, state=dict(self.state), events=list(self.events),
-                             warnings=warnings, path=path, skipped=self.skipped, latest=dict(self.latest),
+                             warnings=warnings, path=path, skipped=self.skipped,
+                             latest={u: e for u, e in self.latest.items() if isinstance(e, Entry)},
                              logged=working, kinds=kinds, cut_tail=self.cut_tail,
                              calls_after_state=list(self.calls_after_state), index=self.index,
                              bytes_read=self.bytes_read)

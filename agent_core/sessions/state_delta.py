@@ -76,7 +76,7 @@ def _middle(a: list, b: list) -> list[tuple[int, int, int, int]]:
             return [(0, k, 0, 0), (len(a), len(a), len(a) - k, len(b))]
     if len(a) > MATCH_LIMIT or len(b) > MATCH_LIMIT:
         return [(0, len(a), 0, len(b))]
-    keys = {}
+    keys: dict[tuple, int] = {}
     ka = [keys.setdefault(_key(x), len(keys)) for x in a]
     kb = [keys.setdefault(_key(x), len(keys)) for x in b]
     return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()

@@ -54,7 +54,7 @@ class HistoryBreakdown:
         """The breakdown of `tokens` (the logged count) over the history: message categories
         estimated, "overhead" (system prompt + tools) the rest, then free space and the buffer."""
         self.changed = False
-        working = self.replay.working
+        working = self.replay.history()
         messages = sum(self.tally.sums(working).values())
         cats = breakdown(working, system_tokens=max(0, tokens - messages), tools_tokens=0,
                          window=budget.context_window, threshold=budget.autocompact_threshold,

@@ -42,9 +42,11 @@ def resolve_target(path: str | Path | None, *, cwd: Path | None = None,
     regular file or folder."""
     cwd = Path.cwd() if cwd is None else Path(cwd)
     given = path is not None
-    p = Path(path).expanduser() if given else watch_default_folder(cwd, env)
-    if given and not p.is_absolute():
-        p = cwd / p
+    if path is not None:
+        p = Path(path).expanduser()
+        p = p if p.is_absolute() else cwd / p
+    else:
+        p = watch_default_folder(cwd, env)
     if not p.exists():
         if given:
             raise WatchError(f"{p}: no such file or folder. Give a session log (.jsonl) or a folder that holds some.")
