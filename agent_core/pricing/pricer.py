@@ -106,7 +106,7 @@ class Pricer:
         reads = buckets.get("cache_read", 0)
         if total is None:
             return Priced(None, None, None if reads else 0.0)
-        saved = 0.0
+        saved: float | None = 0.0
         if reads:
             uncached = self(model, {**buckets, "cache_read": 0, "input": buckets.get("input", 0) + reads}, when)
             saved = None if uncached is None else uncached - total

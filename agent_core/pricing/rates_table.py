@@ -157,7 +157,8 @@ def build(models: tuple[str, ...] = MODELS) -> dict:
     out: dict[str, list] = {}
     windows: dict[str, int | None] = {}
     for model in models:
-        when, periods = 0.0, []
+        when = 0.0
+        periods: list[Period] = []
         while True:
             start, end = price_period(model, when)
             if end is not None and start is not None and end - start <= 3600:

@@ -144,7 +144,8 @@ class Tally(ValueSlots):
     def from_state(cls, d: Mapping[str, Any]) -> "Tally":
         """A row from `state_dict`, or from an older version's (Decimal strings, no split)."""
         t = cls()
-        toks = d.get("tokens") if isinstance(d.get("tokens"), Mapping) else {}
+        toks = d.get("tokens")
+        toks = toks if isinstance(toks, Mapping) else {}
         for k in BUCKETS:
             t.tokens[k] = _count(toks.get(k))
         t.requests = _count(d.get("calls"))
@@ -154,8 +155,9 @@ class Tally(ValueSlots):
         t.saved, t.unsaved = (0.0, unknown) if saved is None else (saved, 0)
         split = d.get("usd_by_bucket")
         parts = {k: _dollars(split.get(k)) for k in BUCKETS} if isinstance(split, Mapping) else {}
-        if parts and all(v is not None for v in parts.values()):
-            t.usd = parts  # type: ignore[assignment]
+        usd = {k: v for k, v in parts.items() if v is not None}
+        if parts and len(usd) == len(parts):
+            t.usd = usd
         elif t.requests:
             t.unsplit = t.requests
         return t
@@ -165,7 +167,8 @@ def _row_problem(row: Mapping[str, Any]) -> str | None:
     calls = _count(row.get("calls"))
     if calls > MAX_SESSION_CALLS:
         return f"{calls:,} calls (at most {MAX_SESSION_CALLS:,})"
-    toks = row.get("tokens") if isinstance(row.get("tokens"), Mapping) else {}
+    toks = row.get("tokens")
+    toks = toks if isinstance(toks, Mapping) else {}
     total = 0
     for k in BUCKETS:
         n = _count(toks.get(k))
@@ -174,7 +177,8 @@ def _row_problem(row: Mapping[str, Any]) -> str | None:
                     f"({max(calls, 1) * MAX_REQUEST_TOKENS:,})")
         total += n
     most = total * MAX_USD_PER_TOKEN + 0.01
-    split = row.get("usd_by_bucket") if isinstance(row.get("usd_by_bucket"), Mapping) else {}
+    split = row.get("usd_by_bucket")
+    split = split if isinstance(split, Mapping) else {}
     for name, v in (("cost_usd", row.get("cost_usd")), ("saved_usd", row.get("saved_usd")),
                     *((f"usd_by_bucket.{k}", split.get(k)) for k in BUCKETS)):
         usd = _dollars(v)

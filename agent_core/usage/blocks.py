@@ -66,7 +66,7 @@ def build_blocks(responses: Iterable[Response], length: float = BLOCK_SECONDS) -
     cur: Block | None = None
     for r in sorted(responses, key=lambda r: r.timestamp):
         ts = r.timestamp
-        if opens_block(ts, None if cur is None else cur.end):
+        if cur is None or opens_block(ts, cur.end):
             cur = Block(start=block_start(ts), first=ts, last=ts, length=length)
             blocks.append(cur)
         cur.last = ts

@@ -30,6 +30,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from agent_core.logs import fast_decode
+from agent_core.logs.claude_code import ClaudeCodeParser
 from agent_core.logs.fact_scan import FactsReader, whole_log
 from agent_core.logs.files import open_regular
 from agent_core.logs.reader import LogReader
@@ -135,12 +136,12 @@ class TrackedDeduper(Deduper):
             if rec is not None:
                 kept[key] = usage_out(rec)
         for pos, (keys, kept) in new.items():
-            group = out[pos]
-            if group is not None:           # an old group with new keys: one group again
-                keys = group[0] + keys
-                kept = {**marshal.loads(group[1]), **kept}
+            prior = out[pos]
+            if prior is not None:           # an old group with new keys: one group again
+                keys = prior[0] + keys
+                kept = {**marshal.loads(prior[1]), **kept}
             out[pos] = (keys, marshal.dumps(kept))
-        empty = ([], marshal.dumps({}))
+        empty: tuple[list[str], bytes] = ([], marshal.dumps({}))
         return [g if g is not None else empty for g in out]
 
 
@@ -216,7 +217,7 @@ def read_log(report: UsageReport, dedup: TrackedDeduper, path: Path, position: i
     first = True
     if old is not None:
         reader.follower.stats = LineStats(old.lines, old.corrupt, old.first_corrupt)
-        if reader.parser is not None and old.pending:
+        if isinstance(reader.parser, ClaudeCodeParser) and old.pending:   # the one format that holds some
             reader.parser.pending = {sid: _waiting(report, sid, c) for sid, c in old.pending}
     last = None
     project = project_of(str(path)) if restored else None
@@ -244,7 +245,7 @@ def read_log(report: UsageReport, dedup: TrackedDeduper, path: Path, position: i
         head, mark = _fingerprint(str(path), offset)
     except OSError:             # gone just after it was read: counted, and the next run reads it cold
         dev, ino, mtime, head, mark = -1, -1, None, 0, b""
-    pending = reader.parser.pending if reader.parser is not None and hasattr(reader.parser, "pending") else {}
+    pending = reader.parser.pending if isinstance(reader.parser, ClaudeCodeParser) else {}
     s = reader.stats
     return LogState(str(path), dev, ino, offset, mtime, head, mark, s.lines, s.corrupt, s.first_corrupt_line,
                     last_key, [(sid, compaction_out(c)) for sid, c in pending.items()], reader.format)

@@ -39,9 +39,10 @@ def terminal_columns(fallback: int) -> int:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
         columns = 0
-    if columns <= 0:
+    stdout = sys.__stdout__       # None when Python was started without one
+    if columns <= 0 and stdout is not None:
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            columns = os.get_terminal_size(stdout.fileno()).columns
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns if columns > 0 else fallback
