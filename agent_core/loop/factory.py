@@ -240,12 +240,12 @@ def build_agent(config: Config, *, interactive: bool = False, resume: str | None
         if client.info.offline:
             catch_up(agent.entries)      # a /wait of an earlier run still counts
         agent.turns = int(state.get("turns", 0))
-        agent.api_before = logged_api_seconds(loaded)
+        agent.figures.api_before = logged_api_seconds(loaded)
         agent.cache_watch.restore(state.get("last_request"))
-        agent.context_history = logged_plot(state.get("context_history"))
+        agent.figures.context_history = logged_plot(state.get("context_history"))
         active = state.get("active_s")
         if isinstance(active, (int, float)) and not isinstance(active, bool) and math.isfinite(active):
-            agent.active_before = max(0.0, float(active))
+            agent.figures.active_before = max(0.0, float(active))
     agent.telemetry = make_telemetry(config, agent, interactive)
     return agent
 

@@ -18,6 +18,8 @@ class Tools(Protocol):
 
     def definitions(self) -> list[dict]: ...
 
+    def add(self, tool: Any) -> None: ...     # an MCP server's tool, offered from the next request on
+
     async def execute(self, name: str, input: dict, ctx: ToolContext) -> ToolOutput: ...  # noqa: A002
 
 

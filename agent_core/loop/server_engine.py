@@ -11,6 +11,8 @@ while /compact and the one compaction after "prompt too long" still use ctxtui's
 """
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from compaction import Entry, Pipeline, clock
@@ -18,7 +20,9 @@ from compaction.pipeline import PipelineResult
 from compaction.entry import boundary
 
 from agent_core import events as ev
-from agent_core.providers.server_context import SERVER_COMPACT_LAYER, ServerOutcome, input_total
+from agent_core.providers.model import ModelResponse
+from agent_core.providers.server_context import (COMPACTION_BLOCK, SERVER_COMPACT_LAYER, ServerOutcome, input_total,
+                                                 read_outcome)
 
 
 class ServerEnginePipeline(Pipeline):
@@ -76,3 +80,56 @@ def compact_event(outcome: ServerOutcome, tokens_before: int, tokens_after: int,
 
 FAILED_COMPACTION = ("The API's compaction failed (it returned no summary); nothing was compacted. The empty "
                      "block is kept as the API sent it, which the API treats as a no-op.")
+
+
+def outcome_of(response: ModelResponse) -> ServerOutcome | None:
+    """What the server did to the context for this answer (server and hybrid engines)."""
+    if response.server is None and not any(b.get("type") == COMPACTION_BLOCK for b in response.content):
+        return None
+    return read_outcome(response.content, response.server)
+
+
+def answer_meta(response: ModelResponse, outcome: ServerOutcome | None) -> dict[str, object]:
+    """The answer entry's meta: its model, and the server's edits that shaped what it was shown."""
+    meta: dict[str, object] = {"model": response.model}
+    if outcome is not None and outcome.acted:
+        meta["server_edits"] = [c.layer for c in outcome.clears] + (
+            [SERVER_COMPACT_LAYER] if outcome.compacted else [])
+    return meta
+
+
+def paused_after_compaction(response: ModelResponse, outcome: ServerOutcome | None) -> bool:
+    """A pause after a compaction reports no sampling step: its usage says nothing about the size
+    of the context, so the count estimates that answer instead of anchoring on it."""
+    return response.stop_reason == "compaction" and (outcome is None or outcome.message_usage is None)
+
+
+@dataclass
+class ServerCompaction:
+    """The server's edits and compaction of one answer, in the loop's terms: the events to keep
+    and say (clears first), and the working history when a compaction block replaced what it
+    summarizes (None when the history stands)."""
+    events: list[ev.Event] = field(default_factory=list)
+    entries: list[Entry] | None = None
+
+    @property
+    def acted(self) -> bool:
+        return any(isinstance(e, ev.Compaction) for e in self.events)
+
+
+def server_compaction(outcome: ServerOutcome, usage: dict, entries: list[Entry], tokens_before: int,
+                      started: float, pipeline: Pipeline) -> ServerCompaction:
+    """`entries` ends with the answer holding the compaction block, if any; `tokens_before` is the
+    count of the request sent, `started` when the server began compacting (wall clock)."""
+    out = ServerCompaction(events=list(clear_events(outcome, usage)))
+    if outcome.compaction_index is None:
+        return out
+    if outcome.compaction_failed:
+        out.events.append(ev.Error("compaction", FAILED_COMPACTION, retryable=True))
+        return out
+    new = without_summarized(entries, len(entries) - 1, tokens_before, 0)
+    tokens_after = pipeline.view(new)[1]
+    new[0] = new[0].with_meta(tokens_after=tokens_after)
+    out.entries = new
+    out.events.append(compact_event(outcome, tokens_before, tokens_after, time.time() - started))
+    return out

@@ -48,7 +48,7 @@ async def test_a_changed_tool_list_and_system_prompt_are_named(tmp_path):
     with FakeAnthropic(responder=responder) as fake:
         agent = fake_agent(ws, fake.base_url, context_window=WINDOW)
         await turns(agent, "how does the parser work?", "and the body?")
-        agent._tool_defs = agent._tool_defs[:-1]          # a tool went away (an MCP server left)
+        agent.head.tool_defs = agent.head.tool_defs[:-1]          # a tool went away (an MCP server left)
         [tools] = of(await turns(agent, "and now?"), ev.CacheMiss)
         agent.system_prompt = agent.system_prompt + "\nA memory file changed."
         [system] = of(await turns(agent, "and then?"), ev.CacheMiss)

@@ -69,7 +69,7 @@ async def test_continue_after_a_cancel_shows_the_count_the_live_session_had(tmp_
         live = of(seen, ev.ContextUpdate)[-1]
         assert seen.index(live) > max(i for i, e in enumerate(seen) if isinstance(e, (ev.TextDelta, ev.ToolResult)))
         # a count confirmation still on its way (after a compaction, real API) may move it once more
-        confirming = getattr(agent, "count_confirmation", None)
+        confirming = agent.counter.confirmation
         if confirming is not None and not confirming.done():
             await asyncio.gather(confirming, return_exceptions=True)
         else:

@@ -164,6 +164,6 @@ async def test_the_calibration_survives_resume(tmp_path):
         again = fake_agent(ws, fake.base_url, context_window=WINDOW, resume=agent.session_id)
         assert (again.pipeline.config.calibration, again.pipeline.overhead_tokens) == (ratio, head)
         assert ratio is not None and again.tokens() == live
-        await again._head_counted()
+        await again.counter.head_counted()
         assert len(fake.requests) == n      # the head is not counted again
         await again.aclose()

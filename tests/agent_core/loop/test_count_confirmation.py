@@ -7,7 +7,7 @@ import asyncio
 import time
 
 from agent_core import events as ev
-from agent_core.loop.agent import HEAD_PROBE
+from agent_core.loop.counting import HEAD_PROBE
 from agent_core.sessions.session_reader import load_session
 from compaction import project, validate_history
 from tests.fake_anthropic import FakeAnthropic, count_input, echo_responder, is_summary_request, reply, tool_use
@@ -55,7 +55,7 @@ async def test_manual_compact_is_confirmed_by_count_tokens_in_the_background(tmp
         assert of(events, ev.Compaction), of(events, ev.Notice)
         after = of(events, ev.ContextUpdate)[-1]
         assert after.source == "estimate"
-        task = agent.count_confirmation
+        task = agent.counter.confirmation
         assert task is not None and not task.done() and took < 0.5   # never on the hot path
         seen: list[ev.ContextUpdate] = []
         agent.on_context = seen.append
@@ -83,7 +83,7 @@ async def test_a_confirmation_that_arrives_after_the_next_answer_is_dropped(tmp_
         await collect(agent.compact())
         events = await collect(agent.run("next"))      # answered before the count comes back
         before = agent.context_event()
-        await agent.count_confirmation
+        await agent.counter.confirmation
         assert agent.context_event().tokens == before.tokens and agent.context_event().source == "usage"
         assert of(events, ev.ContextUpdate)[-1].source == "usage"
         await agent.aclose()
@@ -107,8 +107,8 @@ async def test_an_auto_compaction_in_a_turn_is_confirmed_and_survives_resume(tmp
         for k in range(6):
             events = await collect(agent.run(f"prompt {k}"))
             sources += [c.source for c in of(events, ev.ContextUpdate)]
-            if agent.count_confirmation is not None:
-                await agent.count_confirmation
+            if agent.counter.confirmation is not None:
+                await agent.counter.confirmation
         assert count_requests(fake), "no compaction was confirmed"
         assert {"estimate", "usage"} <= set(sources)
         live = agent.context_event()
@@ -126,6 +126,6 @@ async def test_offline_demo_never_counts(tmp_path):
     for k in range(3):
         await collect(agent.run(f"look around {k}"))
     await collect(agent.compact())
-    assert agent.count_confirmation is None
+    assert agent.counter.confirmation is None
     await asyncio.sleep(0)
     await agent.aclose()

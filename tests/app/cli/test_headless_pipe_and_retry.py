@@ -18,7 +18,7 @@ import pytest
 
 from app.cli.headless import EXIT_PIPE, main as headless_main
 from agent_core.logs.discover import latest_session
-from agent_core.loop.agent import MID_STREAM_RETRIES
+from agent_core.loop.turn_state import MID_STREAM_RETRIES
 from agent_core.sessions.paths import project_state_dir, state_root
 from agent_core.sessions.session_reader import load_session
 from app.cli.main import build_parser
