@@ -55,7 +55,8 @@ def ctxtui_block(block: dict) -> dict:
     """A tool_use block with Claude Code's names mapped to ctxtui's; anything else as it is."""
     if block.get("type") != "tool_use" or block.get("name") not in CC_TOOL_NAMES:
         return block
-    inp = block.get("input") if isinstance(block.get("input"), dict) else {}
+    inp = block.get("input")
+    inp = inp if isinstance(inp, dict) else {}
     mapped = {CC_INPUT_KEYS.get(k, k): v for k, v in inp.items()}
     return {**block, "name": CC_TOOL_NAMES[block["name"]], "input": mapped}
 

@@ -85,7 +85,7 @@ def predict_cost(log: str | Path, policy: str | PolicySpec = "ctxtui", window: i
                         for t in load(options, None)]
     report = run_replay(options, trajectories=trajectories)
     results = [s.policies[spec.name] for s in report.sessions]
-    sources = {s.recorded_source for s in report.sessions if s.recorded_source != "main-cost-state"}
+    sources = {src for s in report.sessions if (src := s.recorded_source) is not None and src != "main-cost-state"}
     compactions: dict[str, int] = {}
     for r in results:
         for layer, n in r.compactions.items():

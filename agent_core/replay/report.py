@@ -3,7 +3,7 @@ form) and its compact text form, the table `ctxtui replay` prints without --json
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from compaction.accounting.cache_doctor import CacheMiss as DoctorMiss
 
@@ -106,17 +106,29 @@ def session_result(traj: Trajectory, runs: dict[str, PolicyRun], *, window: int,
 def build_report(sessions: list[SessionResult], names: list[str], *, window: int | None, ttl: str,
                  notes: list[str], skipped_files: tuple = ()) -> ReplayReport:
     """The report over `sessions`, with each policy's totals and the limits (LIMITS, then `notes`)."""
-    totals = {n: Total(_r(sum(s.policies[n].cost_usd for s in sessions)),
-                       sum(s.policies[n].overflows for s in sessions),
+    totals = {n: Total(_rounded(_known_sum([s.policies[n].cost_usd for s in sessions])),
+                       _known_sum([s.policies[n].overflows for s in sessions]),
                        net_total([s.policies[n] for s in sessions])) for n in names}
     return ReplayReport(sessions=tuple(sessions), totals=totals, window=window, ttl=ttl,
                         limits=tuple(LIMITS + notes), skipped_files=tuple(skipped_files))
 
 
+N = TypeVar("N", int, float)
+
+
+def _known_sum(values: Sequence[N | None]) -> N | None:
+    """The sum, None when one of the values is unknown (a result read from an older report)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if len(known) == len(values) else None
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else _r(x)
+
+
 def net_total(policies: Sequence[PolicyResult]) -> float | None:
     """Σ dollars net of re-reads, None when one of them has no re-read figure."""
-    nets = [p.net_cost_usd for p in policies]
-    return None if any(n is None for n in nets) else _r(sum(n for n in nets if n is not None))
+    return _rounded(_known_sum([p.net_cost_usd for p in policies]))
 
 
 def _ratio(a: float | None, b: float | None) -> str:
@@ -125,6 +137,14 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def _usd(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
+
+
+def _known(x: int | None) -> str:
+    return "-" if x is None else str(x)
+
+
+def _percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}"
 
 
 def _pct(a: int | None, b: int | None) -> str:
@@ -180,11 +200,12 @@ def format_text(report: ReplayReport) -> str:
         lines += doctor_lines(s.cache_doctor)
         lines.append(head)
         cc = s.policies.get("cc")
+        cc_cost, cc_net = (cc.cost_usd, cc.net_cost_usd) if cc is not None else (None, None)
         for name, p in s.policies.items():
             comp = ", ".join(f"{k} {n}" for k, n in p.compactions.items()) or "none"
-            lines.append(f"  {name[:14]:<14}{_usd(p.cost_usd):>9}{_ratio(p.cost_usd, cc and cc.cost_usd):>6}"
-                         f"{_usd(p.net_cost_usd):>9}{_ratio(p.net_cost_usd, cc and cc.net_cost_usd):>7}"
-                         f"{p.overflows:>5}{100 * p.cache_hit_rate:>6.1f}"
+            lines.append(f"  {name[:14]:<14}{_usd(p.cost_usd):>9}{_ratio(p.cost_usd, cc_cost):>6}"
+                         f"{_usd(p.net_cost_usd):>9}{_ratio(p.net_cost_usd, cc_net):>7}"
+                         f"{_known(p.overflows):>5}{_percent(p.cache_hit_rate):>6}"
                          f"{_pct(p.user_messages_kept, p.user_messages_total):>8}"
                          f"{_pct(p.references_kept, p.references_total):>10}"
                          f"{_pct(p.content_kept, p.content_total):>10}"

@@ -138,8 +138,8 @@ class Biller:
         if priced.total is None or priced.parts is None:
             self.run.unpriced_models.add(model)
             return 0.0
-        for k, v in priced.parts.items():
-            self.run.cost_by_bucket[k] += v
+        for k, usd in priced.parts.items():
+            self.run.cost_by_bucket[k] += usd
         self.run.cost_usd += priced.total
         return priced.total
 

@@ -153,8 +153,8 @@ class _Writer:
             inp = {"file_path": f"/home/dev/proj/{target}", "old_string": self.text(40), "new_string": self.text(50)}
         say = rng.randint(10, 80)
         out = say + 40 + rng.randint(0, 300)
-        blocks = [{"type": "text", "text": self.text(say)},
-                  {"type": "tool_use", "id": tid, "name": tool, "input": inp}]
+        blocks: list[dict] = [{"type": "text", "text": self.text(say)},
+                              {"type": "tool_use", "id": tid, "name": tool, "input": inp}]
         if rng.random() < 0.3:
             blocks.insert(0, {"type": "thinking", "thinking": self.text(rng.randint(40, 300)), "signature": "sig"})
         self.response(blocks, out)

@@ -25,6 +25,7 @@ head or of the first message block that the log does not record (the cache empti
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from compaction.accounting.cache_model import Block, chain, ttl_of
@@ -120,7 +121,7 @@ def head_blocks(traj: Trajectory) -> list[Block]:
     return out
 
 
-def _blocks(head: list[Block], context: list[Message], tail: list[Block] = ()) -> list[Block]:
+def _blocks(head: list[Block], context: list[Message], tail: Sequence[Block] = ()) -> list[Block]:
     blocks = head + [Block(m.key, max(0, m.tokens)) for m in context] + list(tail)
     if blocks:
         last = blocks[-1]
