@@ -37,8 +37,10 @@ exit codes: 0 done, 1 run failed, 2 bad usage or configuration (or the session i
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The run's own options, then one flag per setting of agent_core/settings_table.py (its help,
+    default and variable from the table)."""
     # Loaded here, not at the top, so `ctxtui statusline` (run on every Claude Code refresh) starts fast.
-    from agent_core.config import format_variables  # noqa: PLC0415  (start-up time)
+    from agent_core.settings_table import add_setting_flags, format_variables  # noqa: PLC0415  (start-up time)
 
     p = argparse.ArgumentParser(
         prog="ctxtui", description="Run a Claude coding agent while seeing and controlling its context window.",
@@ -46,22 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"ctxtui {__version__}")
     p.add_argument("--headless", action="store_true", help="run without a screen (for scripts and CI)")
     p.add_argument("-p", "--prompt", help="the prompt (headless); '-' or omitted reads stdin")
-    p.add_argument("--model", help="model id, or 'demo' for the offline demo model (env CTXTUI_MODEL)")
     p.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text",
                    help="headless output: text (default), json (one object at the end), stream-json (events)")
     p.add_argument("--input-format", choices=["text", "stream-json"], default="text",
                    help="headless input: text (default: one prompt, from -p or stdin), stream-json (one user "
                         "message a line on stdin, {\"type\":\"user\",\"message\":{\"role\":\"user\","
                         "\"content\":\"...\"}}, each run as a turn of one session until the end of input)")
-    p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model calls in a run")
-    p.add_argument("--max-budget-usd", type=float, metavar="X", help="stop when the session cost reaches X dollars")
-    p.add_argument("--allow", metavar="TOOL[,TOOL]", action="append", default=[],
-                   help="allow these tools without asking (headless denies write/edit/bash unless allowed)")
-    p.add_argument("--mcp-config", metavar="FILE", action="append", default=[],
-                   help="start the MCP servers this file names, in Claude Code's format ({\"mcpServers\": {NAME: "
-                        "{\"command\", \"args\", \"env\"} or {\"type\": \"http\", \"url\", \"headers\"}}}); "
-                        "may be repeated. Their tools are mcp__NAME__TOOL and ask first: --allow mcp__NAME allows a "
-                        "server's, mcp__NAME__TOOL one tool (env CTXTUI_MCP_CONFIG)")
     p.add_argument("--resume", metavar="ID", help="resume the session with this id")
     p.add_argument("--continue", dest="continue_", action="store_true", help="resume the most recent session")
     p.add_argument("--compact", nargs="?", const="", metavar="FOCUS",
@@ -72,57 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "after, the cache rewrite's cost, the saving per later call, the payback) and change "
                         "nothing")
     p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: current folder)")
-    p.add_argument("--context-window", type=int, metavar="N",
-                   help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")
-    p.add_argument("--1m-context", dest="long_context", action="store_true", default=None,
-                   help="use the 1M-token context where it is opt-in (Opus 4.6, Sonnet 4.6, 4.5, 4): a 1,000,000 "
-                        "window, requests carry the API's 1M beta header; default 200,000 (env CTXTUI_1M_CONTEXT)")
-    p.add_argument("--max-output-tokens", type=int, metavar="N",
-                   help="max tokens per answer (env CTXTUI_MAX_OUTPUT_TOKENS)")
-    p.add_argument("--autocompact-pct", type=float, metavar="P",
-                   help="auto-compact at P%% of the effective window at the latest (env CTXTUI_AUTOCOMPACT_PCT)")
-    p.add_argument("--disable-autocompact", action="store_true", default=None,
-                   help="never auto-compact; /compact still works (env CTXTUI_DISABLE_AUTOCOMPACT)")
-    p.add_argument("--disable-collapse", action="store_true", default=None,
-                   help="no context collapse: summaries take over at the threshold (env CTXTUI_DISABLE_COLLAPSE)")
-    p.add_argument("--policy", metavar="NAME",   # the presets of compaction/presets.py (a test holds them equal)
-                   help="the compaction policy: ctxtui (default: every layer, a rewrite of the cached prefix only "
-                        "when it pays), cc (Claude Code's pipeline: 60-minute time-based clearing and the LLM "
-                        "summary at Claude Code's threshold, window - 33k), cc-reactive (cc as Claude Code runs "
-                        "headless: no summary until the API refuses a request as too long), summary (the LLM "
-                        "summary at the threshold only) or none (nothing compacts) (env CTXTUI_POLICY; "
-                        "`ctxtui replay` compares them on a log)")
-    p.add_argument("--cache-ttl", metavar="5m|1h",
-                   help="how long the prompt cache keeps the conversation: 5m (default) or 1h, whose writes cost "
-                        "2x input instead of 1.25x (env CTXTUI_CACHE_TTL)")
-    p.add_argument("--engine", metavar="MODE",
-                   help="who manages the context: local (default), server (the API's context editing and "
-                        "compaction) or hybrid (ctxtui's cheap layers, then the API's compaction); server and hybrid "
-                        "need a model the API's compaction supports (Opus 4.7/4.6, Sonnet 4.6) and a window of "
-                        "60,000 or more, else the session runs local and says why (env CTXTUI_ENGINE)")
-    p.add_argument("--home", metavar="DIR",
-                   help="ctxtui's state folder: sessions, transcripts, tool results, one folder per workspace "
-                        "(default $XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui; env CTXTUI_HOME)")
     p.add_argument("--trust", action="store_true", default=None,
                    help="trust this workspace: its .env may then set the API key and endpoint, allowed tools and "
                         "the state folder (remembered; the TUI asks instead)")
-    p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
-    p.add_argument("--tool-timeout", type=float, metavar="SECONDS",
-                   help="deadline of every tool call but bash (env CTXTUI_TOOL_TIMEOUT, default 120)")
-    p.add_argument("--bash-timeout", type=float, metavar="SECONDS",
-                   help="default timeout of the bash tool (env CTXTUI_BASH_TIMEOUT)")
-    p.add_argument("--api-connect-timeout", type=float, metavar="SECONDS",
-                   help="give up connecting to the API after this long (env CTXTUI_API_CONNECT_TIMEOUT)")
-    p.add_argument("--api-idle-timeout", type=float, metavar="SECONDS",
-                   help="give up when the API is silent this long (env CTXTUI_API_IDLE_TIMEOUT)")
-    p.add_argument("--sandbox", metavar="MODE",
-                   help="run bash and shell mode in the OS sandbox (bubblewrap): auto-allow (sandboxed commands run "
-                        "without asking), ask (they still ask) or off (default); the workspace and a private /tmp "
-                        "are writable, secret folders hidden, no network unless --sandbox-network (env CTXTUI_SANDBOX)")
-    p.add_argument("--sandbox-network", metavar="none|all|HOSTS",
-                   help="what a sandboxed command may reach: none (default), all, or only these hosts, comma-separated "
-                        "(example.com, *.example.com), through a filtering proxy (env CTXTUI_SANDBOX_NETWORK)")
-    p.add_argument("--theme", metavar="NAME", help="a Textual theme name (TUI)")
+    add_setting_flags(p.add_argument_group(
+        "settings", "each also set by a variable, a workspace .env or the user config file (the flag wins)"))
     return p
 
 
