@@ -7,7 +7,7 @@ from __future__ import annotations
 class Slots:
     """repr and `copy` (dataclasses.replace); compared by identity."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def copy(self, **changes):
         """A shallow copy with `changes`."""
@@ -20,7 +20,7 @@ class Slots:
 class ValueSlots(Slots):
     """Also compared field by field, and so unhashable, as a dataclass is."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
     __hash__ = None     # type: ignore[assignment]
 
     def __eq__(self, other: object) -> bool:

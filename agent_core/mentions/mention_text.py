@@ -34,7 +34,8 @@ def quote(path: str) -> str:
 
 def _quoted(text: str, i: int) -> tuple[str, int] | None:
     """The quoted path starting at text[i] == '"' and the index after it; None if never closed."""
-    out, j = [], i + 1
+    out: list[str] = []
+    j = i + 1
     while j < len(text):
         ch = text[j]
         if ch == '"':

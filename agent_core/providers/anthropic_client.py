@@ -26,7 +26,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, AsyncIterator, Coroutine
+from typing import Any, AsyncIterator, Coroutine, TypeGuard
 
 from agent_core.providers.errors import TruncatedStream, classify
 from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
@@ -66,8 +66,12 @@ def quiet_sdk_serializer() -> None:
 
 def holds_compaction(messages: list[dict]) -> bool:
     """A history that holds a server compaction block (a session the server engine compacted)."""
-    return any(isinstance(b, dict) and b.get("type") == COMPACTION_BLOCK for m in messages
-               for b in (m.get("content") if isinstance(m.get("content"), list) else ()))
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == COMPACTION_BLOCK
+                                             for b in content):
+            return True
+    return False
 
 
 def block_to_dict(block: Any) -> dict:
@@ -110,7 +114,7 @@ MAX_BELIEVABLE_TOKENS = 100_000_000
 NOT_BELIEVABLE = "not_believable"     # the usage key that says so (the loop then estimates the context)
 
 
-def _unbelievable(v: Any) -> bool:
+def _unbelievable(v: object) -> TypeGuard[int | float]:
     """A number no real usage has (a string or a bool is no number: it counts 0, said nowhere)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Protocol, Union
 
-from agent_core.events import TextDelta, ThinkingDelta, Waiting
+from agent_core.events import CompactionDelta, CompactionEnded, CompactionStarted, TextDelta, ThinkingDelta, Waiting
 
 
 @dataclass
@@ -38,7 +38,10 @@ class ModelError(Exception):
         self.already_retried = already_retried
 
 
-StreamItem = Union[TextDelta, ThinkingDelta, Waiting, ModelResponse]
+# What a stream yields; the compaction events are the server engine's (a compaction block
+# opening, its summary text, its end), shown live as the local engine's are.
+StreamItem = Union[TextDelta, ThinkingDelta, Waiting, CompactionStarted, CompactionDelta, CompactionEnded,
+                   ModelResponse]
 
 
 @dataclass

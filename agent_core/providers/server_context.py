@@ -202,15 +202,15 @@ def _check_counts(d: dict, keys: tuple[str, ...], where: str, ignored: list[str]
 
 def iteration_usage(it: dict) -> dict:
     """One `usage.iterations` entry in the usage form the cost book takes."""
-    out = {k: _int(it.get(k)) for k in USAGE_KEYS}
+    counts = {k: _int(it.get(k)) for k in USAGE_KEYS}
     cc = it.get("cache_creation")
     if isinstance(cc, dict):
-        out["cache_creation"] = {"ephemeral_5m_input_tokens": _int(cc.get("ephemeral_5m_input_tokens")),
-                                 "ephemeral_1h_input_tokens": _int(cc.get("ephemeral_1h_input_tokens"))}
+        creation = {"ephemeral_5m_input_tokens": _int(cc.get("ephemeral_5m_input_tokens")),
+                    "ephemeral_1h_input_tokens": _int(cc.get("ephemeral_1h_input_tokens"))}
     else:
-        out["cache_creation"] = {"ephemeral_5m_input_tokens": out["cache_creation_input_tokens"],
-                                 "ephemeral_1h_input_tokens": 0}
-    return out
+        creation = {"ephemeral_5m_input_tokens": counts["cache_creation_input_tokens"],
+                    "ephemeral_1h_input_tokens": 0}
+    return {**counts, "cache_creation": creation}
 
 
 def input_total(usage: dict | None) -> int:

@@ -14,11 +14,9 @@ from agent_core.security.visible_text import one_line
 SEP = " · "
 
 
-_FIGURES = ("model", "context", "window", "threshold", "session_usd", "session_unpriced", "today_usd", "block_left_s",
-            "block_usd", "block_usd_per_h", "cache_left_s", "note")
-
-
-class StatusFigures(namedtuple("StatusFigures", _FIGURES, defaults=(None,) * 5 + (False,) + (None,) * 6)):
+class StatusFigures(namedtuple("StatusFigures", "model context window threshold session_usd session_unpriced today_usd "
+                               "block_left_s block_usd block_usd_per_h cache_left_s note",
+                               defaults=(None, None, None, None, None, False, None, None, None, None, None, None))):
     """Every figure of the line; None where unknown. A named tuple, not a dataclass: this runs on
     every refresh of Claude Code's prompt, and dataclasses costs 10 ms to import."""
     __slots__ = ()

@@ -152,10 +152,11 @@ def budget_figures(model: str, window: int | None, long_context: bool = False) -
     return [b.context_window, b.autocompact_threshold]
 
 
-def _block(v: object) -> list | None:
+def _block(v: object) -> list[float] | None:
     """A saved block as [start, end, last] epoch seconds, or None when absent or malformed."""
-    ok = (isinstance(v, list) and len(v) == 3
-          and all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e11 for x in v))
+    if not (isinstance(v, list) and len(v) == 3):
+        return None
+    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e11 for x in v)
     return [float(x) for x in v] if ok else None
 
 

@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import re2
@@ -91,6 +92,7 @@ class GrepTool(Tool):
             rows: list[str] = []
             size = 0
             searched = 0
+            files: Iterable[tuple[str, Path]]
             if is_file:
                 files = [(ctx.rel(where), where)]
             else:

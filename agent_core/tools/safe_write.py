@@ -147,6 +147,7 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _failure(e: OSError, shown: str, existed: bool) -> str:
-    reason, advice = _REASONS.get(e.errno, (e.strerror or str(e), "Retry, or tell the user."))
+    known = _REASONS.get(e.errno) if e.errno is not None else None
+    reason, advice = known or (e.strerror or str(e), "Retry, or tell the user.")
     left = f"'{shown}' was left unchanged" if existed else f"'{shown}' was not created"
     return f"could not write '{shown}': {reason}; {left}. {advice}"

@@ -18,9 +18,11 @@ MAX_EXCERPTS = 2
 
 def _whole(v: object, default: int) -> int:
     """A positive int from a tool input (histories may hold another model's calls)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return default
     try:
-        return max(1, int(v)) if v is not None and not isinstance(v, bool) else default
-    except (TypeError, ValueError):
+        return max(1, int(v))
+    except ValueError:
         return default
 
 

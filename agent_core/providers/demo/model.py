@@ -103,7 +103,7 @@ class DemoModel:
             return [{"type": "text", "text": summarize(messages, max_tokens)}], "end_turn"
         if purpose == "memory":
             return [{"type": "text", "text": memory_notes(messages, max_tokens)}], "end_turn"
-        offered = {t.get("name") for t in tools or [] if isinstance(t, dict)} & set(TOOL_NAMES)
+        offered = set(TOOL_NAMES).intersection(t.get("name") for t in tools or [] if isinstance(t, dict))
         step = Planner(Workspace(self.workspace), parse(messages), self.seed, offered,
                        self.info.context_window, total).next_step()
         content: list[dict] = [{"type": "text", "text": step.text}]

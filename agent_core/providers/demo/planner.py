@@ -288,7 +288,7 @@ class Planner:
         return out
 
     def usable(self, calls: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
-        out = []
+        out: list[tuple[str, dict]] = []
         for name, inp in calls:
             key = (name, canon(inp))
             if name in self.offered and key not in self.tried and key not in {(n, canon(i)) for n, i in out}:

@@ -37,7 +37,9 @@ def from_last_compaction(messages: list[dict]) -> list[dict]:
     """The messages the model is shown: from the last compaction block with a summary on."""
     for i in range(len(messages) - 1, -1, -1):
         content = messages[i].get("content")
-        for j in range(len(content) - 1, -1, -1) if isinstance(content, list) else ():
+        if not isinstance(content, list):
+            continue
+        for j in range(len(content) - 1, -1, -1):
             b = content[j]
             if isinstance(b, dict) and b.get("type") == COMPACTION_BLOCK and b.get("content"):
                 return [{**messages[i], "content": content[j:]}, *messages[i + 1:]]
