@@ -11,9 +11,7 @@ compaction_events.py turns the pipeline's reports into events.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Coroutine
 
@@ -24,22 +22,21 @@ from compaction.entry import tool_result_block
 from compaction.pipeline import PipelineResult
 
 from agent_core import events as ev
-from agent_core import threshold_store
-from agent_core.context_budget import MIN_TURN_TOKENS
 from agent_core.loop import server_window
 from agent_core.loop.cache_watch import CacheWatch
 from agent_core.loop.cancelled import CANCELLED_RESULT
-from agent_core.loop.compaction_events import parts_of, report_events
+from agent_core.loop import compaction_runs, threshold
+from agent_core.loop.compaction_events import parts_of
 from agent_core.loop.compaction_preview import CompactionPreview, PreviewError, preview_compaction, summary_size
 from agent_core.loop.counting import Counter, added_since_usage
 from agent_core.loop.figures import Figures
 from agent_core.loop.memory_files import Memory
-from agent_core.loop.packed_parts import PARTS_LIVE, pack_older
 from agent_core.loop.request_head import RequestHead
 from agent_core.loop.rewind import RewindPoint, rewind_points
 from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
 from agent_core.loop.server_engine import answer_meta, outcome_of, paused_after_compaction, server_compaction
-from agent_core.loop.session_writer import SessionWriter
+from agent_core.loop.history import History
+from agent_core.loop.session_files import SessionFiles
 from agent_core.loop.shell_input import run_shell
 from agent_core.loop.tool_batch import run_batch
 from agent_core.loop.turn_state import MID_STREAM_RETRIES, TurnLimits, TurnState, max_tokens, over_limit, refit_room
@@ -48,15 +45,15 @@ from agent_core.mentions.attach import mention_entry
 from agent_core.os_sandbox.sandbox import OsSandbox
 from agent_core.pricing.cost import usage_buckets
 from agent_core.providers.anthropic_client import NOT_BELIEVABLE
-from agent_core.providers.errors import parse_max_tokens_over_window, parse_prompt_too_long
+from agent_core.providers.errors import parse_max_tokens_over_window
 from agent_core.providers.model import ModelClient, ModelError, ModelInfo, ModelResponse
 from agent_core.providers.server_context import ignored_notice
 from agent_core.sessions.session_age import session_started
 from agent_core.sessions.session_log import SessionWriteError
-from agent_core.sessions.valid_text import valid_entry, valid_text
+from agent_core.sessions.valid_text import valid_text
 from agent_core.tools.base import ToolContext
-from agent_core.tools.changed_files import ChangedFiles, session_diff
-from agent_core.tools.file_restore import Restore, apply_restore, restore_plan
+from agent_core.tools.changed_files import ChangedFiles
+from agent_core.tools.file_restore import Restore
 from agent_core.waiting import Pause, real_model_error
 
 __all__ = ["Agent", "TurnLimits"]
@@ -83,14 +80,13 @@ class Agent:
         self.session_id = session.session_id
         self.interactive = interactive
         self.limits = limits or TurnLimits()
-        self.entries: list[Entry] = list(entries or [])
-        self.compactions: list[ev.Compaction] = list(compactions or [])
-        pack_older(self.compactions)
-        self.head = RequestHead.of(system_prompt, tools.definitions())
-        self.counter = Counter(pipeline, client, self.head, lambda: self.entries)
-        self.figures = Figures(pipeline, self.head, self.counter)
-        self.log = SessionWriter(session, lambda: self.entries)
         self.cache_watch = CacheWatch()   # why a request read short of the cache (the cache doctor)
+        self.history = History(session, entries, compactions, self._prefix_rewritten)
+        self.log = self.history.log
+        self.head = RequestHead.of(system_prompt, tools.definitions())
+        self.counter = Counter(pipeline, client, self.head, lambda: self.history.entries)
+        self.figures = Figures(pipeline, self.head, self.counter)
+        self.files = SessionFiles(tool_ctx)
         self.clock: Callable[[], float] = clock.now
         self.turns = 0
         self.mcp = mcp                  # the MCP servers (agent_core/mcp/hub.py), started with the first turn
@@ -113,7 +109,6 @@ class Agent:
         self._compact_focus: str | None = None
         self._mcp_lock: asyncio.Lock | None = None
         self._mcp_notices: list[str] = []      # said at the next turn's start (a server that died while idle)
-        self._changed: ChangedFiles | None = None   # changed_files(), made on first use
         self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
         self._request_estimate = 0      # the plain estimate of that request's messages (calibration)
         self._request_added: tuple[int, int] | None = None   # its anchor's usage, the estimate added since
@@ -130,6 +125,23 @@ class Agent:
     @property
     def info(self) -> ModelInfo:
         return self.client.info
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The working history (the log keeps everything; compaction and /rewind cut this)."""
+        return self.history.entries
+
+    @entries.setter
+    def entries(self, entries: list[Entry]) -> None:
+        self.history.entries = entries
+
+    @property
+    def compactions(self) -> list[ev.Compaction]:
+        return self.history.compactions
+
+    @compactions.setter
+    def compactions(self, compactions: list[ev.Compaction]) -> None:
+        self.history.compactions = compactions
 
     @property
     def system_prompt(self) -> str:
@@ -235,37 +247,14 @@ class Agent:
 
     # ----- settings a front-end changes -------------------------------------------------------
     def set_threshold(self, pct: float | None) -> ContextBudget:
-        """Auto-compact at `pct` of the effective window from the next request on (None: the
-        default). Raises ValueError, saying the bounds, outside them: above the blocking limit less
-        a margin, or so low that the system prompt, the tools and a turn no longer fit under it."""
-        old = self.pipeline.budget
-        if self.engine != "local":
-            raise ValueError(f"the {self.engine} engine's compaction trigger is sent to the API from the session's "
-                             f"start: start the session again with --autocompact-pct to move it")
-        if not old.autocompact_enabled:
-            raise ValueError("auto-compact is off in this session (--disable-autocompact or the policy): "
-                             "there is no threshold to move")
-        new = replace(old, autocompact_pct=pct)       # raises above the highest safe threshold
-        lowest = self.pipeline.overhead_tokens + MIN_TURN_TOKENS
-        if new.autocompact_threshold < lowest:
-            raise ValueError(f"{pct:g}% puts the auto-compact threshold at {new.autocompact_threshold:,} tokens, under "
-                             f"what the system prompt and tools take plus a minimal turn ({lowest:,}); with this "
-                             f"window it must be at least {math.ceil(1000 * lowest / new.effective_window) / 10:g}%")
+        """Auto-compact at `pct` from the next request on (threshold.py); raises ValueError out of bounds."""
+        new = threshold.moved(self.pipeline.budget, pct, engine=self.engine, head_tokens=self.pipeline.overhead_tokens)
         self.pipeline.set_budget(new)
         return new
 
     def keep_threshold(self, pct: float | None) -> str:
-        """Keep `pct` for this model in the user config file (`threshold_file`, set by the factory),
-        so the next session on this model starts with it; where it went, or why it could not be."""
-        path = self.threshold_file
-        if path is None:
-            return "for this session only (no user config file)"
-        try:
-            threshold_store.save(path, self.info.model, pct)
-        except (OSError, ValueError) as e:
-            return f"for this session only: could not save it in {path} ({e})"
-        return (f"forgotten for {self.info.model} in {path}" if pct is None
-                else f"kept for {self.info.model} in {path}")
+        """Keep `pct` for this model in the user config file (`threshold_file`); says where."""
+        return threshold.kept(self.threshold_file, self.info.model, pct)
 
     def let_time_pass(self, text: str = "") -> Pause:
         """`/wait`: on the demo model, move the clock on (the demo installs `time_travel`). Raises
@@ -335,11 +324,10 @@ class Agent:
 
     def clear(self) -> None:
         """`/clear`: forget the conversation (the session log keeps it)."""
-        self.entries = []
         self.figures.context_history.clear()
         self.counter.moved_on()
         try:
-            self.log.whole_history()
+            self.history.replace([])
         except SessionWriteError:
             pass   # the next turn's first write catches the log up, or reports it
 
@@ -356,45 +344,32 @@ class Agent:
         point = next((p for p in self.rewind_points() if p.index == index), None)
         if point is None:
             raise ValueError("That is not a prompt of the working history.")
-        self.entries = self.entries[:index]
         self.counter.moved_on()
-        self.log.whole_history()
+        self.history.replace(self.entries[:index])
         self.log.event(ev.Notice(f"Rewound to prompt {point.number}: {point.later_entries} entries left the "
                                  f"working history (this log keeps them).").to_dict())
         return point.text
 
     def file_plan(self, index: int) -> list[Restore] | None:
-        """What rewinding to the prompt at `index` would put back in the workspace (file_restore.py):
-        each file the agent's tools changed since, with its diff; None when that is not known."""
-        history = self.tool_ctx.history
-        if history is None or not 0 <= index < len(self.entries):
-            return None
-        return restore_plan(history, self.entries[index].uuid)
+        """What rewinding to the prompt at `index` would put back (session_files.py); None: not known."""
+        return self.files.plan(self.entries, index)
 
     def restore_files(self, plan: list[Restore]) -> list[str]:
         """Put the plan's files back (after the user saw its diff); a line per file, also logged."""
         if self.busy:
             raise ValueError("A turn is running: press Esc first, then rewind.")
-        if self.tool_ctx.history is None:
-            raise ValueError("This session keeps no file history: there is nothing to restore.")
-        lines = apply_restore(plan, self.tool_ctx, self.tool_ctx.history)
+        lines = self.files.restore(plan)
         if lines:
             self.log.event(ev.Notice("Files restored by /rewind: " + "; ".join(lines)).to_dict())
         return lines
 
     def changed_files(self) -> ChangedFiles | None:
         """The files this session's write and edit calls changed, with lines added and removed."""
-        history = self.tool_ctx.history
-        if history is None:
-            return None
-        if self._changed is None:
-            self._changed = ChangedFiles(history)
-        return self._changed
+        return self.files.changed()
 
     def session_diff(self) -> str:
         """`/diff`: every changed file from before the session to now ('' when nothing changed)."""
-        history = self.tool_ctx.history
-        return session_diff(history) if history is not None else ""
+        return self.files.diff()
 
     async def start_mcp(self) -> list[str]:
         """Start the session's MCP servers once (the TUI at mount, or the first turn) and offer
@@ -486,17 +461,10 @@ class Agent:
             self.telemetry(e)
 
     def _append(self, entry: Entry) -> None:
-        entry = valid_entry(entry)   # text that cannot be encoded would break every later request
-        self.entries.append(entry)
-        self.log.entry(entry)
+        self.history.append(entry)
 
     def _adopt(self, new_entries: list[Entry]) -> None:
-        if new_entries is self.entries:
-            return
-        if len(new_entries) == len(self.entries) and all(a is b for a, b in zip(new_entries, self.entries)):
-            return
-        self.entries = list(new_entries)
-        self.log.whole_history()
+        self.history.adopt(new_entries)
 
     def _log_state(self) -> None:
         """Snapshot what resume needs (the writer writes only the parts that changed)."""
@@ -506,29 +474,11 @@ class Agent:
                         "active_s": round(self.active_seconds(), 3), "api_s": round(self.api_seconds(), 3),
                         "last_request": self.cache_watch.state()})
 
-    def _keep_compaction(self, c: ev.Compaction) -> None:
-        """Keep a compaction for the timeline and inspector; older ones' parts go compressed."""
-        self.compactions.append(c)
+    def _prefix_rewritten(self) -> None:
+        """A compaction was kept: the next request reads its prefix anew, and a count confirmation
+        still on its way counted the history before it."""
         self.cache_watch.rewritten = True
-        pack_older(self.compactions[-PARTS_LIVE - 1:])
-
-    def _say_all(self, q: asyncio.Queue, events: list[ev.Event]) -> bool:
-        """Say compaction events, keeping each compaction; True when one compacted (a count
-        confirmation still on its way then counted the history before it)."""
-        compacted = False
-        for e in events:
-            if isinstance(e, ev.Compaction):
-                self._keep_compaction(e)
-                compacted = True
-            self._emit(q, e)
-        if compacted:
-            self.counter.moved_on()
-        return compacted
-
-    def _report_events(self, q: asyncio.Queue, reports: list[Any], before: list[Entry] | None = None) -> bool:
-        """The pipeline's reports said (compaction_events.py); `before`: the history the run started from."""
-        return self._say_all(q, report_events(reports, self.pipeline, before,
-                                              self.entries if before is not None else None))
+        self.counter.moved_on()
 
     def _say_figure_before_pipeline(self, q: asyncio.Queue) -> int | None:
         """When what the next request would hold has reached the warning threshold, say that figure
@@ -634,8 +584,7 @@ class Agent:
         self.turns += 1
         mentioned = await mention_entry(prompt, self.tool_ctx)   # the files it @-mentions, attached
         self._append(mentioned.entry)
-        if self.tool_ctx.history is not None:
-            self.tool_ctx.history.checkpoint(mentioned.entry.uuid)   # what /rewind can put back
+        self.files.checkpoint(mentioned.entry)   # what /rewind can put back
         self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
         for said in mentioned.events:
             self._emit(q, said)
@@ -667,17 +616,11 @@ class Agent:
             if batch.compact_requested:
                 self._compact_after_tools, self._compact_focus = True, batch.compact_focus
             self._append(Entry({"role": "user", "content": batch.blocks}))
-            self._say_history_trouble(q)
+            trouble = self.files.trouble()
+            if trouble:
+                self._emit(q, ev.Notice(trouble))
             self._log_state()
             await self._compact_if_queued(q)
-
-    def _say_history_trouble(self, q: asyncio.Queue) -> None:
-        """A copy the file history could not keep (a full disk): said once per failure, since that
-        change cannot be restored by /rewind."""
-        history = self.tool_ctx.history
-        if history is not None and history.write_error:
-            problem, history.write_error = history.write_error, None
-            self._emit(q, ev.Notice(f"File history: {problem}; /rewind cannot restore that change."))
 
     async def _compact_if_queued(self, q: asyncio.Queue) -> None:
         """/compact while a batch or a shell command ran, or the compact tool: its turn is now."""
@@ -693,9 +636,7 @@ class Agent:
         self._request_tokens = res.tokens
         self._request_estimate = sum(e.tokens for e in res.view)
         self._request_added = added_since_usage(res.view)
-        before = self.entries
-        self._adopt(res.entries)
-        compacted = self._report_events(q, res.reports, before)
+        compacted = self.history.adopt_reports(res.entries, res.reports, self.pipeline, lambda e: self._emit(q, e))
         if compacted or res.tokens != said:     # the figure just said is still the figure
             self._context(q, compacted, tokens=res.tokens, view=res.view)
         if compacted:
@@ -768,7 +709,7 @@ class Agent:
                 last = server.events[-1]
                 assert isinstance(last, ev.Compaction)
                 last.parts = parts_of(before, self.entries, [last.layer], self.pipeline)
-            compacted = self._say_all(q, server.events)
+            compacted = self.history.say(server.events, lambda e: self._emit(q, e))
         self.counter.moved_on()
         self._context(q, compacted)
         return [b for b in response.content if b.get("type") == "tool_use"]
@@ -813,43 +754,15 @@ class Agent:
             self._emit(q, ev.Notice(notice))
 
     async def _compact_to_fit(self, q: asyncio.Queue, e: ModelError, turn: TurnState) -> bool:
-        """The one compaction after "prompt too long", sized by the numbers the refusal gives
-        ("N tokens > M maximum"): a maximum below our window becomes the session's window first,
-        so the stages keep what fits it; and the compaction aims low by however much the server
-        counted more than the estimate of the same request, so the retry fits once it is counted.
-        A first pass that shrinks but still leaves the retry over the auto-compact threshold is
-        followed by a second one (a summary in place of the notes, say). True: send again."""
-        parsed = parse_prompt_too_long(e.message)
-        ratio = 1.0
-        if parsed is not None:
-            server_tokens, maximum = parsed
-            self._adopt_server_window(q, maximum)
-            ratio = server_window.count_ratio(server_tokens, self._request_tokens)
-        budget = self.pipeline.budget
-        self.pipeline.set_budget(server_window.fit_budget(budget, ratio))
-        try:
-            out = await self.pipeline.compact(self.entries, trigger="reactive")
-            before = self.entries
-            self._adopt(out.entries)
-            compacted = self._report_events(q, out.reports, before)
-            if compacted and out.tokens * ratio >= budget.autocompact_threshold:
-                again = await self.pipeline.compact(self.entries, trigger="reactive")
-                before = self.entries
-                self._adopt(again.entries)
-                if self._report_events(q, again.reports, before):
-                    out = again
-        finally:
-            self.pipeline.set_budget(budget)
-        if not compacted:
-            why = self.pipeline.auto_compact_stopped() or "compaction could not shrink the history"
-            self._emit(q, ev.Error("prompt_too_long", f"{e.message} Compaction did not help ({why}). "
-                                                      "Run /compact with a focus, or /clear."))
+        """The one compaction after "prompt too long" (compaction_runs.to_fit). True: send again."""
+        fitted = await compaction_runs.to_fit(e, self.pipeline, self.history, self._request_tokens,
+                                              lambda window: self._adopt_server_window(q, window),
+                                              lambda said: self._emit(q, said))
+        if fitted is None:
             return False
-        # The server counts this history higher than the estimate, by the same ratio: the retry's
-        # max_tokens leaves room for that (an earlier refit's figure belonged to the longer request).
-        turn.undercount = math.ceil(out.tokens * (ratio - 1.0))
-        self._context(q, True, tokens=out.tokens, view=out.view)
-        self._confirm_count_later(out.request, out.view)
+        turn.undercount = fitted.undercount   # an earlier refit's figure belonged to the longer request
+        self._context(q, True, tokens=fitted.tokens, view=fitted.view)
+        self._confirm_count_later(fitted.request, fitted.view)
         return True
 
     def _asker(self, q: asyncio.Queue) -> Ask | None:
@@ -873,8 +786,7 @@ class Agent:
         try:
             entry = done.entry()
             self._append(entry)        # kept in memory on a failed write: the next one catches up
-            if self.tool_ctx.history is not None:
-                self.tool_ctx.history.checkpoint(entry.uuid)
+            self.files.checkpoint(entry)
         finally:
             self._emit(q, ev.ShellRan(done.command, done.output, done.exit_code, done.is_error))
         self._log_state()
@@ -892,18 +804,11 @@ class Agent:
         return self._guarded(body)
 
     async def _compact_now(self, q: asyncio.Queue, focus: str | None) -> None:
-        if not any(e.sent for e in self.entries):
-            self._emit(q, ev.Notice("Nothing to compact yet."))
+        ran = await compaction_runs.manual(self.pipeline, self.history, focus, self.tokens(),
+                                           lambda e: self._emit(q, e))
+        if ran is None:
             return
-        before = self.tokens()
-        started = time.monotonic()
-        out = await self.pipeline.compact(self.entries, trigger="manual", instructions=focus)
-        old = self.entries
-        self._adopt(out.entries)
-        compacted = self._report_events(q, out.reports, old)
-        if not compacted:
-            self._emit(q, ev.Notice(f"Compaction did not shrink the context ({before:,} tokens); history kept "
-                                    f"({time.monotonic() - started:.1f}s)."))
+        out, compacted = ran
         self._context(q, compacted)
         if compacted:
             self._confirm_count_later(out.request, out.view)

@@ -1,7 +1,7 @@
 """Issue 12, problem 6: a resumed session starts with the breakers reset; the trip stays in the log."""
 from __future__ import annotations
 
-import asyncio
+from agent_core.loop.compaction_events import report_events
 
 from tests.fake_anthropic import FakeAnthropic, echo_responder
 
@@ -17,7 +17,8 @@ async def test_continue_starts_with_the_breakers_reset_and_the_trip_stays_in_the
         for _ in range(3):
             trip = breakers.record_failure("the summary call failed", "auto", 100)
         assert trip is not None and agent.pipeline.auto_compact_stopped()
-        agent._report_events(asyncio.Queue(), [trip])   # logged as the loop logs a trip
+        for said in report_events([trip], agent.pipeline):   # logged as the loop logs a trip
+            agent.log.event(said.to_dict())
         await agent.aclose()
         again = fake_agent(ws, fake.base_url, continue_=True)
         assert again.pipeline.auto_compact_stopped() is None

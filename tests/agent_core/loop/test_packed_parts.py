@@ -47,7 +47,7 @@ def test_the_agent_packs_all_but_the_newest_compactions(tmp_path):
     made = [notes_compaction(i) for i in range(PARTS_LIVE + 5)]
     plain = [dict(c.parts) for c in made]
     for c in made:
-        agent._keep_compaction(c)
+        agent.history.keep(c)
     assert [isinstance(c.parts, PackedParts) for c in agent.compactions] == [True] * 5 + [False] * PARTS_LIVE
     assert [dict(c.parts) for c in agent.compactions] == plain
     held = sum(sys.getsizeof(c.parts._blob) for c in agent.compactions[:5])
