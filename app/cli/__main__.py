@@ -5,7 +5,8 @@ import sys
 from pathlib import Path
 
 try:
-    from ctxtui_launcher import own_packages_first    # installed: the wheel's copy of app/cli/launcher.py
+    # installed: the wheel's copy of app/cli/launcher.py (mypy checks it there, as app.cli.launcher)
+    from ctxtui_launcher import own_packages_first  # type: ignore[import-untyped,import-not-found,unused-ignore]
 except ImportError:
     from app.cli.launcher import own_packages_first   # a checkout that was never installed
 

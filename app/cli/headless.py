@@ -33,6 +33,7 @@ controls (json) and DEL, C1 and bidi overrides (`json_escaped`), and keep the ex
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import errno
 import json
@@ -43,7 +44,8 @@ import threading
 from typing import Any, Callable, TextIO
 
 from agent_core import events as ev
-from agent_core.config import ConfigError, load_config
+from agent_core.config import Config, ConfigError, load_config
+from agent_core.loop.agent import Agent
 from agent_core.loop.compaction_preview import PreviewError
 from agent_core.loop.factory import build_agent
 from agent_core.sessions.session_log import SessionWriteError
@@ -79,7 +81,7 @@ class StopSignals:
 
     def __init__(self) -> None:
         self.received: int | None = None    # the first signal that stopped the run
-        self._cancel: Callable[[], None] | None = None
+        self._cancel: Callable[[], object] | None = None
         self._over = False
         self._old: dict[int, Any] = {}
 
@@ -94,7 +96,7 @@ class StopSignals:
             signal.signal(sig, old)
         self._old.clear()
 
-    def while_running(self, cancel: Callable[[], None] | None) -> None:
+    def while_running(self, cancel: Callable[[], object] | None) -> None:
         """What a signal does while the run goes on (None: the run is over)."""
         self._cancel = cancel
         self._over = cancel is None
@@ -143,8 +145,8 @@ class _Output:
         self.context: dict | None = None
         self.cost: dict | None = None
         self._line_open = False
-        # What the json summary keeps of each kind of event (as its dict).
-        self._keep: dict[type[ev.Event], Callable[[ev.Event, dict], None]] = {
+        # What the json summary keeps of each kind of event (as its dict); each handler takes its key's kind.
+        self._keep: dict[type[ev.Event], Callable[[Any, dict], None]] = {
             ev.TextDelta: lambda e, d: self._answer.append(e.text),
             ev.StreamRetry: lambda e, d: self._answer.clear(),      # that answer is sent again
             ev.AssistantDone: lambda e, d: self._answer_done(),
@@ -368,9 +370,9 @@ async def _turn(agent: Any, prompt: str | None, output: _Output, signals: StopSi
             "interrupted": signals.received is not None}
 
 
-def compact_focus(args: Any) -> str | None:
+def compact_focus(args: argparse.Namespace) -> str | None:
     """The focus of `--compact [FOCUS]` or `--compact --preview [FOCUS]`; None when there is none."""
-    return getattr(args, "preview", None) or getattr(args, "compact", None) or None
+    return args.preview or args.compact or None
 
 
 async def run_preview(agent: Any, focus: str | None, output: _Output) -> bool:
@@ -437,57 +439,45 @@ async def run_stream(agent: Any, stdin: TextIO, output: _Output, signals: StopSi
     return all_ok
 
 
-def input_usage_error(args: Any) -> str | None:
+def input_usage_error(args: argparse.Namespace) -> str | None:
     """What is wrong with an `--input-format stream-json` invocation, or None."""
-    if (getattr(args, "input_format", None) or "text") != "stream-json":
+    if args.input_format != "stream-json":
         return None
-    if getattr(args, "prompt", None) is not None:
+    if args.prompt is not None:
         return "--input-format stream-json reads the prompts from stdin, one JSON message a line: drop -p."
-    if getattr(args, "compact", None) is not None:
+    if args.compact is not None:
         return "--input-format stream-json runs prompts; --compact sends none: run them one after the other."
     return None
 
 
-def compact_usage_error(args: Any) -> str | None:
+def compact_usage_error(args: argparse.Namespace) -> str | None:
     """What is wrong with a `--compact` invocation, or None."""
-    preview = getattr(args, "preview", None)
-    if getattr(args, "compact", None) is None:
-        return "--preview shows what --compact would do: add --compact." if preview is not None else None
-    if preview and args.compact:
+    if args.compact is None:
+        return "--preview shows what --compact would do: add --compact." if args.preview is not None else None
+    if args.preview and args.compact:
         return "Give the focus once: --compact --preview FOCUS."
-    if not (getattr(args, "resume", None) or getattr(args, "continue_", False)):
+    if not (args.resume or args.continue_):
         return ("--compact compacts a saved session: add --continue (the latest session of this workspace) "
                 "or --resume ID.")
-    if getattr(args, "prompt", None) is not None:
+    if args.prompt is not None:
         return "--compact sends no prompt: compact first, then run the prompt with --continue."
     return None
 
 
-def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None,
-         environ: dict | None = None) -> int:
+def main(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None,
+         stderr: TextIO | None = None, environ: dict[str, str] | None = None) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     if (wrong := compact_usage_error(args) or input_usage_error(args)):
         stderr.write(f"ctxtui: {wrong}\n")
         return EXIT_USAGE
-
-    try:
-        config = load_config(args, environ=environ)
-        if getattr(args, "trust", None):
-            remember_trust(config.workspace, environ)
-    except ConfigError as e:
-        stderr.write(f"ctxtui: {visible(str(e))}\n")
+    config = _load_config(args, environ, stderr)
+    if config is None:
         return EXIT_USAGE
-    except OSError as e:
-        stderr.write(f"ctxtui: --trust: cannot remember the trusted folder ({one_line(str(e.filename or ''))}: "
-                     f"{one_line(str(e.strerror or e))}); check that your config folder is writable.\n")
-        return EXIT_USAGE
-    if (ignored := config.ignored_message()):
-        stderr.write(f"ctxtui: {visible(ignored)}\n")
-    streaming = (getattr(args, "input_format", None) or "text") == "stream-json"
-    if getattr(args, "compact", None) is not None or streaming:
+    streaming = args.input_format == "stream-json"
+    if args.compact is not None or streaming:
         prompt = None     # --compact sends no prompt; stream-json's prompts are read as the run goes
     else:
-        prompt = read_prompt(getattr(args, "prompt", None), stdin)
+        prompt = read_prompt(args.prompt, stdin)
         if prompt is None or not prompt.strip():
             stderr.write("ctxtui: --headless needs a prompt: pass -p \"PROMPT\" or pipe it on stdin.\n")
             return EXIT_USAGE
@@ -499,43 +489,68 @@ def main(args: Any, stdin: TextIO | None = None, stdout: TextIO | None = None, s
         signals.restore()
 
 
-def _build_and_run(config: Any, args: Any, prompt: str | None, signals: StopSignals, stdout: TextIO,
+def _load_config(args: argparse.Namespace, environ: dict[str, str] | None, stderr: TextIO) -> Config | None:
+    """The config (the folder trusted first with --trust), or None once the reason is on stderr."""
+    try:
+        config = load_config(args, environ=environ)
+        if args.trust:
+            remember_trust(config.workspace, environ)
+    except ConfigError as e:
+        stderr.write(f"ctxtui: {visible(str(e))}\n")
+        return None
+    except OSError as e:
+        stderr.write(f"ctxtui: --trust: cannot remember the trusted folder ({one_line(str(e.filename or ''))}: "
+                     f"{one_line(str(e.strerror or e))}); check that your config folder is writable.\n")
+        return None
+    if (ignored := config.ignored_message()):
+        stderr.write(f"ctxtui: {visible(ignored)}\n")
+    return config
+
+
+def _build_and_run(config: Config, args: argparse.Namespace, prompt: str | None, signals: StopSignals, stdout: TextIO,
                    stderr: TextIO, prompts: TextIO | None = None) -> int:
     """Build the agent and run the prompt, the compaction, or (`prompts`: stream-json's stdin)
     every prompt of the input."""
     try:
-        agent = build_agent(config, resume=getattr(args, "resume", None),
-                            continue_=getattr(args, "continue_", False))
+        agent = build_agent(config, resume=args.resume, continue_=args.continue_)
     except ConfigError as e:
         stderr.write(f"ctxtui: {visible(str(e))}\n")
         return EXIT_USAGE
     except SessionWriteError as e:
         stderr.write(f"ctxtui: {visible(str(e))}\n")
         return EXIT_FAILED
-    output = _Output(getattr(args, "output_format", "text") or "text", stdout, stderr)
+    output = _Output(args.output_format, stdout, stderr)
     output.on_closed = signals.reader_gone
-    output.load_warnings(agent.load_warnings())
-    if agent.info.offline:
-        output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
-    if (engine_notice := getattr(agent, "engine_notice", None)):
-        output.startup_notice(engine_notice)   # CTXTUI_ENGINE could not be honoured: why, once
-    if (policy_notice := getattr(agent, "policy_notice", None)):
-        output.startup_notice(policy_notice)   # --policy other than the default
-    for notice in getattr(agent, "start_notices", ()):
-        output.startup_notice(notice)          # memory files cut or refused, a project .mcp.json not read
+    _say_at_start(agent, output)
     if prompts is not None:
         all_ok = asyncio.run(run_stream(agent, prompts, output, signals))
-        if signals.received is not None:
-            return signals.exit_code() or EXIT_INTERRUPTED
-        if output.closed:
-            return EXIT_PIPE
-        return EXIT_OK if all_ok else EXIT_FAILED
-    if getattr(args, "preview", None) is not None:
+        return _exit_code(signals, output, failed=not all_ok)
+    if args.preview is not None:
         return EXIT_OK if asyncio.run(run_preview(agent, compact_focus(args), output)) else EXIT_FAILED
-    result = asyncio.run(run_headless(agent, prompt, output, signals, compact=getattr(args, "compact", None)))
+    result = asyncio.run(run_headless(agent, prompt, output, signals, compact=args.compact))
     output.finish(result)
     if result.pop("interrupted") or result["stop_reason"] == "cancelled":
         return signals.exit_code() or EXIT_INTERRUPTED
+    return _exit_code(signals, output, failed=result["is_error"])   # EXIT_PIPE: the result could not be written
+
+
+def _say_at_start(agent: Agent, output: _Output) -> None:
+    """What resuming repaired, and the notices the agent was built with, before the run."""
+    output.load_warnings(agent.load_warnings())
+    if agent.info.offline:
+        output.event(ev.Notice("No ANTHROPIC_API_KEY: running on the offline demo model."))
+    if agent.engine_notice:
+        output.startup_notice(agent.engine_notice)   # CTXTUI_ENGINE could not be honoured: why, once
+    if agent.policy_notice:
+        output.startup_notice(agent.policy_notice)   # --policy other than the default
+    for notice in agent.start_notices:
+        output.startup_notice(notice)          # memory files cut or refused, a project .mcp.json not read
+
+
+def _exit_code(signals: StopSignals, output: _Output, failed: bool) -> int:
+    """128+N after a signal, 141 when stdout's reader went away, else 1 or 0."""
+    if signals.received is not None:
+        return signals.exit_code() or EXIT_INTERRUPTED
     if output.closed:
-        return EXIT_PIPE     # the result itself could not be written
-    return EXIT_FAILED if result["is_error"] else EXIT_OK
+        return EXIT_PIPE
+    return EXIT_FAILED if failed else EXIT_OK

@@ -17,6 +17,10 @@ import os
 import sys
 from importlib.machinery import ModuleSpec, PathFinder
 
+TYPE_CHECKING = False    # typing stays unloaded at run time (the status line's start)
+if TYPE_CHECKING:
+    from typing import Callable, Sequence
+
 PACKAGES = ("app", "agent_core", "compaction", "styles")
 FIX = ("run ctxtui from another folder, or remove that folder from PYTHONPATH "
        "(an empty entry, as in PYTHONPATH=:/x, means the current folder)")
@@ -30,7 +34,7 @@ class OwnPackages:
     def __init__(self, home: str) -> None:
         self.home = home
 
-    def find_spec(self, fullname: str, path=None, target=None) -> ModuleSpec | None:
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None, target: object = None) -> ModuleSpec | None:
         if fullname in PACKAGES:
             return PathFinder.find_spec(fullname, [self.home])
         return None
@@ -71,7 +75,7 @@ def main() -> int:
     shadows them and how to fix it: exit 2."""
     own_packages_first()
     command = sys.argv[1] if len(sys.argv) > 1 else None
-    fast_main = None
+    fast_main: Callable[[Sequence[str]], int] | None = None
     try:
         if command == "statusline":         # run by their own modules, without the dispatcher
             from app.cli.statusline import main as fast_main  # noqa: PLC0415  (after the mapping)

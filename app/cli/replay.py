@@ -8,7 +8,7 @@ import json
 import sys
 import textwrap
 import time
-from typing import Callable, Sequence, TextIO
+from typing import Callable, NoReturn, Sequence, TextIO
 
 from agent_core.replay.options import BUILTIN, ReplayOptions, ReplayUsageError, engine_settings, make_options
 from agent_core.replay.report import format_text
@@ -67,7 +67,7 @@ exit codes: 0 done, 1 nothing to replay (no model request in the logs) or the re
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's exit code 2, with a hint
+    def error(self, message: str) -> NoReturn:  # argparse's exit code 2, with a hint
         self.print_usage(sys.stderr)
         self.exit(2, f"ctxtui replay: error: {message}\n(see `ctxtui replay --help`)\n")
 

@@ -25,9 +25,12 @@ from agent_core.security.visible_text import one_line
 
 TYPE_CHECKING = False    # typing stays unloaded at run time (`ctxtui usage` runs again and again)
 if TYPE_CHECKING:
-    from typing import Callable, Sequence, TextIO
+    from typing import Callable, NoReturn, Sequence, TextIO
 
 REPORTS = ("daily", "weekly", "monthly", "session", "blocks")
+# The options only some reports take, at their defaults (`ctxtui usage` alone: --by).
+REPORT_OPTION_DEFAULTS = dict(by="model", breakdown=False, last=None, order="asc", instances=False, start_of_week=0,
+                              token_limit=None, blocks="all", session_length=5.0, now=None)
 
 DESCRIPTION = """\
 Token and cost reports over session logs: Claude Code's (~/.claude/projects/<project>/<session>.jsonl,
@@ -104,7 +107,7 @@ class _Help(argparse.RawDescriptionHelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's exit code 2, with a hint
+    def error(self, message: str) -> NoReturn:  # argparse's exit code 2, with a hint
         self.print_usage(sys.stderr)
         self.exit(2, f"ctxtui usage: error: {message}\n(see `ctxtui usage --help`)\n")
 
@@ -162,6 +165,8 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     # Without a report named, the synopsis names them: argparse's own would only list the options.
     synopsis = None if report else f"%(prog)s [{'|'.join(REPORTS)}] [options] [PATH ...]"
     p = _Parser(prog=prog, usage=synopsis, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Help)
+    # Every option has a value, given or not: the ones a report does not take are at their defaults.
+    p.set_defaults(**REPORT_OPTION_DEFAULTS)
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path,
                    help="log files or folders (default: Claude Code's projects folder)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -171,7 +176,7 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
     colour.add_argument("--no-color", dest="color", action="store_const", const=False,
                         help="no colour (also when NO_COLOR is set, TERM is dumb, or the output is not a terminal)")
     if report is None:
-        p.add_argument("--by", choices=("model", "session", "day"), default="model",
+        p.add_argument("--by", choices=("model", "session", "day"),
                        help="group the table by model (default), session or day")
     p.add_argument("--since", type=_date, metavar="DATE", help="only count records from this day on (YYYY-MM-DD)")
     p.add_argument("--until", type=_date, metavar="DATE", help="only count records up to this day, inclusive")
@@ -189,23 +194,23 @@ def build_parser(report: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--last", type=_count, metavar="N",
                        help="only the N most recent periods, sessions or blocks with usage (the totals are theirs; "
                             "for periods it is a --since)")
-        p.add_argument("--order", choices=ORDERS, default="asc",
+        p.add_argument("--order", choices=ORDERS,
                        help="rows oldest first (asc, the default) or newest first (desc); the totals are the same")
     if report in REPORT_PERIODS:
         p.add_argument("--instances", action="store_true",
                        help="each project's periods apart, under a row with the project's sum (JSON: projects)")
     if report == "weekly":
-        p.add_argument("--start-of-week", type=_weekday, default=0, metavar="DAY",
+        p.add_argument("--start-of-week", type=_weekday, metavar="DAY",
                        help="the first day of a week (default monday)")
     if report == "blocks":
         p.add_argument("--token-limit", type=_limit, metavar="N|max",
                        help="show each block against N tokens, or the most any finished block used")
         which = p.add_mutually_exclusive_group()
-        which.add_argument("--active", dest="blocks", action="store_const", const="active", default="all",
+        which.add_argument("--active", dest="blocks", action="store_const", const="active",
                            help="only the active block, with its time left, burn rate and projection")
         which.add_argument("--recent", dest="blocks", action="store_const", const="recent",
                            help="only the blocks that ended in the last 3 days, and the active one")
-        p.add_argument("--session-length", type=_hours, default=5.0, metavar="HOURS",
+        p.add_argument("--session-length", type=_hours, metavar="HOURS",
                        help="a block's length in hours (default 5, as Claude's plans count usage)")
         p.add_argument("--now", type=_instant, metavar="TIME", help=argparse.SUPPRESS)   # tests and what-ifs
     return p
@@ -401,18 +406,17 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         hint = "" if args.paths else " (set CLAUDE_CONFIG_DIR or pass a PATH)"
         print(f"ctxtui usage: no such file or folder: {one_line(str(e.args[0] if e.args else e))}{hint}", file=err)
         return 2
-    last = getattr(args, "last", None)
+    last = args.last
     if last and name in REPORT_PERIODS:
-        report.keep_last_periods(last, REPORT_PERIODS[name], getattr(args, "start_of_week", 0))
+        report.keep_last_periods(last, REPORT_PERIODS[name], args.start_of_week)
     elif last and name == "session":
         report.keep_last_sessions(last)
     width = terminal_width()
-    view = View(compact=is_compact(width), width=width, breakdown=getattr(args, "breakdown", False), tz=tz,
-                first_weekday=getattr(args, "start_of_week", 0), order=getattr(args, "order", "asc"),
-                blocks=getattr(args, "blocks", "all"), block_s=getattr(args, "session_length", 5.0) * 3600,
-                instances=getattr(args, "instances", False), last=last if name == "blocks" else None)
-    now = getattr(args, "now", None) or time.time()
-    limit_arg = getattr(args, "token_limit", None)
+    view = View(compact=is_compact(width), width=width, breakdown=args.breakdown, tz=tz,
+                first_weekday=args.start_of_week, order=args.order, blocks=args.blocks,
+                block_s=args.session_length * 3600, instances=args.instances, last=last if name == "blocks" else None)
+    now = args.now or time.time()
+    limit_arg = args.token_limit
     if args.debug and not args.json:
         print_mismatches(report, err)
     try:

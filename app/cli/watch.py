@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import NoReturn, Sequence, TextIO
 
 from agent_core.logs import open_regular
 from agent_core.watch.target import WatchError, WatchTarget, resolve_target
@@ -56,7 +56,7 @@ exit codes: 0 done, 2 bad usage (unknown flag, a path that does not exist or can
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's exit code 2, with a hint
+    def error(self, message: str) -> NoReturn:  # argparse's exit code 2, with a hint
         self.print_usage(sys.stderr)
         self.exit(2, f"ctxtui watch: error: {message}\n(see `ctxtui watch --help`)\n")
 
