@@ -195,12 +195,11 @@ def flag_help(s: Setting) -> str:
     return f"{s.meaning} (default: {shown_default(s)}{env})".replace("%", "%%")
 
 
-def add_setting_flags(parser: argparse._ActionsContainer,
-                      settings: tuple[Setting, ...] = SETTINGS) -> None:
-    """One flag for each of `settings` that has one; its dest is the setting's name. Values stay
-    text: `load_config` parses them with the setting's parser, so an error names the flag and the
-    form, as it names a variable."""
-    for s in settings:
+def add_setting_flags(parser: argparse._ActionsContainer, settings: tuple[Setting, ...] | None = None) -> None:
+    """One flag for each of `settings` (default: the table) that has one; its dest is the setting's
+    name. Values stay text: `load_config` parses them with the setting's parser, so an error names
+    the flag and the form, as it names a variable."""
+    for s in SETTINGS if settings is None else settings:
         if s.flag is None or s.flag_name is None:
             continue
         if s.flag.kind == "switch":
