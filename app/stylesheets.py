@@ -4,18 +4,18 @@ CSS_PATH as files, so a path on disk is what it needs; `importlib.resources` wou
 imports to every start for nothing more.)"""
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import styles
 
 ROOT = Path(styles.__file__).resolve().parent
 
 
-def stylesheets(*names: str) -> list[Path]:
-    """The paths of these `.tcss` files (Textual's CSS_PATH takes paths); a missing one is an error
-    here, at import, rather than a blank screen."""
-    paths = [ROOT / name for name in names]
-    missing = [p.name for p in paths if not p.is_file()]
+def stylesheets(*names: str) -> list[str | PurePath]:
+    """The paths of these `.tcss` files (typed as Textual's CSS_PATH takes a list); a missing one is
+    an error here, at import, rather than a blank screen."""
+    paths: list[str | PurePath] = [ROOT / name for name in names]
+    missing = [name for name in names if not (ROOT / name).is_file()]
     if missing:
         raise FileNotFoundError(f"ctxtui's stylesheets are missing from {ROOT}: {', '.join(missing)} "
                                 f"(reinstall ctxtui)")

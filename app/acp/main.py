@@ -11,7 +11,10 @@ import asyncio
 import logging
 import signal
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence, cast
+
+if TYPE_CHECKING:
+    from acp.interfaces import Agent
 
 from compaction.scrub import scrub
 
@@ -103,7 +106,10 @@ async def _serve(options: argparse.Namespace, proto_in, proto_out, received: lis
 
     agent = CtxtuiAgent(options)
     reader, writer = await streams(proto_in, proto_out)
-    serving = asyncio.ensure_future(run_agent(agent, writer, reader))
+    # The SDK's Agent protocol lists every method ACP has; its router serves those an agent
+    # defines and answers "method not found" for the rest (acp/router.py, _make_func), so an agent
+    # of a few methods is one the SDK takes, though not one its Protocol describes.
+    serving = asyncio.ensure_future(run_agent(cast("Agent", agent), writer, reader))
     loop = asyncio.get_running_loop()
 
     def stop(signum: int) -> None:

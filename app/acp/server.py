@@ -19,7 +19,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.helpers import update_available_commands
 from acp.schema import (AgentCapabilities, AvailableCommand, AvailableCommandInput, Implementation,
                         InitializeResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,
-                        PromptCapabilities, PromptResponse, UnstructuredCommandInput)
+                        PromptCapabilities, PromptResponse, StopReason, UnstructuredCommandInput)
 
 from compaction.scrub import scrub
 
@@ -38,7 +38,7 @@ from app.acp.updates import note
 
 # ctxtui's stop reasons -> ACP's. A turn that failed (an API error, a context too full to send) is
 # a JSON-RPC error instead (`_failed`): ACP's stop reasons are for turns that ended well or were cut.
-STOP_REASONS = {"end_turn": "end_turn", "stop_sequence": "end_turn", "compacted": "end_turn",
+STOP_REASONS: dict[str, StopReason] = {"end_turn": "end_turn", "stop_sequence": "end_turn", "compacted": "end_turn",
                 "max_tokens": "max_tokens", "max_turns": "max_turn_requests", "budget": "max_turn_requests",
                 "refusal": "refusal", "cancelled": "cancelled"}
 COMMANDS = [AvailableCommand(name="compact", description="compact the context now (ctxtui's engine), with an "
@@ -92,7 +92,10 @@ class CtxtuiAgent:
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None     # no auth methods: the key comes from the environment, or the demo runs
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+    # The SDK's Agent protocol's parameters, in its order; additional_directories is not used (a
+    # session works in `cwd`).
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: Any = None,
+                          **kwargs: Any) -> NewSessionResponse:
         session = self._open(cwd, mcp_servers=mcp_servers)
         # After the response (the client learns the id from it): the commands, and the gauge from the
         # start (system prompt and tools). A task made now sends after it: the response is queued
@@ -103,7 +106,7 @@ class CtxtuiAgent:
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
-                           **kwargs: Any) -> LoadSessionResponse:
+                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
         if not is_session_id(session_id):
             raise RequestError.invalid_params({"details": f"{session_id!r} is not a session id: session/load needs the "
                                                           "id of a ctxtui session, like 20261207T120133-bc18ad"})

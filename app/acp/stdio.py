@@ -16,7 +16,10 @@ import os
 import re
 import sys
 import threading
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from asyncio.streams import _ReaduntilBuffer    # typeshed's name for what readuntil takes
 
 STREAM_LIMIT = 50 * 1024 * 1024     # one message may hold a large file (the SDK's own default)
 OBJECT_START = re.compile(rb"[ \t\r\n]*{")
@@ -59,7 +62,7 @@ async def streams(proto_in: BinaryIO, proto_out: BinaryIO) -> tuple[asyncio.Stre
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proto_out)
     except ValueError:
         transport, protocol = _FileTransport(proto_out), asyncio.streams.FlowControlMixin()
-    reader.answers = asyncio.StreamWriter(transport, protocol, None, loop)  # type: ignore[arg-type]
+    reader.answers = asyncio.StreamWriter(transport, protocol, None, loop)
     return reader, reader.answers
 
 
@@ -83,7 +86,7 @@ class Requests(asyncio.StreamReader):
             self._rest = "pass" if OBJECT_START.match(data) else "drop"
         return b"" if self._rest == "drop" else data
 
-    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+    async def readuntil(self, separator: _ReaduntilBuffer = b"\n") -> bytes:
         while True:
             try:
                 line = await super().readuntil(separator)

@@ -60,7 +60,8 @@ def finished(e: ev.ToolResult) -> ToolCallProgress:
 
 def replayed_call(block: dict[str, Any], workspace: str) -> ToolCallStart:
     """A tool call of a loaded session's history (load_session): shown as it ended."""
-    tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+    tool_input = block.get("input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
     name = str(block.get("name") or "tool")
     return ToolCallStart(session_update="tool_call", tool_call_id=str(block.get("id") or ""),
                          title=title_of(name, tool_input), kind=kind_of(name), status="completed",

@@ -79,7 +79,8 @@ class ReplayPlot(PlotextPlot):
         self.plt.yticks(ticks, [label(t) for t in ticks])
         self.plt.ylim(0, ticks[-1])
         xt = request_ticks(count)
-        self.plt.xticks(xt, [str(x) for x in xt])
+        positions: list[float] = list(xt)
+        self.plt.xticks(positions, [str(x) for x in xt])
         if count:
             self.plt.xlim(1, max(count, 2))
 
@@ -90,11 +91,14 @@ class ReplayContextPlot(ReplayPlot):
 
     def show(self, session: SessionResult, window: int | None, order: tuple[str, ...]) -> None:
         highest = max((max(p.context, default=0) for p in session.policies.values()), default=0)
-        far = bool(window) and window > FAR * max(highest, 1)
-        top = max(highest, 1 if far else (window or 0), 1)
-        clipped = bool(window) and top > CLIP * window
-        if clipped:
-            top = CLIP * window
+        far = clipped = False
+        top: float = max(highest, 1)
+        if window:
+            far = window > FAR * max(highest, 1)
+            top = max(highest, 1 if far else window, 1)
+            clipped = top > CLIP * window
+            if clipped:
+                top = CLIP * window
         title = "context tokens per request"
         if far:
             title += f" · window {fmt.short_tokens(window)} far above"

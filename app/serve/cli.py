@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Sequence, TextIO
+from typing import NoReturn, Sequence, TextIO
 
 from app.serve.command import NotServable, check_servable, ctxtui_argv
 from app.serve.loopback import DEFAULT_HOST, NotLoopback, bind
@@ -51,7 +51,7 @@ USAGE = "ctxtui serve [-h] [--port N] [--host ADDR] [watch [WATCH-ARGS ...] | --
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's exit code 2, with a hint
+    def error(self, message: str) -> NoReturn:  # argparse's exit code 2, with a hint
         self.print_usage(sys.stderr)
         self.exit(2, f"ctxtui serve: error: {message}\n(see `ctxtui serve --help`)\n")
 

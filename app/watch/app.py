@@ -23,11 +23,12 @@ class WatchApp(App[int]):
                  live: bool = True, cwd: Path | None = None, theme: str | None = None) -> None:
         super().__init__()
         self.watch_target = target
-        self._screen_args = dict(context_window=context_window, force_polling=force_polling, live=live, cwd=cwd)
+        self.context_window, self.force_polling, self.live, self.cwd = context_window, force_polling, live, cwd
         self.theme_name = theme
 
     def get_default_screen(self) -> WatchScreen:
-        return WatchScreen(self.watch_target, **self._screen_args)
+        return WatchScreen(self.watch_target, context_window=self.context_window, force_polling=self.force_polling,
+                           live=self.live, cwd=self.cwd)
 
     @property
     def watch_screen(self) -> WatchScreen:

@@ -105,6 +105,12 @@ class WatchScreen(Screen):
     def activity(self) -> ActivityFeed:
         return self.query_one(ActivityFeed)
 
+    def _followed(self) -> WatchState:
+        """The state of the log being read: there is one from the moment a log is known (`_wait`)."""
+        if self.state is None:
+            raise RuntimeError("no session log is followed yet")
+        return self.state
+
     def on_mount(self) -> None:
         self.activity.border_title = "Activity"
         self.activity.show(self.state)
@@ -130,7 +136,7 @@ class WatchScreen(Screen):
         except OSError as e:             # the folder removed or unreadable while waiting: say so
             self._fail(e)
             return False
-        if found is None:
+        if found is None or found.log is None:
             return False
         self.target = found
         self.state = WatchState(found.log, context_window=self.context_window)
@@ -143,7 +149,7 @@ class WatchScreen(Screen):
         """Read the whole log so far in a thread worker, then show it all."""
         self.phase = "loading"
         self._render_header()
-        worker = self.run_worker(self.state.poll, thread=True, group="watch-load", exit_on_error=False)
+        worker = self.run_worker(self._followed().poll, thread=True, group="watch-load", exit_on_error=False)
         progress = self.set_interval(0.25, self._render_header)     # "reading 40.1 of 100.0 MB…"
         try:
             await worker.wait()
@@ -170,7 +176,7 @@ class WatchScreen(Screen):
         await self._load()
         if not self.live or self.phase == "error":
             return
-        root, recursive = watch_root(self.target, self.state.path)
+        root, recursive = watch_root(self.target, self._followed().path)
         last_scan = time.monotonic()
         async for changed in watch_changes(root, recursive=recursive, force_polling=self.force_polling,
                                            stop_event=self._stop):
@@ -181,14 +187,16 @@ class WatchScreen(Screen):
                     last_scan = time.monotonic()
                     newest = await asyncio.to_thread(newest_log, self.target.folder)
                     changed = {str(newest)} if newest is not None else set()
-                newer = switch_candidate(changed, current=self.state.path, followed=self.followed) if changed else None
+                newer = (switch_candidate(changed, current=self._followed().path, followed=self.followed)
+                         if changed else None)
                 if newer is not None:
                     await self._switch(newer)
                     continue
+            state = self._followed()
             try:
-                update = self.state.poll()
-                if not self.state.path.exists():
-                    raise FileNotFoundError(f"{self.state.path.name} was removed; waiting for it to come back")
+                update = state.poll()
+                if not state.path.exists():
+                    raise FileNotFoundError(f"{state.path.name} was removed; waiting for it to come back")
             except OSError as e:           # removed, or permission changed under us: say so, keep watching
                 if self.error != visible(str(e)):
                     self._fail(e)
@@ -199,13 +207,13 @@ class WatchScreen(Screen):
             if update.reset:
                 self._reset_panes()
                 self._show_all()
-                self.notify(f"{one_line(self.state.path.name)} was replaced or rewritten: read again from its start.",
+                self.notify(f"{one_line(state.path.name)} was replaced or rewritten: read again from its start.",
                             title="Log re-read", markup=False)
                 continue
             self._apply(update)
 
     async def _switch(self, path: Path) -> None:
-        old = self.state.path
+        old = self._followed().path
         self.followed.add(path)
         self.state = WatchState(path, context_window=self.context_window)
         self.loaded.clear()
@@ -225,7 +233,7 @@ class WatchScreen(Screen):
         self.activity.show(None)
 
     def _show_all(self) -> None:
-        s = self.state
+        s = self._followed()
         self._apply(WatchUpdate(context=s.context_event(), cost=s.cost.event() if s.cost.models else None,
                                 compactions=list(s.compactions.values()), header_changed=True))
         self.activity.show(s)
@@ -233,15 +241,15 @@ class WatchScreen(Screen):
     def _apply(self, up: WatchUpdate) -> None:
         if not up.changed:
             return
-        s = self.state
+        s = self._followed()
         if up.context is not None:
             pane = self.context_pane
             pane.history = s.history_points()
             pane.context = up.context
         if up.cost is not None:
-            pane = self.cost_pane
-            pane.extras = s.cost_extras()
-            pane.cost = up.cost
+            cost_pane = self.cost_pane
+            cost_pane.extras = s.cost_extras()
+            cost_pane.cost = up.cost
         timeline = self.timeline
         for v in up.compactions:
             timeline.add_view(v)

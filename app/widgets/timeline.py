@@ -100,7 +100,7 @@ class Timeline(FigureTable, can_focus=True):
         self.breaker_trips = 0
         self.events: dict[str, Compaction] = {}     # row key -> the compaction it shows
         self.short = False                          # short layer names and HH:MM (a narrow pane)
-        self._args: dict[str, dict] = {}    # row key -> what `show` was given, to draw it again in other names
+        self._args: dict[str, dict] = {}    # row key -> what `show_row` was given, to draw it again in other names
         self._widths: dict[str, int] = {}   # column -> the width of its widest cell so far (it only grows)
         self._labels = {key: Text(key, justify="right" if key in _NUMERIC else "left") for key in columns}
         self._set_widths()
@@ -112,7 +112,7 @@ class Timeline(FigureTable, can_focus=True):
         self.set_columns([(key, label, max(label.cell_len, self._widths.get(key, 0)))
                           for key, label in self._labels.items()])
 
-    def show(self, key: str, *, at: float | None, layer: str | Text, trigger: str | Text,
+    def show_row(self, key: str, *, at: float | None, layer: str | Text, trigger: str | Text,
              before: int | None = None, after: int | None = None, took: float | None = None,
              unknown: str = "…", cache: dict | None = None) -> None:
         """Add the row `key`, or complete it in place when it is already shown. `unknown` stands
@@ -155,7 +155,7 @@ class Timeline(FigureTable, can_focus=True):
         self.tooltip = SHORT_LEGEND if short else None
         self._widths.clear()            # measured again in the other names
         for key, args in list(self._args.items()):
-            self.show(key, **args)
+            self.show_row(key, **args)
         self._set_widths()
 
     def on_resize(self) -> None:
@@ -171,20 +171,20 @@ class Timeline(FigureTable, can_focus=True):
             at = (c.timestamp or None) if resumed else self.clock()
         self.count += 1
         self.events[f"c{self.count}"] = c
-        self.show(f"c{self.count}", at=at, layer=c.layer, trigger=c.trigger, before=c.tokens_before,
+        self.show_row(f"c{self.count}", at=at, layer=c.layer, trigger=c.trigger, before=c.tokens_before,
                   after=c.tokens_after, took=c.duration_s, cache=c.cache)
 
     def add_breaker(self, b: BreakerTripped, at: float | None = None) -> None:
         # The reason is long; it is in the conversation (and the session log). Here: which breaker.
         self.breaker_trips += 1
         self.count += 1
-        self.show(f"c{self.count}", at=at if at is not None else self.clock(),
+        self.show_row(f"c{self.count}", at=at if at is not None else self.clock(),
                   layer=Text("breaker", style="bold red"), trigger=Text(fmt.one_line(str(b.breaker), 8), style="red"),
                   unknown="—")
 
     def add_view(self, v: CompactionView) -> None:
         """A compaction read from a log (watch), new or completing its row."""
-        self.show(v.key, at=v.timestamp, layer=v.layer, trigger=v.trigger, before=v.tokens_before,
+        self.show_row(v.key, at=v.timestamp, layer=v.layer, trigger=v.trigger, before=v.tokens_before,
                   after=v.tokens_after)
 
     def on_click(self, event: events.Click) -> None:
