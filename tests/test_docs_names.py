@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
+from textual.binding import Binding
 from textual.screen import Screen
 
 from agent_core.config import VARIABLES
@@ -124,7 +125,7 @@ def bindings() -> tuple[frozenset[str], frozenset[str]]:
                     r"(?:ctrl|alt|shift)\+[a-z0-9_]+|f\d{1,2}", node.value):
                 keys.add(node.value)
     for b in [*App.BINDINGS, *Screen.BINDINGS]:
-        keys.update(k.strip() for k in (b.key if hasattr(b, "key") else b[0]).split(","))
+        keys.update(k.strip() for k in (b.key if isinstance(b, Binding) else b[0]).split(","))
     keys.add(App.COMMAND_PALETTE_BINDING)
     return frozenset(ids), frozenset(keys)
 
@@ -152,11 +153,15 @@ def unknown_variables(text: str) -> list[str]:
     return sorted({v for v in VARIABLE.findall(text) if v not in variables()})
 
 
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.exists() or path.with_suffix(".py").exists()
+
+
 def unknown_bindings(text: str) -> list[str]:
     ids, keys = bindings()
     prefixes = {i.split(".")[0] for i in ids}
-    named = {d for d in DOTTED.findall(text) if d.split(".")[0] in prefixes
-             and not ROOT.joinpath(*d.split(".")).exists() and not ROOT.joinpath(*d.split(".")).with_suffix(".py").exists()}
+    named = {d for d in DOTTED.findall(text) if d.split(".")[0] in prefixes and not _is_module(d)}
     wrong = sorted(named - ids)
     for mod, key, f in KEY.findall(text):
         name = f"f{f}" if f else f"{mod.lower()}+{key.lower()}"
