@@ -301,3 +301,13 @@ def test_cache_ttl_flag_wins_and_a_bad_one_names_the_flag(ws, env):
     with pytest.raises(ConfigError) as err:
         load_config(build_parser().parse_args(["--cache-ttl", "2h"]), env, ws)
     assert "--cache-ttl" in str(err.value) and "5m or 1h" in str(err.value)
+
+
+def test_a_flag_value_is_read_by_its_settings_parser(ws, env):
+    """A flag's text is parsed as its variable's is: a bad one names the flag and the form."""
+    with pytest.raises(ConfigError, match=r"^--max-turns must be a whole number >= 1 \(got 'abc'\)$"):
+        load_config(build_parser().parse_args(["--max-turns", "abc"]), env, ws)
+    c = load_config(build_parser().parse_args(["--context-window", "50,000", "--autocompact-pct", "80%",
+                                               "--mcp-timeout", "2.5"]), env, ws)
+    assert (c.context_window, c.autocompact_pct, c.mcp_timeout) == (50_000, 80.0, 2.5)
+    assert c.sources["context_window"] == c.sources["mcp_timeout"] == "flag"
