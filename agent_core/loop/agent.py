@@ -11,46 +11,34 @@ compaction_events.py turns the pipeline's reports into events.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Coroutine
 
 from compaction import Entry, Pipeline, clock
 from compaction.accounting.budget import ContextBudget
 from compaction.next_request import NextRequest
-from compaction.entry import tool_result_block
-from compaction.pipeline import PipelineResult
 
 from agent_core import events as ev
-from agent_core.loop import server_window
 from agent_core.loop.cache_watch import CacheWatch
-from agent_core.loop.cancelled import CANCELLED_RESULT
-from agent_core.loop import compaction_runs, threshold
-from agent_core.loop.compaction_events import parts_of
+from agent_core.loop import threshold
 from agent_core.loop.compaction_preview import CompactionPreview, PreviewError, preview_compaction, summary_size
-from agent_core.loop.counting import Counter, added_since_usage
+from agent_core.loop.counting import Counter
 from agent_core.loop.figures import Figures
 from agent_core.loop.memory_files import Memory
 from agent_core.loop.request_head import RequestHead
 from agent_core.loop.rewind import RewindPoint, rewind_points
-from agent_core.loop.seams import Ask, CostBook, Permissions, SessionRecorder, Tools
-from agent_core.loop.server_engine import answer_meta, outcome_of, paused_after_compaction, server_compaction
+from agent_core.loop.seams import CostBook, Permissions, SessionRecorder, Tools
+from agent_core.loop.emitter import Emitter
 from agent_core.loop.history import History
+from agent_core.loop.turn import LoopParts, TurnRunner
 from agent_core.loop.session_files import SessionFiles
-from agent_core.loop.shell_input import run_shell
-from agent_core.loop.tool_batch import run_batch
-from agent_core.loop.turn_state import MID_STREAM_RETRIES, TurnLimits, TurnState, max_tokens, over_limit, refit_room
+from agent_core.loop.turn_state import TurnLimits, TurnState
 from agent_core.mcp.hub import McpHub
-from agent_core.mentions.attach import mention_entry
 from agent_core.os_sandbox.sandbox import OsSandbox
 from agent_core.pricing.cost import usage_buckets
-from agent_core.providers.anthropic_client import NOT_BELIEVABLE
-from agent_core.providers.errors import parse_max_tokens_over_window
-from agent_core.providers.model import ModelClient, ModelError, ModelInfo, ModelResponse
-from agent_core.providers.server_context import ignored_notice
+from agent_core.providers.model import ModelClient, ModelInfo
 from agent_core.sessions.session_age import session_started
 from agent_core.sessions.session_log import SessionWriteError
-from agent_core.sessions.valid_text import valid_text
 from agent_core.tools.base import ToolContext
 from agent_core.tools.changed_files import ChangedFiles
 from agent_core.tools.file_restore import Restore
@@ -58,7 +46,7 @@ from agent_core.waiting import Pause, real_model_error
 
 __all__ = ["Agent", "TurnLimits"]
 
-Body = Callable[[asyncio.Queue], Coroutine[Any, Any, None]]
+Body = Callable[[], Coroutine[Any, Any, None]]
 
 
 class Agent:
@@ -71,7 +59,6 @@ class Agent:
                  compactions: list[ev.Compaction] | None = None, mcp: McpHub | None = None) -> None:
         self.client = client
         self.pipeline = pipeline
-        pipeline.on_before_summary(self._say_summary_figure)
         self.tools = tools
         self.tool_ctx = tool_ctx
         self.permissions = permissions
@@ -88,11 +75,11 @@ class Agent:
         self.figures = Figures(pipeline, self.head, self.counter)
         self.files = SessionFiles(tool_ctx)
         self.clock: Callable[[], float] = clock.now
-        self.turns = 0
+        self.out = Emitter(self.history, self.figures, pipeline, lambda: self.clock(), self._state_parts)
+        pipeline.on_before_summary(self.out.summary_figure)
         self.mcp = mcp                  # the MCP servers (agent_core/mcp/hub.py), started with the first turn
         self.on_tools_changed: list[Callable[[list[dict]], object]] = []   # the summarizer sends the same tools
         self.on_context: Callable[[ev.ContextUpdate], object] | None = None   # a confirmed figure while idle
-        self.telemetry: Any = None      # agent_core/telemetry's sink (the factory), when a collector is set
         # Set by the factory (agent_core/loop/factory.py): the memory files read into the system prompt,
         # what to say once at start, where /threshold keeps its value, which engine runs and why.
         self.memory: Memory | None = None
@@ -104,15 +91,14 @@ class Agent:
         # `/wait`'s clock move: installed by the factory on the offline demo only (agent_core/waiting.py)
         self.time_travel: Callable[[str], Pause] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._queue: asyncio.Queue | None = None
-        self._compact_after_tools = False   # /compact while busy, or the compact tool: run once the batch is done
-        self._compact_focus: str | None = None
         self._mcp_lock: asyncio.Lock | None = None
-        self._mcp_notices: list[str] = []      # said at the next turn's start (a server that died while idle)
-        self._request_tokens = 0        # the count of the request about to be sent (clamps max_tokens)
-        self._request_estimate = 0      # the plain estimate of that request's messages (calibration)
-        self._request_added: tuple[int, int] | None = None   # its anchor's usage, the estimate added since
-        self._compaction_started: float | None = None   # when the server began a compaction in this call
+        self.parts = LoopParts(client=client, pipeline=pipeline, tools=tools, tool_ctx=tool_ctx,
+                               permissions=permissions, cost=cost, head=self.head, counter=self.counter,
+                               history=self.history, files=self.files, cache_watch=self.cache_watch, out=self.out,
+                               limits=self.limits, interactive=interactive, now=lambda: self.clock(),
+                               record_call=self.record_call, start_mcp=self.start_mcp,
+                               confirm_later=self._confirm_count_later)
+        self.runner = TurnRunner(self.parts)
         self.counter.apply()
         try:
             asyncio.get_running_loop()
@@ -142,6 +128,24 @@ class Agent:
     @compactions.setter
     def compactions(self, compactions: list[ev.Compaction]) -> None:
         self.history.compactions = compactions
+
+    @property
+    def turns(self) -> int:
+        """User turns of this session (a resumed one's earlier runs included)."""
+        return self.figures.turns
+
+    @turns.setter
+    def turns(self, n: int) -> None:
+        self.figures.turns = n
+
+    @property
+    def telemetry(self) -> Any:
+        """agent_core/telemetry's sink (set by the factory when a collector is configured)."""
+        return self.out.telemetry
+
+    @telemetry.setter
+    def telemetry(self, sink: Any) -> None:
+        self.out.telemetry = sink
 
     @property
     def system_prompt(self) -> str:
@@ -275,8 +279,8 @@ class Agent:
     def live(self, e: ev.Event) -> None:
         """An event from outside the turn's own code (the summarizer's progress while it writes):
         passed on in the running turn's stream; dropped when no turn runs."""
-        if self.busy and self._queue is not None:
-            self._queue.put_nowait(e)
+        if self.busy and self.out.queue is not None:
+            self.out.queue.put_nowait(e)
 
     # ----- public actions --------------------------------------------------------------------
     async def run(self, prompt: str) -> AsyncIterator[ev.Event]:
@@ -287,7 +291,7 @@ class Agent:
     async def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]:
         """Manual `/compact [focus]`. While a turn runs it is queued until after the tool batch."""
         if self.busy:
-            self._compact_after_tools, self._compact_focus = True, focus
+            self.parts.compact_queue.ask(focus)
             yield ev.Notice("Compaction queued: it runs after the current tool batch.")
             return
         async for e in self._drive(self._manual_compact(focus)):
@@ -298,7 +302,7 @@ class Agent:
         runner with no permission asked and no model called; it and its output become the user's
         message, logged like a prompt. `cancel()` kills it and adds nothing. Yields ShellRan, then
         the new context figure."""
-        async for e in self._drive(self._guarded(lambda q: self._shell(q, command))):
+        async for e in self._drive(self._guarded(lambda: self.runner.shell(command))):
             yield e
 
     async def preview_compact(self, focus: str | None = None) -> CompactionPreview:
@@ -395,7 +399,7 @@ class Agent:
         if self.busy:
             self.live(ev.Notice(notice))
         else:
-            self._mcp_notices.append(notice)
+            self.parts.mcp_notices.append(notice)
 
     async def aclose(self) -> None:
         self.cancel()
@@ -406,7 +410,7 @@ class Agent:
             except BaseException:
                 pass
         try:
-            self._log_state()
+            self.out.log_state()
         except SessionWriteError:
             pass   # the last snapshot is lost; the history in the log is whole
         self.session.close()
@@ -424,11 +428,11 @@ class Agent:
             yield ev.Error("busy", "A turn is already running; wait for it or press Esc to cancel it.")
             return
         queue: asyncio.Queue = asyncio.Queue()
-        self._queue = queue
+        self.out.queue = queue
         done = object()
         # The end is signalled when the task is done, not from a `finally` in it: a task cancelled
         # before its first step (an Esc or ACP cancel right after the prompt) never runs its body.
-        task = self._task = asyncio.create_task(body(queue))
+        task = self._task = asyncio.create_task(body())
         task.add_done_callback(lambda _task: queue.put_nowait(done))
         try:
             while True:
@@ -444,82 +448,63 @@ class Agent:
             except BaseException:
                 pass
 
-    def _guarded(self, body: Body) -> Body:
-        """A body that ends like a turn on a failed log write (nothing to repair in memory)."""
-        async def guarded(q: asyncio.Queue) -> None:
+    def _guarded(self, body: Body, repair: Callable[[], None] = lambda: None) -> Body:
+        """A body that ends like a turn on a failed log write: the history in memory is repaired
+        (not logged: the log keeps its last whole line and is repaired on resume) and the user told."""
+        async def guarded() -> None:
             try:
-                await body(q)
+                await body()
             except SessionWriteError as e:
-                self._log_write_failed(q, e, lambda: None)
+                with self.log.paused():
+                    repair()
+                    self.out.emit(ev.Error("session_log", str(e)))
+                    self.out.finish("error")
         return guarded
 
-    def _emit(self, q: asyncio.Queue, e: ev.Event) -> None:
-        if e.logged:
-            self.log.event(e.to_dict())
-        q.put_nowait(e)
-        if self.telemetry is not None:
-            self.telemetry(e)
+    def _turn(self, prompt: str) -> Body:
+        turn = TurnState()
 
-    def _append(self, entry: Entry) -> None:
-        self.history.append(entry)
+        async def body() -> None:
+            try:
+                await self.runner.run(prompt, turn)
+            except asyncio.CancelledError:
+                self.runner.repair(turn)
+                # The last figure was taken before the call; the repaired history (partial
+                # answer, cancelled results) is what resume rebuilds, so say its figure now.
+                self.out.context()
+                self.out.finish("cancelled")
+            except SessionWriteError:
+                raise
+            except Exception as exc:  # a bug of ours: report it, keep the session usable
+                self.runner.repair(turn)
+                self.out.emit(ev.Error("internal", f"Internal error: {type(exc).__name__}: {exc}. "
+                                                   "The session is saved; you can go on or resume it."))
+                self.out.finish("error")
+        return self._guarded(body, lambda: self.runner.repair(turn))
 
-    def _adopt(self, new_entries: list[Entry]) -> None:
-        self.history.adopt(new_entries)
+    def _manual_compact(self, focus: str | None) -> Body:
+        async def body() -> None:
+            try:
+                await self.runner.compact_now(focus)
+            except asyncio.CancelledError:
+                self.out.emit(ev.Notice("Compaction cancelled; the history is unchanged."))
+            self.out.log_state()
+            self.out.emit(ev.TurnFinished(stop_reason="compacted", turns=self.turns))
+        return self._guarded(body)
 
-    def _log_state(self) -> None:
-        """Snapshot what resume needs (the writer writes only the parts that changed)."""
-        self.log.state({"pipeline": self.pipeline.snapshot(), "cost": self.cost.to_dict(),
-                        "permissions": self.permissions.to_dict(), "turns": self.turns,
-                        "context_history": self.figures.plot_points(),
-                        "active_s": round(self.active_seconds(), 3), "api_s": round(self.api_seconds(), 3),
-                        "last_request": self.cache_watch.state()})
+    def _state_parts(self) -> dict[str, object]:
+        """What resume needs, as the state snapshot keeps it."""
+        return {"pipeline": self.pipeline.snapshot(), "cost": self.cost.to_dict(),
+                "permissions": self.permissions.to_dict(), "turns": self.turns,
+                "context_history": self.figures.plot_points(),
+                "active_s": round(self.active_seconds(), 3), "api_s": round(self.api_seconds(), 3),
+                "last_request": self.cache_watch.state()}
 
     def _prefix_rewritten(self) -> None:
         """A compaction was kept: the next request reads its prefix anew, and a count confirmation
         still on its way counted the history before it."""
         self.cache_watch.rewritten = True
         self.counter.moved_on()
-
-    def _say_figure_before_pipeline(self, q: asyncio.Queue) -> int | None:
-        """When what the next request would hold has reached the warning threshold, say that figure
-        before the pipeline acts on it (and return it): the gauge, the status line and the plot then
-        show the tool results landing — the context reaching WARNING, ERROR or AUTO-COMPACT — and the
-        drop when a compaction lands."""
-        budget = self.pipeline.budget
-        # the stored history counts at least what its projection does: below the warning, no view
-        if self.pipeline.count(self.entries) < budget.warning_threshold:
-            return None
-        view, tokens = self.pipeline.view(self.entries)
-        if not self.figures.worth_saying(tokens, budget.warning_threshold):
-            return None
-        self._context(q, tokens=tokens, view=view)
-        return tokens
-
-    def _say_summary_figure(self, res: PipelineResult) -> None:
-        """The pipeline is about to summarize at the auto-compact threshold: say the count it acts on
-        (after the cheap layers), so the gauge shows AUTO-COMPACT while the summary is written."""
-        low = self.pipeline.budget.autocompact_threshold
-        if self._queue is not None and self.figures.worth_saying(res.tokens, low):
-            self._context(self._queue, tokens=res.tokens, view=res.view)
-
-    def _context(self, q: asyncio.Queue, compacted: bool = False, tokens: int | None = None,
-                 view: list[Entry] | None = None) -> ev.ContextUpdate:
-        c = self.context_event(tokens, view)
-        self.figures.plotted(self.turns, c.tokens, compacted)
-        self._emit(q, c)
-        return c
-
-    def _finish(self, q: asyncio.Queue, reason: str) -> None:
-        self._log_state()
-        self._emit(q, ev.TurnFinished(stop_reason=reason, turns=self.turns))
-
-    def _log_write_failed(self, q: asyncio.Queue, e: SessionWriteError, repair: Callable[[], None]) -> None:
-        """End the turn on a failed log write: the history in memory is repaired (not logged, the
-        log keeps its last whole line and is repaired on resume) and the user told what to do."""
-        with self.log.paused():
-            repair()
-            self._emit(q, ev.Error("session_log", str(e)))
-            self._finish(q, "error")
 
     def _confirm_count_later(self, request: list[dict], view: list[Entry]) -> None:
         self.counter.confirm_later(request, view, self._count_confirmed)
@@ -529,287 +514,13 @@ class Agent:
         figure said (in the turn's stream, or to the front-end while idle)."""
         try:
             if reanchored is not None:
-                self._adopt(reanchored)
+                self.history.adopt(reanchored)
             c = self.context_event()
-            if self.busy and self._queue is not None:
-                self._queue.put_nowait(c)
+            if self.busy and self.out.queue is not None:
+                self.out.queue.put_nowait(c)
             elif self.on_context is not None:
                 self.on_context(c)
             if not self.busy:
-                self._log_state()
+                self.out.log_state()
         except SessionWriteError:
             pass   # the next write of the turn catches the log up, or reports it
-
-    # ----- a turn ------------------------------------------------------------------------------
-    def _turn(self, prompt: str) -> Body:
-        async def body(q: asyncio.Queue) -> None:
-            turn = TurnState()
-            try:
-                try:
-                    await self._turn_body(prompt, q, turn)
-                except asyncio.CancelledError:
-                    self._repair_after_cancel(turn)
-                    # The last figure was taken before the call; the repaired history (partial
-                    # answer, cancelled results) is what resume rebuilds, so say its figure now.
-                    self._context(q)
-                    self._finish(q, "cancelled")
-                except SessionWriteError:
-                    raise
-                except Exception as exc:  # a bug of ours: report it, keep the session usable
-                    self._repair_after_cancel(turn)
-                    self._emit(q, ev.Error("internal", f"Internal error: {type(exc).__name__}: {exc}. "
-                                                      "The session is saved; you can go on or resume it."))
-                    self._finish(q, "error")
-            except SessionWriteError as e:
-                self._log_write_failed(q, e, lambda: self._repair_after_cancel(turn))
-        return body
-
-    def _repair_after_cancel(self, turn: TurnState) -> None:
-        """Keep what was done; answer unanswered tool calls so the history stays valid. Runs at
-        most once per turn (a failed log write can interrupt it and call it again)."""
-        pending, partial = turn.pending_tool_uses, "".join(turn.partial_text)
-        turn.pending_tool_uses, turn.partial_text = [], []
-        if pending:
-            blocks = [turn.done_results.get(tu["id"]) or tool_result_block(tu["id"], CANCELLED_RESULT, is_error=True)
-                      for tu in pending]
-            self._append(Entry({"role": "user", "content": blocks}))
-        elif partial.strip():
-            self._append(Entry({"role": "assistant", "content": [
-                {"type": "text", "text": partial}]}, meta={"cancelled": True}))
-
-    async def _turn_body(self, prompt: str, q: asyncio.Queue, turn: TurnState) -> None:
-        """Model calls and tool batches until the model stops asking for tools, a limit is hit
-        or a call fails for good; every way out ends with TurnFinished."""
-        prompt = valid_text(prompt)   # e.g. undecodable stdin: it must encode, in the request and the log
-        self.turns += 1
-        mentioned = await mention_entry(prompt, self.tool_ctx)   # the files it @-mentions, attached
-        self._append(mentioned.entry)
-        self.files.checkpoint(mentioned.entry)   # what /rewind can put back
-        self._emit(q, ev.TurnStarted(turn=self.turns, prompt=prompt))
-        for said in mentioned.events:
-            self._emit(q, said)
-        for notice in await self.start_mcp() + self._mcp_notices:
-            self._emit(q, ev.Notice(notice))
-        self._mcp_notices = []
-        await self.counter.head_counted()
-        while True:
-            stop = over_limit(self.limits, turn.calls, self.cost.total_usd)
-            if stop is not None:
-                self._emit(q, ev.Error(*stop))
-                return self._finish(q, stop[0])
-            request = await self._compacted_request(q)
-            if request is None:
-                return self._finish(q, "blocking")
-            try:
-                response = await self._call_model(request, q, turn)
-            except ModelError as e:
-                if await self._recovered(q, e, turn):
-                    continue
-                return self._finish(q, "error")
-            tool_uses = self._record_answer(q, response, turn)
-            if response.stop_reason == "compaction":
-                continue   # the server paused after compacting: the answer follows in the next call
-            if not tool_uses:
-                return self._finish(q, response.stop_reason or "end_turn")
-            batch = await run_batch(tool_uses, turn, tools=self.tools, permissions=self.permissions,
-                                    ctx=self.tool_ctx, ask=self._asker(q), emit=lambda e: self._emit(q, e))
-            if batch.compact_requested:
-                self._compact_after_tools, self._compact_focus = True, batch.compact_focus
-            self._append(Entry({"role": "user", "content": batch.blocks}))
-            trouble = self.files.trouble()
-            if trouble:
-                self._emit(q, ev.Notice(trouble))
-            self._log_state()
-            await self._compact_if_queued(q)
-
-    async def _compact_if_queued(self, q: asyncio.Queue) -> None:
-        """/compact while a batch or a shell command ran, or the compact tool: its turn is now."""
-        if self._compact_after_tools:
-            focus, self._compact_after_tools, self._compact_focus = self._compact_focus, False, None
-            await self._compact_now(q, focus)
-
-    async def _compacted_request(self, q: asyncio.Queue) -> list[dict] | None:
-        """Run the pipeline over the history and return the messages to send; None when the
-        context is at the blocking limit (said as an Error)."""
-        said = self._say_figure_before_pipeline(q)
-        res = await self.pipeline.run(self.entries)
-        self._request_tokens = res.tokens
-        self._request_estimate = sum(e.tokens for e in res.view)
-        self._request_added = added_since_usage(res.view)
-        compacted = self.history.adopt_reports(res.entries, res.reports, self.pipeline, lambda e: self._emit(q, e))
-        if compacted or res.tokens != said:     # the figure just said is still the figure
-            self._context(q, compacted, tokens=res.tokens, view=res.view)
-        if compacted:
-            self._confirm_count_later(res.request, res.view)
-        blocked = self.pipeline.blocked(res.tokens, res.view)
-        if blocked:
-            self._emit(q, ev.Error("blocking", blocked))
-            return None
-        return res.request
-
-    async def _call_model(self, request: list[dict], q: asyncio.Queue, turn: TurnState) -> ModelResponse:
-        started = time.monotonic()
-        response: ModelResponse | None = None
-        head = self.head
-        self.cache_watch.sending(model=self.client.info.model, at=self.clock(), ttl=self.pipeline.config.cache_ttl,
-                                 tools=head.tool_defs, system=head.system_prompt, messages=request,
-                                 head_tokens=(head.tools_tokens, head.system_tokens))
-        limit = max_tokens(self.pipeline.budget, self.client.info.max_output_tokens, self._request_tokens,
-                           turn.undercount, self.pipeline.api_judges)
-        async for item in self.client.stream(system=head.system_prompt, messages=request, tools=head.tool_defs,
-                                             max_tokens=limit, purpose="main"):
-            if isinstance(item, ModelResponse):
-                response = item
-            else:
-                if isinstance(item, ev.CompactionStarted) and not item.tokens_before:
-                    item.tokens_before = self._request_tokens   # the server is summarizing what was sent
-                    self._compaction_started = item.started
-                if isinstance(item, ev.TextDelta):
-                    turn.partial_text.append(item.text)
-                q.put_nowait(item)
-        if response is None:
-            raise ModelError("server", "The model's answer ended without a final message; try again.", True)
-        turn.call_s = round(time.monotonic() - started, 3)
-        return response
-
-    def _record_answer(self, q: asyncio.Queue, response: ModelResponse, turn: TurnState) -> list[dict]:
-        """Add the answer to the history and the cost book; returns the tool calls it asks for."""
-        turn.calls += 1
-        turn.partial_text.clear()
-        outcome = outcome_of(response)
-        paused = paused_after_compaction(response, outcome)
-        odd = response.usage.get(NOT_BELIEVABLE)    # usage_to_dict zeroed it: said, and the count estimates
-        if odd:
-            self._emit(q, ev.Notice(str(odd)))
-        self._append(Entry({"role": "assistant", "content": response.content}, response_id=response.id,
-                           usage=None if paused or odd else response.usage, meta=answer_meta(response, outcome)))
-        if not paused and (outcome is None or not outcome.acted) and response.usage:
-            self.counter.learn_from_answer(response.usage, self.entries[-1], self._request_added,
-                                           self._request_estimate)
-        self.record_call(ev.ModelCall(message_id=response.id, model=response.model, purpose="main",
-                                      usage=response.usage, duration_s=turn.call_s))
-        miss = self.cache_watch.answered(response.usage)
-        if miss is not None:
-            self._emit(q, ev.CacheMiss(text=miss.text(), **miss.to_dict()))
-        if outcome is not None and outcome.compaction_usage:
-            self.record_call(ev.ModelCall(message_id=f"{response.id}:compaction", model=response.model,
-                                          purpose="compaction", usage=outcome.compaction_usage))
-        self._emit(q, ev.AssistantDone(message_id=response.id, model=response.model, usage=response.usage,
-                                       stop_reason=response.stop_reason))
-        self._emit(q, self.cost.event())
-        compacted = False
-        if outcome is not None:
-            if outcome.ignored:
-                self._emit(q, ev.Notice(ignored_notice(outcome.ignored)))
-            started, self._compaction_started = self._compaction_started or time.time(), None
-            before = self.entries
-            server = server_compaction(outcome, response.usage, before, self._request_tokens, started, self.pipeline)
-            if server.entries is not None:
-                self._adopt(server.entries)
-                last = server.events[-1]
-                assert isinstance(last, ev.Compaction)
-                last.parts = parts_of(before, self.entries, [last.layer], self.pipeline)
-            compacted = self.history.say(server.events, lambda e: self._emit(q, e))
-        self.counter.moved_on()
-        self._context(q, compacted)
-        return [b for b in response.content if b.get("type") == "tool_use"]
-
-    async def _recovered(self, q: asyncio.Queue, e: ModelError, turn: TurnState) -> bool:
-        """After a failed call: True when it is worth sending again (compacted once after "prompt
-        too long", or a stream that broke off); otherwise the failure is said as an Error."""
-        if self._refitted(q, e, turn):
-            return True
-        if e.kind == "prompt_too_long" and not turn.reactive_used:
-            turn.reactive_used = True
-            self._emit(q, ev.Notice("The model said the prompt is too long; compacting and retrying once."))
-            return await self._compact_to_fit(q, e, turn)
-        if e.retryable and e.status is None and not e.already_retried \
-                and turn.stream_retries < MID_STREAM_RETRIES:
-            turn.stream_retries += 1
-            turn.partial_text.clear()
-            self._emit(q, ev.StreamRetry(e.message.split(";")[0], turn.stream_retries, MID_STREAM_RETRIES))
-            await asyncio.sleep(0.2 * turn.stream_retries)
-            return True
-        self._emit(q, ev.Error(e.kind, e.message, e.retryable))
-        return False
-
-    def _refitted(self, q: asyncio.Queue, e: ModelError, turn: TurnState) -> bool:
-        """The API counted more than the estimate and refused input + max_tokens over the window:
-        send once more with the room it says is left (no compaction) when that room is enough. A
-        window it names that is smaller than ours is ours from now on (server_window.py)."""
-        over = parse_max_tokens_over_window(e.message) if e.kind == "prompt_too_long" else None
-        if over is None or turn.refit_used:
-            return False
-        counted, _asked, window = over
-        turn.refit_used = True
-        self._adopt_server_window(q, window)
-        turn.undercount, fits = refit_room(self.pipeline.budget, self.client.info.max_output_tokens,
-                                           self._request_tokens, counted, window)
-        return fits
-
-    def _adopt_server_window(self, q: asyncio.Queue, window: int) -> None:
-        """Work within the API's smaller window for the rest of the session (said once)."""
-        notice = server_window.adopt(self.pipeline, self.client, self.tool_ctx, window)
-        if notice is not None:
-            self._emit(q, ev.Notice(notice))
-
-    async def _compact_to_fit(self, q: asyncio.Queue, e: ModelError, turn: TurnState) -> bool:
-        """The one compaction after "prompt too long" (compaction_runs.to_fit). True: send again."""
-        fitted = await compaction_runs.to_fit(e, self.pipeline, self.history, self._request_tokens,
-                                              lambda window: self._adopt_server_window(q, window),
-                                              lambda said: self._emit(q, said))
-        if fitted is None:
-            return False
-        turn.undercount = fitted.undercount   # an earlier refit's figure belonged to the longer request
-        self._context(q, True, tokens=fitted.tokens, view=fitted.view)
-        self._confirm_count_later(fitted.request, fitted.view)
-        return True
-
-    def _asker(self, q: asyncio.Queue) -> Ask | None:
-        """How the policy asks: the request goes out with the other events and the front-end
-        answers on the request itself. None when no one is there to answer."""
-        if not self.interactive:
-            return None
-
-        async def ask(req: ev.PermissionRequest) -> str:
-            self._emit(q, req)
-            return await req.reply
-        return ask
-
-    # ----- shell mode and /compact -----------------------------------------------------------------
-    async def _shell(self, q: asyncio.Queue, command: str) -> None:
-        try:
-            done = await run_shell(valid_text(command), self.tool_ctx)
-        except asyncio.CancelledError:
-            self._emit(q, ev.ShellRan(command, "", cancelled=True))
-            return
-        try:
-            entry = done.entry()
-            self._append(entry)        # kept in memory on a failed write: the next one catches up
-            self.files.checkpoint(entry)
-        finally:
-            self._emit(q, ev.ShellRan(done.command, done.output, done.exit_code, done.is_error))
-        self._log_state()
-        self._context(q)
-        await self._compact_if_queued(q)    # /compact while it ran: queued until now, as after a tool batch
-
-    def _manual_compact(self, focus: str | None) -> Body:
-        async def body(q: asyncio.Queue) -> None:
-            try:
-                await self._compact_now(q, focus)
-            except asyncio.CancelledError:
-                self._emit(q, ev.Notice("Compaction cancelled; the history is unchanged."))
-            self._log_state()
-            self._emit(q, ev.TurnFinished(stop_reason="compacted", turns=self.turns))
-        return self._guarded(body)
-
-    async def _compact_now(self, q: asyncio.Queue, focus: str | None) -> None:
-        ran = await compaction_runs.manual(self.pipeline, self.history, focus, self.tokens(),
-                                           lambda e: self._emit(q, e))
-        if ran is None:
-            return
-        out, compacted = ran
-        self._context(q, compacted)
-        if compacted:
-            self._confirm_count_later(out.request, out.view)
-        self._emit(q, self.cost.event())

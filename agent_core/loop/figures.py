@@ -24,6 +24,7 @@ class Figures:
         self.counter = counter
         self.tally = CategoryTally()     # the categories' estimates, kept between views (incremental)
         self.context_history: list[tuple[int, int, bool]] = []   # (turn, tokens, compacted): the plot
+        self.turns = 0                   # user turns of this session (a resumed one's earlier runs included)
         # Seconds of model activity (first call to latest) in earlier runs of this session, and this
         # run's span: the burn rate is dollars over active time, so a resumed session shows the same.
         self.active_before = 0.0

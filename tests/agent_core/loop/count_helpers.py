@@ -56,7 +56,7 @@ def count_log(agent, fake: FakeAnthropic) -> CountLog:
         n = len(fake.requests)
         layers = [c.layer for c in agent.compactions[seen["compactions"]:]]
         seen["compactions"] = len(agent.compactions)
-        ours, ratio = agent._request_tokens, agent.pipeline.config.calibration
+        ours, ratio = agent.parts.last.tokens, agent.pipeline.config.calibration
         try:
             async for item in stream(**kw):
                 yield item
