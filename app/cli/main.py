@@ -8,6 +8,10 @@ import sys
 from agent_core.security.process_guard import drop_tool_capabilities, make_non_dumpable
 from agent_core.version import __version__
 
+TYPE_CHECKING = False    # typing stays unloaded at run time (start-up time)
+if TYPE_CHECKING:
+    from typing import Callable
+
 EPILOG = """\
 commands:
   ctxtui [options]                 open the TUI (the demo model when no ANTHROPIC_API_KEY is set)
@@ -80,32 +84,21 @@ def main(argv: list[str] | None = None) -> int:
     make_non_dumpable()       # before any key is read: no same-user process may read our memory or environ
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    if from_command_line and not (argv and argv[0] in READING_COMMANDS):
+    command = argv[0] if argv else None
+    if from_command_line and command not in READING_COMMANDS:
         # The commands that run tools: start again without the key in the environment (it stays in
         # memory), and keep every tool process from the capabilities that read our memory.
         from agent_core.security.credentials import shed_from_environment  # noqa: PLC0415  (start-up time: usage)
         shed_from_environment()
         drop_tool_capabilities()
-    if argv and argv[0] == "acp":
-        from app.acp.main import main as acp_main  # noqa: PLC0415  (start-up time)
-        return acp_main(argv[1:])
-    if argv and argv[0] == "replay":
-        return _replay(argv[1:])
-    if argv and argv[0] == "statusline":
-        from app.cli.statusline import main as statusline_main  # noqa: PLC0415  (start-up time)
-        return statusline_main(argv[1:])
-    if argv and argv[0] == "serve":
-        from app.serve.cli import main as serve_main  # noqa: PLC0415  (start-up time)
-        return serve_main(argv[1:])
-    if argv and argv[0] in ("watch", "usage"):
-        cmd, rest = argv[0], argv[1:]
-        # Each front-end is imported only when chosen, so usage and headless never load Textual
-        # (or the model client) and start fast.
-        if cmd == "usage":
-            from app.cli.usage import main as usage_main  # noqa: PLC0415  (start-up time)
-            return usage_main(rest)
-        from app.cli.watch import main as watch_main  # noqa: PLC0415  (start-up time)
-        return watch_main(rest)
+    run_command = SUBCOMMANDS.get(command or "")
+    if run_command is not None:
+        return run_command(argv[1:])
+    return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
+    """`ctxtui [options]`: the TUI, or with --headless the run without a screen."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.compact is not None and not args.headless:
@@ -124,6 +117,34 @@ def main(argv: list[str] | None = None) -> int:
         heap.release()
 
 
+# Each front-end is imported only when chosen, so usage and headless never load Textual (or the
+# model client) and start fast.
+
+def _acp(argv: list[str]) -> int:
+    from app.acp.main import main as acp_main  # noqa: PLC0415  (start-up time)
+    return acp_main(argv)
+
+
+def _statusline(argv: list[str]) -> int:
+    from app.cli.statusline import main as statusline_main  # noqa: PLC0415  (start-up time)
+    return statusline_main(argv)
+
+
+def _serve(argv: list[str]) -> int:
+    from app.serve.cli import main as serve_main  # noqa: PLC0415  (start-up time)
+    return serve_main(argv)
+
+
+def _usage(argv: list[str]) -> int:
+    from app.cli.usage import main as usage_main  # noqa: PLC0415  (start-up time)
+    return usage_main(argv)
+
+
+def _watch(argv: list[str]) -> int:
+    from app.cli.watch import main as watch_main  # noqa: PLC0415  (start-up time)
+    return watch_main(argv)
+
+
 def _replay(argv: list[str]) -> int:
     """`ctxtui replay`: the screen in a terminal, else text or --json (without loading Textual)."""
     from app.cli.replay import parse_options, run  # noqa: PLC0415  (start-up time)
@@ -137,6 +158,10 @@ def _replay(argv: list[str]) -> int:
             return run(options)
         return run_app(options)
     return run(options)
+
+
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "acp": _acp, "replay": _replay, "statusline": _statusline, "serve": _serve, "usage": _usage, "watch": _watch}
 
 
 if __name__ == "__main__":  # pragma: no cover
