@@ -16,7 +16,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -28,6 +28,9 @@ from mcp_types import CONNECTION_CLOSED
 from agent_core.mcp.servers_config import ServerSpec
 from agent_core.mcp.limits import MAX_MESSAGE, STDERR_HEAD, StderrFile, cap_json_bodies, capped_stdio, over_cap
 from agent_core.security.visible_text import one_line
+
+if TYPE_CHECKING:
+    from agent_core.os_sandbox.sandbox import OsSandbox
 
 MAX_TOOL_PAGES = 50
 
@@ -77,9 +80,10 @@ class ServerConnection:
     """See module docstring. `state`: starting | connected | failed | stopped | died."""
 
     def __init__(self, spec: ServerSpec, *, stderr_path: Path | None = None, cwd: Path | None = None,
-                 max_message: int = MAX_MESSAGE, stderr_cap: int = STDERR_HEAD, os_sandbox: Any = None) -> None:
+                 max_message: int = MAX_MESSAGE, stderr_cap: int = STDERR_HEAD,
+                 os_sandbox: OsSandbox | None = None) -> None:
         self.spec = spec
-        self.os_sandbox = os_sandbox         # agent_core/os_sandbox.OsSandbox: for a spec with sandbox = true
+        self.os_sandbox = os_sandbox         # for a spec with sandbox = true
         self.stderr_path = stderr_path
         self.cwd = cwd
         self.max_message, self.stderr_cap = max_message, stderr_cap
@@ -92,7 +96,8 @@ class ServerConnection:
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self.on_death: Any = None            # called with the connection when a connected server dies
+        # called with the connection when a connected server dies
+        self.on_death: Callable[[ServerConnection], object] | None = None
 
     def _transport(self, errlog: Any) -> Any:
         if self.spec.transport == "http":
@@ -107,11 +112,12 @@ class ServerConnection:
     def _sandboxed(self, argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         """The server's command inside the session's OS sandbox. Its definition asked for it, so a
         sandbox that cannot run refuses the start rather than running it unconfined."""
-        found = self.os_sandbox.availability() if self.os_sandbox is not None else None
-        if found is None or not found.ok:
+        sandbox = self.os_sandbox
+        found = sandbox.availability() if sandbox is not None else None
+        if sandbox is None or found is None or not found.ok:
             why = found.notice() if found is not None else "this session has no OS sandbox"
             raise SandboxUnavailable(f"its definition asks for the OS sandbox, and {why}")
-        return self.os_sandbox.wrap(argv, env)
+        return sandbox.wrap(argv, env)
 
     async def start(self, timeout: float) -> bool:
         """Connect and list the tools within `timeout` seconds; False (with `error`) otherwise."""

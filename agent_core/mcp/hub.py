@@ -8,13 +8,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from agent_core.mcp.connection import McpCallError, McpResultTooLarge, ServerConnection
 from agent_core.mcp.servers_config import ServerSpec, tool_name_part
 from agent_core.mcp.limits import MAX_MESSAGE, STDERR_HEAD
 from agent_core.security.visible_text import one_line
 from agent_core.tools.mcp_tool import MAX_NAME, McpTool, mcp_tool_name
+
+if TYPE_CHECKING:
+    from agent_core.os_sandbox.sandbox import OsSandbox
 
 START_TIMEOUT = 30.0
 
@@ -32,7 +35,7 @@ class ServerStatus:
 class McpHub:
     def __init__(self, specs: list[ServerSpec], *, log_dir: Path | None = None, cwd: Path | None = None,
                  start_timeout: float = START_TIMEOUT, max_message: int = MAX_MESSAGE,
-                 stderr_cap: int = STDERR_HEAD, os_sandbox: Any = None) -> None:
+                 stderr_cap: int = STDERR_HEAD, os_sandbox: OsSandbox | None = None) -> None:
         self.connections = [ServerConnection(s, stderr_path=self._log_path(log_dir, s.name), cwd=cwd,
                                              max_message=max_message, stderr_cap=stderr_cap, os_sandbox=os_sandbox)
                             for s in specs]

@@ -7,11 +7,14 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 from agent_core.security.credentials import SECRET_ENV_VARS as SECRET_ENV_VARS  # re-exported by agent_core.tools
 from agent_core.security.credentials import tool_environment  # no command the model runs sees a credential
 from agent_core.tools.file_history import FileHistory
+
+if TYPE_CHECKING:
+    from agent_core.os_sandbox.sandbox import OsSandbox
 
 
 T = TypeVar("T")
@@ -55,7 +58,7 @@ class ToolContext:
     # Each file as it was before write_file or edit_file changed it (file_history.py); None: not kept
     history: FileHistory | None = field(default=None, repr=False, compare=False)
     # The OS sandbox bash and shell mode run in (agent_core/os_sandbox); None: unconfined
-    os_sandbox: Any = field(default=None, repr=False, compare=False)
+    os_sandbox: OsSandbox | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.realpath(Path(self.workspace).expanduser()))
@@ -124,10 +127,11 @@ def check_input(schema: dict, data: Any, tool: str) -> list[str]:
 
 
 class Tool:
-    """A built-in tool. Subclasses set the three class attributes and implement `run`."""
-    name: ClassVar[str]
-    description: ClassVar[str]           # written for the model
-    input_schema: ClassVar[dict]
+    """A tool. Subclasses set the first three attributes (a built-in tool as class attributes, an
+    MCP tool per instance) and implement `run`."""
+    name: str
+    description: str                     # written for the model
+    input_schema: dict
     read_only: ClassVar[bool] = False
     own_deadline: ClassVar[bool] = False   # True: the tool enforces its own timeout (bash)
     checks_input: ClassVar[bool] = True    # False: the tool's owner validates input (an MCP server)

@@ -42,13 +42,13 @@ class McpTool(Tool):
                  local: str | None = None) -> None:
         """`tool`: the name the server knows it by; `local`: that name as the API accepts it in
         mcp__SERVER__TOOL (characters other than letters, digits, - and _ as _), when it differs."""
-        self.name = mcp_tool_name(server, local or tool)   # type: ignore[misc]
+        self.name = mcp_tool_name(server, local or tool)
         self.server, self.remote_name = server, tool
         text = description or f"The {tool} tool of the {server} MCP server."
-        self.description = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 1] + "…"  # type: ignore[misc]
+        self.description = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 1] + "…"
         schema = dict(input_schema) if isinstance(input_schema, dict) else {}
         schema.setdefault("type", "object")
-        self.input_schema = schema                         # type: ignore[misc]
+        self.input_schema = schema
         self._call = call
 
     async def run(self, input: dict, ctx: ToolContext) -> ToolOutput:  # noqa: A002 (API name)

@@ -36,7 +36,7 @@ def watch_root(target: WatchTarget, current: Path) -> tuple[Path, bool]:
 
 
 async def watch_changes(root: Path, *, recursive: bool = True, force_polling: bool = False,
-                        stop_event: Any = None, debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
+                        stop_event: asyncio.Event | None = None, debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
                         timeout_ms: int = TIMEOUT_MS, poll_delay_ms: int = POLL_DELAY_MS) -> AsyncIterator[set[str]]:
     """The .jsonl paths changed under `root`, as sets; an empty set every `timeout_ms` of quiet.
     Set `stop_event` (an asyncio.Event) to end it promptly: awatch's thread checks it every step."""
@@ -46,7 +46,7 @@ async def watch_changes(root: Path, *, recursive: bool = True, force_polling: bo
         yield {p for _c, p in changes}
 
 
-async def wait_for_log(target: WatchTarget, *, force_polling: bool = False, stop_event: Any = None,
+async def wait_for_log(target: WatchTarget, *, force_polling: bool = False, stop_event: asyncio.Event | None = None,
                        rescan_s: float = RESCAN_S, tick_ms: int = TIMEOUT_MS) -> WatchTarget | None:
     """Wait until a session log appears where `target` waits (`target.waiting`) and return the
     target to follow; None once `stop_event` is set. The folder given is watched for file events
@@ -69,7 +69,7 @@ async def wait_for_log(target: WatchTarget, *, force_polling: bool = False, stop
     return None
 
 
-async def _ticks(stop_event: Any, tick_ms: int) -> AsyncIterator[set[str]]:
+async def _ticks(stop_event: asyncio.Event | None, tick_ms: int) -> AsyncIterator[set[str]]:
     """An empty set every `tick_ms` until `stop_event` is set: waiting where no folder exists yet."""
     while stop_event is None or not stop_event.is_set():
         await asyncio.sleep(tick_ms / 1000)
