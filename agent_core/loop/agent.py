@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine
 
 from compaction import Entry, Pipeline, clock
 from compaction.accounting.budget import ContextBudget
@@ -33,8 +33,6 @@ from agent_core.loop.history import History
 from agent_core.loop.turn import LoopParts, TurnRunner
 from agent_core.loop.session_files import SessionFiles
 from agent_core.loop.turn_state import TurnLimits, TurnState
-from agent_core.mcp.hub import McpHub
-from agent_core.os_sandbox.sandbox import OsSandbox
 from agent_core.pricing.cost import usage_buckets
 from agent_core.providers.model import ModelClient, ModelInfo
 from agent_core.sessions.session_age import session_started
@@ -43,6 +41,10 @@ from agent_core.tools.base import ToolContext
 from agent_core.tools.changed_files import ChangedFiles
 from agent_core.tools.file_restore import Restore
 from agent_core.waiting import Pause, real_model_error
+
+if TYPE_CHECKING:     # types only: the MCP SDK loads when the factory starts servers, not with the loop
+    from agent_core.mcp.hub import McpHub
+    from agent_core.os_sandbox.sandbox import OsSandbox
 
 __all__ = ["Agent", "TurnLimits"]
 
