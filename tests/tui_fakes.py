@@ -6,6 +6,7 @@ import asyncio
 from typing import AsyncIterator
 
 from agent_core import events as ev
+from agent_core.loop.compaction_preview import CompactionPreview, PreviewError
 from agent_core.waiting import Pause, PauseError
 from agent_core.providers.model import ModelInfo
 from agent_core.sessions.session_age import session_started
@@ -83,6 +84,10 @@ class FakeAgent:
         self._cancelled = False
 
     mcp_tokens: dict[str, int] = {}
+    memory = None       # no memory files: /context lists none
+
+    async def preview_compact(self, focus: str | None = None) -> CompactionPreview:
+        raise PreviewError("the scripted agent has no compaction to preview")
 
     def rewind_points(self) -> list:
         return []

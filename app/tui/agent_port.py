@@ -6,13 +6,22 @@ model may lack has a default answer on the Agent (e.g. `let_time_pass` refuses o
 Read-only members are properties here, so the Agent's plain list attributes satisfy them."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Protocol, Sequence, runtime_checkable
 
 from agent_core import events as ev
-from agent_core.waiting import Pause
+from agent_core.loop.compaction_preview import CompactionPreview
+from agent_core.loop.memory_files import Memory
+from agent_core.loop.rewind import RewindPoint
+from agent_core.os_sandbox.sandbox import OsSandbox
 from agent_core.providers.model import ModelInfo
+from agent_core.tools.changed_files import ChangedFiles
+from agent_core.tools.file_restore import Restore
+from agent_core.waiting import Pause
 from compaction.accounting.budget import ContextBudget
 from compaction.entry import Entry
+
+if TYPE_CHECKING:   # the MCP SDK (watchfiles with it) loads when a server starts, not before the first paint
+    from agent_core.mcp.hub import ServerStatus
 
 
 @runtime_checkable
@@ -41,6 +50,9 @@ class AgentHandle(Protocol):
     @property
     def context_history(self) -> Sequence[tuple[int, int, bool]]: ...   # (turn, tokens, compacted)
 
+    @property
+    def memory(self) -> Memory | None: ...                   # the memory files read at start (/context)
+
     # ----- figures ---------------------------------------------------------------------------------
     def context_event(self) -> ev.ContextUpdate: ...
 
@@ -65,6 +77,8 @@ class AgentHandle(Protocol):
 
     def compact(self, focus: str | None = None) -> AsyncIterator[ev.Event]: ...
 
+    async def preview_compact(self, focus: str | None = None) -> CompactionPreview: ...   # raises PreviewError
+
     def shell(self, command: str) -> AsyncIterator[ev.Event]: ...   # `!command`: run, output into the context
 
     def let_time_pass(self, text: str = "") -> Pause: ...   # /wait; raises PauseError
@@ -77,29 +91,34 @@ class AgentHandle(Protocol):
 
     def clear(self) -> None: ...
 
-    def rewind_points(self) -> list[Any]: ...          # /rewind's prompts (agent_core/loop/rewind.RewindPoint)
+    def rewind_points(self) -> list[RewindPoint]: ...  # /rewind's prompts
 
     def rewind(self, index: int) -> str: ...            # cut to before that prompt; its text; raises ValueError
 
-    def file_plan(self, index: int) -> list[Any] | None: ...   # what that rewind would put back (file_restore.Restore)
+    def file_plan(self, index: int) -> list[Restore] | None: ...   # what that rewind would put back
 
-    def restore_files(self, plan: list[Any]) -> list[str]: ...   # put them back; a line per file
+    def restore_files(self, plan: list[Restore]) -> list[str]: ...   # put them back; a line per file
 
-    def changed_files(self) -> Any: ...                 # agent_core/tools/changed_files.ChangedFiles, or None
+    def changed_files(self) -> ChangedFiles | None: ...   # None: no file history kept
 
     def session_diff(self) -> str: ...                  # /diff: the session's changes to files
 
     async def start_mcp(self) -> list[str]: ...         # the MCP servers, once; their notices
 
-    def mcp_status(self) -> list[Any]: ...              # /mcp: each server's state and tools
+    def mcp_status(self) -> list[ServerStatus]: ...     # /mcp: each server's state and tools
 
     @property
     def mcp_tokens(self) -> dict[str, int]: ...         # each MCP server's tool definitions, estimated
 
     @property
-    def sandbox(self) -> Any: ...                       # agent_core/os_sandbox/sandbox.OsSandbox, or None
+    def sandbox(self) -> OsSandbox | None: ...          # the OS sandbox bash runs in; None: none
 
     async def aclose(self) -> None: ...
+
+
+# Builds a replacement agent for /model, /resume and /clear: keyword overrides of the CLI config
+# (model=..., resume=...). Provided by app.tui.launch; None disables switching.
+AgentFactory = Callable[..., AgentHandle | Awaitable[AgentHandle]]
 
 
 if TYPE_CHECKING:   # mypy checks that the Agent is a handle: mypy --follow-imports=silent app/tui/agent_port.py

@@ -44,10 +44,10 @@ async def fill(app, state: str, pilot) -> None:
     await app.handle_event(cost_event())
     await pilot.pause()
     for _ in range(100):           # on a loaded machine the frame can come after the pause
-        if not app._panes_scheduled:
+        if not app.figures.scheduled:
             break
         await pilot.pause(0.01)
-    assert not app._panes_scheduled, "the loop's figures were never handed to the panes"
+    assert not app.figures.scheduled, "the loop's figures were never handed to the panes"
     app.context_pane.history = HISTORY
     app.context_pane.compactions = sum(1 for p in HISTORY if p[2])   # the ◆ marks, as the agent would count them
     app.cost_pane.extras = {"cache_hit_rate": 0.842, "saved_usd": 0.8123, "burn_usd_per_hour": 1.37}

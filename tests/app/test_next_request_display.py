@@ -24,7 +24,7 @@ class Clock:
 async def shown(app, pilot) -> tuple[str, str]:
     await pilot.pause()
     for _ in range(50):
-        if not app._panes_scheduled:
+        if not app.figures.scheduled:
             break
         await pilot.pause(0.01)
     return str(app.context_pane.query_one("#ctx-next").visual), app.status.fit(200).plain

@@ -11,7 +11,9 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from agent_core import events as ev
+from app.tui import event_view
 from app.tui.app import CtxApp
+from app.tui.event_view import EventView
 from app.widgets.update_in_place import update_in_place
 from tests.tui_fakes import FakeAgent
 
@@ -74,8 +76,6 @@ async def test_events_that_come_close_together_are_shown_in_one_frame(monkeypatc
     """A model call's events come a few ms apart (the loop waits on the model between them): shown
     one batch (one frame) each, they cost a frame apiece. Those within BATCH_S of a batch's first
     share it; one that comes later starts the next, so nothing waits longer than that."""
-    from app.tui import app as app_module
-
     batches: list[list[str]] = []
     real_batch = CtxApp.batch_update
 
@@ -95,17 +95,15 @@ async def test_events_that_come_close_together_are_shown_in_one_frame(monkeypatc
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         monkeypatch.setattr(CtxApp, "batch_update", batch_update)
-        monkeypatch.setattr(CtxApp, "handle_event", handle)
-        monkeypatch.setattr(app_module, "BATCH_S", 0.3)     # wide enough for a loaded machine
-        await app._drive(stream())
+        monkeypatch.setattr(EventView, "handle", handle)
+        monkeypatch.setattr(event_view, "BATCH_S", 0.3)     # wide enough for a loaded machine
+        await app.event_view.show(stream())
     assert batches == [["a", "b", "c"], ["d", "e"]]
 
 
 async def test_a_burst_longer_than_a_batch_is_shown_in_several(monkeypatch):
     """Events that keep coming without a pause still end their batch after BATCH_S: the screen shows
     a long burst as it goes, not once at its end."""
-    from app.tui import app as app_module
-
     batches: list[list[str]] = []
     real_batch = CtxApp.batch_update
     clock = [0.0]
@@ -126,9 +124,9 @@ async def test_a_burst_longer_than_a_batch_is_shown_in_several(monkeypatch):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         monkeypatch.setattr(CtxApp, "batch_update", batch_update)
-        monkeypatch.setattr(CtxApp, "handle_event", handle)
-        monkeypatch.setattr(app_module, "BATCH_S", 0.05)
-        monkeypatch.setattr(app_module.time, "monotonic", lambda: clock[0])
-        await app._drive(stream())
+        monkeypatch.setattr(EventView, "handle", handle)
+        monkeypatch.setattr(event_view, "BATCH_S", 0.05)
+        monkeypatch.setattr(event_view.time, "monotonic", lambda: clock[0])
+        await app.event_view.show(stream())
     assert [m for b in batches for m in b] == [str(i) for i in range(10)]
     assert [len(b) for b in batches] == [3, 3, 3, 1], batches

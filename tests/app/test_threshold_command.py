@@ -25,7 +25,7 @@ async def type_command(pilot, app, text: str) -> None:
     await pilot.press("enter")
     await pilot.pause()
     for _ in range(50):
-        if not app._panes_scheduled:
+        if not app.figures.scheduled:
             break
         await pilot.pause(0.01)
 

@@ -489,7 +489,7 @@ async def test_model_without_a_key_says_what_to_type_not_which_flag(workspace):
 async def test_a_second_esc_right_after_closing_the_cost_pane_does_not_cancel_the_turn(monkeypatch):
     """/cost maximized during a turn: Esc restores it, an Esc pressed again at once (the close can
     take a moment) does not stop the turn; one pressed later does."""
-    from app.tui import app as app_module
+    from app.tui import esc_guard
     from app.tui.app import CtxApp
     from tests.tui_fakes import FakeAgent
 
@@ -504,12 +504,12 @@ async def test_a_second_esc_right_after_closing_the_cost_pane_does_not_cancel_th
         assert tui.screen.maximized is tui.cost_pane
         # A generous grace: on a loaded CI machine two pilot presses can be more than a second
         # apart, and the test is about the rule, not the default's length.
-        monkeypatch.setattr(app_module, "ESC_AFTER_CLOSE_S", 600.0)
+        monkeypatch.setattr(esc_guard, "ESC_AFTER_CLOSE_S", 600.0)
         await pilot.press("escape")
         await pilot.press("escape")
         await pilot.pause()
         assert tui.screen.maximized is None and tui.busy and not tui.agent._cancelled
-        monkeypatch.setattr(app_module, "ESC_AFTER_CLOSE_S", 0.0)
+        monkeypatch.setattr(esc_guard, "ESC_AFTER_CLOSE_S", 0.0)
         await pilot.press("escape")
         assert tui.agent._cancelled
         gate.set()

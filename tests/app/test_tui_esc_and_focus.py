@@ -11,7 +11,7 @@ import time
 import pytest
 from textual import events
 
-from app.tui import app as app_module
+from app.tui import esc_guard
 from app.tui.app import CtxApp
 from app.tui.screens.help import HelpScreen
 from tests.pilot_until import until
@@ -52,7 +52,7 @@ async def test_closing_the_cost_pane_is_drawn_within_a_few_frames():
         started = time.monotonic()
         await pilot.press("escape")
         frames = 0
-        while app._restored_at in (float("inf"), float("-inf")):   # the restored screen not drawn yet
+        while app.esc.restored_at in (float("inf"), float("-inf")):   # the restored screen not drawn yet
             frames += 1
             assert frames <= 5, "the restored screen was not drawn within 5 frames"
             await pilot.pause(1 / 60)
@@ -68,7 +68,7 @@ def two_escapes(app: CtxApp) -> None:
 
 @pytest.mark.parametrize("opener", ["/cost", "/help"])
 async def test_an_esc_pressed_while_a_screen_was_showing_never_cancels_the_turn(monkeypatch, opener):
-    monkeypatch.setattr(app_module, "ESC_AFTER_CLOSE_S", 0.0)   # no grace: only the press time protects
+    monkeypatch.setattr(esc_guard, "ESC_AFTER_CLOSE_S", 0.0)   # no grace: only the press time protects
     gate = asyncio.Event()
     app = CtxApp(FakeAgent(gate=gate), clock=lambda: 0.0)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -82,7 +82,7 @@ async def test_an_esc_pressed_while_a_screen_was_showing_never_cancels_the_turn(
         await until(pilot, lambda: len(app.screen_stack) == 1 and app.screen.maximized is None, "closed")
         await pilot.pause()
         assert app.busy and not app.agent._cancelled
-        await until(pilot, lambda: app._restored_at != float("inf"), "the main screen drawn")
+        await until(pilot, lambda: app.esc.restored_at != float("inf"), "the main screen drawn")
         await pilot.press("escape")       # pressed after the close was drawn: it cancels
         assert app.agent._cancelled
         gate.set()

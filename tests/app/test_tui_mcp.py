@@ -88,8 +88,8 @@ def test_memory_and_mcp_categories_snapshot(snap_compare, utc, size, command):
 
     async def run_before(pilot):
         await fill(app, "ok", pilot)
-        app._update_context(event)
-        app._flush_panes()
+        app.figures.context(event)
+        app.figures.flush()
         if command:
             app.run_slash(command)
         await settled(pilot)

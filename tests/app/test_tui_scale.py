@@ -21,7 +21,8 @@ from agent_core import events as ev
 from compaction.entry import Entry
 
 from app import format as fmt
-from app.tui.app import PANES_INTERVAL_S, CtxApp
+from app.tui.app import CtxApp
+from app.tui.figures import PANES_INTERVAL_S
 from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.container import Conversation, EarlierRecord
 from app.tui.widgets.conversation.tool_block import ToolRecord
@@ -432,7 +433,7 @@ async def test_the_side_tables_keep_bounded_render_caches_over_a_long_session():
             for line in range(timeline.size.height):
                 timeline.render_line(line)
         assert len(timeline._drawn) == DRAWN_ROWS
-        while app._panes_scheduled:          # the last figures reach the panes
+        while app.figures.scheduled:          # the last figures reach the panes
             await pilot.pause(0.05)
         assert costs.row_count > 5 and len(costs._drawn) <= costs.row_count
         last = 0.46 + (DRAWN_ROWS + 43) / 1_000
@@ -447,13 +448,13 @@ async def test_the_panes_take_figures_at_most_four_times_a_second(monkeypatch):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(PANES_INTERVAL_S)
         flushes: list[float] = []
-        flush = app._flush_panes
+        flush = app.figures.flush
 
         def counting() -> None:
             flushes.append(time.monotonic())
             flush()
 
-        monkeypatch.setattr(app, "_flush_panes", counting)
+        monkeypatch.setattr(app.figures, "flush", counting)
         started = time.monotonic()
         for i in range(40):                      # 40 figures over about a second
             await app.handle_event(context_event(10_000 + i))

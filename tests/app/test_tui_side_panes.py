@@ -22,9 +22,9 @@ class EarlyApp(CtxApp):
         self.first_frame_had_side: bool | None = None
         self.early: list[str] = []
 
-    async def _show_agent(self, resumed: bool) -> None:
-        await super()._show_agent(resumed)
-        self.early.append(f"side ready: {self._side_ready}")
+    async def show_agent(self, resumed: bool) -> None:
+        await super().show_agent(resumed)
+        self.early.append(f"side ready: {self.side.ready}")
         await self.handle_event(COMPACTION)
         await self.handle_event(ev.BreakerTripped(breaker="thrash", reason="refilled"))
         await self.handle_event(context_event(150_000))
@@ -48,7 +48,7 @@ def resumed_agent() -> FakeAgent:
 async def test_the_first_frame_is_drawn_before_the_side_column_and_it_gets_what_came_before():
     app = EarlyApp(resumed_agent())
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app._side_ready and not app._panes_scheduled, "the side column and its figures")
+        await until(pilot, lambda: app.side.ready and not app.figures.scheduled, "the side column and its figures")
         await pilot.pause()
         assert app.early == ["side ready: False"]
         assert app.first_frame_had_side is False
@@ -67,12 +67,12 @@ async def test_a_resumed_sessions_compactions_reach_the_timeline():
     agent = resumed_agent()
 
     class Resumed(CtxApp):
-        async def _show_agent(self, resumed: bool) -> None:    # as on resume: the logged compactions listed
-            await super()._show_agent(resumed=True)
+        async def show_agent(self, resumed: bool) -> None:    # as on resume: the logged compactions listed
+            await super().show_agent(resumed=True)
 
     app = Resumed(agent, clock=lambda: FIXED_TIME, lazy_side=True)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app._side_ready, "the side column")
+        await until(pilot, lambda: app.side.ready, "the side column")
         await pilot.pause()
         assert app.timeline.count == 1
         assert list(app.timeline.events.values()) == agent.compactions
@@ -80,13 +80,13 @@ async def test_a_resumed_sessions_compactions_reach_the_timeline():
 
 async def test_sidebar_toggle_in_the_first_frame_is_not_lost():
     class Toggles(CtxApp):
-        async def _show_agent(self, resumed: bool) -> None:
-            await super()._show_agent(resumed)
+        async def show_agent(self, resumed: bool) -> None:
+            await super().show_agent(resumed)
             self.action_toggle_sidebar()      # the side column is not mounted yet
 
     app = Toggles(FakeAgent(), clock=lambda: FIXED_TIME, lazy_side=True)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app._side_ready, "the side column")
+        await until(pilot, lambda: app.side.ready, "the side column")
         await pilot.pause()
         assert not app.query_one("#side").display       # wide: shown by default, so the toggle hid it
 
@@ -94,11 +94,11 @@ async def test_sidebar_toggle_in_the_first_frame_is_not_lost():
 async def test_quitting_in_the_first_frame_mounts_nothing_and_raises_nothing():
     """Textual's Lazy mounted its widget even when the app was closing: a MountError on quit."""
     class QuitsAtOnce(CtxApp):
-        async def _show_agent(self, resumed: bool) -> None:
-            await super()._show_agent(resumed)
+        async def show_agent(self, resumed: bool) -> None:
+            await super().show_agent(resumed)
             self.exit(3)
 
     app = QuitsAtOnce(FakeAgent(), clock=lambda: FIXED_TIME, lazy_side=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-    assert app.return_value == 3 and not app._side_ready
+    assert app.return_value == 3 and not app.side.ready

@@ -81,6 +81,13 @@ class PromptInput(TextArea):
         self._picker: MentionPicker | None = None
         self._dismissed_at: int | None = None    # the `@` whose picker Esc closed: not reopened for it
 
+    def fill(self, text: str) -> None:
+        """Put `text` in the prompt to edit or send (a rewound prompt, a palette command that needs
+        an argument), the cursor at its end, and take the focus."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+        self.focus()
+
     def _set_text(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from rich.text import Text
 from textual.strip import Strip
@@ -62,3 +63,13 @@ class MarkerRecord:
 
     def draw(self, look: Look, width: int) -> list[Strip]:
         return paragraph(look, self.content(), width, style=look.style("marker"))
+
+
+def logged_compaction(m: MarkerRecord, compactions: Sequence[ev.Compaction]) -> ev.Compaction:
+    """A resumed boundary's compaction, for the inspector: the logged event with the same figures
+    (the latest such), or one made of what the marker shows."""
+    for c in reversed(compactions):
+        if (c.layer, c.tokens_before, c.tokens_after) == (m.layer, m.before, m.after):
+            return c
+    return ev.Compaction(layer=m.layer, trigger=m.trigger, tokens_before=m.before,
+                         tokens_after=m.after, transcript_path=m.transcript_path, action=m.action)
