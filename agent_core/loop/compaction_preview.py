@@ -104,7 +104,9 @@ def priced_rereads(reports: Sequence[CompactionReport]) -> Reread:
     usd, tokens = 0.0, 0
     for r in reports:
         cache = r.details.get("cache")
-        lost = cache.get("lost_tokens") if isinstance(cache, dict) else None
+        if not isinstance(cache, dict):
+            continue
+        lost = cache.get("lost_tokens")
         if isinstance(lost, int) and not isinstance(lost, bool) and lost > 0:
             usd += float(cache.get("reread_usd") or 0.0)
             tokens += lost

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from typing import TypeGuard
 from dataclasses import replace
 from pathlib import Path
 
@@ -450,7 +451,7 @@ def logged_api_seconds(loaded: LoadedSession | None) -> float:
     return total + sum(float(d) for e in calls if _seconds(d := e.get("duration_s")))
 
 
-def _seconds(v: object) -> bool:
+def _seconds(v: object) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
 
 
