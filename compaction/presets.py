@@ -3,7 +3,7 @@
 under it and compare like with like.
 
 A preset switches layers off and sets their knobs; it never switches on what the user's own settings
-turned off (`--no-collapse`, `--disable-autocompact` still hold). It may set the budget's buffers
+turned off (`--disable-collapse`, `--disable-autocompact` still hold). It may set the budget's buffers
 (`budget`: ContextBudget fields); a user's `--autocompact-pct` still moves the threshold.
 
 - `ctxtui` (the default): every layer, each rewrite of the cached prefix only when it pays.
