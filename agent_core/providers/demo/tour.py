@@ -1,9 +1,9 @@
 """The demo's tour: a dozen prompts and one `/wait` that show, at the demo's default window, the
 layers a default session uses act — the tool-result budget, session memory at the auto-compact
 threshold (under it only when that pays after the re-reads it would cause are priced, which a
-tour of file reads never does: docs/engine-dollars.md, "What a compaction costs"), microcompact once the cache has gone cold, and the LLM summary
-of `/compact` — and the context state move through warning, error and auto-compact without
-getting stuck in blocking.
+tour of file reads never does: docs/engine-dollars.md, "What a compaction costs"), microcompact
+once the cache has gone cold, and the LLM summary of `/compact` — and the context state move
+through warning, error and auto-compact without getting stuck in blocking.
 
 The README lists the steps for a user to type; `docs/demo_session.py` runs them through the real
 loop over this repository and prints the state after each (`--check`: and whether `promises`
