@@ -2,11 +2,11 @@
 scaled by what the server's own counts taught — the usage of each answer, and count_tokens of the
 head at session start and of the request after a compaction (both in the background, never awaited
 by a turn beyond HEAD_WAIT_S). What was learnt is kept in the pipeline state under COUNTED, so a
-resumed session counts the same; `SavedCalibration` is its typed reading."""
+resumed session counts the same, as a `SavedCalibration` (typed; the state keeps its fields)."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from compaction import Entry, Pipeline
@@ -85,9 +85,6 @@ class SavedCalibration:
         return _clamp(real / est)
 
 
-_FIELDS = {f.name for f in fields(SavedCalibration)}
-
-
 def added_since_usage(view: Sequence[Entry]) -> tuple[int, int] | None:
     """(the usage anchor's count, the estimate of what follows it) for a request whose anchor no
     layer has shifted: the server's count of it less the first is what it counts for the second."""
@@ -119,9 +116,8 @@ class Counter:
     def saved(self) -> SavedCalibration:
         return SavedCalibration.read(self.pipeline.recalled(COUNTED))
 
-    def _remember(self, **values: object) -> None:
-        assert set(values) <= _FIELDS, set(values) - _FIELDS
-        self.pipeline.remember(COUNTED, values)
+    def _remember(self, learnt: SavedCalibration) -> None:
+        self.pipeline.remember(COUNTED, asdict(learnt))
         self.apply()
 
     def apply(self) -> None:
@@ -189,7 +185,7 @@ class Counter:
             return
         ratio = round(_clamp(real / est), 4)
         if ratio != saved.ratio:
-            self._remember(ratio=ratio, ratio_from="added" if marginal else "request")
+            self._remember(replace(saved, ratio=ratio, ratio_from="added" if marginal else "request"))
 
     def learn_answer(self, output_tokens: int, answer: Entry) -> None:
         """An answer's output tokens against its estimate (less the message's own overhead, which
@@ -200,7 +196,7 @@ class Counter:
         saved = self.saved
         real = (saved.answers_real or 0.0) * ANSWERS_DECAY + output_tokens
         est_sum = (saved.answers_estimate or 0.0) * ANSWERS_DECAY + est
-        self._remember(answers_real=round(real, 1), answers_estimate=round(est_sum, 1))
+        self._remember(replace(saved, answers_real=round(real, 1), answers_estimate=round(est_sum, 1)))
 
     def learn_from_answer(self, usage: Mapping[str, Any], answer: Entry, added: tuple[int, int] | None,
                           request_estimate: int) -> None:
@@ -231,7 +227,7 @@ class Counter:
         if counted is None:
             return   # the estimate stands (the API could not count)
         probe = round(self.pipeline.config.count_ratio.ratio * estimate_message(HEAD_PROBE[0]))
-        self._remember(head=max(1, counted - probe), overhead_adjust=0, head_estimate=estimate)
+        self._remember(replace(self.saved, head=max(1, counted - probe), overhead_adjust=0, head_estimate=estimate))
 
     async def head_counted(self) -> None:
         """Before the session's first call: let the head's count land (at most HEAD_WAIT_S)."""
@@ -279,8 +275,9 @@ class Counter:
         entries = self._entries()
         i = anchor_index(entries)
         if i is None:
-            self._remember(overhead_adjust=self.saved.overhead_adjust + delta,
-                           view_end=entries[-1].uuid if entries else None)
+            saved = self.saved
+            self._remember(replace(saved, overhead_adjust=saved.overhead_adjust + delta,
+                                   view_end=entries[-1].uuid if entries else None))
             return None
         shifted = adjust_anchor(entries, delta, i, real=True)
         a = shifted[i]
