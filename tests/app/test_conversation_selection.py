@@ -46,13 +46,13 @@ async def test_a_clickable_block_is_lit_under_the_mouse_and_the_cursor_skips_emp
         tool = await conv.add_tool_call("t1", "bash", {"command": "ls"})
         await conv.append_text("")            # an answer begun: nothing drawn yet
         await pilot.pause()
-        row = conv._tops[conv._index(tool)] + conv._gaps[conv._index(tool)]
+        row = conv.drawn.row_of(tool)
         await pilot.hover(Conversation, offset=(5, row))
         await pilot.pause()
-        assert conv._hover is not None and conv._items[conv._hover] is tool
+        assert conv._hover is not None and conv.drawn.records[conv._hover] is tool
         lit = conv.render_line(row)
         assert any(seg.style and seg.style.bgcolor == conv._cursor_style("hover").bgcolor for seg in lit)
-        prompt_row = conv._tops[conv._index(prompt)] + conv._gaps[conv._index(prompt)]
+        prompt_row = conv.drawn.row_of(prompt)
         await pilot.hover(Conversation, offset=(5, prompt_row))
         await pilot.pause()
         assert conv._hover is None

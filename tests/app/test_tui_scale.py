@@ -382,7 +382,7 @@ async def test_deltas_spread_over_many_frames_are_written_a_few_times_a_second(m
     import asyncio
     import time
 
-    from app.tui.widgets.conversation.container import TEXT_FLUSH_S
+    from app.tui.widgets.conversation.gathered_text import TEXT_FLUSH_S
 
     app = CtxApp(FakeAgent(), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:

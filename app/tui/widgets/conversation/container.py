@@ -16,12 +16,14 @@ reads `␛[2K` instead of erasing a line, and it is drawn as a Rich `Text` (neve
 so `[bold]` or `[@click=…]` in a file name is shown as written.
 
 The deltas of one model call come in bursts: they are gathered and drawn at most every
-`TEXT_FLUSH_S` (a tenth of a second, faster than anyone reads). The view follows the bottom
+`TEXT_FLUSH_S` (a tenth of a second, faster than anyone reads: gathered_text.py). The view follows the bottom
 (`anchor`) until the user scrolls up, and picks it up again when they scroll back down.
 
 Drawn lines cost memory and a resize draws every block shown again, so only the latest
 `live_limit` messages are kept drawn; older ones are paged out as compressed records (archive.py)
-behind an "earlier messages" line that brings them back a page at a time.
+behind an "earlier messages" line that brings them back a page at a time. The records' lines, their
+offsets and the paging are `RecordLines` (record_lines.py); this widget scrolls, draws the rows the
+screen asks for, and takes the keys and the mouse.
 
 Keys, when the conversation has focus: ↑/↓ move a cursor from block to block, Enter (or a click)
 opens or closes a tool call, thinking or summary, opens the inspector on a compaction marker, or
@@ -32,7 +34,6 @@ from bisect import bisect_right
 from typing import Any, Iterable, Iterator, TypeVar
 
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -44,24 +45,23 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from agent_core import events as ev
-from agent_core.security.visible_text import visible
 from compaction.entry import Entry
 
 from app.tui.widgets.conversation.answer_record import AssistantRecord
 from app.tui.widgets.conversation.archive import Archive
 from app.tui.widgets.conversation.compaction_marker import MarkerRecord
-from app.tui.widgets.conversation.draw import Look, paragraph
+from app.tui.widgets.conversation.draw import Look
 from app.tui.widgets.conversation.error_message import ErrorRecord
+from app.tui.widgets.conversation.gathered_text import GatheredText
 from app.tui.widgets.conversation.history import entry_records
 from app.tui.widgets.conversation.live_compaction import LiveCompactionRecord
 from app.tui.widgets.conversation.mention_chip import MentionRecord
 from app.tui.widgets.conversation.notice_message import NoticeRecord
+from app.tui.widgets.conversation.record_lines import EarlierRecord, RecordLines
 from app.tui.widgets.conversation.shell_block import ShellRecord
 from app.tui.widgets.conversation.thinking_block import ThinkingRecord
 from app.tui.widgets.conversation.tool_block import ToolRecord
 from app.tui.widgets.conversation.user_message import UserRecord
-
-TEXT_FLUSH_S = 0.1   # how often gathered text (an answer, thinking, a summary) is drawn again
 
 R = TypeVar("R")
 
@@ -80,25 +80,11 @@ def _clickable(record: Any) -> bool:
     return isinstance(record, (EarlierRecord, MarkerRecord)) or hasattr(record, "expanded")
 
 
-class EarlierRecord:
-    """The top line while older messages are paged out: how many, and how to see them."""
-
-    __slots__ = ("count", "page")
-
-    def __init__(self, count: int, page: int) -> None:
-        self.count, self.page = count, page
-
-    def draw(self, look: Look, width: int) -> list[Strip]:
-        text = Text(f"▲ {self.count:,} earlier messages — click or press Enter to show "
-                    f"{min(self.count, self.page):,} more (the session log keeps everything: /transcripts)")
-        return paragraph(look, text, width, style=look.style("notice"))
-
-
 class Conversation(ScrollView, can_focus=True):
     """The scrolling conversation. Methods are called by the app for each loop event.
 
-    `messages` are the records drawn (oldest first); older ones are in `archived`. See the module
-    docstring."""
+    `messages` are the records drawn (oldest first); older ones are in `archived`; `drawn` holds
+    them as lines (record_lines.py). See the module docstring."""
 
     COMPONENT_CLASSES = {f"conversation--{name}" for name in PARTS}
 
@@ -122,24 +108,16 @@ class Conversation(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None, live_limit: int = 60,
                  page: int = 20) -> None:
         super().__init__(id=id, classes=classes)
-        self.live_limit = live_limit
-        self.page = page
-        self.archived = Archive()          # paged-out messages as records (compressed), oldest first
-        self._items: list[Any] = []        # the records drawn, oldest first (an EarlierRecord first when any)
-        self._lines: list[list[Strip]] = []   # each record's lines at `_width`
-        self._tops: list[int] = []         # the first line of each record (its margin's)
-        self._gaps: list[int] = []         # blank lines above each record: margins, collapsed as CSS's are
-        self._height = 0
+        self.drawn = RecordLines(self._draw, live_limit=live_limit, page=page)   # the records, as lines
         self._width = 0
         self._look: Look | None = None
-        self.cursor: int | None = None     # the block under the cursor (an index into `_items`)
+        self.cursor: int | None = None     # the block under the cursor (an index into `lines.records`)
         self._hover: int | None = None     # the clickable block under the mouse
         self._live_md: AssistantRecord | None = None      # the answer being written, if any
         self._current_md: AssistantRecord | None = None   # the latest answer
         self._thinking: ThinkingRecord | None = None
         self._live_compaction: LiveCompactionRecord | None = None
-        self._pending: dict[int, tuple[Any, list[str]]] = {}   # gathered deltas by record
-        self._flush_timer: Timer | None = None
+        self._gathered = GatheredText(self, self._changed)   # streamed deltas, drawn every TEXT_FLUSH_S
         self._ticker: Timer | None = None
         self._open: dict[str, ToolRecord] = {}      # calls without a result yet, drawn or paged out
 
@@ -148,13 +126,36 @@ class Conversation(ScrollView, can_focus=True):
 
     # ----- what the app and the tests read --------------------------------------------------------
     @property
+    def archived(self) -> Archive:
+        """The paged-out messages as records (compressed), oldest first."""
+        return self.drawn.archived
+
+    @property
+    def live_limit(self) -> int:
+        """How many messages are kept drawn (older ones are paged out)."""
+        return self.drawn.live_limit
+
+    @live_limit.setter
+    def live_limit(self, n: int) -> None:
+        self.drawn.live_limit = n
+
+    @property
+    def page(self) -> int:
+        """How many messages are paged out, or back, at a time."""
+        return self.drawn.page
+
+    @page.setter
+    def page(self, n: int) -> None:
+        self.drawn.page = n
+
+    @property
     def messages(self) -> list[Any]:
         """The records drawn, oldest first (without the earlier-messages line)."""
-        return [r for r in self._items if not isinstance(r, EarlierRecord)]
+        return self.drawn.messages
 
     def records_of(self, kind: type[R]) -> list[R]:
         """The drawn records of one kind."""
-        return [r for r in self._items if isinstance(r, kind)]
+        return [r for r in self.drawn.records if isinstance(r, kind)]
 
     def walk_records(self) -> Iterator:
         """Every message as a record, oldest first: the paged-out ones, then the drawn ones."""
@@ -163,7 +164,7 @@ class Conversation(ScrollView, can_focus=True):
 
     def holds(self, record: Any) -> bool:
         """Whether `record` is drawn now (not paged out, not cleared)."""
-        return self._index(record) is not None
+        return self.drawn.index(record) is not None
 
     @property
     def streaming(self) -> bool:
@@ -180,8 +181,8 @@ class Conversation(ScrollView, can_focus=True):
 
     def text_of(self, record: Any) -> str:
         """What a drawn record shows, as plain text (for tests and for copying)."""
-        i = self._index(record)
-        lines = self._lines[i] if i is not None else self._draw(record)
+        i = self.drawn.index(record)
+        lines = self.drawn.lines[i] if i is not None else self._draw(record)
         return "\n".join(s.text.rstrip() for s in lines)
 
     # ----- drawing ------------------------------------------------------------------------------------
@@ -219,27 +220,9 @@ class Conversation(ScrollView, can_focus=True):
     def _redraw_all(self) -> None:
         if self._width <= 0:
             return
-        self._lines = [self._draw(r) for r in self._items]
-        self._retop(0)
+        self.drawn.redraw_all()
         self._sized()
         self.refresh()
-
-    def _retop(self, start: int) -> None:
-        """The offsets of the records from `start` on (after a record changed height)."""
-        del self._tops[start:]
-        del self._gaps[start:]
-        top = self._tops[-1] + self._gaps[-1] + len(self._lines[start - 1]) if start else 0
-        for i in range(start, len(self._items)):
-            gap = self._gap(i)
-            self._tops.append(top)
-            self._gaps.append(gap)
-            top += gap + len(self._lines[i])
-        self._height = top
-
-    def _gap(self, i: int) -> int:
-        """The blank lines between record `i` and the one above: the larger of their margins."""
-        top = getattr(self._items[i], "margin", (0, 0))[0]
-        return max(top, getattr(self._items[i - 1], "margin", (0, 0))[1]) if i else top
 
     def _sized(self) -> None:
         """The scroll range follows the lines held, and the view the bottom while anchored.
@@ -248,7 +231,7 @@ class Conversation(ScrollView, can_focus=True):
         for every appended block. The conversation's own size never changes with its content, so
         the range is set without a layout and the scrollbars are told directly, as Textual does
         itself when it sizes a widget without one (`Widget._size_updated(layout=False)`)."""
-        size = Size(self._width, self._height)
+        size = Size(self._width, self.drawn.height)
         if size != self.virtual_size:
             self.set_reactive(Widget.virtual_size, size)
             self._scroll_update(size)
@@ -268,48 +251,31 @@ class Conversation(ScrollView, can_focus=True):
         # and clears that when they come back (Widget._check_anchor); there is no public getter.
         return self.is_anchored and not getattr(self, "_anchor_released", False)
 
-    def _index(self, record: Any) -> int | None:
-        """Where a record is drawn (looked for from the end: the records that change are recent)."""
-        for i in range(len(self._items) - 1, -1, -1):
-            if self._items[i] is record:
-                return i
-        return None
-
     def _append(self, record: Any) -> None:
-        self._items.append(record)
-        lines = self._draw(record)
-        self._lines.append(lines)
-        gap = self._gap(len(self._items) - 1)
-        self._tops.append(self._height)
-        self._gaps.append(gap)
-        self._height += gap + len(lines)
+        top, count = self.drawn.append(record)
         self._sized()
-        self.refresh_lines(self._tops[-1], len(lines) or 1)
+        self.refresh_lines(top, count)
         self._trim()
 
     def _changed(self, record: Any) -> None:
         """A drawn record changed: its lines again, and those below moved if its height did."""
-        i = self._index(record)
+        i = self.drawn.index(record)
         if i is None or self._width <= 0:
             return
-        old = len(self._lines[i])
-        self._lines[i] = self._draw(record)
-        if len(self._lines[i]) != old:
-            self._retop(i + 1)
+        top, count, moved = self.drawn.redraw(i)
+        if moved:
             self._sized()
-            self.refresh_lines(self._tops[i], max(1, self._height - self._tops[i]))
-        else:
-            self.refresh_lines(self._tops[i], max(1, old))
+        self.refresh_lines(top, count)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         line = scroll_y + y
         width = self.scrollable_content_region.width
-        if not self._items or line >= self._height or line < 0:
+        i = self.drawn.at(line)
+        if i is None:
             return Strip.blank(width, self.rich_style)
-        i = bisect_right(self._tops, line) - 1
-        lines = self._lines[i]
-        k = line - self._tops[i] - self._gaps[i]
+        lines = self.drawn.lines[i]
+        k = line - self.drawn.tops[i] - self.drawn.gaps[i]
         if not 0 <= k < len(lines):
             return Strip.blank(width, self.rich_style).apply_offsets(scroll_x, line)
         strip = lines[k]
@@ -331,12 +297,7 @@ class Conversation(ScrollView, can_focus=True):
 
     # Textual's text selection: the offsets on each line (above) map the mouse to the text here.
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        rows: list[str] = []
-        for gap, lines in zip(self._gaps, self._lines):
-            rows += [""] * gap
-            rows += [s.text.rstrip() for s in lines]
-        text = "\n".join(rows)
-        return selection.extract(text), "\n"
+        return selection.extract(self.drawn.text()), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()
@@ -347,80 +308,52 @@ class Conversation(ScrollView, can_focus=True):
 
     # ----- paging -------------------------------------------------------------------------------------
     def _trim(self) -> None:
-        """Page out the oldest messages as records, a page at a time and only while following the
-        bottom: never pull content from under someone reading it."""
-        live = self.messages
-        if len(live) <= self.live_limit + self.page or not self._following():
+        """Page out the oldest messages, only while following the bottom: never pull content from
+        under someone reading it; never what is still being written to."""
+        if not self._following():
             return
-        cut = len(live) - self.live_limit
-        busy = {id(r) for r in (self._live_md, self._thinking, self._live_compaction) if r is not None}
-        for n, r in enumerate(live[:cut]):       # never page out what is still being written to
-            if id(r) in busy:
-                cut = n
-                break
-        if not cut:
-            return
-        self.archived.extend(live[:cut], open_records=self._open.values())
-        start = 1 if self._items and isinstance(self._items[0], EarlierRecord) else 0
-        del self._items[start:start + cut]
-        del self._lines[start:start + cut]
-        self.cursor = self._hover = None     # the indices moved
-        self._show_earlier_line()
-
-    def _show_earlier_line(self) -> None:
-        has_line = bool(self._items) and isinstance(self._items[0], EarlierRecord)
-        if self.archived:
-            if has_line:
-                self._items[0].count = len(self.archived)
-                self._lines[0] = self._draw(self._items[0])
-            else:
-                line = EarlierRecord(len(self.archived), self.page)
-                self._items.insert(0, line)
-                self._lines.insert(0, self._draw(line))
-        elif has_line:
-            del self._items[0]
-            del self._lines[0]
-        self._retop(0)
-        self._sized()
-        self.refresh()
+        writing = [r for r in (self._live_md, self._thinking, self._live_compaction) if r is not None]
+        if self.drawn.page_out(writing, self._open.values()):
+            self._moved()
 
     def show_earlier(self) -> int:
         """Draw the last page of paged-out messages above the others. Returns how many."""
-        if not self.archived:
-            return 0
-        batch = self.archived[-self.page:]
-        del self.archived[-self.page:]
-        start = 1 if self._items and isinstance(self._items[0], EarlierRecord) else 0
-        self._items[start:start] = batch
-        self._lines[start:start] = [self._draw(r) for r in batch]
-        self.cursor = self._hover = None     # the indices moved
-        self._show_earlier_line()
-        return len(batch)
+        shown = self.drawn.show_earlier()
+        if shown:
+            self._moved()
+        return shown
+
+    def _moved(self) -> None:
+        """The records' indices moved (paged out or back, loaded): the cursor and the hover go."""
+        self.cursor = self._hover = None
+        self._sized()
+        self.refresh()
 
     # ----- the cursor, keys and the mouse ------------------------------------------------------------
     def action_cursor(self, step: int) -> None:
-        if not self._items:
+        records, lines = self.drawn.records, self.drawn.lines
+        if not records:
             return
         i = (self._last_visible() if step < 0 else self._first_visible()) if self.cursor is None else self.cursor + step
-        while 0 <= i < len(self._items) and not self._lines[i]:    # a block that shows something (an
-            i += step                                              # answer begun shows nothing yet)
-        if 0 <= i < len(self._items):
+        while 0 <= i < len(records) and not lines[i]:    # a block that shows something (an
+            i += step                                    # answer begun shows nothing yet)
+        if 0 <= i < len(records):
             self.cursor = i
         elif self.cursor is None:
             return
-        self._reveal(self._items[self.cursor])
+        self._reveal(records[self.cursor])
         self.refresh()
 
     def _first_visible(self) -> int:
-        return max(0, bisect_right(self._tops, self.scroll_offset.y) - 1)
+        return max(0, bisect_right(self.drawn.tops, self.scroll_offset.y) - 1)
 
     def _last_visible(self) -> int:
         bottom = self.scroll_offset.y + self.scrollable_content_region.height - 1
-        return max(0, min(len(self._items) - 1, bisect_right(self._tops, bottom) - 1))
+        return max(0, min(len(self.drawn.records) - 1, bisect_right(self.drawn.tops, bottom) - 1))
 
     def action_activate(self) -> None:
-        if self.cursor is not None and self.cursor < len(self._items):
-            self.activate(self._items[self.cursor])
+        if self.cursor is not None and self.cursor < len(self.drawn.records):
+            self.activate(self.drawn.records[self.cursor])
 
     def activate(self, record: Any) -> None:
         """What Enter or a click on a block does: open or close it, inspect a marker, show earlier."""
@@ -438,36 +371,35 @@ class Conversation(ScrollView, can_focus=True):
 
     def _reveal(self, record: Any) -> None:
         """Scroll so that a record's first lines are in view."""
-        i = self._index(record)
+        d = self.drawn
+        i = d.index(record)
         if i is not None:
-            height = min(self._gaps[i] + len(self._lines[i]), self.scrollable_content_region.height)
-            self.scroll_to_region(Region(0, self._tops[i], 1, max(1, height)), animate=False, immediate=True)
+            height = min(d.gaps[i] + len(d.lines[i]), self.scrollable_content_region.height)
+            self.scroll_to_region(Region(0, d.tops[i], 1, max(1, height)), animate=False, immediate=True)
 
     def scroll_to_record(self, record: Any) -> None:
         """Scroll so that a drawn record is at the top of the view (the view stops following)."""
-        i = self._index(record)
+        i = self.drawn.index(record)
         if i is not None:
             self.release_anchor()
-            self.scroll_to(y=self._tops[i], animate=False, immediate=True)
+            self.scroll_to(y=self.drawn.tops[i], animate=False, immediate=True)
 
     def record_at(self, y: int) -> Any | None:
         """The record drawn at row `y` of the view."""
-        line = self.scroll_offset.y + y
-        if not self._items or not 0 <= line < self._height:
-            return None
-        return self._items[bisect_right(self._tops, line) - 1]
+        i = self.drawn.at(self.scroll_offset.y + y)
+        return None if i is None else self.drawn.records[i]
 
     def on_click(self, event: events.Click) -> None:
         record = self.record_at(event.y)
         if record is not None:
-            self.cursor = self._index(record)
+            self.cursor = self.drawn.index(record)
             self.activate(record)
             self.refresh()
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         """A block that does something when clicked is lit while the mouse is over it."""
         record = self.record_at(event.y)
-        hover = self._index(record) if record is not None and _clickable(record) else None
+        hover = self.drawn.index(record) if record is not None and _clickable(record) else None
         if hover != self._hover:
             self._hover = hover
             self.refresh()
@@ -483,26 +415,6 @@ class Conversation(ScrollView, can_focus=True):
     def on_blur(self) -> None:
         self.refresh()
 
-    # ----- gathered text ------------------------------------------------------------------------------
-    def _gather(self, record: Any, text: str) -> None:
-        entry = self._pending.setdefault(id(record), (record, []))
-        entry[1].append(text)
-        if self._flush_timer is None:
-            self._flush_timer = self.set_timer(TEXT_FLUSH_S, self._flush, name="flush text")
-
-    def _flush(self) -> None:
-        """Draw what was gathered (each record once, however many deltas came)."""
-        self._flush_timer = None
-        pending, self._pending = self._pending, {}
-        for record, parts in pending.values():
-            record.text += visible("".join(parts))
-            self._changed(record)
-
-    def _flush_now(self) -> None:
-        if self._flush_timer is not None:
-            self._flush_timer.stop()
-        self._flush()
-
     # ----- streaming text ----------------------------------------------------------------------------
     async def append_text(self, text: str) -> None:
         """A delta of the answer: gathered, and drawn at most every `TEXT_FLUSH_S`."""
@@ -510,12 +422,12 @@ class Conversation(ScrollView, can_focus=True):
             self._end_thinking()
             self._current_md = self._live_md = AssistantRecord(live=True)
             self._append(self._live_md)
-        self._gather(self._live_md, text)
+        self._gathered.add(self._live_md, text)
 
     async def end_text(self) -> None:
         """Finish the current assistant block (what is still gathered is drawn)."""
-        if self._pending:
-            self._flush_now()
+        if self._gathered:
+            self._gathered.flush_now()
         if self._live_md is not None:
             self._live_md.settle()
         self._live_md = None
@@ -523,8 +435,8 @@ class Conversation(ScrollView, can_focus=True):
 
     def _end_thinking(self) -> None:
         if self._thinking is not None:
-            if self._pending:
-                self._flush_now()
+            if self._gathered:
+                self._gathered.flush_now()
             self._thinking = None
 
     async def append_thinking(self, text: str) -> None:
@@ -533,7 +445,7 @@ class Conversation(ScrollView, can_focus=True):
         if self._thinking is None:
             self._thinking = ThinkingRecord()
             self._append(self._thinking)
-        self._gather(self._thinking, text)
+        self._gathered.add(self._thinking, text)
 
     # ----- discrete items ----------------------------------------------------------------------------
     async def _add(self, record: R) -> R:
@@ -600,7 +512,7 @@ class Conversation(ScrollView, can_focus=True):
 
     def append_compaction(self, text: str) -> None:
         if self._live_compaction is not None:
-            self._gather(self._live_compaction, text)
+            self._gathered.add(self._live_compaction, text)
 
     def end_compaction(self, e: ev.CompactionEnded) -> None:
         record, self._live_compaction = self._live_compaction, None
@@ -608,8 +520,8 @@ class Conversation(ScrollView, can_focus=True):
             self._ticker.stop()
             self._ticker = None
         if record is not None:
-            if self._pending:
-                self._flush_now()
+            if self._gathered:
+                self._gathered.flush_now()
             record.end(e.ok, e.duration_s, e.message)
             self._changed(record)
 
@@ -633,12 +545,7 @@ class Conversation(ScrollView, can_focus=True):
         self._current_md = None
         self._open.clear()
         self._live_compaction = None
-        self.archived.clear()
-        self._items.clear()
-        self._lines.clear()
-        self._tops.clear()
-        self._gaps.clear()
-        self._height = 0
+        self.drawn.clear()
         self.cursor = self._hover = None     # the indices moved
         self._sized()
         self.refresh()
@@ -653,13 +560,7 @@ class Conversation(ScrollView, can_focus=True):
         for e in entries:
             records.extend(entry_records(e, pending))
         self._open.update({k: r for k, r in pending.items() if r.result is None})
-        loaded = len(records)
-        records = self.messages + records     # what was said before (a banner) stays first
-        cut = max(0, len(records) - self.live_limit)
-        self.archived.extend(records[:cut], open_records=self._open.values())
-        self._items = records[cut:]
-        self._lines = [self._draw(r) for r in self._items]
-        self.cursor = self._hover = None     # the indices moved
-        self._show_earlier_line()
+        self.drawn.load(records, self._open.values())
+        self._moved()
         self.anchor()
-        return loaded
+        return len(records)
