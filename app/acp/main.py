@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 from compaction.scrub import scrub
 
 from agent_core.security.visible_text import visible
+from agent_core.settings_table import BY_NAME, add_setting_flags
 
 DESCRIPTION = """\
 Serve ctxtui as an Agent Client Protocol (ACP) agent over stdio, for editors such as Zed, JetBrains
@@ -45,30 +46,16 @@ exit codes: 0 the client closed the connection, 2 bad usage, 130 / 143 / 129 sto
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+# The settings an editor may pass to `ctxtui acp` (flags from the one settings table; a session's own
+# workspace .env and the user config file fill in the rest).
+ACP_SETTINGS = ("model", "allow", "mcp_config", "home", "context_window", "autocompact_pct", "policy", "engine",
+                "cache_ttl", "max_turns", "max_budget_usd", "base_url")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ctxtui acp", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", help="model id, or 'demo' for the offline demo model (env CTXTUI_MODEL)")
-    p.add_argument("--allow", metavar="TOOL[,TOOL]", action="append", default=[],
-                   help="allow these tools without asking the editor (env CTXTUI_ALLOW; 'all' allows every tool)")
-    p.add_argument("--mcp-config", metavar="FILE", action="append", default=[],
-                   help="start the MCP servers this file names, in Claude Code's format, in every session; may be "
-                        "repeated (env CTXTUI_MCP_CONFIG; docs/mcp.md)")
-    p.add_argument("--home", metavar="DIR",
-                   help="ctxtui's state folder: sessions, transcripts, tool results (default "
-                        "$XDG_STATE_HOME/ctxtui or ~/.local/state/ctxtui; env CTXTUI_HOME)")
-    p.add_argument("--context-window", type=int, metavar="N",
-                   help="override the model's context window in tokens (env CTXTUI_CONTEXT_WINDOW)")
-    p.add_argument("--autocompact-pct", type=float, metavar="P",
-                   help="auto-compact at P%% of the effective window at the latest (env CTXTUI_AUTOCOMPACT_PCT)")
-    p.add_argument("--policy", metavar="NAME",
-                   help="the compaction policy: ctxtui (default), cc, cc-reactive, summary or none "
-                        "(env CTXTUI_POLICY)")
-    p.add_argument("--engine", metavar="MODE", help="local (default), server or hybrid (env CTXTUI_ENGINE)")
-    p.add_argument("--cache-ttl", metavar="5m|1h", help="the prompt cache's lifetime (env CTXTUI_CACHE_TTL)")
-    p.add_argument("--max-turns", type=int, metavar="N", help="stop a prompt after N model calls")
-    p.add_argument("--max-budget-usd", type=float, metavar="X", help="stop when the session cost reaches X dollars")
-    p.add_argument("--base-url", metavar="URL", help="Messages API base URL (env ANTHROPIC_BASE_URL)")
+    add_setting_flags(p, tuple(BY_NAME[n] for n in ACP_SETTINGS))
     return p
 
 
