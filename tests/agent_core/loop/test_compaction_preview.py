@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,11 @@ async def test_a_preview_changes_nothing_and_the_compaction_after_it_does_what_i
         agent = await _session(ws, fake)
         # Transcript names are stamped to the second: the preview and the compaction after it must
         # read the same second, or a loaded machine crossing one names them apart (issue 51's flake).
-        frozen = clock.now()
+        # Two clocks to stop: the preview reads the agent's (bound to clock.now when it was made),
+        # the compaction the module's. Stopped 30 s on, so a side still on the wall clock shows in
+        # the names below at once, not once in hundreds of runs (30 s is well inside the cache TTL).
+        frozen = float(int(clock.now()) + 30)
+        agent.clock = lambda: frozen
         monkeypatch.setattr(clock, "now", lambda: frozen)
         before, disk, calls = _state(agent), files_under(home, ws), len(fake.message_requests)
         preview = await agent.preview_compact()
@@ -75,6 +80,7 @@ async def test_a_preview_changes_nothing_and_the_compaction_after_it_does_what_i
     assert preview.tokens_after == done[-1].tokens_after
     assert preview.compaction.parts["removed_count"] == done[-1].parts["removed_count"]
     assert preview.compaction.transcript_path == done[-1].transcript_path    # named, then written
+    assert Path(done[-1].transcript_path).name.startswith(time.strftime("%Y%m%dT%H%M%S", time.gmtime(frozen)))
     assert preview.summary_tokens is None and preview.summary_usd is None
 
 
