@@ -56,7 +56,7 @@ def demo_banner(config: Config) -> str:
 def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, environ: Mapping[str, str] | None = None,
               workspace: Path | None = None, resume: str | None = None, continue_: bool = False,
               claude_root: Path | None | str = "default", client: Any = None, paced: bool = False,
-              settle_heap: bool = False, **app_kwargs: Any):
+              settle_heap: bool = False, **app_kwargs: Any) -> CtxApp:
     """Config → agent → app. Raises ConfigError. `client` replaces the model client (tests);
     `claude_root` defaults to Claude Code's projects folder when it exists (`claude_projects_root`);
     `paced`: the demo streams like a real model (the `ctxtui` command; tests stay instant);
@@ -80,8 +80,10 @@ def build_app(cli: Mapping[str, Any] | argparse.Namespace | None = None, *, envi
         return pace(made) if paced else made
 
     if claude_root == "default":
-        claude_root = claude_projects_root(environ)
-    app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=claude_root,
+        root = claude_projects_root(environ)
+    else:
+        root = Path(claude_root) if isinstance(claude_root, str) else claude_root
+    app = CtxApp(agent, sessions_root=sessions_dir(config.state_dir), claude_root=root,
                  agent_factory=factory, theme=theme,
                  notices=(config.ignored_message() or "", agent.engine_notice or "",   # said once, at start
                           agent.policy_notice or "", *agent.start_notices),

@@ -62,15 +62,18 @@ class TerminalOutput:
 class TerminalDriver(LinuxDriver):
     """LinuxDriver that a hung-up terminal cannot wedge (see the module's docstring)."""
 
-    def __init__(self, app: App, **kwargs: Any) -> None:
+    def __init__(self, app: App[Any], **kwargs: Any) -> None:
         self._was_tty = False     # LinuxDriver's __init__ installs the SIGCONT handler, which reads it
         super().__init__(app, **kwargs)
-        self._file = TerminalOutput(self._file)
+        if self._file is not None:    # None: Python runs with no stderr, and the driver writes nowhere
+            # LinuxDriver types the file as the TextIOWrapper it opens; its one use of it is the output
+            # thread, which writes, flushes and asks its fileno: what TerminalOutput provides
+            self._file = TerminalOutput(self._file)  # type: ignore[assignment]
         self._was_tty = self._output_is_tty()
 
     def _output_is_tty(self) -> bool:
         try:
-            return os.isatty(self._file.fileno())
+            return self._file is not None and os.isatty(self._file.fileno())
         except (OSError, ValueError):
             return False
 
@@ -86,7 +89,7 @@ class TerminalDriver(LinuxDriver):
         super()._sigcont_application(*args)
 
 
-def survive_terminal_close(app: App) -> None:
+def survive_terminal_close(app: App[Any]) -> None:
     """Run `app` on TerminalDriver where Textual would use LinuxDriver; a driver chosen through
     TEXTUAL_DRIVER (`ctxtui serve`'s web driver) is left as it is."""
     if app.driver_class is LinuxDriver:

@@ -130,9 +130,9 @@ class ContextScreen(ModalScreen[None]):
                           Text(fmt.percent(n / window * 100, 1), justify="right"))
         thr = self.query_one("#context-thresholds", DataTable)
         thr.add_columns("level", "at tokens", "state now")
-        for name, value in (("warning", c.warning), ("error", c.error), ("auto-compact", c.threshold),
-                            ("blocking", c.blocking), ("window", c.window)):
-            thr.add_row(name, fmt.tokens(value) if value else "—", threshold_state(c.tokens, value))
+        for level, value in (("warning", c.warning), ("error", c.error), ("auto-compact", c.threshold),
+                             ("blocking", c.blocking), ("window", c.window)):
+            thr.add_row(level, fmt.tokens(value) if value else "—", threshold_state(c.tokens, value))
         plot = self.query_one(ContextPlot)
         plot.window, plot.threshold = c.window, c.threshold
         plot.points = tuple(self.history)
@@ -144,10 +144,10 @@ class ContextScreen(ModalScreen[None]):
                      Text(fmt.tokens(it.tokens), justify="right"),
                      Text(fmt.percent(it.tokens / total * 100, 1), justify="right")) for it in self.items]
             room = self._label_room([r[0].cell_len for r in rows], [r[2].cell_len for r in rows])
-            for kind, label, tokens, share in rows:
+            for kind, item, tokens, share in rows:
                 # A DataTable parses a str cell as markup; an item's label is a file name or a command.
-                label.truncate(room, overflow="ellipsis")
-                items.add_row(kind, label, tokens, share)
+                item.truncate(room, overflow="ellipsis")
+                items.add_row(kind, item, tokens, share)
 
     def _label_room(self, kinds: list[int], tokens: list[int]) -> int:
         """The cells an item's label may take so its tokens and share stay in the dialog (a long

@@ -12,7 +12,7 @@ dismissed with True; the app runs the compaction).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -38,7 +38,7 @@ ADDED_KINDS = {"summary": "summary", "attachment": "re-attached file", "snip_mar
                "compact_boundary": "boundary (not sent)", "message": "message"}
 
 
-def part_rows(parts: dict[str, Any]) -> list[tuple[str, int, int, int]]:
+def part_rows(parts: Mapping[str, Any]) -> list[tuple[str, int, int, int]]:
     """(part, entries, tokens before, tokens after) for the table: what went, what was rewritten in
     place, what came in, what stayed."""
     cleared_b, cleared_a = (list(parts.get("cleared_tokens") or [0, 0]) + [0, 0])[:2]
@@ -55,7 +55,7 @@ def part_rows(parts: dict[str, Any]) -> list[tuple[str, int, int, int]]:
     return rows
 
 
-def entry_lines(parts: dict[str, Any]) -> str:
+def entry_lines(parts: Mapping[str, Any]) -> str:
     """One line per removed or cleared entry: its tokens, a short uuid and what it was."""
     lines: list[str] = []
     for uuid, label, tokens in (parts.get("removed") or [])[:ENTRY_ROWS]:
@@ -178,11 +178,13 @@ class InspectorScreen(ModalScreen[bool]):
                 for a in parts.get("added") or ():
                     kind = ADDED_KINDS.get(str(a.get("kind")), str(a.get("kind")))
                     where = f" {a['path']}" if a.get("path") else ""
-                    # A str title is markup to a Collapsible: a file's name goes in as Content.
+                    # A str title is markup to a Collapsible: a file's name goes in as Content, which
+                    # its title widget takes (Textual types the argument as str only).
                     title = Content(one_line(f"{kind}{where} · {fmt.tokens(int(a.get('tokens') or 0))} tokens"))
                     yield Collapsible(Static(Content(visible(str(a.get("text") or "(empty)"))),
                                              classes="inspector-text"),
-                                      title=title, collapsed=kind != "summary", classes="inspector-added")
+                                      title=title,  # type: ignore[arg-type]
+                                      collapsed=kind != "summary", classes="inspector-added")
             else:
                 yield Static(Content("Entry-level changes were not recorded for this compaction (an older "
                                      "session log, or an earlier layer of a run whose last compaction holds "

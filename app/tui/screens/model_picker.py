@@ -54,7 +54,7 @@ def switch_text(c: ModelChoice, current: str, tokens: int, ttl: str, head: int |
         return f"{name} is the model now: choosing it starts a new session on it."
     head = tokens if head is None else head
     cost = c.switch_cost(head)
-    price = ("its price is not known" if cost is None else
+    price = ("its price is not known" if cost is None or c.per_million is None else
              f"about {fmt.usd(cost)} at ${per_million(c.per_million['cache_write'])}/M ({ttl} cache write)")
     text = (f"Switch cost: a new session, whose first request is uncached for {name}: it writes the system "
             f"prompt and tools, {fmt.tokens(head)} tokens, {price}. This conversation ({fmt.tokens(tokens)} "

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Document
 
 from agent_core.mentions.mention_text import mention_at, quote
 
@@ -117,16 +118,16 @@ class PromptInput(TextArea):
                 self._stop(event)
                 return
         if key == "up" and self.cursor_at_first_line:
-            text = self.prompt_history.previous(self.text)
-            if text is not None:
+            earlier = self.prompt_history.previous(self.text)
+            if earlier is not None:
                 self._stop(event)
-                self._set_text(text)
+                self._set_text(earlier)
                 return
         if key == "down" and self.cursor_at_last_line and self.prompt_history.index is not None:
-            text = self.prompt_history.next()
-            if text is not None:
+            later = self.prompt_history.next()
+            if later is not None:
                 self._stop(event)
-                self._set_text(text)
+                self._set_text(later)
                 return
         await super()._on_key(event)
 
@@ -157,6 +158,14 @@ class PromptInput(TextArea):
         self._follow_mention()
 
     # ----- @-mentions ------------------------------------------------------------------------
+    def _plain_document(self) -> Document:
+        """The prompt's text as a Document, which maps an index in the text to a location (every
+        TextArea document is one; Textual types it as the base class)."""
+        document = self.document
+        if not isinstance(document, Document):
+            raise TypeError(f"the prompt's document is a {type(document).__name__}")
+        return document
+
     @property
     def mention_picker(self) -> MentionPicker | None:
         """The screen's file picker (found once), or None when it has none (no @-mentions)."""
@@ -172,7 +181,7 @@ class PromptInput(TextArea):
         start, end = self.selection
         if start != end:
             return None
-        return mention_at(self.text, self.document.get_index_from_location(end))
+        return mention_at(self.text, self._plain_document().get_index_from_location(end))
 
     def _follow_mention(self) -> None:
         """Open, filter or close the picker as the cursor enters, edits or leaves an `@word`."""
@@ -219,8 +228,9 @@ class PromptInput(TextArea):
         if typed is None:
             return
         at, query = typed
-        start = self.document.get_location_from_index(at)
-        end = self.document.get_location_from_index(at + 1 + len(query))
+        document = self._plain_document()
+        start = document.get_location_from_index(at)
+        end = document.get_location_from_index(at + 1 + len(query))
         done = self.replace(quote(path) + " ", start, end)
         self.move_cursor(done.end_location)
 

@@ -39,8 +39,8 @@ def entry_records(e: Entry, pending: dict[str, ToolRecord]) -> list:
     for i, b in enumerate(e.content):
         t = b.get("type")
         if i in attached:
-            m = attached[i]
-            out.append(MentionRecord(m.path, m.lines, m.total_lines))
+            mention = attached[i]
+            out.append(MentionRecord(mention.path, mention.lines, mention.total_lines))
         elif t == "text" and b.get("text"):
             out.append(UserRecord(b["text"]) if e.role == "user" else AssistantRecord(visible(b["text"])))
         elif t == "thinking":
@@ -50,14 +50,14 @@ def entry_records(e: Entry, pending: dict[str, ToolRecord]) -> list:
             pending[record.call_id] = record
             out.append(record)
         elif t == "tool_result":
-            record = pending.get(b.get("tool_use_id", ""))
-            if record is None:
+            call = pending.get(b.get("tool_use_id", ""))
+            if call is None:
                 continue
             text = _result_text(b.get("content", ""))
             if b.get("is_error") and text == CANCELLED_RESULT:
-                record.set_cancelled()
+                call.set_cancelled()
             else:
-                record.set_result(fmt.one_line(text, 2000) if len(text) > 2000 else text,
+                call.set_result(fmt.one_line(text, 2000) if len(text) > 2000 else text,
                                   len(text.encode()), bool(b.get("is_error")))
     return out
 

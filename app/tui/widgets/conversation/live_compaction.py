@@ -45,7 +45,7 @@ class LiveCompactionRecord:
 
     def draw(self, look: Look, width: int) -> list[Strip]:
         style = look.style("live")
-        state = "live-running" if self.running else ("live-error" if self.outcome.startswith("✗") else "live")
+        state = "live-running" if self.outcome is None else ("live-error" if self.outcome.startswith("✗") else "live")
         lines = title(look, Text(self.heading(), style=look.style(state)), width,
                                      expanded=self.expanded, style=style)
         if self.expanded:
