@@ -23,7 +23,7 @@ from typing import Any
 from agent_core.pricing.cost import BUCKETS, FREE_MODELS
 from agent_core.logs.claude_code import parse_timestamp
 from agent_core.logs.records import CompactionRecord, Deduper, Record, UsageRecord, buckets_of, context_tokens
-from agent_core.sessions.session_reader import logged_entries, logged_event
+from agent_core.sessions.log_records import logged_entries, logged_event
 
 SIDE_PURPOSES = ("compaction", "memory")
 

@@ -23,7 +23,7 @@ from agent_core.logs.layout import is_subagent_log, is_transcript, is_transcript
 TYPE_CHECKING = False    # typing stays unloaded at run time: 3 ms of every status line call
 if TYPE_CHECKING:
     from typing import Iterable, Mapping
-    from agent_core.sessions.session_reader import SessionHead
+    from agent_core.sessions.session_head import SessionHead
 
 # agent_core.sessions (and the compaction package under it) is imported only by the functions that
 # need ctxtui's own session layout: `ctxtui usage` and the status line never load it (start-up time).
@@ -188,7 +188,7 @@ class SessionInfo(namedtuple("SessionInfo", "session_id path created modified si
 def read_head(path: Path, limit: int = HEAD_BYTES) -> SessionHead:
     """The meta line and first prompt of a ctxtui log (empty when it cannot be read); only a
     regular file is opened."""
-    from agent_core.sessions.session_reader import SessionHead, parse_head  # noqa: PLC0415  (start-up time)
+    from agent_core.sessions.session_head import SessionHead, parse_head  # noqa: PLC0415  (start-up time)
     try:
         with open_regular(path) as f:
             return parse_head(f.read(limit))

@@ -28,7 +28,7 @@ from agent_core.logs.trajectory import Message, RecordedCompaction, Request, Tra
 from agent_core.logs.trajectory_claude_code import as_blocks, content_key, text_of
 from agent_core.logs.trajectory_refs import call_files, call_references, unique
 from agent_core.logs.trajectory_sizes import calibrate, input_total
-from agent_core.sessions.session_reader import logged_entries, logged_event
+from agent_core.sessions.log_records import logged_entries, logged_event
 from agent_core.sessions.state_delta import apply_op
 
 KIND_OF_ENTRY = {"summary": "summary", "attachment": "attachment", "snip_marker": "other"}

@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 from agent_core.logs import MAX_LINE_BYTES, LogFollower
 from agent_core.logs.claude_code import compact_metadata, is_compact_boundary, is_compact_summary
-from agent_core.sessions.session_reader import logged_entries, logged_event
+from agent_core.sessions.log_records import logged_entries, logged_event
 
 from agent_core.logs.record_text import (delta_summary, event_summary, meta_summary, other_summary, pretty_text,
                                          state_summary, tool_input_text)

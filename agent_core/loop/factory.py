@@ -43,7 +43,7 @@ from agent_core.tools.permissions import PermissionPolicy
 from agent_core.os_sandbox.sandbox import OsSandbox
 from agent_core.logs.discover import latest_session
 from agent_core.sessions.session_log import SessionLog
-from agent_core.sessions.session_reader import LoadedSession
+from agent_core.sessions.loaded_session import LoadedSession
 from agent_core.loop.server_engine import ServerEnginePipeline
 from agent_core.loop.summarizer_adapter import ModelSummarizer
 from agent_core.loop.system_prompt import system_prompt

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Protocol, Sequence
 from compaction import Entry
 
 from agent_core.events import CostUpdate
-from agent_core.sessions.session_reader import LoadedSession
+from agent_core.sessions.loaded_session import LoadedSession
 from agent_core.tools.base import ToolContext, ToolOutput
 from agent_core.tools.permissions import Ask, Decision
 

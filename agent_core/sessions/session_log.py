@@ -92,7 +92,8 @@ from compaction.transcript import DIR_MODE, FILE_MODE, ensure_private_dir
 from agent_core.config_error import ConfigError
 from agent_core.security.credentials import SECRET_ENV_VARS
 from agent_core.sessions.paths import UnsafeDir, new_session_id, session_log_path
-from agent_core.sessions.session_reader import LoadedSession, load_session
+from agent_core.sessions.loaded_session import LoadedSession
+from agent_core.sessions.session_reader import load_session
 from agent_core.sessions.state_delta import diff
 from agent_core.version import __version__
 

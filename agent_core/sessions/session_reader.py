@@ -1,159 +1,32 @@
 """Reading ctxtui's session logs: the one parser of their format (written by `session_log.SessionLog`).
 
 Every reader of a ctxtui log goes through here: resume (`load_session`), a live view
-(`SessionReplay.feed`), the session list and `ctxtui watch` (`parse_head`: the meta line and the
-first prompt), the usage records (`agent_core.logs.ctxtui_log`, with `logged_entries` and
-`logged_event`) and the transcript browser. The record kinds are described in session_log.py.
+(`SessionReplay.feed`), the session list and `ctxtui watch` (session_head.py: the meta line and the
+first prompt), the usage records (`agent_core.logs.ctxtui_log`, with log_records.py's
+`logged_entries` and `logged_event`) and the transcript browser. The record kinds are described in
+session_log.py. This module replays the records into the working history; beside it are the state
+records' half (replay_state.py), what a line's first bytes tell (late_read.py), the writer's
+checkpoint index (checkpoint_index.py) and the result a resume gets (loaded_session.py).
 """
 from __future__ import annotations
 
-import json
-import os
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from compaction.entry import Entry
 
 from agent_core.pricing.cost import usage_problem
-from agent_core.pricing.tally import cost_state_problem
+from agent_core.sessions.checkpoint_index import IndexedLog, make_index
+from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, UNREAD_EVENTS, LoggedLine, Unread, carried,
+                                           entry_uuid, event_type, history_uuids, whole_state)
+from agent_core.sessions.loaded_session import LoadedSession
+from agent_core.sessions.log_records import decode_line
 from agent_core.sessions.logged_entry import entry_problem
-from agent_core.sessions.late_read import (DELTA_HEAD, EVENT_HEAD, HISTORY_HEAD, STATE_HEAD, UNREAD_EVENTS, LoggedLine,
-                                           Unread, carried, entry_uuid, event_type, history_uuids, whole_state)
-from agent_core.sessions.repair import repair_history
 from agent_core.sessions.logged_parts import LoggedParts, decode_compaction_line
-from agent_core.sessions.state_delta import apply_op
+from agent_core.sessions.repair import repair_history
+from agent_core.sessions.replay_state import ReplayedState
 
-HEAD_LINES = 200     # the meta line is the first; the first prompt comes within a few lines
 READ_BUFFER = 1 << 18    # bytes read at a time: a long log reads several times faster than with 8 KiB
-BACK_BLOCK = 1 << 18     # bytes read at a time when looking for the last checkpoint from the end
-BACK_LIMIT = 16 << 20    # how far back a checkpoint is looked for (the writer makes one every 4 MiB or less)
-CHECKPOINT_AT = b'\n' + STATE_HEAD
-def decode_line(line: bytes | str) -> dict | None:
-    """One log line as its record; None for a blank line. Raises ValueError (UnicodeDecodeError
-    included) for a line that is not a JSON object, RecursionError for absurdly deep nesting."""
-    if isinstance(line, bytes):
-        line = line.decode("utf-8")
-    if not line.strip():
-        return None
-    rec = json.loads(line)
-    if not isinstance(rec, dict):
-        raise ValueError("not an object")
-    return rec
-
-
-def logged_entries(rec: Mapping[str, Any]) -> list[dict]:
-    """The entry dicts an `entry` or `history` record carries (for `history`: the new or changed
-    ones); anything of the wrong shape is left out."""
-    t = rec.get("t")
-    if t == "entry":
-        e = rec.get("entry")
-        return [e] if isinstance(e, dict) else []
-    if t == "history":
-        changed = rec.get("changed")
-        return [e for e in changed.values() if isinstance(e, dict)] if isinstance(changed, dict) else []
-    return []
-
-
-def logged_event(rec: Mapping[str, Any]) -> dict | None:
-    """The event an `event` record carries, when it is an object."""
-    ev = rec.get("event") if rec.get("t") == "event" else None
-    return ev if isinstance(ev, dict) else None
-
-
-# Warning kinds, in the words of a one-line summary: (one, many).
-WARNING_KINDS = {
-    "line": ("unreadable line skipped", "unreadable lines skipped"),
-    "state": ("state part of the wrong type ignored", "state parts of the wrong type ignored"),
-    "history": ("entry named by a history record is missing", "entries named by history records are missing"),
-    "usage": ("impossible usage figure skipped", "impossible usage figures skipped"),
-    "meta": ("meta line missing", "meta lines missing"),
-}
-_OUTCOME = re.compile(r"; (skipped|ignored|left out)$")
-
-
-@dataclass
-class LoadedSession:
-    meta: dict
-    entries: list[Entry]             # the working history after the last whole line, repaired (see repair_history)
-    state: dict                      # the state: snapshots merged, changes applied (pipeline, cost, permissions, ...)
-    events: list[dict]               # those resume uses: all but the per-call tool, answer and turn-end ones (`read`)
-                                     # and, from format 2 on, the model calls the state already counts
-    warnings: list[str]
-    path: Path | None = None
-    skipped: int = 0                 # unreadable lines, and impossible usage figures (dropped)
-    latest: dict[str, Entry] = field(default_factory=dict, repr=False)  # uuid -> newest version, of the history
-    logged: list[Entry] = field(default_factory=list, repr=False)       # the working history as logged
-    kinds: list[str] = field(default_factory=list, repr=False)          # the kind of each warning
-    cut_tail: int = 0                # bytes of a cut-off last line (no newline, unreadable)
-    # The model calls logged after the last state line: a run killed mid-turn logged them, but its
-    # state (cost, API time) does not count them yet, so resume adds them.
-    calls_after_state: list[dict] = field(default_factory=list, repr=False)
-    # For the writer's checkpoint index (session_log.py): where the lines of the working history
-    # (`logged`) and the kept events are, the log's line count; None when the log cannot be indexed.
-    index: dict | None = field(default=None, repr=False)
-    bytes_read: int = field(default=0, repr=False)   # bytes of the file read to load it
-
-    @property
-    def session_id(self) -> str | None:
-        return self.meta.get("session_id") or (self.path.stem if self.path else None)
-
-    @property
-    def all_entries(self) -> list[Entry]:
-        """Every entry ever logged, once per uuid, in its first (original) form: read again from
-        the log on demand, so a resume holds only the live history."""
-        if self.path is None:
-            return list(self.latest.values())
-        replay = SessionReplay(archive=True)
-        replay.read(self.path)
-        return list(replay.first.values())
-
-    @property
-    def repaired(self) -> bool:
-        return len(self.entries) != len(self.logged) or any(a is not b for a, b in zip(self.entries, self.logged))
-
-    def summary(self) -> list[str]:
-        """One line per kind of warning, e.g. `3 unreadable lines skipped (first: line 7: not valid
-        JSON)`, and one per repair: enough for a user to know the log was damaged and what was
-        done about it, without a wall of text."""
-        by_kind: dict[str, list[str]] = {}
-        repairs = []
-        for kind, msg in zip(self.kinds, self.warnings):
-            if kind == "repair":
-                repairs.append(f"repaired: {msg}")
-            else:
-                by_kind.setdefault(kind, []).append(_OUTCOME.sub("", msg))
-        out = []
-        for kind, msgs in by_kind.items():
-            one, many = WARNING_KINDS.get(kind, ("problem", "problems"))
-            out.append(f"1 {one} ({msgs[0]})" if len(msgs) == 1 else f"{len(msgs)} {many} (first: {msgs[0]})")
-        return out + repairs
-
-
-def _is_count(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-# What each state part read at resume must look like; a part that does not is dropped (the
-# loader's users then fall back to their defaults for it) instead of crashing the resume.
-STATE_CHECKS: dict[str, tuple[str, Any]] = {
-    "pipeline": ("an object with an object 'layers' of objects",
-                 lambda v: isinstance(v, dict) and isinstance(v.get("layers", {}), dict)
-                 and all(isinstance(x, dict) for x in v.get("layers", {}).values())),
-    "cost": ("a cost book whose figures one session can reach",
-             lambda v: cost_state_problem(v) is None),
-    "permissions": ("an object with a list of tool names 'always'",
-                    lambda v: isinstance(v, dict) and isinstance(v.get("always", []), list)
-                    and all(isinstance(t, str) for t in v.get("always", []))),
-    "turns": ("a whole number", _is_count),
-    "notes": ("text", lambda v: isinstance(v, str)),
-}
-
-
-def _short(v: Any) -> str:
-    text = json.dumps(v, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class SessionReplay:
@@ -180,9 +53,7 @@ class SessionReplay:
         self._pos: dict[str, int] = {}            # uuid -> index in working
         self.latest: dict[str, Entry | Unread] = {}   # uuid -> newest version seen (format 2: of the history only)
         self.first: dict[str, Entry] = {}         # with `archive`: uuid -> first version seen, in that order
-        self.state: dict = {}
-        self.damaged: set[str] = set()            # state parts a change could not be applied to, until whole again
-        self.unchecked: dict[str, int] = {}       # part -> line of its latest change, not checked yet
+        self.state = ReplayedState(self._warn)   # the state records applied (replay_state.py)
         self._changes: list[tuple[bytes, int]] = []   # `read`: delta lines since the last whole copy
         self._late_calls: list[tuple[bytes, int]] = []   # `read`, format 2: model calls since the last state line
         self.calls_after_state: list[dict] = []
@@ -306,160 +177,48 @@ class SessionReplay:
                 self._event_at.append([at, size, n])   # one a whole line of would be kept
 
     def _make_index(self, resolved: list, lines: int) -> None:
-        """What the writer's next checkpoint index starts from: only for a format 2 log read
-        without a warning (but for a cut-off last line, cut away on resume), every entry of the
-        history found at a known line."""
+        """What the writer's next checkpoint index starts from (checkpoint_index.make_index): only
+        for a format 2 log read without a warning (but for a cut-off last line, cut away on resume)."""
         self.index = None
         if self.archive or not self.lets_go or not self.meta:
             return
         if self.warnings and not (self.cut_tail and len(self.warnings) == 1 and "cut off mid-way" in self.warnings[0]):
             return
-        entries = []
-        for e, where in resolved:
-            if e is None:
-                continue
-            if where is None:
-                return
-            entries.append([e.uuid, *where])
-        self.index = {"lines": lines, "entries": entries, "events": list(self._event_at),
-                      "history": self._history_at}
-
-    # -- the checkpoint index
-
-    def _pread(self, fd: int, size: int, off: int) -> bytes:
-        data = os.pread(fd, size, off)
-        self.bytes_read += len(data)
-        return data
-
-    def _line_at(self, fd: int, off: int, size: int) -> bytes:
-        """The whole line of `size` bytes (newline included) at `off`; ValueError if it is not one."""
-        if not (isinstance(off, int) and isinstance(size, int)) or off < 1 or size < 2:
-            raise ValueError("not a line")
-        data = self._pread(fd, size + 1, off - 1)
-        if len(data) != size + 1 or data[:1] != b"\n" or data[-1:] != b"\n":
-            raise ValueError("not a whole line")
-        return data[1:]
-
-    def _last_checkpoint(self, fd: int, size: int) -> tuple[int, bytes] | None:
-        """(offset, line) of the last whole `state` line that ends in a newline, scanning back
-        from the end in blocks; None when there is none near enough the end."""
-        pos, carry = size, b""
-        while pos > 0 and size - pos < BACK_LIMIT:
-            start = max(0, pos - BACK_BLOCK)
-            block = self._pread(fd, pos - start, start)
-            buf = block + carry
-            p = buf.rfind(CHECKPOINT_AT)
-            while p >= 0:
-                line_off = start + p + 1
-                if whole_state(buf[p + 1:p + 1 + 80]):
-                    line = self._read_line(fd, line_off, buf[p + 1:])
-                    if line is not None:
-                        return line_off, line
-                p = buf.rfind(CHECKPOINT_AT, 0, p)
-            carry = block[:128]
-            pos = start
-        return None
-
-    def _read_line(self, fd: int, off: int, have: bytes) -> bytes | None:
-        """The line at `off` (`have`: its first bytes, read already); None if it has no newline."""
-        end = have.find(b"\n")
-        if end >= 0:
-            return have[:end + 1]
-        parts, at = [have], off + len(have)
-        while True:
-            chunk = self._pread(fd, 1 << 16, at)
-            if not chunk:
-                return None
-            end = chunk.find(b"\n")
-            if end >= 0:
-                parts.append(chunk[:end + 1])
-                return b"".join(parts)
-            parts.append(chunk)
-            at += len(chunk)
+        self.index = make_index(resolved, lines, self._event_at, self._history_at)
 
     def _from_index(self, fd: int) -> tuple[int, int] | None:
-        """Read what the last checkpoint's index names; (offset, line number before it) to read
-        on from, or None (nothing indexed, or something did not check out: read it all)."""
-        size = os.fstat(fd).st_size
-        head = self._pread(fd, 1 << 12, 0)
-        if not head.startswith(b'{"t":"meta",') or (meta_line := self._read_line(fd, 0, head)) is None:
+        """Apply what the last checkpoint's index names (checkpoint_index.py); (offset, line number
+        before it) to read on from, or None (nothing indexed, or something did not check out: read
+        it all)."""
+        log = IndexedLog(fd)
+        try:
+            meta = log.meta()
+            if meta is None:
+                return None
+            self.feed(meta, 1)
+            self.lines = 1
+            tail = log.tail() if self.lets_go else None
+        finally:
+            self.bytes_read += log.bytes_read
+            self.via_index = self.via_index or log.found
+        if tail is None:
             return None
-        meta = decode_line(meta_line[:-1])
-        if not isinstance(meta, dict) or meta.get("t") != "meta":
-            return None
-        self.feed(meta, 1)
-        self.lines = 1
-        if not self.lets_go:
-            return None
-        found = self._last_checkpoint(fd, size)
-        if found is None:
-            return None
-        at, raw = found
-        index = json.loads(raw).get("index")
-        if not isinstance(index, dict):
-            return None
-        self.via_index = True
-        lineno = index["line"]
-        if not isinstance(lineno, int) or lineno < 2:
-            return None
-        lines: dict[int, tuple[bytes, dict]] = {}
-
-        def record(off: int, length: int, keep: bool = True) -> tuple[bytes, dict]:
-            """The line at `off` and its record (`keep`: for the entries sharing a history line)."""
-            if off not in lines:
-                if not (isinstance(off, int) and isinstance(length, int) and 0 < off and off + length <= at):
-                    raise ValueError("not a line before the checkpoint")
-                line = self._line_at(fd, off, length)
-                rec = decode_compaction_line(line) or decode_line(line[:-1])
-                if not isinstance(rec, dict):
-                    raise ValueError("blank")
-                if not keep:
-                    return line, rec
-                lines[off] = (line, rec)
-            line, rec = lines[off]
-            if len(line) != length:
-                raise ValueError("not that line")
-            return lines[off]
-
         working: list[Entry | Unread] = []
-        for u, off, length, n in index["entries"]:
-            line, rec = record(off, length)
-            if entry_uuid(line) == u and rec.get("t") == "entry":
-                d = rec.get("entry")
-            elif line.startswith(HISTORY_HEAD) and rec.get("t") == "history" and isinstance(rec.get("changed"), dict):
-                d = rec["changed"].get(u)
-            else:
+        for e, where in tail.entries:
+            if e.uuid in self._pos:
                 return None
-            if not isinstance(d, Mapping) or d.get("uuid") != u or u in self._pos:
-                return None
-            if d.get("usage") is not None and usage_problem(d["usage"]) is not None:
-                return None
-            e = self._entry(d, n)
-            self._eager[id(e)] = (e, [off, length, n])
-            self._pos[u] = len(working)
+            self._eager[id(e)] = (e, where)
+            self._pos[e.uuid] = len(working)
             working.append(e)
-        history = index.get("history")
-        if history is not None:
-            line, rec = record(history[0], history[1])
-            if rec.get("t") != "history" or not line.startswith(HISTORY_HEAD):
-                return None
-            self._history_at = list(history)
+        if tail.history is not None:
+            self._history_at = tail.history
         self.working = working
         self.latest = {e.uuid: e for e in working}
-        lines.clear()
-        for off, length, n in index["events"]:
-            line, rec = record(off, length, keep=False)
-            kind = event_type(line)
-            if rec.get("t") != "event" or not line.startswith(EVENT_HEAD) or kind in UNREAD_EVENTS \
-                    or kind == b"model_call" or not isinstance(rec.get("event"), Mapping):
-                return None
-            usage = rec["event"].get("usage")
-            if usage is not None and usage_problem(usage) is not None:
-                return None
-            self.feed(rec, n, line)
-            self._event_at.append([off, length, n])
-        self.lines = lineno - 1
-        return at, lineno - 1
+        for rec, line, where in tail.events:
+            self.feed(rec, where[2], line)
+            self._event_at.append(where)
+        self.lines = tail.lines
+        return tail.at, tail.lines
 
     def _put_off(self, raw: bytes, n: int, at: int = -1) -> bool:
         """Keep the line for later (or pass it over) when its first bytes say it may never be
@@ -609,15 +368,11 @@ class SessionReplay:
                 self._changes.clear()
             else:
                 self._apply_changes()
-            parts = self._checked_state(rec, n)
-            self.state.update(parts)
-            self.damaged.difference_update(parts)
-            for k in parts:
-                self.unchecked.pop(k, None)
+            self.state.whole(rec, n)
         elif t == "delta":
             self.calls_after_state.clear()
             self._apply_changes()
-            self._delta(rec, n)
+            self.state.delta(rec, n)
         elif t == "event":
             ev = rec.get("event")
             ev = dict(ev) if isinstance(ev, Mapping) else {"value": ev}
@@ -673,56 +428,6 @@ class SessionReplay:
         if self.lets_go:
             self.latest = {x.uuid: x for x in found}
 
-    def _delta(self, rec: Mapping[str, Any], n: int) -> None:
-        """A delta record: its operations, in order (state_delta.py). A part one of them cannot be
-        applied to, or that is of the wrong type after them, is dropped with a warning and takes
-        no further change until a later record writes it whole."""
-        ops = rec.get("ops")
-        if not isinstance(ops, list):
-            raise ValueError("'ops' is not a list")
-        touched: set[str] = set()
-        for op in ops:
-            part = op[1][0] if isinstance(op, list) and len(op) > 1 and isinstance(op[1], list) and op[1] else None
-            whole = isinstance(part, str) and op[0] == "set" and len(op[1]) == 1
-            if whole:
-                self.damaged.discard(part)
-            elif part in self.damaged:
-                continue
-            try:
-                touched.add(apply_op(self.state, op))
-            except ValueError as e:
-                if not isinstance(part, str):
-                    self._warn(f"line {n}: a state change {_short(op)} is not readable ({e}); ignored", "state")
-                    continue
-                self.damaged.add(part)
-                self.state.pop(part, None)
-                self._warn(f"line {n}: a change to state {part!r} does not apply ({e}); ignored until the part "
-                           "is saved whole again", "state")
-        self.unchecked.update(dict.fromkeys(touched, n))
-
-    def _check_changed(self) -> None:
-        """The parts changes were applied to, checked once they are all in (not after each line:
-        a cost book is checked in full). One of the wrong type is dropped, as a snapshot would be."""
-        for k, n in self.unchecked.items():
-            if k in self.state and k not in self._checked_state({k: self.state[k]}, n):
-                self.state.pop(k)
-                self.damaged.add(k)
-        self.unchecked.clear()
-
-    def _checked_state(self, rec: Mapping[str, Any], n: int) -> dict:
-        """The record's state parts, less those of the wrong type (each one a warning)."""
-        out = {}
-        for k, v in rec.items():
-            if k in ("t", "at", "all", "index"):
-                continue
-            check = STATE_CHECKS.get(k)
-            if check is not None and not check[1](v):
-                why = cost_state_problem(v) if k == "cost" else None
-                self._warn(f"line {n}: state {k!r} must be {check[0]}, got {why or _short(v)}; ignored", "state")
-                continue
-            out[k] = v
-        return out
-
     def history(self) -> list[Entry]:
         """The working history's entries: all of it, but while `read` runs (what it put off)."""
         return [e for e in self.working if isinstance(e, Entry)]
@@ -730,7 +435,7 @@ class SessionReplay:
     def result(self, path: Path | None = None, *, repair: bool = True) -> LoadedSession:
         """What was read; with `repair`, `entries` is the working history made valid to send
         (`repair_history`), each repair a warning."""
-        self._check_changed()
+        self.state.check()
         working = self.history()
         warnings, kinds = list(self.warnings), list(self.kinds)
         entries = working
@@ -738,12 +443,20 @@ class SessionReplay:
             entries, notes = repair_history(working)
             warnings += notes
             kinds += ["repair"] * len(notes)
-        return LoadedSession(meta=dict(self.meta), entries=entries, state=dict(self.state), events=list(self.events),
-                             warnings=warnings, path=path, skipped=self.skipped,
+        return LoadedSession(meta=dict(self.meta), entries=entries, state=dict(self.state.parts),
+                             events=list(self.events), warnings=warnings, path=path, skipped=self.skipped,
                              latest={u: e for u, e in self.latest.items() if isinstance(e, Entry)},
                              logged=working, kinds=kinds, cut_tail=self.cut_tail,
                              calls_after_state=list(self.calls_after_state), index=self.index,
-                             bytes_read=self.bytes_read)
+                             bytes_read=self.bytes_read, reread=first_versions)
+
+
+def first_versions(path: Path) -> list[Entry]:
+    """Every entry a log ever held, once per uuid, in its first (original) form
+    (`LoadedSession.all_entries`)."""
+    replay = SessionReplay(archive=True)
+    replay.read(path)
+    return list(replay.first.values())
 
 
 def load_session(path: Path, *, repair: bool = True) -> LoadedSession:
@@ -757,48 +470,3 @@ def load_session(path: Path, *, repair: bool = True) -> LoadedSession:
         replay.kinds.insert(0, "meta")
     return replay.result(path, repair=repair)
 
-
-# ---------------------------------------------------------------- head
-
-@dataclass(frozen=True)
-class SessionHead:
-    meta: dict                 # the meta record ({} when missing); a `config` that is not a table is dropped
-    title: str | None          # the first user prompt, shortened
-
-
-def parse_head(head: bytes) -> SessionHead:
-    """Meta and first user text from the first bytes of a log, without reading it all (a line cut
-    off at the end of `head` is just not read)."""
-    meta: dict = {}
-    title = None
-    for raw in head.split(b"\n")[:HEAD_LINES]:
-        try:
-            rec = decode_line(raw)
-        except (ValueError, RecursionError):
-            continue
-        if rec is None:
-            continue
-        if rec.get("t") == "meta" and not meta:
-            meta = rec
-        elif rec.get("t") == "entry" and title is None:
-            title = _title(rec)
-        if meta and title:
-            break
-    if meta and not isinstance(meta.get("config", {}), dict):
-        meta = {k: v for k, v in meta.items() if k != "config"}    # a damaged log must not break the thresholds
-    return SessionHead(meta, title)
-
-
-def _title(rec: dict) -> str | None:
-    """The first user text of an entry record, shortened; None when it has none (or is odd)."""
-    try:
-        e = rec.get("entry") or {}
-        msg = e.get("message") or {}
-        if msg.get("role") != "user" or e.get("kind", "message") != "message":
-            return None
-        content = msg.get("content")
-        text = content if isinstance(content, str) else " ".join(
-            str(b.get("text", "")) for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
-    except (AttributeError, TypeError):
-        return None
-    return " ".join(text.split())[:80] or None

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from agent_core.logs import LogFollower
 from agent_core.logs.claude_code import is_compact_summary, parse_timestamp
 from agent_core.logs.reader import looks_whole, sniff_format
-from agent_core.sessions.session_reader import logged_entries
+from agent_core.sessions.log_records import logged_entries
 
 TEXT_CHARS = 200          # an item's text is cut to this many characters (one line in the feed)
 # Tool inputs that say best what a call does, in order of preference.
