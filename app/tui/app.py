@@ -7,23 +7,22 @@ the agent's own state, on their way to the panes in figures.py. It holds the age
 Its parts, each given what it needs (none calls back into the app's private methods):
 `MainWidgets` finds the main screen's widgets, `SideColumn` holds what waits for the side panes,
 `Figures` hands the context and cost figures down, `EventView` shows the loop's events,
-`SlashCommands` runs the slash commands, `EscGuard` decides whether an Esc cancels the turn.
+`SlashCommands` runs the slash commands, `EscGuard` decides whether an Esc cancels the turn and
+`ScreenCover` follows the modals and the maximized pane over the main screen (focus, Esc).
 Slash commands, the command palette and key bindings all end in the same `run_slash`.
 """
 from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import AsyncIterator, Awaitable, Callable, ClassVar
+from typing import AsyncIterator, Awaitable, Callable
 
 from textual import events, on, work
-from textual.app import App, ComposeResult, CSSPathType
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.reactive import reactive
-from textual.screen import Screen
-from textual.widget import Widget
 from textual.widgets import TextArea
 
 from agent_core import events as ev
@@ -38,6 +37,7 @@ from app.tui.esc_guard import EscGuard
 from app.tui.event_view import EventView
 from app.tui.figures import Figures
 from app.tui.main_widgets import MainWidgets
+from app.tui.screen_cover import ScreenCover
 from app.tui.screens.inspector import InspectorScreen
 from app.tui.side_column import SideColumn
 from app.tui.slash_commands import SlashCommands
@@ -72,7 +72,7 @@ class CtxApp(App[int]):
     """ctxtui's screen. `agent` is what the TUI uses of the Agent (agent_port.AgentHandle)."""
 
     TITLE = "ctxtui"
-    CSS_PATH: ClassVar[CSSPathType | None] = list(stylesheets(*CSS_FILES))
+    CSS_PATH = stylesheets(*CSS_FILES)
     COMMANDS = App.COMMANDS | {commands.SlashCommandProvider}
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel turn", id="app.cancel"),
@@ -119,10 +119,10 @@ class CtxApp(App[int]):
         self.clock = clock
         self.theme_name = theme
         self._user_keymap = dict(keymap or {})
-        self._focus_before_max: Widget | None = None
         self._signals = StopSignals(self._stop_signal)
         self.esc = EscGuard()
         self.widgets = MainWidgets(self)
+        self.cover = ScreenCover(self, self.widgets, self.esc)
         self.side = SideColumn()
         self.figures = Figures(self, self.widgets, self.side, lambda: self.agent, clock)
         self.event_view = EventView(self, self.widgets, self.side, self.figures, clock)
@@ -184,8 +184,7 @@ class CtxApp(App[int]):
             self.set_keymap(self._user_keymap)
         await self.show_agent(resumed=bool(self.agent.entries))
         self.prompt_input.focus()
-        self.watch(self.screen, "maximized", self._maximized_changed, init=False)
-        self.screen_change_signal.subscribe(self, self._screen_changed)
+        self.cover.watch()
         self.set_interval(1.0, self.figures.tick, name="next request")
         if self.lazy_side:
             self.call_after_refresh(SideColumn.mount, self, self.clock)
@@ -222,32 +221,7 @@ class CtxApp(App[int]):
         self.agent.cancel()
         self.exit(128 + sig, return_code=128 + sig)
 
-    # ----- the screen coming back, and Esc ---------------------------------------------------------
-    def _maximized_changed(self, maximized: Widget | None) -> None:
-        """Maximizing a pane (/cost) hides the prompt and Textual moves the focus to the next
-        visible widget; when the pane is restored the prompt gets it back, or typing goes nowhere
-        (unless the user had focused something else before)."""
-        if maximized is not None:
-            self._focus_before_max = self.screen.focused
-            # Textual gave the focus to the hidden conversation: typing went nowhere and Enter
-            # opened a tool block nobody saw. Nothing has it while the pane fills the screen.
-            self.screen.set_focus(None)
-            return
-        self._restored()
-        if self._focus_before_max in (None, self.prompt_input):
-            self.prompt_input.focus()
-
-    def _screen_changed(self, screen: Screen[object]) -> None:
-        """A modal closed (the main screen is back): an Esc pressed on it must not cancel the turn."""
-        if screen is self.screen_stack[0]:
-            self._restored()
-
-    def _restored(self) -> None:
-        """The main screen is back: Escs pressed until it is drawn, and a moment after, closed what
-        was in front of it (on a loaded machine the redraw takes seconds)."""
-        self.esc.covered_until_drawn()
-        self.call_after_refresh(self.esc.drawn)
-
+    # ----- Esc, and the side panes ----------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and any(
                 b.action == "cancel_turn" for b in self._bindings.key_to_bindings.get(event.key, ())):
@@ -265,22 +239,8 @@ class CtxApp(App[int]):
             self.agent.cancel()
 
     def action_toggle_sidebar(self) -> None:
-        """Show or hide the side panes whatever the width (the width's choice is the default).
-        Hiding them while one has focus gives the focus to the prompt: left to Textual it went to
-        the conversation, so what was typed next was lost and Enter opened a tool block."""
-        if not self.side.ready:    # pressed in the first frame
-            self.side.later(self.action_toggle_sidebar)
-            return
-        main = self.screen_stack[0]
-        if main.maximized is not None:     # /cost fills the screen: F2 puts it back, and the prompt gets the focus
-            main.minimize()
-        side = main.query_one("#side")
-        shown = side.display
-        focused = main.focused
-        main.set_class(not shown, "-side-shown")
-        main.set_class(shown, "-side-hidden")
-        if shown and focused is not None and side in focused.ancestors_with_self:
-            self.prompt_input.focus()
+        """F2: the side panes shown or hidden (once mounted, when pressed in the first frame)."""
+        self.side.later(lambda: SideColumn.toggle(self.screen_stack[0], self.prompt_input))
 
     # ----- the agent ---------------------------------------------------------------------------------
     async def show_agent(self, resumed: bool) -> None:

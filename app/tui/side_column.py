@@ -7,7 +7,8 @@ from typing import Any, Callable
 
 from textual.app import App
 from textual.css.query import NoMatches
-from textual.widget import MountError
+from textual.screen import Screen
+from textual.widget import MountError, Widget
 
 from app.tui.widgets.side_panes import SidePanes
 
@@ -42,3 +43,18 @@ class SideColumn:
                 await row.mount(SidePanes(clock=clock, id="side"))
         except (IndexError, NoMatches, MountError):   # closing: the screen or the row is gone
             return
+
+    @staticmethod
+    def toggle(main: Screen[Any], prompt: Widget) -> None:
+        """Show or hide the side panes whatever the width (the width's choice is the default).
+        Hiding them while one has focus gives the focus to the prompt: left to Textual it went to
+        the conversation, so what was typed next was lost and Enter opened a tool block."""
+        if main.maximized is not None:     # /cost fills the screen: F2 puts it back, and the prompt gets the focus
+            main.minimize()
+        side = main.query_one("#side")
+        shown = side.display
+        focused = main.focused
+        main.set_class(not shown, "-side-shown")
+        main.set_class(shown, "-side-hidden")
+        if shown and focused is not None and side in focused.ancestors_with_self:
+            prompt.focus()
