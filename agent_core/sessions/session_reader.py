@@ -25,6 +25,7 @@ from agent_core.sessions.logged_entry import entry_problem
 from agent_core.sessions.logged_parts import LoggedParts, decode_compaction_line
 from agent_core.sessions.repair import repair_history
 from agent_core.sessions.replay_state import ReplayedState
+from agent_core.sessions.working_history import WorkingHistory
 
 READ_BUFFER = 1 << 18    # bytes read at a time: a long log reads several times faster than with 8 KiB
 
@@ -36,7 +37,7 @@ class SessionReplay:
     What it holds is the live history, not the log: from format 2 on (the meta line's `v`) a
     history record names only entries of the history before it or entries it carries, so the
     entries that left the history are let go. An older log may name any entry it ever logged:
-    all are kept. `archive`: also keep each entry's first version (`first`)."""
+    all are kept. `archive`: also keep each entry's first version (`hist.first`)."""
 
     use_index = True     # `read` starts from the last checkpoint's index when the log has one
 
@@ -47,12 +48,9 @@ class SessionReplay:
     def _reset(self) -> None:
         """Nothing read yet (`read` drops what a checkpoint index gave that did not check out)."""
         self.meta: dict = {}
-        # The working history and the newest version of each entry. An `Unread` stands for an entry
-        # `read` put off; it resolves them all before it returns (`history()`: the entries).
-        self.working: list[Entry | Unread] = []
-        self._pos: dict[str, int] = {}            # uuid -> index in working
-        self.latest: dict[str, Entry | Unread] = {}   # uuid -> newest version seen (format 2: of the history only)
-        self.first: dict[str, Entry] = {}         # with `archive`: uuid -> first version seen, in that order
+        # The working history (working_history.py). It holds an `Unread` for each entry `read` put
+        # off; `read` resolves them all before it returns (`history()`: the entries).
+        self.hist = WorkingHistory(self.archive)
         self.state = ReplayedState(self._warn)   # the state records applied (replay_state.py)
         self._changes: list[tuple[bytes, int]] = []   # `read`: delta lines since the last whole copy
         self._late_calls: list[tuple[bytes, int]] = []   # `read`, format 2: model calls since the last state line
@@ -106,10 +104,10 @@ class SessionReplay:
             self._warn(f"line {n}: unreadable {rec.get('t', '?')!r} record ({type(e).__name__}: {str(e)[:200]}); "
                        "skipped")
 
-    def _remember(self, e: Entry) -> None:
-        self.latest[e.uuid] = e
-        if self.archive:
-            self.first.setdefault(e.uuid, e)
+    @property
+    def working(self) -> list[Entry | Unread]:
+        """The working history, as fed so far."""
+        return self.hist.working
 
     @property
     def lets_go(self) -> bool:
@@ -157,10 +155,8 @@ class SessionReplay:
         for raw, n in self._late_calls:         # the calls the state does not count yet
             self.feed_line(raw[:-1], n)
         self._late_calls.clear()
-        resolved = [self._read_entry(x) for x in self.working]
-        self.working = [e for e, _ in resolved if e is not None]
-        self._pos = {e.uuid: i for i, e in enumerate(self.working)}
-        self.latest = {e.uuid: e for e in self.working}
+        resolved = [self._read_entry(x) for x in self.hist.working]
+        self.hist.now([e for e, _ in resolved if e is not None], let_go=True)
         self._make_index(resolved, n - (1 if self.cut_tail else 0))
 
     def _feed_at(self, raw: bytes, n: int, at: int, size: int, last: bool = False) -> None:
@@ -203,17 +199,13 @@ class SessionReplay:
             self.via_index = self.via_index or log.found
         if tail is None:
             return None
-        working: list[Entry | Unread] = []
+        if any(e.uuid in self.hist.pos for e, _ in tail.entries):
+            return None
         for e, where in tail.entries:
-            if e.uuid in self._pos:
-                return None
             self._eager[id(e)] = (e, where)
-            self._pos[e.uuid] = len(working)
-            working.append(e)
         if tail.history is not None:
             self._history_at = tail.history
-        self.working = working
-        self.latest = {e.uuid: e for e in working}
+        self.hist.now([e for e, _ in tail.entries], let_go=True)
         for rec, line, where in tail.events:
             self.feed(rec, where[2], line)
             self._event_at.append(where)
@@ -239,14 +231,11 @@ class SessionReplay:
             self._late_calls.clear()
             return True
         elif (u := entry_uuid(raw)) is not None:
-            i = self._pos.get(u)
-            if i is None:
-                self._pos[u] = len(self.working)
-                self.working.append(Unread(u, LoggedLine(raw, n, off=at)))
-            else:
-                self.working[i] = Unread(u, LoggedLine(raw, n, off=at), self.working[i])
-            self.latest[u] = self.working[self._pos[u]]
-        elif (uuids := history_uuids(raw)) is not None and any(u in self.latest for u in uuids):
+            i = self.hist.pos.get(u)
+            x = Unread(u, LoggedLine(raw, n, off=at), None if i is None else self.hist.working[i])
+            self.hist.put(x)
+            self.hist.latest[u] = x
+        elif (uuids := history_uuids(raw)) is not None and any(u in self.hist.latest for u in uuids):
             self._history_late(raw, n, uuids, at)
         else:
             return False
@@ -261,7 +250,7 @@ class SessionReplay:
         found: list[Entry | Unread] = []
         self._history_at = [at, len(raw), n] if at >= 0 else None
         for u in uuids:
-            prev = self.latest.get(u)
+            prev = self.hist.latest.get(u)
             if u in carries:
                 if isinstance(prev, Unread) and prev.in_history:
                     prev = prev.prev        # at most one history line kept per entry
@@ -270,12 +259,7 @@ class SessionReplay:
                 found.append(prev)
             else:
                 self._warn(f"history record names entry {u[:40]} that the log does not hold; left out", "history")
-        self.working = found
-        self._pos = {e.uuid: i for i, e in enumerate(found)}
-        if self.lets_go:
-            self.latest = {e.uuid: e for e in found}
-        else:
-            self.latest.update((e.uuid, e) for e in found)
+        self.hist.now(found, self.lets_go)
 
     def _read_entry(self, x: "Entry | Unread | None") -> tuple[Entry | None, list | None]:
         """An entry put off by `read`, read now (an unreadable one: the version it replaced), and
@@ -351,15 +335,10 @@ class SessionReplay:
             self.meta = {k: v for k, v in rec.items() if k != "t"}
         elif t == "entry":
             e = self._entry(rec.get("entry"), n)
-            self._remember(e)
+            self.hist.remember(e)
             if self._at is not None:
                 self._eager[id(e)] = (e, list(self._at))
-            i = self._pos.get(e.uuid)
-            if i is None:
-                self._pos[e.uuid] = len(self.working)
-                self.working.append(e)
-            else:
-                self.working[i] = e
+            self.hist.put(e)
         elif t == "history":
             self._history(rec, n)
         elif t == "state":
@@ -410,27 +389,24 @@ class SessionReplay:
                 continue
             new[u] = e
         for e in new.values():
-            self._remember(e)
+            self.hist.remember(e)
             if self._at is not None:
                 self._eager[id(e)] = (e, list(self._at))
         if bad is not None:
             raise ValueError(bad)
-        found = [x for u in uuids if (x := new.get(u) or self.latest.get(u)) is not None]
+        found = [x for u in uuids if (x := new.get(u) or self.hist.latest.get(u)) is not None]
         if uuids and not found:
             raise ValueError(f"it names {len(uuids)} entr{'y' if len(uuids) == 1 else 'ies'}, none of which "
                              "the log holds")
         for u in uuids:
-            if u not in new and u not in self.latest:
+            if u not in new and u not in self.hist.latest:
                 self._warn(f"history record names entry {u[:40]} that the log does not hold; left out", "history")
-        self.working = found
-        self._pos = {x.uuid: i for i, x in enumerate(found)}
+        self.hist.now(found, self.lets_go)
         self._history_at = list(self._at) if self._at is not None else None
-        if self.lets_go:
-            self.latest = {x.uuid: x for x in found}
 
     def history(self) -> list[Entry]:
         """The working history's entries: all of it, but while `read` runs (what it put off)."""
-        return [e for e in self.working if isinstance(e, Entry)]
+        return self.hist.entries()
 
     def result(self, path: Path | None = None, *, repair: bool = True) -> LoadedSession:
         """What was read; with `repair`, `entries` is the working history made valid to send
@@ -445,7 +421,7 @@ class SessionReplay:
             kinds += ["repair"] * len(notes)
         return LoadedSession(meta=dict(self.meta), entries=entries, state=dict(self.state.parts),
                              events=list(self.events), warnings=warnings, path=path, skipped=self.skipped,
-                             latest={u: e for u, e in self.latest.items() if isinstance(e, Entry)},
+                             latest={u: e for u, e in self.hist.latest.items() if isinstance(e, Entry)},
                              logged=working, kinds=kinds, cut_tail=self.cut_tail,
                              calls_after_state=list(self.calls_after_state), index=self.index,
                              bytes_read=self.bytes_read, reread=first_versions)
@@ -456,7 +432,7 @@ def first_versions(path: Path) -> list[Entry]:
     (`LoadedSession.all_entries`)."""
     replay = SessionReplay(archive=True)
     replay.read(path)
-    return list(replay.first.values())
+    return list(replay.hist.first.values())
 
 
 def load_session(path: Path, *, repair: bool = True) -> LoadedSession:
