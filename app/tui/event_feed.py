@@ -1,8 +1,8 @@
 """The loop's events as they become ready, so the app can take those already there without waiting.
 
-The app shows events in batches (app.py `_drive`): after each event it asks for the next one with
-a time limit. Asked of the loop's async iterator directly, that is a task and a timer per event
-(about 20 µs of CPU each, 200 events a demo turn). Here one task pumps the iterator into a queue
+The app shows events in batches (event_view.py `EventView.show`): after each event it asks for the
+next one with a time limit. Asked of the loop's async iterator directly, that is a task and a timer
+per event (about 20 µs of CPU each, 200 events a demo turn). Here one task pumps the iterator into a queue
 for the whole turn; an event already queued is taken at once, and only an empty queue is waited on."""
 from __future__ import annotations
 

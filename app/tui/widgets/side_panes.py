@@ -1,5 +1,5 @@
 """The side column: context, cost and the compaction timeline. The app mounts it just after the
-first frame (`CtxApp._mount_side`), as `textual.lazy.Lazy` would: its two tables are most of
+first frame (`SideColumn.mount`), as `textual.lazy.Lazy` would: its two tables are most of
 that frame's styling work, and the conversation and the prompt are what a user looks at first.
 (Lazy itself is not used: it mounts even when the app is closing, so quitting in the first frame
 ended in a MountError.) The column says when it is there (`Ready`); the app then hands it what
