@@ -134,7 +134,7 @@ def run_tui(args: argparse.Namespace) -> int:
     try:
         if settle_trust(args) == "quit":
             return 0
-        app = build_app(args, resume=getattr(args, "resume", None), continue_=bool(getattr(args, "continue_", False)),
+        app = build_app(args, resume=args.resume, continue_=bool(args.continue_),
                         paced=True, settle_heap=True, lazy_side=True)
     except ConfigError as e:
         print(f"ctxtui: {visible(str(e))}", file=sys.stderr)     # a folder's name can be in it
