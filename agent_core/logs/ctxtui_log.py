@@ -1,7 +1,7 @@
 """ctxtui's own session logs (`<state>/sessions/<id>.jsonl`) -> usage and compaction records.
 
-The format is read with agent_core/sessions/session_reader.py (its one reader); this module only
-says which records carry usage or a compaction.
+The format is read by agent_core/sessions/ (session_reader.py, and log_records.py for the records
+read here); this module only says which records carry usage or a compaction.
 
 Lines are `{"t": kind, ...}`:
 - `meta`: session id and model;

@@ -4,7 +4,7 @@ Three kinds of file are shown (`agent_core.logs.discover.list_logs` finds them):
 logs, ctxtui compaction transcripts (whole entries, one per line) and Claude Code logs (read,
 never written). Each line becomes one `Record` with a kind the viewer can filter on and a flag
 for compaction boundaries; what a record of each format means comes from that format's reader
-(`agent_core.sessions.session_reader`, `agent_core.logs.claude_code`).
+(`agent_core.sessions.log_records`, `agent_core.logs.claude_code`).
 """
 from __future__ import annotations
 
