@@ -2,48 +2,31 @@
 everything it started ends with it: a timeout or a cancellation kills the group, and when the
 command itself ends, what it left running in the background is hung up (SIGHUP, as when a terminal
 closes; `nohup` and `setsid` keep a process on purpose). Groups still running when ctxtui exits
-are killed. Output is stream-capped: however much a command prints, only the head and tail
-(ctx.output_cap chars) are ever held in memory, and the spill file that keeps the rest is capped
-too (MAX_SPILL_BYTES a call, MAX_SPILL_FOLDER_BYTES for the folder, oldest files go first).
+are killed. (How and when: agent_core/tools/process_groups.py.) Output is stream-capped: however
+much a command prints, only the head and tail (ctx.output_cap chars) are ever held in memory,
+and the spill file that keeps the rest is capped too (MAX_SPILL_BYTES a call,
+MAX_SPILL_FOLDER_BYTES for the folder, oldest files go first).
 With the OS sandbox on (ctx.os_sandbox, agent_core/os_sandbox) the same shell runs inside
 bubblewrap; its PID namespace ends with the command, so there nothing outlives it, `nohup` included."""
 from __future__ import annotations
 
 import asyncio
-import atexit
 import codecs
 import os
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from compaction.scrub import registered, scrub
 
+from agent_core.tools import process_groups
 from agent_core.tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 DRAIN_GRACE_S = 0.25      # after bash exits, how long to wait for a background job to release the pipe
 KILL_WAIT_S = 5.0         # after SIGKILL, how long to wait for the exit to be reported
 MAX_SPILL_BYTES = 32 << 20          # one call's saved output: past this the rest is counted, not kept
 MAX_SPILL_FOLDER_BYTES = 256 << 20  # every spill file of a session folder: the oldest are deleted first
-
-HANG_UP_DELAY_S = 0.5     # after the command ends: time for `nohup` to start ignoring the hang-up
-
-_running_groups: set[int] = set()   # process groups of bash calls not yet ended
-_hang_ups_due: set[int] = set()     # groups of ended calls, to be hung up in HANG_UP_DELAY_S
-
-
-def _end_running_groups() -> None:
-    """At exit: kill what a bash call still runs (a cancelled turn ends its own group first) and
-    hang up what ended calls left behind."""
-    for pgid in list(_running_groups):
-        _kill_group(pgid)
-    for pgid in list(_hang_ups_due):
-        _hang_up_group(pgid)
-    _running_groups.clear()
-
-
-atexit.register(_end_running_groups)
 
 
 class CappedText:
@@ -119,7 +102,8 @@ class _Spill:
 
     def __init__(self, folder: Path, cap: int | None = None) -> None:
         self.folder = Path(folder)
-        self._f = None
+        self._f: BinaryIO | None = None
+        self.path: Path | None = None
         self._held = b""
         self.failed = False
         self.cap = MAX_SPILL_BYTES if cap is None else cap
@@ -162,7 +146,7 @@ class _Spill:
         return out[:cut]
 
     def finish(self, keep: bool) -> Path | None:
-        if self._f is None:
+        if self._f is None or self.path is None:
             return None
         try:
             if self._held and not self.failed:
@@ -200,37 +184,7 @@ def _prune_folder(folder: Path, keep: Path, budget: int | None = None) -> None:
             pass
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)     # start_new_session: the group id is bash's pid
-    except (ProcessLookupError, PermissionError):
-        pass
-    _running_groups.discard(pid)
-
-
-def _hang_up_group(pid: int) -> None:
-    """The command has ended: hang up what it left in its group, as a closing terminal does
-    (SIGHUP, then SIGCONT so a stopped job sees it). A process that ignores SIGHUP (`nohup`)
-    or left the group (`setsid`) was kept on purpose and lives on."""
-    for sig in (signal.SIGHUP, signal.SIGCONT):
-        try:
-            os.killpg(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-    _running_groups.discard(pid)
-    _hang_ups_due.discard(pid)
-
-
-def _hang_up_later(pid: int) -> None:
-    _running_groups.discard(pid)
-    _hang_ups_due.add(pid)
-    try:
-        asyncio.get_running_loop().call_later(HANG_UP_DELAY_S, _hang_up_group, pid)
-    except RuntimeError:
-        _hang_up_group(pid)
-
-
-async def _end_spawned(spawn: asyncio.Future) -> None:
+async def _end_spawned(spawn: asyncio.Future[tuple[asyncio.SubprocessTransport, _Collector]]) -> None:
     """A cancel that lands while the shell is still being started (its commands may already run):
     let the start finish, even through more cancels, then kill the whole group. asyncio's own
     clean-up of a cancelled start kills bash alone, and the rest of the group would run on."""
@@ -244,7 +198,7 @@ async def _end_spawned(spawn: asyncio.Future) -> None:
     if spawn.cancelled() or spawn.exception() is not None:
         return
     transport, _ = spawn.result()
-    _kill_group(transport.get_pid())
+    process_groups.kill(transport.get_pid())    # start_new_session: the group id is bash's pid
     transport.close()
 
 
@@ -285,7 +239,7 @@ class BashTool(Tool):
         argv, env = ["/bin/bash", "-c", command], ctx.bash_env()
         sandbox = ctx.os_sandbox
         confined = sandbox is not None and sandbox.confines
-        if confined:
+        if sandbox is not None and confined:
             argv, env = sandbox.wrap(argv, env)
         spawn = asyncio.ensure_future(loop.subprocess_exec(
             lambda: _Collector(ctx.output_cap, loop, ctx.spill_dir), *argv,
@@ -299,36 +253,37 @@ class BashTool(Tool):
             await _end_spawned(spawn)
             raise
         pid = transport.get_pid()
-        _running_groups.add(pid)
+        process_groups.started(pid)
         timed_out = held_open = False
         try:
             try:
                 await asyncio.wait_for(asyncio.shield(proto.exited), timeout)
             except asyncio.TimeoutError:
                 timed_out = True
-                _kill_group(pid)
+                process_groups.kill(pid)
                 await asyncio.wait_for(asyncio.shield(proto.exited), KILL_WAIT_S)
             try:
                 await asyncio.wait_for(asyncio.shield(proto.closed), DRAIN_GRACE_S)
             except asyncio.TimeoutError:
                 held_open = True
         except asyncio.CancelledError:
-            _kill_group(pid)
+            process_groups.kill(pid)
             if proto.spill is not None:
                 proto.spill.finish(keep=False)
             raise
         finally:
             transport.close()
-        _hang_up_later(pid)
+        process_groups.ended(pid)
         code = transport.get_returncode()
         text, omitted = proto.out.finish()
-        spilled = proto.spill.finish(keep=omitted > 0) if proto.spill is not None else None
+        spill = proto.spill
+        spilled = spill.finish(keep=omitted > 0) if spill is not None else None
         parts = [text.rstrip("\n") if text.strip() else "(no output)"]
         if spilled is not None:
             parts.append(f"[the full output ({proto.out.total_chars:,} chars) is saved in {ctx.rel(spilled)}; "
                          "search it with grep or read parts of it with read_file]")
-        if spilled is not None and proto.spill.dropped:
-            parts.append(f"[only the first {proto.spill.cap:,} bytes were saved: {proto.spill.dropped:,} more bytes "
+        if spilled is not None and spill is not None and spill.dropped:
+            parts.append(f"[only the first {spill.cap:,} bytes were saved: {spill.dropped:,} more bytes "
                          "were printed and not kept]")
         if held_open:
             parts.append("[a background process still held the output when the command ended; it was hung up "
@@ -339,7 +294,7 @@ class BashTool(Tool):
                          f"were killed. Pass a larger `timeout` (max {_fmt_s(ctx.bash_max_timeout)}) or run "
                          f"long jobs in the background with output to a file.]")
         parts.extend(notes)
-        if confined and code != 0:
+        if sandbox is not None and confined and code != 0:
             parts.append(sandbox.failure_hint())
         elif sandbox is not None and not confined and sandbox.settings.enabled:
             parts.append(f"[ran outside the sandbox, with the user's approval: {sandbox.availability().notice()}]")

@@ -1,17 +1,29 @@
 """Issue 21: what a bash call starts ends with it (SIGHUP to its group when the command ends, as a
 closing terminal does; nohup and setsid keep a process on purpose), what still runs at exit is
-killed, and the spill files that keep capped output are capped too."""
+killed, and the spill files that keep capped output are capped too.
+
+No test sleeps to let something happen: each waits for the condition itself (a group registered,
+a hang-up sent, a process gone), bounded only so that a failure ends (issue 51: under load, fixed
+waits failed)."""
 from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import signal
+import sys
 import time
+from contextlib import suppress
 
 import pytest
 
 from agent_core.tools import ToolContext, ToolRegistry
 from agent_core.tools import bash as bash_module
+from agent_core.tools import process_groups
+
+# The hang-up comes at the latest HANG_UP_WITHIN_S after a call ends; a process it ends is gone
+# (a zombie at worst) as soon as it is scheduled once more: 5 s covers that on a loaded machine.
+GONE_WITHIN_S = process_groups.HANG_UP_WITHIN_S + 5.0
 
 
 def _alive(pid: int) -> bool:
@@ -22,22 +34,79 @@ def _alive(pid: int) -> bool:
     try:                                       # a zombie is gone for every purpose but the table
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
+    except OSError:                            # reaped since kill(0), unless there is no /proc
+        return not os.path.exists("/proc/self/stat")
 
 
-async def _gone_soon(pid: int, seconds: float = 5.0) -> bool:
-    """Polls without blocking the loop: the hang-up is scheduled on it."""
+def _group_members(pgid: int) -> dict[int, bool]:
+    """The processes of group `pgid`, each with whether it ignores SIGHUP (SigIgn in /proc)."""
+    members = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[2]) != pgid:
+                    continue
+            with open(f"/proc/{name}/status") as f:
+                ignored = next(int(line.split()[1], 16) for line in f if line.startswith("SigIgn:"))
+        except (OSError, StopIteration):
+            continue
+        members[int(name)] = bool(ignored >> (signal.SIGHUP - 1) & 1)
+    return members
+
+
+@pytest.fixture
+def hang_ups(monkeypatch) -> dict[int, dict[int, bool]]:
+    """What each hang-up found in its group as it was sent: {pgid: {pid: ignores SIGHUP}}. Whether
+    a process outlives a hang-up is settled then, not when a test looks later: a process the
+    SIGHUP will end may not have been scheduled to die yet."""
+    seen: dict[int, dict[int, bool]] = {}
+    send = process_groups.hang_up
+
+    def recording(pgid: int) -> None:
+        seen[pgid] = _group_members(pgid)
+        send(pgid)
+
+    monkeypatch.setattr(process_groups, "hang_up", recording)
+    return seen
+
+
+def _spared(hang_ups: dict[int, dict[int, bool]], pgid: int, pid: int) -> bool:
+    """Whether the hang-up of `pgid` left `pid` alone: the process had left the group (setsid), or
+    ignored SIGHUP (nohup), or the group was found empty and not hung up at all."""
+    return hang_ups.get(pgid, {}).get(pid, True)
+
+
+async def _until(condition, seconds: float) -> bool:
+    """Whether `condition()` holds within `seconds`; polls without blocking the loop, on which the
+    hang-up is scheduled."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        await asyncio.sleep(0.05)
-    return False
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def _gone_soon(pid: int, seconds: float = GONE_WITHIN_S) -> bool:
+    return await _until(lambda: not _alive(pid), seconds)
+
+
+async def _hung_up(pgid: int) -> bool:
+    """Waits until the hang-up of group `pgid` has been sent (or found nothing to send)."""
+    return await _until(lambda: pgid not in process_groups.hang_ups_due, GONE_WITHIN_S)
+
+
+def _number(out, label: str) -> int:
+    return int(next(line for line in out.content.splitlines() if line.startswith(label + " ")).split()[1])
 
 
 def _pid_in(out) -> int:
-    return int(next(line for line in out.content.splitlines() if line.startswith("PID ")).split()[1])
+    return _number(out, "PID")
+
+
+def _kill(pid: int) -> None:
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 async def test_a_background_job_ends_with_its_call(tmp_path):
@@ -53,27 +122,62 @@ async def test_a_job_holding_the_output_is_hung_up_and_the_model_told(tmp_path):
     assert "hung up" in out.content and "nohup" in out.content
 
 
-async def test_nohup_keeps_a_process_on_purpose(tmp_path):
-    out = await ToolRegistry().execute("bash", {"command": "nohup sleep 300 > /dev/null 2>&1 & echo PID $!"},
+@pytest.mark.parametrize("keep", ["nohup", "setsid"])
+async def test_nohup_and_setsid_keep_a_process_on_purpose(tmp_path, keep, hang_ups):
+    out = await ToolRegistry().execute("bash", {"command": f"{keep} sleep 300 > /dev/null 2>&1 & echo PID $!; "
+                                                           "echo GROUP $$"}, ToolContext(tmp_path))
+    pid, group = _pid_in(out), _number(out, "GROUP")
+    try:
+        assert await _hung_up(group)
+        assert _spared(hang_ups, group, pid), f"{keep} is the user's choice: the process should live on"
+        assert _alive(pid)
+    finally:
+        _kill(pid)
+
+
+async def test_the_hang_up_waits_for_a_busy_start(tmp_path, hang_ups):
+    """The race behind issue 51's flake: nohup protects its command only once it has run as far as
+    signal(SIGHUP, SIG_IGN), and on a loaded machine the way there (fork, exec, start-up) can take
+    longer than any fixed delay. Here a process busy for three times the first look's delay before
+    it ignores SIGHUP stands for that slow start; the hang-up must wait for it, not kill it."""
+    busy_s = 3 * process_groups.HANG_UP_DELAY_S
+    assert busy_s < process_groups.HANG_UP_WITHIN_S
+    start = ("import signal, time\n"
+             f"end = time.monotonic() + {busy_s}\n"
+             "while time.monotonic() < end: pass\n"
+             "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+             "time.sleep(300)\n")
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(start)} > /dev/null 2>&1 & echo PID $!; echo GROUP $$"
+    out = await ToolRegistry().execute("bash", {"command": command}, ToolContext(tmp_path))
+    pid, group = _pid_in(out), _number(out, "GROUP")
+    try:
+        assert await _hung_up(group)
+        assert hang_ups[group] == {pid: True}, "hung up before it could ignore the hang-up"
+        assert _alive(pid)
+    finally:
+        _kill(pid)
+
+
+async def test_a_job_busy_for_good_is_hung_up_all_the_same(tmp_path, monkeypatch):
+    monkeypatch.setattr(process_groups, "HANG_UP_WITHIN_S", 1.0)
+    out = await ToolRegistry().execute("bash", {"command": "while :; do :; done > /dev/null 2>&1 & echo PID $!"},
                                        ToolContext(tmp_path))
     pid = _pid_in(out)
     try:
-        await asyncio.sleep(bash_module.HANG_UP_DELAY_S + 0.5)
-        assert _alive(pid), "nohup is the user's choice: the process should live on"
+        assert await _gone_soon(pid), "a busy background loop outlived its bash call"
     finally:
-        os.kill(pid, signal.SIGKILL)
+        _kill(pid)
 
 
 async def test_groups_still_running_at_exit_are_killed(tmp_path):
+    before = set(process_groups.running)
     task = asyncio.ensure_future(ToolRegistry().execute("bash", {"command": "sleep 300"}, ToolContext(tmp_path)))
-    for _ in range(100):
-        if bash_module._running_groups:
-            break
-        await asyncio.sleep(0.02)
-    (pgid,) = tuple(bash_module._running_groups)
-    bash_module._end_running_groups()           # what atexit runs
+    # bound only so that a failure ends: starting bash takes milliseconds, a minute is never reached
+    assert await _until(lambda: process_groups.running - before, 60.0), "the call never registered its group"
+    (pgid,) = tuple(process_groups.running - before)
+    process_groups.end_all()                    # what atexit runs
     assert await _gone_soon(pgid)
-    out = await asyncio.wait_for(task, 10)
+    out = await asyncio.wait_for(task, 60.0)
     assert "exit code -9" in out.content or out.is_error
 
 
