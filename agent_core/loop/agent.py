@@ -43,8 +43,9 @@ from agent_core.tools.file_restore import Restore
 from agent_core.waiting import Pause, real_model_error
 
 if TYPE_CHECKING:     # types only: the MCP SDK loads when the factory starts servers, not with the loop
-    from agent_core.mcp.hub import McpHub
+    from agent_core.mcp.hub import McpHub, ServerStatus
     from agent_core.os_sandbox.sandbox import OsSandbox
+    from agent_core.telemetry.sink import TelemetrySink
 
 __all__ = ["Agent", "TurnLimits"]
 
@@ -141,12 +142,12 @@ class Agent:
         self.figures.turns = n
 
     @property
-    def telemetry(self) -> Any:
+    def telemetry(self) -> TelemetrySink | None:
         """agent_core/telemetry's sink (set by the factory when a collector is configured)."""
         return self.out.telemetry
 
     @telemetry.setter
-    def telemetry(self, sink: Any) -> None:
+    def telemetry(self, sink: TelemetrySink | None) -> None:
         self.out.telemetry = sink
 
     @property
@@ -247,7 +248,7 @@ class Agent:
         """Dollars of one call's `usage` at the session's rates (the demo borrows a real model's)."""
         return self.cost.price(model, usage_buckets(usage))
 
-    def mcp_status(self) -> list[Any]:
+    def mcp_status(self) -> list[ServerStatus]:
         """Each MCP server's state and tools (/mcp, /context); empty without servers."""
         return self.mcp.status() if self.mcp is not None else []
 

@@ -5,7 +5,7 @@ compaction; and the state snapshot a resume needs."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from compaction import Entry, Pipeline
 from compaction.pipeline import PipelineResult
@@ -13,6 +13,9 @@ from compaction.pipeline import PipelineResult
 from agent_core import events as ev
 from agent_core.loop.figures import Figures
 from agent_core.loop.history import History
+
+if TYPE_CHECKING:     # types only: the sink loads the exporter, which only a configured collector needs
+    from agent_core.telemetry.sink import TelemetrySink
 
 
 class Emitter:
@@ -25,8 +28,8 @@ class Emitter:
         self.pipeline = pipeline
         self.now = now
         self.snapshot = snapshot
-        self.queue: asyncio.Queue[Any] | None = None   # the running (or last) run's stream
-        self.telemetry: Any = None     # agent_core/telemetry's sink (the factory), when a collector is set
+        self.queue: asyncio.Queue[object] | None = None   # the running (or last) run's stream
+        self.telemetry: TelemetrySink | None = None     # set by the factory when a collector is configured
 
     def emit(self, e: ev.Event) -> None:
         if e.logged:
