@@ -236,7 +236,7 @@ class BashTool(Tool):
             raise ToolError("command is empty; give the shell command to run")
         timeout, notes = self._timeout(input.get("timeout"), ctx)
         loop = asyncio.get_running_loop()
-        argv, env = ["/bin/bash", "-c", command], ctx.bash_env()
+        argv, env = process_groups.bash_argv(command), ctx.bash_env()
         sandbox = ctx.os_sandbox
         confined = sandbox is not None and sandbox.confines
         if sandbox is not None and confined:

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import os
+import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Iterable
 
@@ -132,3 +135,28 @@ def end_all() -> None:
 
 
 atexit.register(end_all)
+
+
+def bash_argv(command: str) -> list[str]:
+    """bash running `command`, with SIGHUP at its default even when ctxtui itself ignores it
+    (started under `nohup`, say): an ignored signal is inherited through exec and bash cannot undo
+    it, so every process a call left behind would outlive its hang-up. coreutils' `env
+    --default-signal` resets it before bash starts; a `nohup` inside the command still holds."""
+    argv = ["/bin/bash", "-c", command]
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN and (env := _env_resetting_signals()) is not None:
+        return [env, "--default-signal=HUP", *argv]
+    return argv
+
+
+@functools.lru_cache(maxsize=1)
+def _env_resetting_signals() -> str | None:
+    """`env` when it has --default-signal (coreutils 8.31 and later), else None: then the
+    inherited ignore stands, as it did before."""
+    env = shutil.which("env")
+    if env is None:
+        return None
+    try:
+        ok = subprocess.run([env, "--default-signal=HUP", "true"], capture_output=True, timeout=5).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return env if ok else None

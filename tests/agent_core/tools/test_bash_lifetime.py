@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 from contextlib import suppress
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,7 @@ from agent_core.tools import process_groups
 # The hang-up comes at the latest HANG_UP_WITHIN_S after a call ends; a process it ends is gone
 # (a zombie at worst) as soon as it is scheduled once more: 5 s covers that on a loaded machine.
 GONE_WITHIN_S = process_groups.HANG_UP_WITHIN_S + 5.0
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _alive(pid: int) -> bool:
@@ -114,6 +116,46 @@ async def test_a_background_job_ends_with_its_call(tmp_path):
                                        ToolContext(tmp_path))
     pid = _pid_in(out)
     assert await _gone_soon(pid), "the background sleep outlived its bash call"
+
+
+IGNORING_SIGHUP = """
+import asyncio, os, signal, sys, time
+signal.signal(signal.SIGHUP, signal.SIG_IGN)          # as under `nohup ctxtui --headless ...`
+from agent_core.tools import ToolContext, ToolRegistry
+from pathlib import Path
+
+async def main():
+    out = await ToolRegistry().execute("bash", {"command": "sleep 300 > /dev/null 2>&1 & echo PID $!"},
+                                       ToolContext(Path(sys.argv[1])))
+    pid = int(out.content.split("PID ")[1].split()[0])
+    deadline = time.monotonic() + float(sys.argv[2])
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        print("OUTLIVED")
+        return
+    print("GONE")
+
+asyncio.run(main())
+"""
+
+
+async def test_a_job_is_hung_up_even_when_ctxtui_ignores_sighup(tmp_path):
+    """Run under `nohup`, ctxtui ignores SIGHUP, and an ignored signal passes through exec: without
+    resetting it for bash, every job a call left behind would outlive the hang-up."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", IGNORING_SIGHUP, str(tmp_path), str(GONE_WITHIN_S),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(ROOT))
+    out, err = await asyncio.wait_for(child.communicate(), GONE_WITHIN_S + 30)
+    assert out.decode().strip() == "GONE", err.decode()[-2000:]
 
 
 async def test_a_job_holding_the_output_is_hung_up_and_the_model_told(tmp_path):
