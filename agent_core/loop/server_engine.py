@@ -112,10 +112,6 @@ class ServerCompaction:
     events: list[ev.Event] = field(default_factory=list)
     entries: list[Entry] | None = None
 
-    @property
-    def acted(self) -> bool:
-        return any(isinstance(e, ev.Compaction) for e in self.events)
-
 
 def server_compaction(outcome: ServerOutcome, usage: dict, entries: list[Entry], tokens_before: int,
                       started: float, pipeline: Pipeline) -> ServerCompaction:
