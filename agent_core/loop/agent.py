@@ -68,8 +68,6 @@ class Agent:
         self.cost = cost
         self.session = session
         self.session_id = session.session_id
-        self.interactive = interactive
-        self.limits = limits or TurnLimits()
         self.cache_watch = CacheWatch()   # why a request read short of the cache (the cache doctor)
         self.history = History(session, entries, compactions, self._prefix_rewritten)
         self.log = self.history.log
@@ -98,7 +96,7 @@ class Agent:
         self.parts = LoopParts(client=client, pipeline=pipeline, tools=tools, tool_ctx=tool_ctx,
                                permissions=permissions, cost=cost, head=self.head, counter=self.counter,
                                history=self.history, files=self.files, cache_watch=self.cache_watch, out=self.out,
-                               limits=self.limits, interactive=interactive, now=lambda: self.clock(),
+                               limits=limits or TurnLimits(), interactive=interactive, now=lambda: self.clock(),
                                record_call=self.record_call, start_mcp=self.start_mcp,
                                confirm_later=self._confirm_count_later)
         self.runner = TurnRunner(self.parts)

@@ -53,7 +53,7 @@ class Host:
 
 
 def test_every_command_in_the_table_has_a_method_and_every_method_a_command():
-    slash = SlashCommands(Host())      # type: ignore[arg-type]
+    slash = SlashCommands(Host())
     assert set(slash.by_name) == {c.name for c in commands.COMMANDS}
     for name, handler in slash.by_name.items():
         assert inspect.ismethod(handler) and handler.__self__ is slash, name
@@ -72,7 +72,7 @@ def test_no_command_is_found_by_its_name_as_a_string():
 
 def test_a_command_runs_with_what_was_typed_after_it():
     host = Host()
-    slash = SlashCommands(host)        # type: ignore[arg-type]
+    slash = SlashCommands(host)
     slash.run("/compact keep the plan")
     slash.run("/compact")
     slash.run("/compact --preview  the tests ")
@@ -84,7 +84,7 @@ def test_a_command_runs_with_what_was_typed_after_it():
 
 def test_an_unknown_command_says_which_exist_and_runs_nothing():
     host = Host()
-    SlashCommands(host).run("/compcat now")      # type: ignore[arg-type]
+    SlashCommands(host).run("/compcat now")
     ((severity, message),) = host.notified
     assert severity == "error" and "/compcat" in message and "/compact" in message
     assert not host.calls and not host.pushed
@@ -92,7 +92,7 @@ def test_an_unknown_command_says_which_exist_and_runs_nothing():
 
 def test_threshold_alone_says_where_it_is():
     host = Host()
-    SlashCommands(host).run("/threshold")        # type: ignore[arg-type]
+    SlashCommands(host).run("/threshold")
     (said,) = host.said
     assert said.startswith("Auto-compact ") and "/threshold default" in said
 
@@ -105,14 +105,14 @@ def test_threshold_alone_says_where_it_is():
 ])
 def test_switching_commands_ask_the_app_for_a_new_agent(typed, expected):
     host = Host(factory=lambda **kw: None)
-    SlashCommands(host).run(typed)               # type: ignore[arg-type]
+    SlashCommands(host).run(typed)
     assert host.calls == [expected]
 
 
 @pytest.mark.parametrize("typed", ["/model claude-sonnet-4-5", "/resume abc", "/clear", "/rewind"])
 def test_a_running_turn_holds_what_would_change_the_conversation(typed):
     host = Host(busy=True, factory=lambda **kw: None)
-    SlashCommands(host).run(typed)               # type: ignore[arg-type]
+    SlashCommands(host).run(typed)
     ((severity, message),) = host.notified
     assert severity == "warning" and "A turn is running" in message
     assert not host.calls and not host.pushed
@@ -120,7 +120,7 @@ def test_a_running_turn_holds_what_would_change_the_conversation(typed):
 
 def test_without_a_factory_model_cannot_switch():
     host = Host()
-    SlashCommands(host).run("/model claude-sonnet-4-5")   # type: ignore[arg-type]
+    SlashCommands(host).run("/model claude-sonnet-4-5")
     ((severity, message),) = host.notified
     assert severity == "error" and message.startswith("Cannot switch to model claude-sonnet-4-5")
     assert not host.calls
@@ -128,7 +128,7 @@ def test_without_a_factory_model_cannot_switch():
 
 def test_sandbox_without_one_says_so():
     host = Host()
-    slash = SlashCommands(host)                  # type: ignore[arg-type]
+    slash = SlashCommands(host)
     slash.run("/sandbox")
     slash.run("/sandbox ask")
     assert [s for s, _ in host.notified] == ["warning", "error"]
